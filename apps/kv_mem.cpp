@@ -1,0 +1,534 @@
+// inferlab kv-mem: how many bytes does the KV cache hold?
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common.hpp"
+#include "inferlab/dtype.hpp"
+#include "inferlab/error.hpp"
+#include "inferlab/kv.hpp"
+#include "inferlab/model_config.hpp"
+#include "inferlab/units.hpp"
+
+namespace inferlab::app {
+namespace {
+
+// The cache is described layer by layer; no real model comes near this many layers.
+constexpr std::uint64_t kMaxLayers = 100000;
+
+struct KvMemOptions {
+    std::string layers, kv_heads, head_dim, hidden_size, q_heads;
+    std::string seq_len, batch = "1", dtype, bytes_per_elem;
+    std::string layer_spec, config, model;
+    std::string block_size, tp, budget, weights_bytes, weight_dtype;
+    bool list_models = false;
+    OutputFlags out;
+};
+
+// The geometry and where it came from.
+struct Geometry {
+    KvSpec spec;
+    std::string source;            // "flags", a config name, a layer-spec file
+    std::string dtype_name;        // "bf16" or "custom"
+    std::uint32_t bits = 0;        // uniform precision (0 for a per-layer spec)
+    std::optional<std::uint64_t> q_heads, hidden;
+    std::optional<ModelConfig> config;
+};
+
+std::vector<std::uint64_t> parse_lengths(const KvMemOptions& o, CLI::App& sub) {
+    if (o.seq_len.empty()) return {};
+    std::vector<std::uint64_t> lens;
+    for (const auto& item : split_list("--seq-len", o.seq_len)) {
+        std::uint64_t s = parse_tokens("--seq-len", item);
+        if (s == 0) throw InputError("--seq-len", item, "must be a positive token count");
+        lens.push_back(s);
+    }
+    std::uint64_t batch = parse_positive_int("--batch", o.batch);
+    if (batch != 1) {
+        if (lens.size() != 1)
+            throw InputError("--batch", o.batch,
+                             "cannot be combined with a list of lengths: list every request in --seq-len instead");
+        lens.assign(batch, lens.front());
+    }
+    (void)sub;
+    return lens;
+}
+
+std::uint32_t precision_bits(const KvMemOptions& o, const std::optional<DType>& fallback, std::string* name) {
+    if (!o.dtype.empty() && !o.bytes_per_elem.empty())
+        throw InputError("--dtype and --bytes-per-elem both given: choose one");
+    if (!o.dtype.empty()) {
+        DType d = parse_dtype("--dtype", o.dtype);
+        *name = d.name;
+        return d.bits;
+    }
+    if (!o.bytes_per_elem.empty()) {
+        std::uint32_t bits = parse_bytes_per_elem_bits("--bytes-per-elem", o.bytes_per_elem);
+        *name = bits_as_bytes(bits) + " per element";
+        return bits;
+    }
+    if (fallback) {
+        *name = fallback->name;
+        return fallback->bits;
+    }
+    throw InputError("no KV precision: give --dtype (fp32, fp16, bf16, fp8, int8, int4) or --bytes-per-elem");
+}
+
+KvSpec read_layer_spec(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw FileError(path, "cannot be opened (missing or unreadable)");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(ss.str());
+    } catch (const nlohmann::json::parse_error& e) {
+        throw InputError("--layer-spec", path, std::string("is not valid JSON: ") + e.what());
+    }
+    const nlohmann::json& list = j.is_object() && j.contains("layers") ? j["layers"] : j;
+    if (!list.is_array() || list.empty())
+        throw InputError("--layer-spec", path, "must hold a non-empty list of layers (or {\"layers\": [...]})");
+    KvSpec spec;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const auto& e = list[i];
+        const std::string where = "--layer-spec layer " + std::to_string(i);
+        if (!e.is_object()) throw InputError(where, e.dump(), "must be an object");
+        auto need_int = [&](const char* key, bool allow_zero) -> std::uint64_t {
+            if (!e.contains(key)) throw InputError(where + ": missing key '" + key + "'");
+            const auto& v = e[key];
+            if (!v.is_number_integer() || v.get<std::int64_t>() < (allow_zero ? 0 : 1))
+                throw InputError(where + " key '" + key + "'", v.dump(),
+                                 allow_zero ? "must be a non-negative integer" : "must be a positive integer");
+            return v.get<std::uint64_t>();
+        };
+        auto need_bytes = [&](const char* key) -> std::uint32_t {
+            if (!e.contains(key)) throw InputError(where + ": missing key '" + key + "'");
+            const auto& v = e[key];
+            if (v.is_string()) return parse_dtype(where + " key '" + key + "'", v.get<std::string>()).bits;
+            if (!v.is_number()) throw InputError(where + " key '" + key + "'", v.dump(), "must be bytes per element or a dtype name");
+            return parse_bytes_per_elem_bits(where + " key '" + key + "'", v.dump());
+        };
+        KvLayer l;
+        l.h_kv = need_int("h_kv", false);
+        l.d_k = need_int("d_k", false);
+        l.d_v = need_int("d_v", false);
+        l.bits_k = need_bytes("b_k");
+        l.bits_v = need_bytes("b_v");
+        l.window = e.contains("window") ? need_int("window", true) : 0;
+        std::uint64_t repeat = e.contains("repeat") ? need_int("repeat", false) : 1;
+        if (repeat > kMaxLayers || spec.layers.size() + repeat > kMaxLayers)
+            throw InputError(where + " key 'repeat'", std::to_string(repeat),
+                             "makes more than " + std::to_string(kMaxLayers) + " layers");
+        for (std::uint64_t r = 0; r < repeat; ++r) spec.layers.push_back(l);
+    }
+    return spec;
+}
+
+Geometry build_geometry(const KvMemOptions& o, CLI::App& sub) {
+    const bool manual = given(sub, "--layers") || given(sub, "--kv-heads") || given(sub, "--head-dim") ||
+                        given(sub, "--hidden-size");
+    int sources = (manual ? 1 : 0) + (!o.layer_spec.empty()) + (!o.config.empty()) + (!o.model.empty());
+    if (sources == 0)
+        throw InputError("no model given: use --layers/--kv-heads/--head-dim, --layer-spec FILE, --config FILE or --model NAME");
+    if (sources > 1)
+        throw InputError("choose one model source: --layers/--kv-heads/--head-dim, --layer-spec, --config or --model");
+    Geometry g;
+    if (!o.config.empty() || !o.model.empty()) {
+        if (!o.q_heads.empty()) throw InputError("--q-heads comes from the config; do not give it with --config/--model");
+        ModelConfig c = o.config.empty() ? load_named_model(o.model) : load_config_file(o.config);
+        g.bits = precision_bits(o, c.dtype, &g.dtype_name);
+        g.spec = kv_spec_from_config(c, g.bits);
+        g.source = c.source;
+        if (!c.mla) g.q_heads = c.q_heads;
+        g.hidden = c.hidden;
+        g.config = c;
+        return g;
+    }
+    if (!o.layer_spec.empty()) {
+        if (!o.dtype.empty() || !o.bytes_per_elem.empty())
+            throw InputError("--layer-spec gives b_k and b_v per layer: do not give --dtype or --bytes-per-elem");
+        g.spec = read_layer_spec(o.layer_spec);
+        g.source = o.layer_spec;
+        g.dtype_name = "per layer";
+        return g;
+    }
+    if (o.layers.empty()) throw InputError("--layers is required with --kv-heads/--head-dim");
+    if (o.kv_heads.empty()) throw InputError("--kv-heads is required (H_kv, the K/V heads per layer)");
+    std::uint64_t layers = parse_positive_int("--layers", o.layers);
+    if (layers > kMaxLayers) throw InputError("--layers", o.layers, "must be at most " + std::to_string(kMaxLayers));
+    std::uint64_t h_kv = parse_positive_int("--kv-heads", o.kv_heads);
+    std::uint64_t d = 0;
+    if (!o.q_heads.empty()) {
+        std::uint64_t hq = parse_positive_int("--q-heads", o.q_heads);
+        if (hq % h_kv != 0)
+            throw InputError("--q-heads", o.q_heads,
+                             "must be divisible by --kv-heads " + std::to_string(h_kv) +
+                                 " (each K/V head serves a whole group of query heads)");
+        g.q_heads = hq;
+    }
+    if (!o.head_dim.empty() && !o.hidden_size.empty())
+        throw InputError("--head-dim and --hidden-size both given: choose one (d = hidden / H_q)");
+    if (!o.head_dim.empty()) {
+        d = parse_positive_int("--head-dim", o.head_dim);
+    } else if (!o.hidden_size.empty()) {
+        std::uint64_t hidden = parse_positive_int("--hidden-size", o.hidden_size);
+        if (!g.q_heads) throw InputError("--hidden-size needs --q-heads to derive the head width d = hidden / H_q");
+        if (hidden % *g.q_heads != 0)
+            throw InputError("--hidden-size", o.hidden_size,
+                             "must be divisible by --q-heads " + std::to_string(*g.q_heads) + " to derive d");
+        d = hidden / *g.q_heads;
+        g.hidden = hidden;
+    } else {
+        throw InputError("--head-dim is required (or --hidden-size with --q-heads)");
+    }
+    g.bits = precision_bits(o, std::nullopt, &g.dtype_name);
+    g.spec = uniform_kv(layers, h_kv, d, g.bits);
+    g.source = "flags";
+    return g;
+}
+
+std::string b_text(std::uint32_t bits) { return exact_ratio(bits, 8, 3); }
+
+// "layers 0–2: H_kv=8 d_k=128 d_v=128 b_k=2 b_v=2 window=4096" runs of identical layers.
+std::vector<std::pair<std::string, KvLayer>> layer_runs(const KvSpec& spec) {
+    std::vector<std::pair<std::string, KvLayer>> out;
+    std::size_t start = 0;
+    for (std::size_t i = 1; i <= spec.layers.size(); ++i) {
+        if (i == spec.layers.size() || !(spec.layers[i] == spec.layers[start])) {
+            out.push_back({i - 1 == start ? fmt::format("{}", start) : fmt::format("{}–{}", start, i - 1),
+                           spec.layers[start]});
+            start = i;
+        }
+    }
+    return out;
+}
+
+std::string describe_layer(const KvLayer& l) {
+    std::string s = l.latent ? fmt::format("latent width {} (MLA)", l.d_k)
+                             : (l.d_k == l.d_v ? fmt::format("H_kv={} d={}", l.h_kv, l.d_k)
+                                               : fmt::format("H_kv={} d_k={} d_v={}", l.h_kv, l.d_k, l.d_v));
+    s += l.bits_k == l.bits_v ? fmt::format(" b={} B", b_text(l.bits_k))
+                              : fmt::format(" b_k={} B b_v={} B", b_text(l.bits_k), b_text(l.bits_v));
+    if (l.window) s += fmt::format(" window={}", l.window);
+    return s;
+}
+
+nlohmann::json layer_json(const KvLayer& l) {
+    return {{"h_kv", l.h_kv}, {"d_k", l.d_k}, {"d_v", l.d_v}, {"bits_k", l.bits_k}, {"bits_v", l.bits_v},
+            {"window", l.window}, {"latent", l.latent}};
+}
+
+void run(const KvMemOptions& o, CLI::App& sub) {
+    if (o.list_models) {
+        Report r;
+        Table t{{"model", "source"}, {}, {false, false}};
+        r.json["models"] = nlohmann::json::array();
+        for (const auto& m : shipped_models()) {
+            t.rows.push_back({m.name, m.source});
+            r.json["models"].push_back({{"name", m.name}, {"source", m.source}});
+        }
+        r.human = "Shipped model configs (examples/models/, use with --model NAME):\n" + render_text(t, "  ");
+        r.explain = r.human;
+        emit(r, o.out);
+        return;
+    }
+    Geometry g = build_geometry(o, sub);
+    std::vector<std::uint64_t> lens = parse_lengths(o, sub);
+    const bool budget_mode = !o.budget.empty();
+    if (lens.empty() && !budget_mode) throw InputError("--seq-len is required (tokens cached per request, e.g. 8192 or 8Ki)");
+    const KvSpec& spec = g.spec;
+    const bool uniform = spec.uniform();
+    bool has_window = false;
+    for (const auto& l : spec.layers) has_window = has_window || l.window;
+
+    Report r;
+    auto& j = r.json;
+    std::string& h = r.human;
+    std::string& x = r.explain;
+    const std::uint64_t L = spec.layers.size();
+    const std::uint64_t s_token = bytes_per_token(spec);
+
+    // ---- model ----
+    j["model"] = {{"source", g.source}, {"layers", L}, {"dtype", g.dtype_name}, {"uniform", uniform}};
+    if (uniform) {
+        const auto& l0 = spec.layers.front();
+        j["model"]["kv_heads"] = l0.h_kv;
+        j["model"]["head_dim"] = l0.d_k;
+        j["model"]["bits_per_element"] = l0.bits_k;
+        h += fmt::format("model       L={} layers, H_kv={} K/V heads, d={}, {} (b = {} B)   [{}]\n", L, l0.h_kv, l0.d_k,
+                         g.dtype_name, b_text(l0.bits_k), g.source);
+    } else {
+        h += fmt::format("model       L={} layers, {}   [{}]\n", L, g.dtype_name, g.source);
+        for (const auto& [range, l] : layer_runs(spec)) h += fmt::format("  layers {}: {}\n", range, describe_layer(l));
+        j["model"]["layer_runs"] = nlohmann::json::array();
+        for (const auto& [range, l] : layer_runs(spec)) {
+            auto lj = layer_json(l);
+            lj["layers"] = range;
+            j["model"]["layer_runs"].push_back(lj);
+        }
+    }
+    if (g.q_heads) j["model"]["q_heads"] = *g.q_heads;
+    if (g.config && !g.config->window_rule.empty()) {
+        j["model"]["window_rule"] = g.config->window_rule;
+        h += fmt::format("  sliding window: {} (a sliding layer keeps the last W positions, the newest included)\n",
+                         g.config->window_rule);
+    }
+
+    // ---- per token ----
+    std::vector<std::uint64_t> per_layer_token;
+    for (const auto& l : spec.layers) per_layer_token.push_back(layer_bytes_per_token(l));
+    j["bytes_per_token_per_layer"] = per_layer_token;
+    if (!has_window) j["bytes_per_token"] = s_token;
+    if (uniform) {
+        const auto& l0 = spec.layers.front();
+        h += fmt::format("per token   s_token = 2·L·H_kv·d·b = {}   (per layer {})\n", bytes_all_units(s_token),
+                         bytes_all_units(per_layer_token.front()));
+        x += "Bytes per token (K and V, every layer):\n";
+        x += fmt::format("  s_token = 2·L·H_kv·d·b = 2 × {} × {} × {} × {} = {}\n", L, l0.h_kv, l0.d_k, b_text(l0.bits_k),
+                         bytes_all_units(s_token));
+    } else {
+        h += fmt::format("per token   s_token = Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l) = {}{}\n", bytes_all_units(s_token),
+                         has_window ? " (before windows cap sliding layers)" : "");
+        x += "Bytes per token, layer by layer (second document's general form):\n";
+        x += "  s_token = Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)\n";
+        for (const auto& [range, l] : layer_runs(spec))
+            x += fmt::format("  layers {}: {} × ({} × {} + {} × {}) = {} B per layer\n", range, l.h_kv, l.d_k,
+                             b_text(l.bits_k), l.d_v, b_text(l.bits_v), layer_bytes_per_token(l));
+        x += fmt::format("  s_token = {}\n", bytes_all_units(s_token));
+    }
+
+    // ---- totals ----
+    if (!lens.empty()) {
+        KvBreakdown kv = kv_bytes(spec, lens);
+        j["seq_lens"] = lens;
+        j["per_request_bytes"] = kv.per_request_bytes;
+        j["per_layer_bytes"] = kv.per_layer_bytes;
+        j["total_bytes"] = kv.total_bytes;
+        j["total_gib"] = static_cast<double>(kv.total_bytes) / 1073741824.0;
+        j["total_gb"] = static_cast<double>(kv.total_bytes) / 1e9;
+        bool same = std::all_of(lens.begin(), lens.end(), [&](auto s) { return s == lens.front(); });
+        if (same)
+            h += fmt::format("requests    {} × S={} tokens\n", lens.size(), group_thousands(lens.front()));
+        else
+            h += fmt::format("requests    {} of different lengths (summed exactly; an average is not a peak)\n",
+                             lens.size());
+        if (!same || lens.size() > 1) {
+            std::size_t shown = std::min<std::size_t>(lens.size(), 12);
+            for (std::size_t i = 0; i < shown && !same; ++i)
+                h += fmt::format("  request {}: S={} → {}\n", i, group_thousands(lens[i]), bytes_all_units(kv.per_request_bytes[i]));
+            if (!same && shown < lens.size()) h += fmt::format("  ... {} more\n", lens.size() - shown);
+            if (same) h += fmt::format("per request {}\n", bytes_all_units(kv.per_request_bytes.front()));
+        }
+        h += fmt::format("total       M_KV = {}\n", bytes_all_units(kv.total_bytes));
+        if (g.config && g.config->mla) {
+            KvBreakdown full = kv_bytes(KvSpec{spec.decompressed, {}}, lens);
+            j["mla"] = {{"latent_bytes_per_token_per_layer", per_layer_token.front()},
+                        {"decompressed_total_bytes", full.total_bytes},
+                        {"decompressed_bytes_per_token", bytes_per_token(KvSpec{spec.decompressed, {}})}};
+            h += fmt::format("MLA         latent cache {} per token per layer (kv_lora_rank {} + qk_rope_head_dim {});\n"
+                             "            decompressed per-head K/V would be {} ({}× the latent)\n",
+                             bytes_all_units(per_layer_token.front()), g.config->kv_lora_rank,
+                             g.config->qk_rope_head_dim, bytes_all_units(full.total_bytes),
+                             format_real(static_cast<double>(full.total_bytes) / static_cast<double>(kv.total_bytes), 4));
+        }
+        x += "\nKV bytes of the requests:\n";
+        if (uniform && same) {
+            const auto& l0 = spec.layers.front();
+            std::uint64_t check = kv_bytes_uniform(L, lens.size(), lens.front(), l0.h_kv, l0.d_k, l0.bits_k);
+            if (check != kv.total_bytes) throw std::logic_error("uniform formula disagrees with the layer sum");
+            x += "  M_KV = 2·L·B·S·H_kv·d·b\n";
+            x += fmt::format("       = 2 × {} × {} × {} × {} × {} × {}\n", L, lens.size(), lens.front(), l0.h_kv, l0.d_k,
+                             b_text(l0.bits_k));
+            x += fmt::format("       = {}\n", bytes_all_units(kv.total_bytes));
+        } else if (!has_window) {
+            std::string sum;
+            std::uint64_t total_tokens = 0;
+            for (std::size_t i = 0; i < lens.size(); ++i) {
+                if (i < 8) sum += (i ? " + " : "") + std::to_string(lens[i]);
+                total_tokens += lens[i];
+            }
+            if (lens.size() > 8) sum += fmt::format(" + … ({} requests)", lens.size());
+            x += "  M_KV = s_token × Σ_i S_i   (each request summed at its own length)\n";
+            x += fmt::format("       = {} × ({}) = {} × {}\n", s_token, sum, s_token, total_tokens);
+            x += fmt::format("       = {}\n", bytes_all_units(kv.total_bytes));
+        } else {
+            x += "  M_KV = Σ_i Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)·min(S_i, W_l)\n";
+            for (std::size_t i = 0; i < lens.size() && i < 8; ++i)
+                x += fmt::format("  request {} (S={}): {}\n", i, lens[i], bytes_all_units(kv.per_request_bytes[i]));
+            x += fmt::format("       = {}\n", bytes_all_units(kv.total_bytes));
+        }
+        x += "  (1 KiB = 1024 B, 1 GiB = 2^30 B; 1 GB = 10^9 B)\n";
+
+        // ---- MHA / GQA / MQA ----
+        if (uniform && g.q_heads) {
+            const auto& l0 = spec.layers.front();
+            auto rows = compare_head_sharing(L, *g.q_heads, l0.h_kv, l0.d_k, l0.bits_k, lens);
+            Table t{{"structure", "query heads", "KV heads", "KV vs MHA", "K/V proj width", "KV bytes"}, {}, {}};
+            j["head_sharing"] = nlohmann::json::array();
+            for (const auto& row : rows) {
+                std::string ratio = row.ratio_num == row.ratio_den ? "1" : fmt::format("{}/{}", row.ratio_num, row.ratio_den);
+                t.rows.push_back({row.name, std::to_string(*g.q_heads), std::to_string(row.kv_heads), ratio,
+                                  std::to_string(row.kv_proj_width), bytes_all_units(row.total_bytes)});
+                j["head_sharing"].push_back({{"structure", row.name}, {"q_heads", *g.q_heads}, {"kv_heads", row.kv_heads},
+                                             {"ratio_to_mha", ratio}, {"kv_proj_width", row.kv_proj_width},
+                                             {"total_bytes", row.total_bytes}});
+            }
+            h += fmt::format("\nHead sharing (same L, d, b; Q projection width H_q·d = {}{}):\n",
+                             *g.q_heads * l0.d_k, g.hidden ? fmt::format(", hidden size {}", *g.hidden) : "");
+            h += render_text(t, "  ");
+            x += fmt::format("\nHead sharing: KV bytes scale with H_kv/H_q; K and V projections are H_kv·d wide each "
+                             "({} × {} = {}), Q is H_q·d ({} × {} = {}).\n",
+                             l0.h_kv, l0.d_k, l0.h_kv * l0.d_k, *g.q_heads, l0.d_k, *g.q_heads * l0.d_k);
+        }
+
+        // ---- paged ----
+        if (!o.block_size.empty()) {
+            std::uint64_t bs = parse_positive_int("--block-size", o.block_size);
+            PagedUsage p = kv_paged(spec, lens, bs);
+            j["paged"] = {{"block_size", bs},           {"blocks_per_request", p.blocks_per_request},
+                          {"total_blocks", p.total_blocks}, {"block_bytes", p.block_bytes},
+                          {"used_bytes", p.used_bytes},  {"allocated_bytes", p.allocated_bytes},
+                          {"waste_bytes", p.waste_bytes}};
+            double waste = p.allocated_bytes ? 100.0 * static_cast<double>(p.waste_bytes) / static_cast<double>(p.allocated_bytes) : 0;
+            j["paged"]["waste_percent"] = waste;
+            h += fmt::format("\nPaged      blocks of {} tokens ({} each across all layers)\n", bs, bytes_all_units(p.block_bytes));
+            h += fmt::format("  blocks     {} in all ({} per request: ceil(S / {}))\n", p.total_blocks,
+                             p.blocks_per_request.size() <= 8 ? fmt::format("{}", fmt::join(p.blocks_per_request, ", ")) : "varies", bs);
+            h += fmt::format("  used       {}\n  allocated  {}\n  waste      {} ({}% of allocated, the unfilled tail blocks)\n",
+                             bytes_all_units(p.used_bytes), bytes_all_units(p.allocated_bytes), bytes_all_units(p.waste_bytes),
+                             format_real(waste, 4));
+            x += fmt::format("\nPaged allocation: blocks_i = ceil(S_i / {}); allocated = Σ_i blocks_i × {} × s_token = {}; "
+                             "waste = allocated − used = {}\n",
+                             bs, bs, bytes_all_units(p.allocated_bytes), bytes_all_units(p.waste_bytes));
+        }
+
+        // ---- tensor parallel ----
+        if (!o.tp.empty()) {
+            std::uint64_t n = parse_positive_int("--tp", o.tp);
+            TpShare t = kv_tensor_parallel(spec, lens, n);
+            j["tensor_parallel"] = {{"devices", n},           {"heads_per_device", t.heads_per_device},
+                                    {"replication", t.replication}, {"replicated", t.replicated},
+                                    {"latent_replicated", t.latent_replicated},
+                                    {"per_device_bytes", t.per_device_bytes}, {"all_devices_bytes", t.all_devices_bytes}};
+            h += fmt::format("\nTensor parallel over {} devices: each holds {}\n", n, bytes_all_units(t.per_device_bytes));
+            if (t.latent_replicated)
+                h += "  the MLA latent is shared by all heads, so every device holds all of it: no saving from --tp\n";
+            else if (t.replicated)
+                h += fmt::format("  {} devices > H_kv: each K/V head is replicated on {} devices, so the per-device figure "
+                                 "stops shrinking at 1 head ({} devices hold {} in all)\n",
+                                 n, t.replication, n, bytes_all_units(t.all_devices_bytes));
+            else
+                h += fmt::format("  {} K/V head(s) per device per layer (H_kv / {})\n", t.heads_per_device, n);
+            x += fmt::format("\nPer device with {}-way tensor parallelism: H_kv per device = {}, so {} per device.\n", n,
+                             t.heads_per_device, bytes_all_units(t.per_device_bytes));
+        }
+    }
+
+    // ---- budget ----
+    if (budget_mode) {
+        std::uint64_t budget = parse_bytes("--budget", o.budget);
+        if (budget == 0) throw InputError("--budget", o.budget, "must be positive");
+        std::uint64_t weights = 0;
+        std::string weights_from = "--weights-bytes";
+        if (!o.weights_bytes.empty()) {
+            weights = parse_bytes("--weights-bytes", o.weights_bytes);
+        } else if (g.config) {
+            ParamCount pc = count_params(*g.config);
+            if (o.weight_dtype.empty() && !g.config->dtype)
+                throw InputError("the config names no torch_dtype: give --weight-dtype (or --weights-bytes) for --budget");
+            DType wd = !o.weight_dtype.empty() ? parse_dtype("--weight-dtype", o.weight_dtype) : *g.config->dtype;
+            weights = to_u64((static_cast<u128>(pc.total) * wd.bits + 7) / 8, "weight bytes");
+            weights_from = fmt::format("{} parameters (counted from the config) × {} B ({})", group_thousands(pc.total),
+                                       b_text(wd.bits), wd.name);
+        } else {
+            throw InputError("--budget needs the weights: give --weights-bytes (e.g. 14GB), or a model with --config/--model");
+        }
+        std::optional<std::uint64_t> seq = lens.empty() ? std::nullopt : std::optional<std::uint64_t>(lens.front());
+        if (lens.size() > 1 && !std::all_of(lens.begin(), lens.end(), [&](auto s) { return s == lens.front(); }))
+            throw InputError("--budget", o.budget, "asks for the largest batch at one --seq-len; give a single length");
+        std::optional<std::uint64_t> bs;
+        if (!o.block_size.empty()) bs = parse_positive_int("--block-size", o.block_size);
+        KvBudget b = kv_budget(spec, budget, weights, seq, bs);
+        auto& bj = j["budget"];
+        bj = {{"budget_bytes", b.budget_bytes}, {"weights_bytes", b.weights_bytes}, {"available_bytes", b.available_bytes},
+              {"weights_from", weights_from}};
+        h += fmt::format("\nBudget      {}\n  weights   {}   [{}]\n  for KV    {}\n", bytes_all_units(budget),
+                         bytes_all_units(weights), weights_from, bytes_all_units(b.available_bytes));
+        x += fmt::format("\nBudget: available = budget − weights = {} − {} = {} B\n", budget, weights, b.available_bytes);
+        if (b.max_tokens) {
+            bj["max_tokens"] = *b.max_tokens;
+            h += fmt::format("  most tokens cached       {} (floor(available / s_token) = floor({} / {}))\n",
+                             group_thousands(*b.max_tokens), b.available_bytes, s_token);
+            x += fmt::format("  max tokens = floor({} / {}) = {}\n", b.available_bytes, s_token, *b.max_tokens);
+        }
+        if (b.max_batch) {
+            bj["seq_len"] = *b.seq_len;
+            bj["request_bytes"] = *b.request_bytes;
+            bj["max_batch"] = *b.max_batch;
+            h += fmt::format("  largest batch at S={}   {} requests ({} each)\n", group_thousands(*b.seq_len), *b.max_batch,
+                             bytes_all_units(*b.request_bytes));
+            x += fmt::format("  max batch at S={} = floor({} / {}) = {}\n", *b.seq_len, b.available_bytes, *b.request_bytes,
+                             *b.max_batch);
+        }
+        if (b.max_blocks) {
+            bj["block_size"] = *b.block_size;
+            bj["block_bytes"] = *b.block_bytes;
+            bj["max_blocks"] = *b.max_blocks;
+            h += fmt::format("  whole blocks of {}      {} ({} each)\n", *b.block_size, group_thousands(*b.max_blocks),
+                             bytes_all_units(*b.block_bytes));
+            x += fmt::format("  blocks = floor({} / {}) = {}\n", b.available_bytes, *b.block_bytes, *b.max_blocks);
+            if (b.max_concurrency) {
+                bj["blocks_per_request"] = *b.blocks_per_request;
+                bj["max_concurrency"] = *b.max_concurrency;
+                h += fmt::format("  concurrent requests      {} (each needs {} blocks at S={})\n", *b.max_concurrency,
+                                 *b.blocks_per_request, group_thousands(*b.seq_len));
+                x += fmt::format("  concurrency = floor(blocks / ceil(S / block)) = {}\n", *b.max_concurrency);
+            }
+        }
+    }
+    if (x.empty()) x = h;
+    emit(r, o.out);
+}
+
+}  // namespace
+
+void setup_kv_mem(CLI::App& app) {
+    auto opt = std::make_shared<KvMemOptions>();
+    CLI::App* sub = app.add_subcommand("kv-mem", "KV-cache bytes of a model: per token, per request, per layer, in total");
+    sub->add_option("--layers", opt->layers, "L, number of layers");
+    sub->add_option("--kv-heads", opt->kv_heads, "H_kv, K/V heads per layer");
+    sub->add_option("--head-dim", opt->head_dim, "d, width of one head");
+    sub->add_option("--hidden-size", opt->hidden_size, "hidden size; with --q-heads gives d = hidden / H_q");
+    sub->add_option("--q-heads", opt->q_heads, "H_q, query heads: adds the MHA/GQA/MQA comparison");
+    sub->add_option("--seq-len", opt->seq_len, "S, tokens per request; a list (8192,4096,300) for requests of different lengths; 8Ki = 8192, 8k = 8000");
+    sub->add_option("--batch", opt->batch, "B, requests of the same length (default 1)");
+    sub->add_option("--dtype", opt->dtype, "KV precision: fp32, fp16, bf16, fp8, int8, int4");
+    sub->add_option("--bytes-per-elem", opt->bytes_per_elem, "b, bytes per element instead of --dtype (0.5 for 4 bits)");
+    sub->add_option("--layer-spec", opt->layer_spec, "JSON file of per-layer h_kv, d_k, d_v, b_k, b_v (optional window, repeat)");
+    sub->add_option("--config", opt->config, "a Hugging Face config.json");
+    sub->add_option("--model", opt->model, "a shipped config (see --list-models)");
+    sub->add_flag("--list-models", opt->list_models, "list the shipped model configs");
+    sub->add_option("--block-size", opt->block_size, "tokens per block: paged allocation, waste");
+    sub->add_option("--tp", opt->tp, "devices the K/V heads are split across (tensor parallelism)");
+    sub->add_option("--budget", opt->budget, "memory per device (80GiB, 141GB): what fits after the weights");
+    sub->add_option("--weights-bytes", opt->weights_bytes, "weight bytes for --budget (14GB)");
+    sub->add_option("--weight-dtype", opt->weight_dtype, "weight precision for --budget with a model (default: its torch_dtype)");
+    add_output_flags(*sub, opt->out);
+    sub->footer(examples_footer(
+        {"inferlab kv-mem --layers 32 --kv-heads 8 --head-dim 128 --seq-len 8192 --dtype bf16",
+         "    → s_token = 131,072 B = 128 KiB; M_KV = 1,073,741,824 B = 1 GiB = 1.073741824 GB",
+         "inferlab kv-mem --layers 40 --kv-heads 8 --head-dim 128 --dtype bf16 --seq-len 8192,8192,4096",
+         "inferlab kv-mem --layers 32 --kv-heads 8 --q-heads 32 --hidden-size 4096 --seq-len 8Ki --dtype bf16",
+         "inferlab kv-mem --model llama-3-8b --seq-len 8192 --batch 8 --block-size 16 --tp 4",
+         "inferlab kv-mem --model llama-3-8b --budget 80GiB --seq-len 8192 --block-size 16"},
+        "Sizes: B, kB/MB/GB/TB (10^3k) or KiB/MiB/GiB/TiB (2^10k); bare G is rejected as ambiguous.\n"
+        "Token counts: 8192, 8Ki (= 8192) or 8k (= 8000).\n"
+        "JSON keys: total_bytes, bytes_per_token (no sliding layers), bytes_per_token_per_layer, per_request_bytes,\n"
+        "per_layer_bytes, seq_lens, model, head_sharing, paged, tensor_parallel, budget, mla."));
+    sub->callback([opt, sub] { run(*opt, *sub); });
+}
+
+}  // namespace inferlab::app

@@ -1,0 +1,119 @@
+#pragma once
+// KV-cache sizes: the one place the project computes them.
+//
+// Symbols as in the documents: L layers, B requests, S cached tokens, H_kv K/V heads per layer,
+// d head width, b bytes per element (kept here in bits, so int4 is exact).
+//   M_KV    = 2·L·B·S·H_kv·d·b                      (uniform layers)
+//   s_token = Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)  (second document, general form)
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "inferlab/checked.hpp"
+
+namespace inferlab {
+
+// One attention layer's cache geometry.
+struct KvLayer {
+    std::uint64_t h_kv = 0;         // K/V heads stored (MLA: 1 latent "head")
+    std::uint64_t d_k = 0;          // width of one K head (MLA: kv_lora_rank + qk_rope_head_dim)
+    std::uint64_t d_v = 0;          // width of one V head (MLA: 0, the latent serves both)
+    std::uint32_t bits_k = 0;       // bits per K element
+    std::uint32_t bits_v = 0;       // bits per V element
+    std::uint64_t window = 0;       // 0: full attention; W: keeps at most the last W positions
+    bool latent = false;            // MLA latent: one shared vector per token, not split by heads
+    bool operator==(const KvLayer&) const = default;
+};
+
+struct KvSpec {
+    std::vector<KvLayer> layers;            // one per layer, in order
+    std::vector<KvLayer> decompressed;      // MLA only: the per-head K/V the latent stands for
+    bool uniform() const;                   // every layer equal, full attention, K and V alike
+};
+
+// L identical layers of H_kv heads of width d at `bits` per element (K and V alike).
+KvSpec uniform_kv(std::uint64_t layers, std::uint64_t h_kv, std::uint64_t d, std::uint32_t bits);
+
+// Bits one token occupies in one layer: H_kv·(d_k·b_k + d_v·b_v).
+u128 layer_token_bits(const KvLayer& layer);
+
+// Positions a layer holds after `seq_len` tokens: S, or min(S, W) for a sliding layer.
+std::uint64_t positions_cached(const KvLayer& layer, std::uint64_t seq_len);
+
+// s_token in bytes over all layers as if every layer cached every position. Exact; a
+// fractional total (int4 with odd widths) is rounded up to the next byte.
+std::uint64_t bytes_per_token(const KvSpec& spec);
+// Bytes of one token in layer l (rounded up likewise).
+std::uint64_t layer_bytes_per_token(const KvLayer& layer);
+
+struct KvBreakdown {
+    std::vector<std::uint64_t> seq_lens;           // one per request
+    std::vector<std::uint64_t> per_request_bytes;  // one per request, all layers
+    std::vector<std::uint64_t> per_layer_bytes;    // one per layer, all requests
+    std::uint64_t total_bytes = 0;
+};
+
+// Bytes of every request's cache, exactly (rounded up to whole bytes per request and layer).
+KvBreakdown kv_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens);
+// The uniform formula 2·L·B·S·H_kv·d·b for B requests of S tokens.
+std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::uint64_t seq_len,
+                               std::uint64_t h_kv, std::uint64_t d, std::uint32_t bits);
+
+// Paged allocation (PagedAttention): each request holds ceil(S/block) blocks per layer.
+struct PagedUsage {
+    std::uint64_t block_size = 0;                    // tokens per block
+    std::vector<std::uint64_t> blocks_per_request;   // for a full-attention layer
+    std::uint64_t total_blocks = 0;                  // sum of blocks_per_request
+    std::uint64_t block_bytes = 0;                   // one block across all layers (uniform spec)
+    std::uint64_t used_bytes = 0;                    // = kv_bytes(...).total_bytes
+    std::uint64_t allocated_bytes = 0;               // whole blocks
+    std::uint64_t waste_bytes = 0;                   // allocated − used
+};
+PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t block_size);
+
+// Tensor parallelism over N devices: K/V heads split N ways. When N > H_kv a head cannot be
+// split: it is replicated on N/H_kv devices and the per-device figure stops shrinking.
+struct TpShare {
+    std::uint64_t devices = 1;
+    std::uint64_t heads_per_device = 0;   // of a full-attention layer (first layer)
+    std::uint64_t replication = 1;        // copies of each head across devices
+    bool replicated = false;
+    bool latent_replicated = false;       // MLA latent cannot be split by heads
+    std::uint64_t per_device_bytes = 0;
+    std::uint64_t all_devices_bytes = 0;  // per_device × N (includes replicas)
+};
+TpShare kv_tensor_parallel(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t devices);
+
+// MHA / GQA / MQA for the same query heads (second document's table).
+struct HeadSharing {
+    std::string name;             // "MHA", "GQA", "MQA"
+    std::uint64_t kv_heads = 0;
+    std::uint64_t ratio_num = 0;  // KV bytes relative to MHA, as a reduced fraction
+    std::uint64_t ratio_den = 1;
+    std::uint64_t kv_proj_width = 0;  // width of the K (and of the V) projection output: H_kv·d
+    std::uint64_t total_bytes = 0;
+};
+std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_t q_heads, std::uint64_t kv_heads,
+                                              std::uint64_t d, std::uint32_t bits,
+                                              const std::vector<std::uint64_t>& seq_lens);
+
+// The inverse question: what fits in a memory budget after the weights?
+struct KvBudget {
+    std::uint64_t budget_bytes = 0;
+    std::uint64_t weights_bytes = 0;
+    std::uint64_t available_bytes = 0;
+    std::optional<std::uint64_t> max_tokens;       // floor(available / s_token), uniform specs
+    std::optional<std::uint64_t> seq_len;          // when asked for a batch at one length
+    std::optional<std::uint64_t> request_bytes;    // bytes of one request at seq_len
+    std::optional<std::uint64_t> max_batch;        // floor(available / request_bytes)
+    std::optional<std::uint64_t> block_size;
+    std::optional<std::uint64_t> block_bytes;
+    std::optional<std::uint64_t> max_blocks;       // whole blocks that fit
+    std::optional<std::uint64_t> blocks_per_request;
+    std::optional<std::uint64_t> max_concurrency;  // requests of seq_len the blocks allow
+};
+KvBudget kv_budget(const KvSpec& spec, std::uint64_t budget_bytes, std::uint64_t weights_bytes,
+                   std::optional<std::uint64_t> seq_len, std::optional<std::uint64_t> block_size);
+
+}  // namespace inferlab

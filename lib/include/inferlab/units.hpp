@@ -1,0 +1,59 @@
+#pragma once
+// Parsing and printing of quantities with explicit units.
+//
+// The documents' lesson: GiB (2^30 B) and GB (10^9 B) differ by 7.4%, so input must say
+// which one it means and output always names its unit. Bare "G" or "Gi" is rejected as
+// ambiguous for sizes; a lowercase "b" (bits) is rejected with a hint.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace inferlab {
+
+// Size in bytes: "1073741824", "1e12", "14GB", "1GiB", "160KiB", "1.5GiB". Decimal suffixes
+// KB MB GB TB PB (10^3..10^15), binary KiB MiB GiB TiB PiB (2^10..2^50). The value must be a
+// whole number of bytes and fit 64 bits. `where` names the flag or key for the error.
+std::uint64_t parse_bytes(const std::string& where, const std::string& text);
+
+// Bandwidth in bytes per second: "1TB/s", "3.35e12", "819GB/s", "1TiB/s". Must be > 0.
+double parse_rate(const std::string& where, const std::string& text);
+
+// Floating-point operations per second: "989e12", "989TFLOPS", "1.2PFLOP/s". Must be > 0.
+double parse_flops(const std::string& where, const std::string& text);
+
+// Token count: "8192", "8Ki" (8192), "8k" or "8K" (8000), "1M" (10^6), "1Mi" (2^20).
+std::uint64_t parse_tokens(const std::string& where, const std::string& text);
+
+// Plain integers ("32"; scientific "1e3" accepted when whole).
+std::uint64_t parse_positive_int(const std::string& where, const std::string& text);
+std::uint64_t parse_nonnegative_int(const std::string& where, const std::string& text);
+
+// A parameter count: "7e9", "7B" (10^9), "70M", "1.5T"; must be whole and positive.
+std::uint64_t parse_count_with_suffix(const std::string& where, const std::string& text);
+
+// Finite real numbers.
+double parse_real(const std::string& where, const std::string& text);
+double parse_positive_real(const std::string& where, const std::string& text);
+double parse_probability(const std::string& where, const std::string& text);  // in [0, 1]
+
+// "a,b,c" -> {"a","b","c"}; an empty list or an empty item is an error naming `where`.
+std::vector<std::string> split_list(const std::string& where, const std::string& text);
+
+// 1073741824 -> "1,073,741,824".
+std::string group_thousands(std::uint64_t n);
+
+// num/den as a decimal with at most max_frac digits, trailing zeros removed. Exact when the
+// expansion terminates within max_frac digits; otherwise rounded and prefixed with "≈".
+std::string exact_ratio(std::uint64_t num, std::uint64_t den, int max_frac = 9);
+
+// "1 GiB", "160 KiB", "1.25 GiB", "512 B": the largest binary unit with value >= 1.
+std::string binary_size(std::uint64_t bytes);
+// "1.073741824 GB", "14 GB", "163.84 kB": the largest decimal unit with value >= 1.
+std::string decimal_size(std::uint64_t bytes);
+// "1,073,741,824 B = 1 GiB = 1.073741824 GB" (units omitted where they add nothing).
+std::string bytes_all_units(std::uint64_t bytes);
+
+// A double for people: up to `sig` significant digits, no exponent for ordinary ranges.
+std::string format_real(double v, int sig = 6);
+
+}  // namespace inferlab

@@ -1,0 +1,135 @@
+#include "inferlab/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "inferlab/units.hpp"
+
+namespace inferlab {
+
+std::size_t display_width(const std::string& s) {
+    // Decode UTF-8; East Asian wide and full-width code points take two terminal columns.
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < s.size();) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        char32_t cp = c;
+        int len = 1;
+        if (c >= 0xF0) len = 4, cp = c & 0x07;
+        else if (c >= 0xE0) len = 3, cp = c & 0x0F;
+        else if (c >= 0xC0) len = 2, cp = c & 0x1F;
+        for (int k = 1; k < len && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+        i += static_cast<std::size_t>(len);
+        bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
+                    (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
+                    (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x20000 && cp <= 0x3FFFD);
+        n += wide ? 2 : 1;
+    }
+    return n;
+}
+
+std::string render_text(const Table& t, const std::string& indent) {
+    const std::size_t ncol = t.columns.size();
+    std::vector<std::size_t> width(ncol, 0);
+    for (std::size_t c = 0; c < ncol; ++c) width[c] = display_width(t.columns[c]);
+    for (const auto& row : t.rows)
+        for (std::size_t c = 0; c < ncol && c < row.size(); ++c) width[c] = std::max(width[c], display_width(row[c]));
+    auto right = [&](std::size_t c) { return c < t.right_align.size() ? t.right_align[c] : c != 0; };
+    auto line = [&](const std::vector<std::string>& cells) {
+        std::string out = indent;
+        for (std::size_t c = 0; c < ncol; ++c) {
+            std::string cell = c < cells.size() ? cells[c] : "";
+            std::string pad(width[c] - display_width(cell), ' ');
+            out += right(c) ? pad + cell : cell + (c + 1 < ncol ? pad : "");
+            if (c + 1 < ncol) out += "  ";
+        }
+        while (!out.empty() && out.back() == ' ') out.pop_back();
+        return out + "\n";
+    };
+    std::string out = line(t.columns);
+    std::vector<std::string> rule;
+    for (std::size_t c = 0; c < ncol; ++c) {
+        std::string r;
+        for (std::size_t k = 0; k < width[c]; ++k) r += "─";
+        rule.push_back(r);
+    }
+    out += line(rule);
+    for (const auto& row : t.rows) out += line(row);
+    return out;
+}
+
+std::string render_csv(const Table& t) {
+    auto cell = [](const std::string& s) {
+        if (s.find_first_of(",\"\n") == std::string::npos) return s;
+        std::string q(1, '"');
+        for (char c : s) {
+            q.push_back(c);
+            if (c == '"') q.push_back('"');
+        }
+        q.push_back('"');
+        return q;
+    };
+    auto line = [&](const std::vector<std::string>& cells) {
+        std::string out;
+        for (std::size_t c = 0; c < cells.size(); ++c) {
+            if (c) out.push_back(',');
+            out.append(cell(cells[c]));
+        }
+        out.push_back('\n');
+        return out;
+    };
+    std::string out = line(t.columns);
+    for (const auto& r : t.rows) out += line(r);
+    return out;
+}
+
+std::string render_bar_chart(const std::vector<std::string>& labels, const std::vector<ChartSeries>& series,
+                             int width) {
+    static const char* marks[] = {"#", "=", "+", "*", "~"};
+    double max = 0;
+    std::size_t label_w = 0;
+    for (const auto& l : labels) label_w = std::max(label_w, display_width(l));
+    for (const auto& s : series)
+        for (double v : s.values) {
+            if (!std::isfinite(v) || v < 0) throw std::logic_error("chart value must be finite and non-negative");
+            max = std::max(max, v);
+        }
+    std::string out;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+        for (std::size_t k = 0; k < series.size(); ++k) {
+            std::string lab = k == 0 ? labels[i] : "";
+            std::string line(label_w - display_width(lab), ' ');
+            line.append(lab);
+            line.append(" |");
+            double v = series[k].values[i];
+            int n = max > 0 ? static_cast<int>(std::lround(v / max * width)) : 0;
+            for (int c = 0; c < n; ++c) line += marks[k % 5];
+            line.push_back(' ');
+            line.append(format_real(v, 4));
+            line.push_back('\n');
+            out.append(line);
+        }
+    }
+    out.append(label_w + 1, ' ');
+    out.append("legend:");
+    for (std::size_t k = 0; k < series.size(); ++k) {
+        out.append("  ");
+        out.append(marks[k % 5]);
+        out.append(" ");
+        out.append(series[k].name);
+    }
+    out.append("\n");
+    return out;
+}
+
+void require_finite(const nlohmann::json& j, const std::string& path) {
+    if (j.is_number_float()) {
+        if (!std::isfinite(j.get<double>())) throw std::logic_error("non-finite number at " + path);
+    } else if (j.is_object()) {
+        for (auto it = j.begin(); it != j.end(); ++it) require_finite(it.value(), path + "." + it.key());
+    } else if (j.is_array()) {
+        for (std::size_t i = 0; i < j.size(); ++i) require_finite(j[i], path + "[" + std::to_string(i) + "]");
+    }
+}
+
+}  // namespace inferlab

@@ -1,0 +1,87 @@
+// Every worked example of the two documents, in one place. Expected values are written as the
+// document prints them; the computation goes through the library functions the subcommands use.
+#include <fmt/format.h>
+
+#include "inferlab/kv.hpp"
+#include "inferlab/units.hpp"
+#include "inferlab/verify.hpp"
+
+namespace inferlab {
+namespace {
+
+Computed bytes_value(std::uint64_t b) { return {static_cast<double>(b), bytes_all_units(b)}; }
+
+const char* const kDoc1KvSection = "2.1.1 从每个数值累加到总字节数";
+const char* const kDoc1DecodeSection = "2.1.3 一步 Decode 的读量";
+const char* const kDoc2GqaSection = "用 GQA 理解容量里的 Head 数";
+const char* const kDoc2TokenSection = "从一个 Token 算到整个请求";
+
+std::vector<Example> build() {
+    std::vector<Example> ex;
+    // ---- KV memory (issue: foundation) ----
+    ex.push_back({"kv.doc1.gqa-bytes", kDoc1, kDoc1KvSection, "KV bytes, GQA, one request",
+                  "L=32 B=1 S=8192 H_kv=8 d=128 b=2 (BF16)", "1,073,741,824 B", true,
+                  [] { return bytes_value(kv_bytes(uniform_kv(32, 8, 128, 16), {8192}).total_bytes); }});
+    ex.push_back({"kv.doc1.gqa-gib", kDoc1, kDoc1KvSection, "the same in GiB", "L=32 B=1 S=8192 H_kv=8 d=128 b=2",
+                  "1 GiB", true, [] { return bytes_value(kv_bytes_uniform(32, 1, 8192, 8, 128, 16)); }});
+    ex.push_back({"kv.doc1.mha-gib", kDoc1, kDoc1KvSection, "KV bytes, MHA (H_kv = H_q = 32), one request",
+                  "L=32 B=1 S=8192 H_kv=32 d=128 b=2", "4 GiB", true,
+                  [] { return bytes_value(kv_bytes(uniform_kv(32, 32, 128, 16), {8192}).total_bytes); }});
+    ex.push_back({"kv.doc1.mha-8req", kDoc1, kDoc1KvSection, "KV bytes, MHA, eight requests",
+                  "L=32 B=8 S=8192 H_kv=32 d=128 b=2", "32 GiB", true,
+                  [] { return bytes_value(kv_bytes(uniform_kv(32, 32, 128, 16), std::vector<std::uint64_t>(8, 8192)).total_bytes); }});
+    ex.push_back({"kv.doc1.gqa-8req", kDoc1, kDoc1KvSection, "KV bytes, GQA, eight requests",
+                  "L=32 B=8 S=8192 H_kv=8 d=128 b=2", "8 GiB", true,
+                  [] { return bytes_value(kv_bytes(uniform_kv(32, 8, 128, 16), std::vector<std::uint64_t>(8, 8192)).total_bytes); }});
+    ex.push_back({"kv.doc1.gib-in-gb", kDoc1, kDoc1DecodeSection, "1 GiB expressed in decimal GB", "2^30 B",
+                  "1.073741824 GB", true, [] {
+                      std::uint64_t b = kv_bytes_uniform(32, 1, 8192, 8, 128, 16);
+                      return Computed{static_cast<double>(b), decimal_size(b)};
+                  }});
+    ex.push_back({"kv.doc2.s-token-bytes", kDoc2, kDoc2TokenSection, "s_token = 2·L·H_kv·d·b",
+                  "L=40 H_kv=8 d=128 b=2", "163840 B", true,
+                  [] { return bytes_value(bytes_per_token(uniform_kv(40, 8, 128, 16))); }});
+    ex.push_back({"kv.doc2.s-token-kib", kDoc2, kDoc2TokenSection, "s_token in KiB", "L=40 H_kv=8 d=128 b=2",
+                  "160 KiB", true, [] { return bytes_value(bytes_per_token(uniform_kv(40, 8, 128, 16))); }});
+    ex.push_back({"kv.doc2.one-sequence", kDoc2, kDoc2TokenSection, "one sequence of 8192 tokens",
+                  "8192 × 160 KiB", "1.25 GiB", true,
+                  [] { return bytes_value(kv_bytes(uniform_kv(40, 8, 128, 16), {8192}).total_bytes); }});
+    ex.push_back({"kv.doc2.ten-sequences", kDoc2, kDoc2TokenSection, "ten unshared sequences of 8192 tokens",
+                  "10 × 8192 tokens, L=40 H_kv=8 d=128 b=2", "12.5 GiB", true, [] {
+                      return bytes_value(kv_bytes(uniform_kv(40, 8, 128, 16), std::vector<std::uint64_t>(10, 8192)).total_bytes);
+                  }});
+    auto ratio = [](std::size_t which) {
+        return [which] {
+            auto rows = compare_head_sharing(1, 32, 8, 128, 16, {1});
+            const auto& r = rows.at(which);
+            return Computed{static_cast<double>(r.ratio_num) / static_cast<double>(r.ratio_den),
+                            r.ratio_num == r.ratio_den ? std::string("1") : fmt::format("{}/{}", r.ratio_num, r.ratio_den)};
+        };
+    };
+    ex.push_back({"kv.doc2.ratio-mha", kDoc2, kDoc2GqaSection, "KV capacity of MHA relative to MHA",
+                  "H_q=32, H_kv=32", "1", true, ratio(0)});
+    ex.push_back({"kv.doc2.ratio-gqa", kDoc2, kDoc2GqaSection, "KV capacity of GQA relative to MHA",
+                  "H_q=32, H_kv=8", "1/4", true, ratio(1)});
+    ex.push_back({"kv.doc2.ratio-mqa", kDoc2, kDoc2GqaSection, "KV capacity of MQA relative to MHA",
+                  "H_q=32, H_kv=1", "1/32", true, ratio(2)});
+    ex.push_back({"kv.doc2.q-proj-width", kDoc2, kDoc2GqaSection, "Q projection width H_q·d", "H_q=32 d=128",
+                  "4096", true, [] {
+                      auto rows = compare_head_sharing(1, 32, 8, 128, 16, {1});
+                      return Computed{static_cast<double>(rows.at(0).kv_proj_width), std::to_string(rows.at(0).kv_proj_width)};
+                  }});
+    ex.push_back({"kv.doc2.kv-proj-width", kDoc2, kDoc2GqaSection, "K (and V) projection width H_kv·d",
+                  "H_kv=8 d=128", "1024", true, [] {
+                      auto rows = compare_head_sharing(1, 32, 8, 128, 16, {1});
+                      return Computed{static_cast<double>(rows.at(1).kv_proj_width), std::to_string(rows.at(1).kv_proj_width)};
+                  }});
+    return ex;
+}
+
+}  // namespace
+
+const std::vector<Example>& examples() {
+    static const std::vector<Example> all = build();
+    return all;
+}
+
+}  // namespace inferlab

@@ -1,0 +1,164 @@
+#include <catch2/catch.hpp>
+
+#include "../support/cli.hpp"
+
+using namespace inferlab::test;
+
+namespace {
+const std::vector<std::string> kDoc1 = {"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128",
+                                        "--seq-len", "8192", "--dtype", "bf16"};
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
+    base.insert(base.end(), more.begin(), more.end());
+    return base;
+}
+void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
+    INFO("args: " << Catch::Detail::stringify(args));
+    auto r = run_inferlab(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(one_error_line(r));
+    CHECK(r.err.find(fragment) != std::string::npos);
+}
+}  // namespace
+
+TEST_CASE("kv-mem must-show: 1 GiB, 8 GiB with --batch 8, 4 GiB with --kv-heads 32", "[cli][kv-mem]") {
+    auto j = parse_json(run_inferlab(with(kDoc1, {"--json"})));
+    CHECK(j["total_bytes"] == 1073741824ULL);
+    CHECK(j["bytes_per_token"] == 131072);
+    CHECK(j["per_request_bytes"] == std::vector<std::uint64_t>{1073741824ULL});
+    CHECK(j["per_layer_bytes"].size() == 32);
+    CHECK(j["per_layer_bytes"][0] == 33554432);
+    CHECK(parse_json(run_inferlab(with(kDoc1, {"--batch", "8", "--json"})))["total_bytes"] == 8589934592ULL);
+    auto mha = kDoc1;
+    mha[4] = "32";
+    CHECK(parse_json(run_inferlab(with(mha, {"--json"})))["total_bytes"] == 4294967296ULL);
+}
+
+TEST_CASE("kv-mem must-show: L=40, ten requests of 8192 give 163840 B per token and 13421772800 B", "[cli][kv-mem]") {
+    auto r = run_inferlab({"kv-mem", "--layers", "40", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16",
+                           "--seq-len", "8192,8192,8192,8192,8192,8192,8192,8192,8192,8192", "--json"});
+    auto j = parse_json(r);
+    CHECK(j["bytes_per_token"] == 163840);
+    CHECK(j["total_bytes"] == 13421772800ULL);
+    CHECK(j["per_request_bytes"].size() == 10);
+}
+
+TEST_CASE("kv-mem human output names both unit systems; --explain substitutes the values", "[cli][kv-mem]") {
+    auto h = run_inferlab(kDoc1);
+    CHECK(h.status == 0);
+    CHECK(h.err.empty());
+    CHECK(h.out.find("1,073,741,824 B = 1 GiB = 1.073741824 GB") != std::string::npos);
+    auto x = run_inferlab(with(kDoc1, {"--explain"}));
+    CHECK(x.status == 0);
+    CHECK(x.out.find("2 × 32 × 1 × 8192 × 8 × 128 × 2") != std::string::npos);
+    CHECK(x.out.find("= 1,073,741,824 B = 1 GiB = 1.073741824 GB") != std::string::npos);
+}
+
+TEST_CASE("kv-mem: token suffixes, --hidden-size with --q-heads, head-sharing table", "[cli][kv-mem]") {
+    auto j = parse_json(run_inferlab({"kv-mem", "--layers", "32", "--kv-heads", "8", "--q-heads", "32", "--hidden-size",
+                                      "4096", "--seq-len", "8Ki", "--dtype", "bf16", "--json"}));
+    CHECK(j["total_bytes"] == 1073741824ULL);
+    REQUIRE(j["head_sharing"].size() == 3);
+    CHECK(j["head_sharing"][0]["structure"] == "MHA");
+    CHECK(j["head_sharing"][1]["ratio_to_mha"] == "1/4");
+    CHECK(j["head_sharing"][1]["kv_proj_width"] == 1024);
+    CHECK(j["head_sharing"][2]["ratio_to_mha"] == "1/32");
+    auto k = parse_json(run_inferlab({"kv-mem", "--layers", "1", "--kv-heads", "1", "--head-dim", "1", "--seq-len", "8k",
+                                      "--bytes-per-elem", "1", "--json"}));
+    CHECK(k["total_bytes"] == 16000);  // 2 × 8000 tokens × 1 B
+}
+
+TEST_CASE("kv-mem: different lengths are summed exactly", "[cli][kv-mem]") {
+    auto j = parse_json(run_inferlab({"kv-mem", "--layers", "40", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16",
+                                      "--seq-len", "8192,4096,300", "--json"}));
+    CHECK(j["per_request_bytes"] == std::vector<std::uint64_t>{163840ULL * 8192, 163840ULL * 4096, 163840ULL * 300});
+    CHECK(j["total_bytes"] == 163840ULL * (8192 + 4096 + 300));
+}
+
+TEST_CASE("kv-mem: per-layer spec file", "[cli][kv-mem]") {
+    auto j = parse_json(run_inferlab({"kv-mem", "--layer-spec", data_path("layer-spec.json"), "--seq-len", "10", "--json"}));
+    // 2 × 8·(128·2 + 128·2) + 2 × 4·(128·1 + 256·2) = 8192 + 5120
+    CHECK(j["bytes_per_token"] == 13312);
+    CHECK(j["total_bytes"] == 133120);
+    CHECK(j["bytes_per_token_per_layer"] == std::vector<int>{4096, 4096, 2560, 2560});
+}
+
+TEST_CASE("kv-mem: configs, shipped models, sliding windows and MLA", "[cli][kv-mem]") {
+    auto llama = parse_json(run_inferlab({"kv-mem", "--model", "llama-3-8b", "--seq-len", "8192", "--json"}));
+    CHECK(llama["total_bytes"] == 1073741824ULL);
+    CHECK(llama["model"]["dtype"] == "bf16");
+    auto fp8 = parse_json(run_inferlab({"kv-mem", "--model", "llama-3-8b", "--seq-len", "8192", "--dtype", "fp8", "--json"}));
+    CHECK(fp8["total_bytes"] == 536870912ULL);
+    auto slide = parse_json(run_inferlab({"kv-mem", "--config", data_path("sliding-layer-types.json"), "--seq-len", "1000", "--json"}));
+    // per layer per token 2·2·256·2 = 2048 B; sliding layers keep 512 positions.
+    CHECK(slide["per_layer_bytes"] == std::vector<std::uint64_t>{2048ULL * 512, 2048ULL * 1000, 2048ULL * 512, 2048ULL * 1000});
+    CHECK_FALSE(slide.contains("bytes_per_token"));
+    auto mla = parse_json(run_inferlab({"kv-mem", "--model", "deepseek-v3", "--seq-len", "1", "--json"}));
+    CHECK(mla["total_bytes"] == 61 * 576 * 2);
+    CHECK(mla["mla"]["decompressed_total_bytes"] == 61 * 128 * 320 * 2);
+    auto list = run_inferlab({"kv-mem", "--list-models"});
+    CHECK(list.status == 0);
+    CHECK(list.out.find("llama-3-8b") != std::string::npos);
+}
+
+TEST_CASE("kv-mem: paged blocks, tensor parallel and replication", "[cli][kv-mem]") {
+    auto j = parse_json(run_inferlab({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16",
+                                      "--seq-len", "8192,4100,1", "--block-size", "16", "--tp", "16", "--json"}));
+    CHECK(j["paged"]["blocks_per_request"] == std::vector<int>{512, 257, 1});
+    CHECK(j["paged"]["waste_bytes"] == 131072ULL * 27);
+    CHECK(j["tensor_parallel"]["replicated"] == true);
+    CHECK(j["tensor_parallel"]["per_device_bytes"] == j["total_bytes"].get<std::uint64_t>() / 8);
+    auto h = run_inferlab({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16",
+                           "--seq-len", "8192", "--tp", "16"});
+    CHECK(h.out.find("stops shrinking") != std::string::npos);
+}
+
+TEST_CASE("kv-mem: budget gives tokens, batch, blocks and concurrency", "[cli][kv-mem]") {
+    auto j = parse_json(run_inferlab(with(kDoc1, {"--budget", "80GiB", "--weights-bytes", "14GB", "--block-size", "16", "--json"})));
+    const std::uint64_t avail = (80ULL << 30) - 14000000000ULL;
+    CHECK(j["budget"]["available_bytes"] == avail);
+    CHECK(j["budget"]["max_tokens"] == avail / 131072);
+    CHECK(j["budget"]["max_batch"] == avail / 1073741824ULL);
+    CHECK(j["budget"]["max_concurrency"] == (avail / (131072ULL * 16)) / 512);
+    auto m = parse_json(run_inferlab({"kv-mem", "--model", "llama-3-8b", "--budget", "80GiB", "--seq-len", "8192", "--json"}));
+    CHECK(m["budget"]["weights_bytes"] == 2ULL * 8030261248ULL);
+}
+
+TEST_CASE("kv-mem: bad input exits 2 with one clear line and nothing on stdout", "[cli][kv-mem][errors]") {
+    expect_error({"kv-mem", "--layers", "0", "--kv-heads", "8", "--head-dim", "128", "--seq-len", "1", "--dtype", "bf16"},
+                 "--layers '0': must be a positive integer");
+    expect_error({"kv-mem", "--layers", "-4", "--kv-heads", "8", "--head-dim", "128", "--seq-len", "1", "--dtype", "bf16"},
+                 "--layers '-4'");
+    expect_error({"kv-mem", "--layers", "abc", "--kv-heads", "8", "--head-dim", "128", "--seq-len", "1", "--dtype", "bf16"},
+                 "--layers 'abc'");
+    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--seq-len", "-1", "--dtype", "bf16"},
+                 "--seq-len '-1'");
+    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--seq-len", "0", "--dtype", "bf16"},
+                 "--seq-len '0'");
+    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--q-heads", "30", "--head-dim", "128", "--seq-len", "1",
+                  "--dtype", "bf16"},
+                 "--q-heads '30': must be divisible by --kv-heads 8");
+    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--seq-len", "1", "--dtype", "fp12"},
+                 "--dtype 'fp12': unknown dtype");
+    expect_error({"kv-mem", "--layers", "1000", "--kv-heads", "4000000000", "--head-dim", "4000000000", "--seq-len",
+                  "4000000000", "--dtype", "fp32"},
+                 "overflows 64 bits");
+    expect_error({"kv-mem", "--layers", "4000000000", "--kv-heads", "8", "--head-dim", "128", "--seq-len", "1", "--dtype",
+                  "fp32"},
+                 "--layers '4000000000': must be at most 100000");
+    expect_error({"kv-mem", "--config", data_path("malformed.json"), "--seq-len", "1"}, "is not valid JSON");
+    expect_error({"kv-mem", "--config", data_path("incomplete.json"), "--seq-len", "1"}, "missing key 'num_hidden_layers'");
+    expect_error({"kv-mem", "--config", data_path("no-such-file.json"), "--seq-len", "1"}, "cannot be opened");
+    expect_error({"kv-mem", "--model", "gpt-5", "--seq-len", "1"}, "--model 'gpt-5': is not a shipped model");
+    expect_error({"kv-mem", "--model", "gpt2", "--seq-len", "1"}, "give --dtype");
+    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16"}, "--seq-len is required");
+    expect_error(with(kDoc1, {"--budget", "80G", "--weights-bytes", "14GB"}), "--budget '80G': unknown or ambiguous size unit");
+    expect_error(with(kDoc1, {"--budget", "10GB", "--weights-bytes", "14GB"}), "leaves no room");
+    expect_error(with(kDoc1, {"--tp", "3"}), "--tp '3'");
+    expect_error(with(kDoc1, {"--block-size", "0"}), "--block-size '0'");
+    expect_error(with(kDoc1, {"--model", "llama-3-8b"}), "choose one model source");
+    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16", "--seq-len", "1,2",
+                  "--batch", "2"},
+                 "--batch '2'");
+}

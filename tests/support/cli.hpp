@@ -1,0 +1,27 @@
+#pragma once
+// Runs the real inferlab binary and captures stdout, stderr and the exit status.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace inferlab::test {
+
+struct CliResult {
+    int status = -1;  // exit status; 128 + signal when killed by a signal
+    std::string out;
+    std::string err;
+};
+
+CliResult run_inferlab(const std::vector<std::string>& args);
+
+// Path of a file under tests/data/.
+std::string data_path(const std::string& name);
+
+// Parses stdout as one JSON document (fails the test on a parse error).
+nlohmann::json parse_json(const CliResult& r);
+
+// True when stderr is exactly one line that begins "inferlab: error:".
+bool one_error_line(const CliResult& r);
+
+}  // namespace inferlab::test

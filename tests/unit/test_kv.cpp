@@ -1,0 +1,106 @@
+#include <catch2/catch.hpp>
+
+#include "inferlab/error.hpp"
+#include "inferlab/kv.hpp"
+
+using namespace inferlab;
+
+TEST_CASE("uniform formula equals the per-layer sum", "[kv]") {
+    for (std::uint64_t L : {1, 7, 32, 80})
+        for (std::uint64_t h : {1, 8, 32})
+            for (std::uint32_t bits : {4u, 8u, 16u, 32u}) {
+                KvSpec spec = uniform_kv(L, h, 128, bits);
+                CHECK(kv_bytes(spec, {8192, 8192, 8192}).total_bytes == kv_bytes_uniform(L, 3, 8192, h, 128, bits));
+            }
+}
+
+TEST_CASE("bytes per token and per layer", "[kv]") {
+    KvSpec spec = uniform_kv(40, 8, 128, 16);
+    CHECK(bytes_per_token(spec) == 163840);
+    CHECK(layer_bytes_per_token(spec.layers[0]) == 4096);
+    auto kv = kv_bytes(spec, {8192, 4096, 300});
+    CHECK(kv.per_request_bytes == std::vector<std::uint64_t>{163840ULL * 8192, 163840ULL * 4096, 163840ULL * 300});
+    CHECK(kv.per_layer_bytes.size() == 40);
+    CHECK(kv.per_layer_bytes[0] == 4096ULL * (8192 + 4096 + 300));
+    CHECK(kv.total_bytes == 163840ULL * (8192 + 4096 + 300));
+}
+
+TEST_CASE("int4 counts half a byte exactly", "[kv]") {
+    CHECK(kv_bytes_uniform(32, 1, 8192, 8, 128, 4) == (1ULL << 30) / 4);
+    KvSpec odd;
+    odd.layers.push_back(KvLayer{1, 3, 3, 4, 4, 0, false});  // 3·4 + 3·4 = 24 bits = 3 B
+    CHECK(bytes_per_token(odd) == 3);
+    odd.layers[0].d_v = 1;  // 12 + 4 = 16 bits = 2 B
+    CHECK(bytes_per_token(odd) == 2);
+    odd.layers[0].d_v = 2;  // 12 + 8 = 20 bits: rounded up to 3 B
+    CHECK(bytes_per_token(odd) == 3);
+}
+
+TEST_CASE("sliding layers cap the positions they hold", "[kv]") {
+    KvSpec spec = uniform_kv(4, 8, 128, 16);
+    spec.layers[1].window = 1000;
+    spec.layers[3].window = 1000;
+    CHECK_FALSE(spec.uniform());
+    auto kv = kv_bytes(spec, {4096});
+    CHECK(kv.per_layer_bytes[0] == 4096ULL * 4096);
+    CHECK(kv.per_layer_bytes[1] == 4096ULL * 1000);
+    CHECK(kv.total_bytes == 4096ULL * (4096 * 2 + 1000 * 2));
+    CHECK(kv_bytes(spec, {500}).total_bytes == 4096ULL * 500 * 4);
+}
+
+TEST_CASE("overflow is detected, not wrapped", "[kv]") {
+    CHECK_THROWS_AS(kv_bytes_uniform(1000000, 1000000, 1000000, 1000, 1000, 16), OverflowError);
+    CHECK_THROWS_AS(kv_bytes(uniform_kv(1000000, 1000, 1000, 32), {4000000000000ULL}), OverflowError);
+}
+
+TEST_CASE("paged allocation rounds each request up to whole blocks", "[kv]") {
+    KvSpec spec = uniform_kv(32, 8, 128, 16);  // 131072 B per token
+    PagedUsage p = kv_paged(spec, {8192, 4100, 1}, 16);
+    CHECK(p.blocks_per_request == std::vector<std::uint64_t>{512, 257, 1});
+    CHECK(p.total_blocks == 770);
+    CHECK(p.block_bytes == 131072ULL * 16);
+    CHECK(p.used_bytes == 131072ULL * (8192 + 4100 + 1));
+    CHECK(p.allocated_bytes == 131072ULL * 16 * 770);
+    CHECK(p.waste_bytes == 131072ULL * (12 + 15));
+}
+
+TEST_CASE("tensor parallel splits heads, then replicates", "[kv]") {
+    KvSpec spec = uniform_kv(32, 8, 128, 16);
+    const std::uint64_t one = kv_bytes(spec, {8192}).total_bytes;
+    CHECK(kv_tensor_parallel(spec, {8192}, 1).per_device_bytes == one);
+    CHECK(kv_tensor_parallel(spec, {8192}, 4).per_device_bytes == one / 4);
+    TpShare t8 = kv_tensor_parallel(spec, {8192}, 8);
+    CHECK(t8.per_device_bytes == one / 8);
+    CHECK_FALSE(t8.replicated);
+    TpShare t16 = kv_tensor_parallel(spec, {8192}, 16);
+    CHECK(t16.per_device_bytes == one / 8);  // stops shrinking at one head
+    CHECK(t16.replicated);
+    CHECK(t16.replication == 2);
+    CHECK_THROWS_WITH(kv_tensor_parallel(spec, {8192}, 3), Catch::Contains("--tp '3'") && Catch::Contains("must divide"));
+    CHECK_THROWS_WITH(kv_tensor_parallel(spec, {8192}, 12), Catch::Contains("not a multiple"));
+}
+
+TEST_CASE("head sharing: MHA, GQA, MQA ratios", "[kv]") {
+    auto rows = compare_head_sharing(32, 32, 8, 128, 16, {8192});
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].name == "MHA");
+    CHECK(rows[0].total_bytes == 4ULL << 30);
+    CHECK(rows[1].ratio_num == 1);
+    CHECK(rows[1].ratio_den == 4);
+    CHECK(rows[2].ratio_den == 32);
+    CHECK(rows[1].kv_proj_width == 1024);
+    CHECK_THROWS_WITH(compare_head_sharing(32, 30, 8, 128, 16, {1}), Catch::Contains("must be divisible by --kv-heads 8"));
+}
+
+TEST_CASE("budget: tokens, batch and blocks after the weights", "[kv]") {
+    KvSpec spec = uniform_kv(32, 8, 128, 16);  // 128 KiB per token, 1 GiB per 8192-token request
+    KvBudget b = kv_budget(spec, 80ULL << 30, 14000000000ULL, 8192, 16);
+    CHECK(b.available_bytes == (80ULL << 30) - 14000000000ULL);
+    CHECK(*b.max_tokens == b.available_bytes / 131072);
+    CHECK(*b.max_batch == b.available_bytes / (1ULL << 30));
+    CHECK(*b.max_blocks == b.available_bytes / (131072ULL * 16));
+    CHECK(*b.blocks_per_request == 512);
+    CHECK(*b.max_concurrency == *b.max_blocks / 512);
+    CHECK_THROWS_WITH(kv_budget(spec, 10ULL << 30, 14000000000ULL, 8192, std::nullopt),
+                      Catch::Contains("leaves no room for the KV cache"));
+}
