@@ -45,5 +45,6 @@ inline bool given(const CLI::App& sub, const std::string& name) { return sub.cou
 // Registration of each subcommand (one file each under apps/).
 void setup_kv_mem(CLI::App& app);
 void setup_verify(CLI::App& app);
+void setup_decode_roofline(CLI::App& app);
 
 }  // namespace inferlab::app

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
         "\nUnits: sizes take B or explicit decimal (kB MB GB TB) / binary (KiB MiB GiB TiB) suffixes;\n"
         "token counts take k (1000) or Ki (1024). Run 'inferlab SUBCOMMAND --help' for examples.");
     inferlab::app::setup_kv_mem(app);
+    inferlab::app::setup_decode_roofline(app);
     inferlab::app::setup_verify(app);
     try {
         app.parse(argc, argv);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "inferlab/kv.hpp"
+#include "inferlab/roofline.hpp"
 #include "inferlab/units.hpp"
 #include "inferlab/verify.hpp"
 
@@ -73,6 +74,48 @@ std::vector<Example> build() {
                   "H_kv=8 d=128", "1024", true, [] {
                       auto rows = compare_head_sharing(1, 32, 8, 128, 16, {1});
                       return Computed{static_cast<double>(rows.at(1).kv_proj_width), std::to_string(rows.at(1).kv_proj_width)};
+                  }});
+
+    // ---- decode read volume (issue: decode-roofline) ----
+    // W = 14×10^9 B, M_KV = 2^30 B per request (the §2.1.1 cache), β = 10^12 B/s.
+    auto doc_step = [](std::uint64_t batch) {
+        DecodeModel m;
+        m.weight_bytes = 14000000000ULL;
+        m.kv_spec = uniform_kv(32, 8, 128, 16);
+        Machine hw;
+        hw.bandwidth = 1e12;
+        return decode_step(m, std::vector<std::uint64_t>(batch, 8192), hw);
+    };
+    const std::string in1 = "W=14 GB, M_KV=1 GiB, β=1 TB/s, B=1";
+    const std::string in8 = "W=14 GB, M_KV=1 GiB, β=1 TB/s, B=8";
+    auto gb = [](double bytes) { return Computed{bytes, fmt::format("{:.3f} GB", bytes / 1e9)}; };
+    auto sec = [](double s) { return Computed{s, fmt::format("{:.3f} ms", s * 1e3)}; };
+    auto rate = [](double r) { return Computed{r, fmt::format("{:.2f} token/s", r)}; };
+    ex.push_back({"decode.doc1.b1-bytes", kDoc1, kDoc1DecodeSection, "bytes read by one step, B=1", in1, "15.074 GB",
+                  false, [=] { return gb(static_cast<double>(doc_step(1).bytes)); }});
+    ex.push_back({"decode.doc1.b1-time", kDoc1, kDoc1DecodeSection, "step time bound, B=1", in1, "15.074 ms", false,
+                  [=] { return sec(doc_step(1).step_time_s); }});
+    ex.push_back({"decode.doc1.b1-aggregate", kDoc1, kDoc1DecodeSection, "aggregate tokens/s bound, B=1", in1,
+                  "66.34 token/s", false, [=] { return rate(doc_step(1).aggregate_tokens_per_s); }});
+    ex.push_back({"decode.doc1.b1-per-request", kDoc1, kDoc1DecodeSection, "per-request tokens/s bound, B=1", in1,
+                  "66.34 token/s", false, [=] { return rate(doc_step(1).per_request_tokens_per_s); }});
+    ex.push_back({"decode.doc1.b8-bytes", kDoc1, kDoc1DecodeSection, "bytes read by one step, B=8", in8, "22.590 GB",
+                  false, [=] { return gb(static_cast<double>(doc_step(8).bytes)); }});
+    ex.push_back({"decode.doc1.b8-time", kDoc1, kDoc1DecodeSection, "step time bound, B=8", in8, "22.590 ms", false,
+                  [=] { return sec(doc_step(8).step_time_s); }});
+    ex.push_back({"decode.doc1.b8-aggregate", kDoc1, kDoc1DecodeSection, "aggregate tokens/s bound, B=8", in8,
+                  "354.14 token/s", false, [=] { return rate(doc_step(8).aggregate_tokens_per_s); }});
+    ex.push_back({"decode.doc1.b8-per-request", kDoc1, kDoc1DecodeSection, "per-request tokens/s bound, B=8", in8,
+                  "44.27 token/s", false, [=] { return rate(doc_step(8).per_request_tokens_per_s); }});
+    ex.push_back({"decode.doc1.reads-ratio", kDoc1, kDoc1DecodeSection, "reads, B=8 against B=1", "D_8 / D_1", "×1.50",
+                  false, [=] {
+                      double v = static_cast<double>(doc_step(8).bytes) / static_cast<double>(doc_step(1).bytes);
+                      return Computed{v, fmt::format("×{:.2f}", v)};
+                  }});
+    ex.push_back({"decode.doc1.aggregate-ratio", kDoc1, kDoc1DecodeSection, "aggregate bound, B=8 against B=1",
+                  "R_all(8) / R_all(1)", "×5.34", false, [=] {
+                      double v = doc_step(8).aggregate_tokens_per_s / doc_step(1).aggregate_tokens_per_s;
+                      return Computed{v, fmt::format("×{:.2f}", v)};
                   }});
     return ex;
 }

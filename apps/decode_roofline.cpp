@@ -1,0 +1,429 @@
+// inferlab decode-roofline: what one decode step reads, and what that bounds.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "common.hpp"
+#include "inferlab/dtype.hpp"
+#include "inferlab/error.hpp"
+#include "inferlab/hardware.hpp"
+#include "inferlab/model_config.hpp"
+#include "inferlab/roofline.hpp"
+#include "inferlab/units.hpp"
+
+namespace inferlab::app {
+namespace {
+
+struct RooflineOptions {
+    std::string weights_bytes, params, weight_dtype, config, model;
+    std::string kv_bytes_per_request, seq_len, kv_dtype;
+    std::string batch, bandwidth, hw, peak_flops, memory;
+    std::string prompt_len, output_len;
+    bool list_hw = false;
+    bool batch_given = false;  // given, even as an empty string
+    OutputFlags out;
+};
+
+// "1,8" or "1..64": the batch sizes of the table.
+std::vector<std::uint64_t> parse_batches(const std::string& text) {
+    constexpr std::uint64_t kMaxRows = 4096;
+    std::vector<std::uint64_t> out;
+    for (const auto& item : split_list("--batch", text)) {
+        auto dots = item.find("..");
+        if (dots == std::string::npos) {
+            out.push_back(parse_positive_int("--batch", item));
+            continue;
+        }
+        std::uint64_t lo = parse_positive_int("--batch", item.substr(0, dots));
+        std::uint64_t hi = parse_positive_int("--batch", item.substr(dots + 2));
+        if (hi < lo) throw InputError("--batch", item, "is a range whose end is below its start");
+        if (hi - lo >= kMaxRows) throw InputError("--batch", item, "spans more than 4096 batch sizes");
+        for (std::uint64_t b = lo; b <= hi; ++b) out.push_back(b);
+    }
+    if (out.size() > kMaxRows) throw InputError("--batch", text, "lists more than 4096 batch sizes");
+    return out;
+}
+
+std::string ms(double s) { return fmt::format("{:.3f} ms", s * 1e3); }
+std::string gb3(std::uint64_t bytes) { return fmt::format("{:.3f}", static_cast<double>(bytes) / 1e9); }
+std::string gib3(std::uint64_t bytes) { return fmt::format("{:.3f}", static_cast<double>(bytes) / 1073741824.0); }
+// "1 TB/s (1e+12 B/s)": decimal, as bandwidths are quoted.
+std::string rate_text(double bps) {
+    const char* unit = "B/s";
+    double v = bps;
+    for (const char* u : {"kB/s", "MB/s", "GB/s", "TB/s", "PB/s"}) {
+        if (v < 1000) break;
+        v /= 1000;
+        unit = u;
+    }
+    return fmt::format("{} {} ({:.6g} B/s)", format_real(v, 6), unit, bps);
+}
+std::string tps(double v) { return fmt::format("{:.2f}", v); }
+std::string ratio(double v) { return fmt::format("{:.2f}", v); }
+
+struct Inputs {
+    DecodeModel model;
+    Machine machine;
+    std::vector<std::uint64_t> lens;     // one per request of a row (a single length: repeated)
+    bool lens_are_batch = false;         // --seq-len listed several requests: the batch itself
+    std::vector<std::uint64_t> batches;
+    std::string weights_from, kv_from, bandwidth_from, flops_from, memory_from;
+    std::optional<ModelConfig> config;
+    std::optional<Hardware> hw;
+};
+
+Inputs gather(const RooflineOptions& o) {
+    Inputs in;
+    if (!o.config.empty() && !o.model.empty()) throw InputError("--config and --model both given: choose one");
+    if (!o.config.empty() || !o.model.empty())
+        in.config = o.config.empty() ? load_named_model(o.model) : load_config_file(o.config);
+
+    // ---- weights ----
+    std::optional<DType> wdt;
+    if (!o.weight_dtype.empty()) wdt = parse_dtype("--weight-dtype", o.weight_dtype);
+    else if (in.config && in.config->dtype) wdt = in.config->dtype;
+    if (!o.params.empty()) in.model.params = parse_count_with_suffix("--params", o.params);
+    else if (in.config) in.model.params = count_params(*in.config).active_per_token;
+    if (!o.weights_bytes.empty()) {
+        in.model.weight_bytes = parse_bytes("--weights-bytes", o.weights_bytes);
+        if (in.model.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, "must be positive");
+        in.weights_from = "--weights-bytes";
+        if (!in.model.params && !o.weight_dtype.empty())
+            in.model.params = to_u64(static_cast<u128>(in.model.weight_bytes) * 8 / wdt->bits, "parameter count");
+    } else if (in.model.params) {
+        if (!wdt) throw InputError("--params needs --weight-dtype (bf16, fp8, int4, ...) to give the weight bytes");
+        std::uint64_t total = !o.params.empty() ? *in.model.params : count_params(*in.config).total;
+        in.model.weight_bytes = to_u64((static_cast<u128>(total) * wdt->bits + 7) / 8, "weight bytes");
+        in.weights_from = fmt::format("{} parameters × {} B ({}){}", group_thousands(total), exact_ratio(wdt->bits, 8, 3),
+                                      wdt->name, o.params.empty() ? ", counted from the config" : "");
+    } else {
+        throw InputError("no weights: give --weights-bytes (e.g. 14GB), --params with --weight-dtype, or --config/--model");
+    }
+
+    // ---- machine ----
+    if (!o.hw.empty()) in.hw = find_hardware("--hw", o.hw);
+    if (!o.bandwidth.empty()) {
+        in.machine.bandwidth = parse_rate("--bandwidth", o.bandwidth);
+        in.bandwidth_from = "--bandwidth " + o.bandwidth;
+    } else if (in.hw) {
+        in.machine.bandwidth = in.hw->bandwidth;
+        in.bandwidth_from = fmt::format("{} ({}, {})", in.hw->bandwidth_text, in.hw->name, in.hw->source);
+    } else {
+        throw InputError("no bandwidth: give --bandwidth (e.g. 1TB/s, 3.35e12) or --hw NAME (see --list-hw)");
+    }
+    if (!o.peak_flops.empty()) {
+        in.machine.peak_flops = parse_flops("--peak-flops", o.peak_flops);
+        in.flops_from = "--peak-flops " + o.peak_flops;
+    } else if (in.hw && in.hw->peak_flops) {
+        in.machine.peak_flops = in.hw->peak_flops;
+        in.flops_from = fmt::format("{} dense BF16 ({})", in.hw->flops_text, in.hw->name);
+    }
+    if (!o.memory.empty()) {
+        in.machine.memory_bytes = parse_bytes("--memory", o.memory);
+        in.memory_from = "--memory " + o.memory;
+    } else if (in.hw && in.hw->memory_bytes) {
+        in.machine.memory_bytes = in.hw->memory_bytes;
+        in.memory_from = fmt::format("{} ({})", in.hw->memory_text, in.hw->name);
+    }
+
+    // ---- KV ----
+    if (!o.seq_len.empty()) {
+        for (const auto& item : split_list("--seq-len", o.seq_len)) {
+            std::uint64_t s = parse_tokens("--seq-len", item);
+            if (s == 0) throw InputError("--seq-len", item, "must be a positive token count");
+            in.lens.push_back(s);
+        }
+    }
+    if (!o.kv_bytes_per_request.empty()) {
+        in.model.kv_bytes_per_request = parse_bytes("--kv-bytes-per-request", o.kv_bytes_per_request);
+        in.kv_from = "--kv-bytes-per-request " + o.kv_bytes_per_request;
+        if (!o.kv_dtype.empty()) throw InputError("--kv-dtype does not apply with --kv-bytes-per-request");
+    } else if (in.config) {
+        if (in.lens.empty()) throw InputError("--seq-len is required to derive the KV bytes from the model");
+        DType kd = !o.kv_dtype.empty() ? parse_dtype("--kv-dtype", o.kv_dtype)
+                                       : (in.config->dtype ? *in.config->dtype
+                                                           : throw InputError("the config names no torch_dtype: give --kv-dtype"));
+        in.model.kv_spec = kv_spec_from_config(*in.config, kd.bits);
+        in.kv_from = fmt::format("{} at {} (kv-mem's formula)", in.config->name, kd.name);
+    } else {
+        throw InputError("no KV size: give --kv-bytes-per-request (e.g. 1GiB), or a model with --config/--model and --seq-len");
+    }
+    if (in.config && !in.config->mla) {
+        in.model.attn_layers = in.config->layers;
+        in.model.attn_q_heads = in.config->q_heads;
+        in.model.attn_head_dim = in.config->head_dim;
+    }
+
+    // ---- batches ----
+    if (in.lens.size() > 1) {
+        if (o.batch_given) throw InputError("--batch", o.batch, "cannot be combined with a list of lengths: the list is the batch");
+        in.lens_are_batch = true;
+        in.batches = {in.lens.size()};
+    } else {
+        in.batches = parse_batches(o.batch_given ? o.batch : "1");
+    }
+    return in;
+}
+
+std::vector<std::uint64_t> row_lens(const Inputs& in, std::uint64_t batch) {
+    if (in.lens_are_batch) return in.lens;
+    // Fixed M_KV without lengths: the lengths only count the requests (attention FLOPs need a model).
+    return std::vector<std::uint64_t>(batch, in.lens.empty() ? 0 : in.lens.front());
+}
+
+void list_hw(const RooflineOptions& o) {
+    Report r;
+    Table t{{"name", "kind", "bandwidth", "dense BF16", "memory", "source"}, {}, {false, false, true, true, true, false}};
+    r.json["hardware"] = nlohmann::json::array();
+    for (const auto& h : hardware_presets()) {
+        t.rows.push_back({h.name, h.kind, h.bandwidth_text, h.flops_text.empty() ? "-" : h.flops_text,
+                          h.memory_text.empty() ? "-" : h.memory_text, h.source});
+        nlohmann::json j = {{"name", h.name}, {"kind", h.kind}, {"bandwidth_bytes_per_s", h.bandwidth},
+                            {"bandwidth_text", h.bandwidth_text}, {"notes", h.notes}, {"source", h.source}};
+        if (h.peak_flops) j["peak_flops"] = *h.peak_flops;
+        if (h.memory_bytes) j["memory_bytes"] = *h.memory_bytes;
+        r.json["hardware"].push_back(j);
+    }
+    r.human = "Hardware presets (examples/hardware.json; bandwidths decimal as the spec sheets print them):\n" +
+              render_text(t, "  ");
+    r.explain = r.human;
+    for (const auto& h : hardware_presets()) r.explain += fmt::format("  {}: {}\n", h.name, h.notes);
+    r.csv = t;
+    emit(r, o.out);
+}
+
+void run(const RooflineOptions& o) {
+    if (o.list_hw) return list_hw(o);
+    Inputs in = gather(o);
+    const DecodeModel& m = in.model;
+    const Machine& hw = in.machine;
+
+    std::vector<DecodeStep> rows;
+    for (std::uint64_t b : in.batches) rows.push_back(decode_step(m, row_lens(in, b), hw));
+
+    Report r;
+    auto& j = r.json;
+    j["inputs"] = {{"weight_bytes", m.weight_bytes}, {"weights_from", in.weights_from}, {"kv_from", in.kv_from},
+                   {"bandwidth_bytes_per_s", hw.bandwidth}, {"bandwidth_from", in.bandwidth_from}};
+    if (m.params) j["inputs"]["params"] = *m.params;
+    if (m.kv_bytes_per_request) j["inputs"]["kv_bytes_per_request"] = *m.kv_bytes_per_request;
+    if (!in.lens.empty()) j["inputs"]["seq_lens"] = in.lens;
+    if (hw.peak_flops) {
+        j["inputs"]["peak_flops"] = *hw.peak_flops;
+        j["inputs"]["ridge_flops_per_byte"] = *hw.peak_flops / hw.bandwidth;
+    }
+    if (hw.memory_bytes) j["inputs"]["memory_bytes"] = *hw.memory_bytes;
+
+    Table t{{"batch", "bytes/step (GB)", "bytes/step (GiB)", "step bound", "aggregate tok/s", "per-request tok/s"}, {}, {}};
+    if (hw.peak_flops) {
+        t.columns.push_back("FLOP/B");
+        t.columns.push_back("bound");
+    }
+    if (hw.memory_bytes) t.columns.push_back("fits");
+    j["rows"] = nlohmann::json::array();
+    for (const auto& s : rows) {
+        std::vector<std::string> cells = {std::to_string(s.batch), gb3(s.bytes), gib3(s.bytes), ms(s.step_time_s),
+                                          tps(s.aggregate_tokens_per_s), tps(s.per_request_tokens_per_s)};
+        nlohmann::json row = {{"batch", s.batch},
+                              {"bytes_per_step", s.bytes},
+                              {"weight_bytes", s.weight_bytes},
+                              {"kv_bytes", s.kv_bytes},
+                              {"bytes_per_step_gb", static_cast<double>(s.bytes) / 1e9},
+                              {"bytes_per_step_gib", static_cast<double>(s.bytes) / 1073741824.0},
+                              {"memory_time_s", s.memory_time_s},
+                              {"step_time_s", s.step_time_s},
+                              {"aggregate_tokens_per_s", s.aggregate_tokens_per_s},
+                              {"per_request_tokens_per_s", s.per_request_tokens_per_s},
+                              {"bound", s.compute_bound ? "compute" : "memory"}};
+        if (s.flops) {
+            row["flops_per_step"] = *s.flops;
+            row["arithmetic_intensity"] = *s.intensity;
+        }
+        if (s.compute_time_s) row["compute_time_s"] = *s.compute_time_s;
+        if (hw.peak_flops) {
+            cells.push_back(s.intensity ? format_real(*s.intensity, 4) : "-");
+            cells.push_back(s.compute_bound ? "compute" : "memory");
+        }
+        if (s.fits) {
+            row["fits"] = *s.fits;
+            cells.push_back(*s.fits ? "yes" : "NO");
+        }
+        j["rows"].push_back(row);
+        t.rows.push_back(cells);
+    }
+    r.csv = t;
+
+    std::string& h = r.human;
+    std::string& x = r.explain;
+    h += fmt::format("Decode step read volume: D_B = W + Σ_i M_KV,i; t_B ≥ D_B / β (first document §2.1.3)\n");
+    h += fmt::format("  W    = {}   [{}]\n", bytes_all_units(m.weight_bytes), in.weights_from);
+    h += fmt::format("  M_KV = {}\n", in.kv_from);
+    h += fmt::format("  β    = {}   [{}]\n", rate_text(hw.bandwidth), in.bandwidth_from);
+    if (hw.peak_flops)
+        h += fmt::format("  π    = {} FLOP/s   [{}]; ridge point π/β = {} FLOP/B\n", format_real(*hw.peak_flops, 6),
+                         in.flops_from, format_real(*hw.peak_flops / hw.bandwidth, 4));
+    if (hw.memory_bytes) h += fmt::format("  memory {}   [{}]\n", bytes_all_units(*hw.memory_bytes), in.memory_from);
+    h += "\n" + render_text(t, "  ");
+
+    x += "Read-volume model (first document §2.1.3): each decode step reads the weights once and each\n"
+         "request's whole KV history once, and produces one token per request.\n"
+         "  D_B = W + Σ_i M_KV,i      t_B ≥ D_B / β      R_all ≤ B / t_B      R_one ≤ 1 / t_B\n";
+    x += fmt::format("  W = {}\n", bytes_all_units(m.weight_bytes));
+    if (m.kv_bytes_per_request)
+        x += fmt::format("  M_KV = {} per request\n", bytes_all_units(*m.kv_bytes_per_request));
+    x += "  Caution: 1 GiB = 1.073741824 GB; convert every term to the same unit before adding (W in GB, M_KV in GiB).\n";
+    x += fmt::format("  β = {}\n", rate_text(hw.bandwidth));
+    for (const auto& s : rows) {
+        x += fmt::format("\nB = {}:\n", s.batch);
+        if (m.kv_bytes_per_request && !in.lens_are_batch)
+            x += fmt::format("  D_{} = {} + {} × {} = {} B\n      = {} GB + {} × {} GB = {} GB\n", s.batch,
+                             group_thousands(m.weight_bytes), s.batch, group_thousands(*m.kv_bytes_per_request),
+                             group_thousands(s.bytes), exact_ratio(m.weight_bytes, 1000000000, 9), s.batch,
+                             exact_ratio(*m.kv_bytes_per_request, 1000000000, 9), exact_ratio(s.bytes, 1000000000, 9));
+        else
+            x += fmt::format("  D_{} = {} + {} = {} B = {} GB\n", s.batch, group_thousands(m.weight_bytes),
+                             group_thousands(s.kv_bytes), group_thousands(s.bytes),
+                             exact_ratio(s.bytes, 1000000000, 9));
+        x += fmt::format("  t_{} ≥ {} B / {:.6g} B/s = {}\n", s.batch, group_thousands(s.bytes), hw.bandwidth,
+                         ms(s.memory_time_s));
+        if (s.compute_time_s)
+            x += fmt::format("  compute: F = {} FLOP / {} FLOP/s = {} → {}-bound\n", format_real(*s.flops, 6),
+                             format_real(*hw.peak_flops, 6), ms(*s.compute_time_s), s.compute_bound ? "compute" : "memory");
+        x += fmt::format("  R_all ≤ {} / {} s = {} token/s;  per request ≤ 1 / {} s = {} token/s\n", s.batch,
+                         format_real(s.step_time_s, 6), tps(s.aggregate_tokens_per_s), format_real(s.step_time_s, 6),
+                         tps(s.per_request_tokens_per_s));
+    }
+
+    if (rows.size() >= 2) {
+        const DecodeStep& a = rows.front();
+        const DecodeStep& b = rows.back();
+        double reads = static_cast<double>(b.bytes) / static_cast<double>(a.bytes);
+        double agg = b.aggregate_tokens_per_s / a.aggregate_tokens_per_s;
+        double per = b.per_request_tokens_per_s / a.per_request_tokens_per_s;
+        j["comparison"] = {{"from_batch", a.batch}, {"to_batch", b.batch}, {"reads_ratio", reads},
+                           {"aggregate_ratio", agg}, {"per_request_ratio", per}};
+        std::string line = fmt::format("B = {} → {}: reads ×{}, aggregate ×{}, per-request {} {}×", a.batch, b.batch,
+                                       ratio(reads), ratio(agg), per < 1 ? "down to" : "at", ratio(per));
+        h += "\n" + line + "\n";
+        h += "  (batching shares the weight read; it does not make any one request's next token come sooner)\n";
+        x += "\n" + line + "\n";
+    }
+
+    if (hw.peak_flops && m.params && !in.lens_are_batch) {
+        std::uint64_t s0 = in.lens.empty() ? 0 : in.lens.front();
+        auto from = compute_bound_from(m, s0, hw);
+        if (from) {
+            j["compute_bound_from_batch"] = *from;
+            h += fmt::format("Compute limit: a step becomes compute-bound from B = {} (intensity passes the ridge point {} FLOP/B)\n",
+                             *from, format_real(*hw.peak_flops / hw.bandwidth, 4));
+        } else {
+            j["compute_bound_from_batch"] = nullptr;
+            h += "Compute limit: memory-bound at every batch size (each added request reads its KV faster than it computes)\n";
+        }
+        if (!m.has_attention_shape()) h += "  (attention FLOPs not counted: no model shape; give --config/--model)\n";
+    }
+    if (hw.memory_bytes) {
+        bool any_fail = false;
+        for (const auto& s : rows) any_fail = any_fail || !*s.fits;
+        if (any_fail) h += "Rows marked NO hold more weights + KV than the device memory.\n";
+    }
+    if (rows.size() >= 3) {
+        std::vector<std::string> labels;
+        ChartSeries agg{"aggregate tokens/s", {}}, per{"per-request tokens/s", {}};
+        for (const auto& s : rows) {
+            labels.push_back("B=" + std::to_string(s.batch));
+            agg.values.push_back(s.aggregate_tokens_per_s);
+            per.values.push_back(s.per_request_tokens_per_s);
+        }
+        h += "\n" + render_bar_chart(labels, {agg, per}, 50);
+    }
+
+    // ---- generation, prefill, latency ----
+    if (!o.output_len.empty() || !o.prompt_len.empty()) {
+        if (!m.kv_spec) throw InputError("--prompt-len/--output-len need the KV geometry: use --config or --model, not --kv-bytes-per-request");
+        if (in.lens_are_batch) throw InputError("--prompt-len/--output-len take requests of one length: give --batch, not a list of lengths");
+        if (o.prompt_len.empty() || o.output_len.empty()) throw InputError("give both --prompt-len P and --output-len N");
+        std::uint64_t P = parse_tokens("--prompt-len", o.prompt_len);
+        if (P == 0) throw InputError("--prompt-len", o.prompt_len, "must be a positive token count");
+        std::uint64_t N = parse_tokens("--output-len", o.output_len);
+        if (N == 0) throw InputError("--output-len", o.output_len, "must be a positive token count");
+        if (N > 10000000) throw InputError("--output-len", o.output_len, "must be at most 10,000,000 tokens");
+        Table g{{"batch", "decode total", "avg step", "last step", "all at final S", "TTFT", "TPOT", "end-to-end"}, {}, {}};
+        j["generation"] = nlohmann::json::array();
+        for (std::uint64_t b : in.batches) {
+            GenerationBound whole = decode_generation(m, b, P, N, hw);
+            nlohmann::json gj = {{"batch", b},
+                                 {"prompt_len", P},
+                                 {"output_len", N},
+                                 {"decode_total_s", whole.total_time_s},
+                                 {"average_step_s", whole.average_step_s},
+                                 {"last_step_s", whole.last_step_s},
+                                 {"charged_at_final_length_s", whole.charged_at_final_s}};
+            std::vector<std::string> cells = {std::to_string(b), ms(whole.total_time_s), ms(whole.average_step_s),
+                                              ms(whole.last_step_s), ms(whole.charged_at_final_s)};
+            if (hw.peak_flops && m.params) {
+                LatencyBound lb = latency_bound(m, b, P, N, hw);
+                gj["ttft_s"] = lb.ttft_s;
+                gj["tpot_s"] = lb.tpot_s;
+                gj["end_to_end_s"] = lb.end_to_end_s;
+                gj["prefill_bound"] = lb.prefill.compute_bound ? "compute" : "memory";
+                gj["prefill_flops"] = lb.prefill.flops;
+                cells.insert(cells.end(), {ms(lb.ttft_s), ms(lb.tpot_s), ms(lb.end_to_end_s)});
+            } else {
+                cells.insert(cells.end(), {"-", "-", "-"});
+            }
+            j["generation"].push_back(gj);
+            g.rows.push_back(cells);
+        }
+        h += fmt::format("\nWhole generation: P = {} prompt tokens, N = {} output tokens; decode step i reads S = P + i\n", P, N);
+        h += render_text(g, "  ");
+        h += "  TTFT: request start to the first output token (here: the prefill bound alone, no queueing);\n"
+             "  TPOT: mean time per output token after the first; end-to-end = TTFT + (N−1)·TPOT (second document).\n";
+        if (!hw.peak_flops) h += "  (TTFT needs --peak-flops or --hw with a FLOPS figure: prefill is mostly compute-bound)\n";
+        x += fmt::format("\nWhole generation: Σ_(i=0)^(N−1) t(S = P + i) with P = {}, N = {}; charging every step at the "
+                         "final length overstates it.\n", P, N);
+        x += "Prefill: F = 2·P_params·P + 2·L·H_q·d·P² per prompt (causal attention), t ≥ max(bytes/β, F/π);\n"
+             "TTFT = prefill bound; TPOT = mean of the N−1 later steps; end-to-end = TTFT + (N−1)·TPOT.\n";
+    }
+    emit(r, o.out);
+}
+
+}  // namespace
+
+void setup_decode_roofline(CLI::App& app) {
+    auto opt = std::make_shared<RooflineOptions>();
+    CLI::App* sub = app.add_subcommand("decode-roofline", "Bytes one decode step reads, and the time and tokens/s that bounds");
+    sub->add_option("--weights-bytes", opt->weights_bytes, "W, weight bytes read per step (14GB)");
+    sub->add_option("--params", opt->params, "weight parameters (7e9, 7B): W with --weight-dtype, and 2 FLOPs per parameter per token");
+    sub->add_option("--weight-dtype", opt->weight_dtype, "weight precision (default: the config's torch_dtype)");
+    sub->add_option("--config", opt->config, "a Hugging Face config.json (weights counted, KV from kv-mem's formula)");
+    sub->add_option("--model", opt->model, "a shipped config (inferlab kv-mem --list-models)");
+    sub->add_option("--kv-bytes-per-request", opt->kv_bytes_per_request, "M_KV per request (1GiB)");
+    sub->add_option("--seq-len", opt->seq_len, "tokens cached per request (with a model); a list = requests of different lengths");
+    sub->add_option("--kv-dtype", opt->kv_dtype, "KV precision with a model (default: torch_dtype)");
+    sub->add_option("--batch", opt->batch, "batch sizes: 1,8 or a range 1..64 (default 1)");
+    sub->add_option("--bandwidth", opt->bandwidth, "β, sustained memory bandwidth (1TB/s, 3.35e12)");
+    sub->add_option("--hw", opt->hw, "a hardware preset (see --list-hw)");
+    sub->add_option("--peak-flops", opt->peak_flops, "π, dense peak FLOP/s (989TFLOPS): adds the compute bound");
+    sub->add_option("--memory", opt->memory, "device memory (80GiB): marks batches that do not fit");
+    sub->add_option("--prompt-len", opt->prompt_len, "P: prefill bound, TTFT, TPOT and end-to-end");
+    sub->add_option("--output-len", opt->output_len, "N: a whole generation, the context growing one token a step");
+    sub->add_flag("--list-hw", opt->list_hw, "list the hardware presets with their sources");
+    add_output_flags(*sub, opt->out, true);
+    sub->footer(examples_footer(
+        {"inferlab decode-roofline --weights-bytes 14GB --kv-bytes-per-request 1GiB --bandwidth 1TB/s --batch 1,8",
+         "    → B=1: 15.074 GB, 15.074 ms, 66.34 tok/s;  B=8: 22.590 GB, 22.590 ms, 354.14 aggregate, 44.27 per request",
+         "inferlab decode-roofline --model llama-3-8b --seq-len 8192 --hw h100-sxm --batch 1..64",
+         "inferlab decode-roofline --model llama-3-8b --hw h100-sxm --seq-len 1 --prompt-len 2048 --output-len 512 --batch 1,8"},
+        "JSON keys: inputs{...}, rows[]{batch, bytes_per_step, weight_bytes, kv_bytes, bytes_per_step_gb,\n"
+        "bytes_per_step_gib, memory_time_s, compute_time_s, step_time_s, flops_per_step, arithmetic_intensity, bound,\n"
+        "aggregate_tokens_per_s, per_request_tokens_per_s, fits}, comparison{reads_ratio, aggregate_ratio,\n"
+        "per_request_ratio}, compute_bound_from_batch, generation[]{decode_total_s, average_step_s, last_step_s,\n"
+        "charged_at_final_length_s, ttft_s, tpot_s, end_to_end_s}."));
+    sub->callback([opt, sub] {
+        opt->batch_given = sub->count("--batch") > 0;
+        run(*opt);
+    });
+}
+
+}  // namespace inferlab::app

@@ -1,0 +1,28 @@
+#pragma once
+// Hardware presets (examples/hardware.json, compiled in): bandwidth, dense BF16 peak, memory,
+// each with its source and the unit convention of that source.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace inferlab {
+
+struct Hardware {
+    std::string name;
+    std::string kind;                      // gpu, cpu, teaching
+    double bandwidth = 0;                  // B/s
+    std::string bandwidth_text;            // as the source prints it: "3.35TB/s"
+    std::optional<double> peak_flops;      // dense BF16 FLOP/s
+    std::string flops_text;
+    std::optional<std::uint64_t> memory_bytes;
+    std::string memory_text;
+    std::string notes;                     // unit conventions of the source
+    std::string source;
+};
+
+const std::vector<Hardware>& hardware_presets();
+// InputError naming `where` and the known names when absent.
+const Hardware& find_hardware(const std::string& where, const std::string& name);
+
+}  // namespace inferlab

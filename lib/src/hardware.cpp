@@ -1,0 +1,55 @@
+#include "inferlab/hardware.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "inferlab/error.hpp"
+#include "inferlab/units.hpp"
+#include "shipped_hardware.hpp"
+
+namespace inferlab {
+namespace {
+
+std::vector<Hardware> load() {
+    std::vector<Hardware> out;
+    auto j = nlohmann::json::parse(detail::kShippedHardware[0].json);
+    for (const auto& d : j.at("devices")) {
+        Hardware h;
+        h.name = d.at("name").get<std::string>();
+        const std::string where = "hardware preset '" + h.name + "'";
+        h.kind = d.value("kind", "");
+        h.bandwidth_text = d.at("memory_bandwidth").get<std::string>();
+        h.bandwidth = parse_rate(where + " memory_bandwidth", h.bandwidth_text);
+        h.notes = d.value("bandwidth_note", "");
+        if (d.contains("bf16_dense_flops")) {
+            h.flops_text = d["bf16_dense_flops"].get<std::string>();
+            h.peak_flops = parse_flops(where + " bf16_dense_flops", h.flops_text);
+            h.notes += "; " + d.value("flops_note", "");
+        }
+        if (d.contains("memory")) {
+            h.memory_text = d["memory"].get<std::string>();
+            h.memory_bytes = parse_bytes(where + " memory", h.memory_text);
+            h.notes += "; " + d.value("memory_note", "");
+        }
+        h.source = d.at("source").get<std::string>();
+        out.push_back(h);
+    }
+    return out;
+}
+
+}  // namespace
+
+const std::vector<Hardware>& hardware_presets() {
+    static const std::vector<Hardware> all = load();
+    return all;
+}
+
+const Hardware& find_hardware(const std::string& where, const std::string& name) {
+    std::string names;
+    for (const auto& h : hardware_presets()) {
+        if (h.name == name) return h;
+        names += (names.empty() ? "" : ", ") + h.name;
+    }
+    throw InputError(where, name, "is not a known hardware preset (known: " + names + "; see --list-hw)");
+}
+
+}  // namespace inferlab

@@ -1,0 +1,112 @@
+#include <catch2/catch.hpp>
+
+#include "../support/cli.hpp"
+
+using namespace inferlab::test;
+using Catch::Matchers::WithinRel;
+
+namespace {
+const std::vector<std::string> kDoc = {"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB",
+                                       "--bandwidth", "1TB/s", "--batch", "1,8"};
+void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
+    INFO("args: " << Catch::Detail::stringify(args));
+    auto r = run_inferlab(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(one_error_line(r));
+    CHECK(r.err.find(fragment) != std::string::npos);
+}
+void check_doc_rows(const nlohmann::json& j) {
+    REQUIRE(j["rows"].size() == 2);
+    const auto& a = j["rows"][0];
+    const auto& b = j["rows"][1];
+    CHECK(a["batch"] == 1);
+    CHECK(a["bytes_per_step"] == 15073741824ULL);
+    CHECK(b["bytes_per_step"] == 22589934592ULL);
+    // 1e-12 relative: a division or two in double.
+    CHECK_THAT(a["step_time_s"].get<double>(), WithinRel(0.015073741824, 1e-12));
+    CHECK_THAT(a["aggregate_tokens_per_s"].get<double>(), WithinRel(66.34, 1e-3));
+    CHECK_THAT(a["per_request_tokens_per_s"].get<double>(), WithinRel(66.34, 1e-3));
+    CHECK_THAT(b["aggregate_tokens_per_s"].get<double>(), WithinRel(354.14, 1e-4));
+    CHECK_THAT(b["per_request_tokens_per_s"].get<double>(), WithinRel(44.27, 1e-3));
+}
+}  // namespace
+
+TEST_CASE("decode-roofline must-show: the document's table as JSON", "[cli][decode-roofline]") {
+    auto j = parse_json(run_inferlab([] { auto a = kDoc; a.push_back("--json"); return a; }()));
+    check_doc_rows(j);
+    CHECK_THAT(j["comparison"]["reads_ratio"].get<double>(), WithinRel(1.4987, 1e-3));
+    CHECK_THAT(j["comparison"]["aggregate_ratio"].get<double>(), WithinRel(5.338, 1e-3));
+}
+
+TEST_CASE("decode-roofline: the same rows from a model config", "[cli][decode-roofline]") {
+    auto j = parse_json(run_inferlab({"decode-roofline", "--config", data_path("doc1-7b.json"), "--params", "7e9",
+                                      "--weight-dtype", "bf16", "--seq-len", "8192", "--bandwidth", "1e12", "--batch",
+                                      "1,8", "--json"}));
+    check_doc_rows(j);
+}
+
+TEST_CASE("decode-roofline: human output, explain with the GiB caution, CSV", "[cli][decode-roofline]") {
+    auto h = run_inferlab(kDoc);
+    CHECK(h.status == 0);
+    CHECK(h.out.find("15.074") != std::string::npos);
+    CHECK(h.out.find("354.14") != std::string::npos);
+    CHECK(h.out.find("reads ×1.50, aggregate ×5.34, per-request down to 0.67×") != std::string::npos);
+    auto x = run_inferlab([] { auto a = kDoc; a.push_back("--explain"); return a; }());
+    CHECK(x.out.find("1 GiB = 1.073741824 GB") != std::string::npos);
+    CHECK(x.out.find("= 14 GB + 8 × 1.073741824 GB = 22.589934592 GB") != std::string::npos);
+    auto c = run_inferlab([] { auto a = kDoc; a.push_back("--csv"); return a; }());
+    CHECK(c.out.rfind("batch,bytes/step (GB),bytes/step (GiB),step bound,aggregate tok/s,per-request tok/s\n", 0) == 0);
+    CHECK(c.out.find("8,22.590,21.039,22.590 ms,354.14,44.27") != std::string::npos);
+}
+
+TEST_CASE("decode-roofline: presets, compute limit, memory fit, ranges and a chart", "[cli][decode-roofline]") {
+    auto list = run_inferlab({"decode-roofline", "--list-hw"});
+    CHECK(list.status == 0);
+    CHECK(list.out.find("h100-sxm") != std::string::npos);
+    auto j = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--seq-len", "8192", "--hw", "h100-sxm",
+                                      "--batch", "1..4,64,128", "--json"}));
+    CHECK(j["rows"].size() == 6);
+    CHECK(j["rows"][0]["fits"] == true);
+    CHECK(j["rows"][5]["fits"] == false);  // 16 GB of weights + 128 GiB of KV > 80 GiB
+    CHECK(j["compute_bound_from_batch"].is_null());
+    auto short_ctx = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--seq-len", "1", "--hw", "h100-sxm",
+                                              "--json"}));
+    CHECK(short_ctx["compute_bound_from_batch"].get<int>() > 200);
+    auto chart = run_inferlab({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth",
+                               "1TB/s", "--batch", "1..8"});
+    CHECK(chart.out.find("legend:") != std::string::npos);
+}
+
+TEST_CASE("decode-roofline: a whole generation and latency bounds", "[cli][decode-roofline]") {
+    auto j = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "1",
+                                      "--prompt-len", "2048", "--output-len", "512", "--json"}));
+    const auto& g = j["generation"][0];
+    CHECK(g["decode_total_s"].get<double>() < g["charged_at_final_length_s"].get<double>());
+    CHECK_THAT(g["end_to_end_s"].get<double>(),
+               WithinRel(g["ttft_s"].get<double>() + 511 * g["tpot_s"].get<double>(), 1e-12));
+}
+
+TEST_CASE("decode-roofline: bad input exits 2 with one clear line", "[cli][decode-roofline][errors]") {
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "0"},
+                 "--bandwidth '0': must be a positive bandwidth");
+    expect_error({"decode-roofline", "--weights-bytes", "-14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s"},
+                 "--weights-bytes '-14GB': must not be negative");
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "-1GiB", "--bandwidth", "1TB/s"},
+                 "--kv-bytes-per-request '-1GiB'");
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
+                  "--batch", ""},
+                 "--batch '': is an empty list");
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
+                  "--batch", "1,x"},
+                 "--batch 'x'");
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--hw", "tpu9"},
+                 "--hw 'tpu9': is not a known hardware preset");
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
+                  "--batch", "64..8"},
+                 "--batch '64..8': is a range whose end is below its start");
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB"}, "no bandwidth");
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1T/s"},
+                 "ambiguous");
+}

@@ -1,0 +1,100 @@
+#include <catch2/catch.hpp>
+
+#include "inferlab/error.hpp"
+#include "inferlab/hardware.hpp"
+#include "inferlab/roofline.hpp"
+
+using namespace inferlab;
+using Catch::Matchers::WithinRel;
+
+namespace {
+DecodeModel doc_model() {
+    DecodeModel m;
+    m.weight_bytes = 14000000000ULL;
+    m.kv_bytes_per_request = 1ULL << 30;
+    return m;
+}
+}  // namespace
+
+TEST_CASE("decode step: D_B, t_B and the two rates", "[roofline]") {
+    Machine hw{1e12, std::nullopt, std::nullopt};
+    DecodeStep s = decode_step(doc_model(), std::vector<std::uint64_t>(8, 0), hw);
+    CHECK(s.bytes == 22589934592ULL);
+    // 1e-15 relative: one division each.
+    CHECK_THAT(s.step_time_s, WithinRel(0.022589934592, 1e-15));
+    CHECK_THAT(s.aggregate_tokens_per_s, WithinRel(8 / 0.022589934592, 1e-15));
+    CHECK_THAT(s.per_request_tokens_per_s, WithinRel(1 / 0.022589934592, 1e-15));
+    CHECK_FALSE(s.flops);
+}
+
+TEST_CASE("KV from the spec equals kv-mem's function", "[roofline]") {
+    DecodeModel m;
+    m.weight_bytes = 1;
+    m.kv_spec = uniform_kv(32, 8, 128, 16);
+    CHECK(request_kv_bytes(m, 8192) == kv_bytes(*m.kv_spec, {8192}).total_bytes);
+    Machine hw{1e12, std::nullopt, std::nullopt};
+    CHECK(decode_step(m, {8192, 4096}, hw).kv_bytes == kv_bytes(*m.kv_spec, {8192, 4096}).total_bytes);
+}
+
+TEST_CASE("compute bound: max of the two, and the batch where it switches", "[roofline]") {
+    DecodeModel m = doc_model();
+    m.kv_bytes_per_request = 0;
+    m.params = 7000000000ULL;
+    Machine hw{1e12, 100e12, std::nullopt};
+    // Weights only: memory time 14 ms; compute 14e9·B / 1e14 s = 0.14·B ms → switches past B = 100.
+    auto from = compute_bound_from(m, 0, hw);
+    REQUIRE(from);
+    CHECK(*from == 101);
+    CHECK_FALSE(decode_step(m, std::vector<std::uint64_t>(100, 0), hw).compute_bound);
+    DecodeStep s = decode_step(m, std::vector<std::uint64_t>(101, 0), hw);
+    CHECK(s.compute_bound);
+    CHECK(s.step_time_s == *s.compute_time_s);
+    // With a KV read heavier than its arithmetic, the step never turns compute-bound.
+    m.kv_bytes_per_request = 1ULL << 30;
+    // Per request: 2·7e9 FLOP / 1e15 FLOP/s = 14 µs of compute, 2^30 B / 1e12 B/s = 1.07 ms of reading.
+    CHECK_FALSE(compute_bound_from(m, 0, Machine{1e12, 1e15, std::nullopt}));
+}
+
+TEST_CASE("a whole generation sums growing steps, below charging all at the final length", "[roofline]") {
+    DecodeModel m;
+    m.weight_bytes = 14000000000ULL;
+    m.kv_spec = uniform_kv(32, 8, 128, 16);
+    Machine hw{1e12, std::nullopt, std::nullopt};
+    GenerationBound g = decode_generation(m, 1, 1000, 100, hw);
+    double expect = 0;
+    for (int i = 0; i < 100; ++i) expect += (14e9 + 131072.0 * (1000 + i)) / 1e12;
+    CHECK_THAT(g.total_time_s, WithinRel(expect, 1e-12));  // summation order only
+    CHECK(g.total_time_s < g.charged_at_final_s);
+    CHECK_THAT(g.last_step_s, WithinRel((14e9 + 131072.0 * 1099) / 1e12, 1e-15));
+}
+
+TEST_CASE("prefill, TTFT, TPOT and end-to-end", "[roofline]") {
+    DecodeModel m;
+    m.weight_bytes = 14000000000ULL;
+    m.params = 7000000000ULL;
+    m.kv_spec = uniform_kv(32, 8, 128, 16);
+    m.attn_layers = 32;
+    m.attn_q_heads = 32;
+    m.attn_head_dim = 128;
+    Machine hw{1e12, 1e15, std::nullopt};
+    LatencyBound l = latency_bound(m, 1, 1000, 11, hw);
+    double flops = 2 * 7e9 * 1000 + 2.0 * 32 * 32 * 128 * 1000 * 1000;
+    CHECK_THAT(l.prefill.flops, WithinRel(flops, 1e-15));
+    CHECK(l.prefill.compute_bound);
+    CHECK_THAT(l.ttft_s, WithinRel(flops / 1e15, 1e-15));
+    CHECK(l.decode.steps == 10);
+    CHECK(l.decode.start_len == 1001);
+    CHECK_THAT(l.end_to_end_s, WithinRel(l.ttft_s + 10 * l.tpot_s, 1e-15));
+    Machine no_pi{1e12, std::nullopt, std::nullopt};
+    CHECK_THROWS_WITH(prefill_bound(m, 1, 1000, no_pi), Catch::Contains("--peak-flops"));
+}
+
+TEST_CASE("hardware presets parse and name their sources", "[roofline][hardware]") {
+    CHECK(hardware_presets().size() >= 6);
+    const Hardware& h = find_hardware("--hw", "h100-sxm");
+    CHECK(h.bandwidth == 3.35e12);
+    CHECK(*h.peak_flops == 989e12);
+    CHECK(*h.memory_bytes == 80ULL << 30);
+    for (const auto& p : hardware_presets()) CHECK_FALSE(p.source.empty());
+    CHECK_THROWS_WITH(find_hardware("--hw", "tpu9"), Catch::Contains("--hw 'tpu9': is not a known hardware preset"));
+}
