@@ -46,5 +46,6 @@ inline bool given(const CLI::App& sub, const std::string& name) { return sub.cou
 void setup_kv_mem(CLI::App& app);
 void setup_verify(CLI::App& app);
 void setup_decode_roofline(CLI::App& app);
+void setup_best_of_n(CLI::App& app);
 
 }  // namespace inferlab::app

@@ -24,26 +24,6 @@ struct RooflineOptions {
     OutputFlags out;
 };
 
-// "1,8" or "1..64": the batch sizes of the table.
-std::vector<std::uint64_t> parse_batches(const std::string& text) {
-    constexpr std::uint64_t kMaxRows = 4096;
-    std::vector<std::uint64_t> out;
-    for (const auto& item : split_list("--batch", text)) {
-        auto dots = item.find("..");
-        if (dots == std::string::npos) {
-            out.push_back(parse_positive_int("--batch", item));
-            continue;
-        }
-        std::uint64_t lo = parse_positive_int("--batch", item.substr(0, dots));
-        std::uint64_t hi = parse_positive_int("--batch", item.substr(dots + 2));
-        if (hi < lo) throw InputError("--batch", item, "is a range whose end is below its start");
-        if (hi - lo >= kMaxRows) throw InputError("--batch", item, "spans more than 4096 batch sizes");
-        for (std::uint64_t b = lo; b <= hi; ++b) out.push_back(b);
-    }
-    if (out.size() > kMaxRows) throw InputError("--batch", text, "lists more than 4096 batch sizes");
-    return out;
-}
-
 std::string ms(double s) { return fmt::format("{:.3f} ms", s * 1e3); }
 std::string gb3(std::uint64_t bytes) { return fmt::format("{:.3f}", static_cast<double>(bytes) / 1e9); }
 std::string gib3(std::uint64_t bytes) { return fmt::format("{:.3f}", static_cast<double>(bytes) / 1073741824.0); }
@@ -160,7 +140,7 @@ Inputs gather(const RooflineOptions& o) {
         in.lens_are_batch = true;
         in.batches = {in.lens.size()};
     } else {
-        in.batches = parse_batches(o.batch_given ? o.batch : "1");
+        in.batches = parse_int_list_or_range("--batch", o.batch_given ? o.batch : "1");
     }
     return in;
 }

@@ -276,6 +276,27 @@ std::vector<std::string> split_list(const std::string& where, const std::string&
     return out;
 }
 
+std::vector<std::uint64_t> parse_int_list_or_range(const std::string& where, const std::string& text,
+                                                   std::uint64_t max_items) {
+    std::vector<std::uint64_t> out;
+    for (const auto& item : split_list(where, text)) {
+        auto dots = item.find("..");
+        if (dots == std::string::npos) {
+            out.push_back(parse_positive_int(where, item));
+        } else {
+            std::uint64_t lo = parse_positive_int(where, item.substr(0, dots));
+            std::uint64_t hi = parse_positive_int(where, item.substr(dots + 2));
+            if (hi < lo) throw InputError(where, item, "is a range whose end is below its start");
+            if (hi - lo >= max_items)
+                throw InputError(where, item, "spans more than " + std::to_string(max_items) + " values");
+            for (std::uint64_t b = lo; b <= hi; ++b) out.push_back(b);
+        }
+        if (out.size() > max_items)
+            throw InputError(where, text, "lists more than " + std::to_string(max_items) + " values");
+    }
+    return out;
+}
+
 std::string group_thousands(std::uint64_t n) {
     const std::string digits = std::to_string(n);
     std::string out;

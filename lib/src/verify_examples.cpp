@@ -2,6 +2,7 @@
 // document prints them; the computation goes through the library functions the subcommands use.
 #include <fmt/format.h>
 
+#include "inferlab/bestofn.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/roofline.hpp"
 #include "inferlab/units.hpp"
@@ -14,6 +15,7 @@ Computed bytes_value(std::uint64_t b) { return {static_cast<double>(b), bytes_al
 
 const char* const kDoc1KvSection = "2.1.1 从每个数值累加到总字节数";
 const char* const kDoc1DecodeSection = "2.1.3 一步 Decode 的读量";
+const char* const kDoc1BestOfNSection = "3.2 并行采样、验证与搜索";
 const char* const kDoc2GqaSection = "用 GQA 理解容量里的 Head 数";
 const char* const kDoc2TokenSection = "从一个 Token 算到整个请求";
 
@@ -116,6 +118,15 @@ std::vector<Example> build() {
                   "R_all(8) / R_all(1)", "×5.34", false, [=] {
                       double v = doc_step(8).aggregate_tokens_per_s / doc_step(1).aggregate_tokens_per_s;
                       return Computed{v, fmt::format("×{:.2f}", v)};
+                  }});
+
+    // ---- best-of-N (issue: best-of-n) ----
+    ex.push_back({"bestofn.doc1.coverage", kDoc1, kDoc1BestOfNSection,
+                  "P≥1 = 1 − (1 − p)^N: coverage (a correct candidate is present), not the probability of answering "
+                  "correctly",
+                  "p=0.3, N=4", "0.7599", true, [] {
+                      double v = coverage(0.3, 4);
+                      return Computed{v, fmt::format("{:.4f}", v)};
                   }});
     return ex;
 }

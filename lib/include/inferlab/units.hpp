@@ -39,6 +39,11 @@ double parse_probability(const std::string& where, const std::string& text);  //
 // "a,b,c" -> {"a","b","c"}; an empty list or an empty item is an error naming `where`.
 std::vector<std::string> split_list(const std::string& where, const std::string& text);
 
+// "1,8", "1..64" or a mix ("1..4,16,64"): positive integers in the order given. A range whose
+// end is below its start, or more than `max_items` values, is an error naming `where`.
+std::vector<std::uint64_t> parse_int_list_or_range(const std::string& where, const std::string& text,
+                                                   std::uint64_t max_items = 4096);
+
 // 1073741824 -> "1,073,741,824".
 std::string group_thousands(std::uint64_t n);
 

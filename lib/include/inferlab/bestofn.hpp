@@ -1,0 +1,71 @@
+#pragma once
+// Best-of-N: producing a correct candidate among N (coverage) is not choosing it (selection).
+// First document §3.2: P≥1 = 1 − (1 − p)^N is coverage; the strategies below compute the
+// probability that the answer finally chosen is correct, exactly.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace inferlab {
+
+// 1 − (1 − p)^N.
+double coverage(double p, std::uint64_t n);
+// Smallest N with coverage(p, N) ≥ target; nullopt when p = 0 (never) — target must be < 1.
+std::optional<std::uint64_t> min_n_for_coverage(double p, double target);
+
+// A verifier that accepts a correct candidate with probability tpr and a wrong one with fpr.
+// The chooser picks uniformly among accepted candidates (picking the first accepted one gives
+// the same probability: candidates are exchangeable). When none is accepted: `fallback_random`
+// picks uniformly among all N, otherwise the system abstains (counted as not correct).
+struct Verifier {
+    double tpr = 1, fpr = 0;
+    bool fallback_random = true;
+};
+// Exact: with q = p·tpr + (1−p)·fpr, P = (1 − (1−q)^N)·p·tpr/q + (1−q)^N·[fallback]·p(1−tpr)/(1−q).
+double verifier_selection(double p, std::uint64_t n, const Verifier& v);
+
+// Majority vote: answer 0 is correct with probability dist[0]; dist[1..k] are wrong answers.
+// Plurality wins; a tie is broken uniformly at random among the tied answers. Exact, by
+// dynamic programming over the wrong answers' vote counts. Limits: N ≤ 200, k ≤ 32.
+double majority_vote(const std::vector<double>& dist, std::uint64_t n);
+// The answer distribution with the correct answer at p and k equally likely wrong answers.
+std::vector<double> spread_wrong(double p, std::uint64_t k);
+
+// Correlated errors, two models with the same mean p:
+// a fraction h of problems is hard for every sample (p = 0 there, p/(1−h) elsewhere) ...
+double coverage_hard_fraction(double p, double h, std::uint64_t n);
+// ... or p varies across problems as Beta(a, b) with mean p and intra-problem correlation ρ:
+// a = p(1−ρ)/ρ, b = (1−p)(1−ρ)/ρ; E[(1−p)^N] = Π_{i<N} (b+i)/(a+b+i).
+double coverage_beta(double p, double rho, std::uint64_t n);
+
+// A biased judge: when at least one wrong candidate is present it picks a wrong one with
+// probability `bias`, otherwise it picks a correct one if there is one.
+// P = p^N + (1 − bias)·(1 − (1−p)^N − p^N).
+double biased_judge_selection(double p, std::uint64_t n, double bias);
+
+// Equal total cost: single sample, best-of-N with a verifier, majority vote.
+struct BudgetPlan {
+    std::string strategy;
+    std::uint64_t n = 0;        // candidates the budget buys
+    double cost = 0;            // spent
+    double p_correct = 0;       // exact probability the final answer is correct
+};
+std::vector<BudgetPlan> compare_at_budget(double p, double budget, double cost_sample, double cost_judge,
+                                          const Verifier& v, const std::vector<double>& dist);
+
+// Monte Carlo of each strategy with a fixed seed.
+struct Estimate {
+    double mean = 0;
+    double half_width = 0;  // 99% normal-approximation interval: 2.576·sqrt(m(1−m)/trials), at least 3/trials
+    std::uint64_t trials = 0;
+    bool contains(double exact) const { return exact >= mean - half_width && exact <= mean + half_width; }
+};
+struct SimulationResult {
+    Estimate coverage, verifier, majority, biased_judge;
+};
+SimulationResult simulate_best_of_n(double p, std::uint64_t n, const Verifier& v, const std::vector<double>& dist,
+                                    double bias, std::uint64_t trials, std::uint64_t seed);
+Estimate make_estimate(std::uint64_t hits, std::uint64_t trials);
+
+}  // namespace inferlab

@@ -1,0 +1,132 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <functional>
+
+#include "inferlab/bestofn.hpp"
+#include "inferlab/error.hpp"
+
+using namespace inferlab;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+// Brute force over every outcome of N candidates, written independently of the library's
+// closed forms: each candidate is (correct?, accepted?), or for voting an answer index.
+double brute_verifier(double p, int n, double tpr, double fpr, bool fallback_random) {
+    double total = 0;
+    const int states = 1 << (2 * n);
+    for (int s = 0; s < states; ++s) {
+        double prob = 1;
+        int acc = 0, acc_correct = 0, correct = 0;
+        for (int i = 0; i < n; ++i) {
+            bool c = (s >> (2 * i)) & 1, a = (s >> (2 * i + 1)) & 1;
+            prob *= c ? p : 1 - p;
+            prob *= a ? (c ? tpr : fpr) : (c ? 1 - tpr : 1 - fpr);
+            acc += a;
+            acc_correct += a && c;
+            correct += c;
+        }
+        if (acc) total += prob * acc_correct / acc;
+        else if (fallback_random) total += prob * correct / n;
+    }
+    return total;
+}
+
+double brute_majority(const std::vector<double>& d, int n) {
+    const int k = static_cast<int>(d.size());
+    double total = 0;
+    std::vector<int> idx(n, 0);
+    std::function<void(int, double)> rec = [&](int pos, double prob) {
+        if (pos == n) {
+            std::vector<int> votes(k, 0);
+            for (int a : idx) ++votes[a];
+            int best = *std::max_element(votes.begin(), votes.end());
+            int ties = 0;
+            for (int v : votes) ties += v == best;
+            if (votes[0] == best) total += prob / ties;
+            return;
+        }
+        for (int a = 0; a < k; ++a) {
+            idx[pos] = a;
+            rec(pos + 1, prob * d[a]);
+        }
+    };
+    rec(0, 1);
+    return total;
+}
+}  // namespace
+
+TEST_CASE("coverage and its inverse", "[bestofn]") {
+    CHECK_THAT(coverage(0.3, 4), WithinAbs(0.7599, 1e-15));
+    CHECK(coverage(0, 10) == 0);
+    CHECK(coverage(1, 1) == 1);
+    CHECK(*min_n_for_coverage(0.3, 0.7599) == 4);
+    CHECK(*min_n_for_coverage(0.3, 0.76) == 5);
+    CHECK_FALSE(min_n_for_coverage(0, 0.5));
+}
+
+TEST_CASE("verifier selection equals brute-force enumeration", "[bestofn]") {
+    for (int n : {1, 2, 3, 5})
+        for (double tpr : {1.0, 0.9, 0.5})
+            for (double fpr : {0.0, 0.2, 0.7})
+                for (bool fb : {true, false}) {
+                    INFO("n=" << n << " tpr=" << tpr << " fpr=" << fpr << " fallback=" << fb);
+                    // 1e-12 absolute: sums of at most 4^5 products of probabilities.
+                    CHECK_THAT(verifier_selection(0.3, static_cast<std::uint64_t>(n), Verifier{tpr, fpr, fb}),
+                               WithinAbs(brute_verifier(0.3, n, tpr, fpr, fb), 1e-12));
+                }
+}
+
+TEST_CASE("imperfect verifier: selection below coverage", "[bestofn]") {
+    for (std::uint64_t n = 2; n <= 32; ++n) CHECK(verifier_selection(0.3, n, Verifier{0.9, 0.2, true}) < coverage(0.3, n));
+    // A perfect verifier selects whenever a correct candidate is present.
+    CHECK_THAT(verifier_selection(0.3, 4, Verifier{1, 0, false}), WithinAbs(coverage(0.3, 4), 1e-15));
+}
+
+TEST_CASE("majority vote equals brute-force enumeration, ties split evenly", "[bestofn]") {
+    for (int n : {1, 2, 3, 4, 6})
+        for (const auto& d : std::vector<std::vector<double>>{{0.3, 0.7}, {0.4, 0.35, 0.25}, {0.3, 0.35, 0.35}, {0.5, 0.2, 0.2, 0.1}}) {
+            INFO("n=" << n);
+            CHECK_THAT(majority_vote(d, static_cast<std::uint64_t>(n)), WithinAbs(brute_majority(d, n), 1e-12));
+        }
+    CHECK_THROWS_AS(majority_vote({0.5, 0.5}, 201), InputError);
+}
+
+TEST_CASE("correlated errors lower coverage for the same mean p", "[bestofn]") {
+    for (std::uint64_t n = 2; n <= 16; ++n) {
+        CHECK(coverage_hard_fraction(0.3, 0.4, n) < coverage(0.3, n));
+        CHECK(coverage_beta(0.3, 0.3, n) < coverage(0.3, n));
+    }
+    CHECK_THAT(coverage_beta(0.3, 0, 4), WithinAbs(coverage(0.3, 4), 1e-15));
+    CHECK_THAT(coverage_hard_fraction(0.3, 0, 4), WithinAbs(coverage(0.3, 4), 1e-15));
+    // Beta(a, b) with N = 1 keeps the mean.
+    CHECK_THAT(coverage_beta(0.3, 0.5, 1), WithinAbs(0.3, 1e-15));
+}
+
+TEST_CASE("a biased judge: more candidates can lower selection", "[bestofn]") {
+    CHECK_THAT(biased_judge_selection(0.9, 1, 0.3), WithinAbs(0.9, 1e-15));
+    CHECK(biased_judge_selection(0.9, 8, 0.3) < biased_judge_selection(0.9, 2, 0.3));
+    CHECK_THAT(biased_judge_selection(0.3, 4, 0), WithinAbs(coverage(0.3, 4), 1e-15));
+}
+
+TEST_CASE("fixed budget: candidates the budget buys", "[bestofn]") {
+    auto plans = compare_at_budget(0.3, 16, 1, 1, Verifier{0.9, 0.1, true}, spread_wrong(0.3, 3));
+    REQUIRE(plans.size() == 3);
+    CHECK(plans[1].n == 8);
+    CHECK(plans[2].n == 16);
+    CHECK_THROWS_WITH(compare_at_budget(0.3, 0.5, 1, 0, Verifier{}, spread_wrong(0.3, 1)),
+                      Catch::Contains("smaller than one sample"));
+}
+
+TEST_CASE("simulation agrees with the exact values and is reproducible", "[bestofn]") {
+    Verifier v{0.9, 0.2, true};
+    auto d = spread_wrong(0.3, 3);
+    auto a = simulate_best_of_n(0.3, 4, v, d, 0.3, 200000, 42);
+    auto b = simulate_best_of_n(0.3, 4, v, d, 0.3, 200000, 42);
+    CHECK(a.verifier.mean == b.verifier.mean);
+    CHECK(a.coverage.contains(coverage(0.3, 4)));
+    CHECK(a.verifier.contains(verifier_selection(0.3, 4, v)));
+    CHECK(a.majority.contains(majority_vote(d, 4)));
+    CHECK(a.biased_judge.contains(biased_judge_selection(0.3, 4, 0.3)));
+    auto c = simulate_best_of_n(0.3, 4, v, d, 0.3, 200000, 43);
+    CHECK(c.verifier.mean != a.verifier.mean);
+}
