@@ -47,5 +47,6 @@ void setup_kv_mem(CLI::App& app);
 void setup_verify(CLI::App& app);
 void setup_decode_roofline(CLI::App& app);
 void setup_best_of_n(CLI::App& app);
+void setup_quantize(CLI::App& app);
 
 }  // namespace inferlab::app

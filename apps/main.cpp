@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
     inferlab::app::setup_kv_mem(app);
     inferlab::app::setup_decode_roofline(app);
     inferlab::app::setup_best_of_n(app);
+    inferlab::app::setup_quantize(app);
     inferlab::app::setup_verify(app);
     try {
         app.parse(argc, argv);

@@ -4,6 +4,7 @@
 
 #include "inferlab/bestofn.hpp"
 #include "inferlab/kv.hpp"
+#include "inferlab/quant.hpp"
 #include "inferlab/roofline.hpp"
 #include "inferlab/units.hpp"
 #include "inferlab/verify.hpp"
@@ -16,6 +17,7 @@ Computed bytes_value(std::uint64_t b) { return {static_cast<double>(b), bytes_al
 const char* const kDoc1KvSection = "2.1.1 从每个数值累加到总字节数";
 const char* const kDoc1DecodeSection = "2.1.3 一步 Decode 的读量";
 const char* const kDoc1BestOfNSection = "3.2 并行采样、验证与搜索";
+const char* const kDoc1QuantSection = "4.1 数值精度、权重量化与缓存量化";
 const char* const kDoc2GqaSection = "用 GQA 理解容量里的 Head 数";
 const char* const kDoc2TokenSection = "从一个 Token 算到整个请求";
 
@@ -128,6 +130,16 @@ std::vector<Example> build() {
                       double v = coverage(0.3, 4);
                       return Computed{v, fmt::format("{:.4f}", v)};
                   }});
+
+    // ---- quantization (issue: quantize) ----
+    auto q037 = [] { return quantize_scalar(0.37, 0.1, 7, Rounding::HalfAwayFromZero, nullptr); };
+    const std::string qin = "x=0.37, Δ=0.1, Q=7";
+    ex.push_back({"quant.doc1.level", kDoc1, kDoc1QuantSection, "integer level clip(round(x/Δ), −Q, Q)", qin, "4", true,
+                  [=] { return Computed{static_cast<double>(q037().level), std::to_string(q037().level)}; }});
+    ex.push_back({"quant.doc1.dequantized", kDoc1, kDoc1QuantSection, "x̂ = Δ·level", qin, "0.4", true,
+                  [=] { return Computed{q037().dequantized, format_real(q037().dequantized)}; }});
+    ex.push_back({"quant.doc1.error", kDoc1, kDoc1QuantSection, "error x̂ − x", qin, "0.03", true,
+                  [=] { return Computed{q037().error, format_real(q037().error)}; }});
     return ex;
 }
 

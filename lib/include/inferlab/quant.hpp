@@ -1,0 +1,118 @@
+#pragma once
+// Uniform quantization, as the first document's §4.1 writes it, and what changes it:
+//   x̂ = Δ·clip(round(x/Δ), −Q, Q)                       (symmetric)
+//   q = clip(round(x/Δ) + z, 0, 2^b − 1), x̂ = Δ·(q − z)  (asymmetric, zero point z)
+// with scales per tensor, per group, per row or per column, three rounding rules, the error
+// report, and the bytes a format really stores (scales and zero points included).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "inferlab/kv.hpp"
+
+namespace inferlab {
+
+class Rng;
+
+enum class Rounding { HalfAwayFromZero, HalfToEven, Stochastic };
+enum class Scheme { Symmetric, Asymmetric };
+enum class Granularity { Tensor, Group, Row, Column };
+
+Rounding parse_rounding(const std::string& where, const std::string& text);
+Granularity parse_granularity(const std::string& where, const std::string& text);
+std::string to_string(Rounding r);
+std::string to_string(Granularity g);
+
+// round(y) under the rule; `rng` is used (and required) only for Stochastic.
+double round_with(double y, Rounding rule, Rng* rng);
+
+// Q = 2^(b−1) − 1 for b in 2..16.
+std::int64_t symmetric_qmax(unsigned bits);
+
+struct ScalarQuant {
+    double x = 0, step = 0;
+    std::int64_t qmax = 0;
+    double scaled = 0;            // x / Δ
+    std::int64_t rounded = 0;     // round(x / Δ) before clipping
+    std::int64_t level = 0;       // after clipping to [−Q, Q]
+    double dequantized = 0;       // Δ·level
+    double error = 0;             // x̂ − x
+    bool clipped = false;
+};
+ScalarQuant quantize_scalar(double x, double step, std::int64_t qmax, Rounding rule, Rng* rng);
+
+// A matrix of values, row-major; a vector is one row.
+struct Matrix {
+    std::size_t rows = 0, cols = 0;
+    std::vector<double> v;
+    double at(std::size_t r, std::size_t c) const { return v[r * cols + c]; }
+};
+
+struct QuantConfig {
+    unsigned bits = 8;
+    Scheme scheme = Scheme::Symmetric;
+    Granularity granularity = Granularity::Tensor;
+    std::size_t group_size = 0;   // for Group: consecutive elements along a row
+    Rounding rounding = Rounding::HalfAwayFromZero;
+};
+
+struct ErrorReport {
+    std::size_t count = 0, groups = 0;
+    double max_abs_error = 0;
+    double mse = 0;
+    double mean_error = 0;                 // bias: mean of x̂ − x
+    std::optional<double> snr_db;          // absent when the error is exactly zero
+    std::size_t clipped = 0;
+    std::size_t bound_checked = 0;         // values inside the range, where |x − x̂| ≤ Δ/2 must hold
+    std::size_t bound_violations = 0;
+};
+
+struct QuantResult {
+    Matrix dequantized;
+    std::vector<double> scales;            // one per group
+    std::vector<std::int64_t> zero_points; // asymmetric only
+    ErrorReport report;
+};
+// Scales from the absolute maximum (symmetric: Δ = max|x|/Q) or the range (asymmetric:
+// Δ = (max − min)/(2^b − 1)) of each group. A group of zeros gets Δ = 1 (all levels 0).
+QuantResult quantize_matrix(const Matrix& m, const QuantConfig& cfg, Rng* rng);
+
+// Storage of n elements at `bits` with one scale (and zero point) per group of `group` elements.
+struct StorageCost {
+    std::uint64_t elements = 0, groups = 0;
+    std::uint64_t source_bytes = 0;     // before: elements × source bits
+    std::uint64_t data_bytes = 0;       // packed levels
+    std::uint64_t metadata_bytes = 0;   // scales + zero points
+    std::uint64_t total_bytes = 0;
+    double bits_per_element = 0;        // total × 8 / elements
+};
+StorageCost storage_cost(std::uint64_t elements, std::uint64_t group, unsigned bits, unsigned source_bits,
+                         unsigned scale_bits, unsigned zero_bits);
+
+// The KV cache of a model stored quantized: kv-mem's bytes at `bits` per element plus one scale
+// (and zero point) per group of `group` elements of each head vector. `group` must divide d.
+struct KvQuantBytes {
+    std::uint64_t data_bytes = 0, metadata_bytes = 0, total_bytes = 0;
+    std::uint64_t bytes_per_token = 0;   // 0 when sliding layers make it length-dependent
+};
+KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, unsigned bits,
+                                std::uint64_t group, unsigned scale_bits, unsigned zero_bits);
+
+// KIVI's point: K has outlier channels, so quantize K per channel (columns of [tokens, channels])
+// and V per token (rows). Returns K per-channel, K per-token and V per-token reports.
+struct KvQuantComparison {
+    ErrorReport k_per_channel, k_per_token, v_per_token, v_per_channel;
+};
+KvQuantComparison compare_kv_quantization(const Matrix& k, const Matrix& v, unsigned bits, Rounding rule, Rng* rng);
+
+// Generators for teaching data: normal values, with a fraction of outliers scaled by `factor`,
+// and a K-like matrix whose `outlier_channels` columns are scaled by `factor`.
+Matrix generate_normal(std::size_t rows, std::size_t cols, double outlier_fraction, double factor, Rng& rng);
+Matrix generate_k_with_outlier_channels(std::size_t tokens, std::size_t channels, std::size_t outlier_channels,
+                                        double factor, Rng& rng);
+
+// A number line of the grid around x: levels, the input and where it lands (Figure 15).
+std::string render_grid(const ScalarQuant& q, int max_levels = 17);
+
+}  // namespace inferlab

@@ -1,0 +1,101 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "inferlab/error.hpp"
+#include "inferlab/quant.hpp"
+#include "inferlab/rng.hpp"
+
+using namespace inferlab;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+TEST_CASE("scalar quantizer: level, x̂, error, clipping", "[quant]") {
+    ScalarQuant q = quantize_scalar(0.37, 0.1, 7, Rounding::HalfAwayFromZero, nullptr);
+    CHECK(q.level == 4);
+    CHECK_THAT(q.dequantized, WithinAbs(0.4, 1e-15));
+    CHECK_THAT(q.error, WithinAbs(0.03, 1e-15));
+    CHECK_FALSE(q.clipped);
+    ScalarQuant c = quantize_scalar(1.5, 0.1, 7, Rounding::HalfAwayFromZero, nullptr);
+    CHECK(c.level == 7);
+    CHECK(c.clipped);
+    CHECK(quantize_scalar(-1.5, 0.1, 7, Rounding::HalfAwayFromZero, nullptr).level == -7);
+    CHECK(symmetric_qmax(4) == 7);
+    CHECK(symmetric_qmax(8) == 127);
+    CHECK_THROWS_WITH(symmetric_qmax(1), Catch::Contains("between 2 and 16"));
+    CHECK_THROWS_WITH(quantize_scalar(0.3, 0, 7, Rounding::HalfAwayFromZero, nullptr), Catch::Contains("must be greater than 0"));
+}
+
+TEST_CASE("rounding rules: away from zero, to even, stochastic", "[quant]") {
+    CHECK(round_with(2.5, Rounding::HalfAwayFromZero, nullptr) == 3);
+    CHECK(round_with(-2.5, Rounding::HalfAwayFromZero, nullptr) == -3);
+    CHECK(round_with(2.5, Rounding::HalfToEven, nullptr) == 2);
+    CHECK(round_with(3.5, Rounding::HalfToEven, nullptr) == 4);
+    CHECK(round_with(-2.5, Rounding::HalfToEven, nullptr) == -2);
+    CHECK(round_with(2.4, Rounding::HalfToEven, nullptr) == 2);
+    // Stochastic rounding is unbiased: the mean of many roundings of 0.3 is 0.3.
+    Rng rng(5);
+    double sum = 0;
+    for (int i = 0; i < 100000; ++i) sum += round_with(0.3, Rounding::Stochastic, &rng);
+    CHECK_THAT(sum / 100000, WithinAbs(0.3, 0.006));  // 4 standard errors of a Bernoulli(0.3) mean
+}
+
+TEST_CASE("matrix quantizer: granularity, bound, asymmetric", "[quant]") {
+    Rng rng(1);
+    Matrix m = generate_normal(16, 64, 0.02, 30, rng);
+    QuantConfig c;
+    c.bits = 4;
+    for (Granularity g : {Granularity::Tensor, Granularity::Row, Granularity::Column, Granularity::Group}) {
+        c.granularity = g;
+        c.group_size = 16;
+        QuantResult q = quantize_matrix(m, c, nullptr);
+        CHECK(q.report.bound_violations == 0);
+        CHECK(q.report.clipped == 0);  // absmax scaling never clips
+        CHECK(q.report.bound_checked == m.v.size());
+    }
+    c.granularity = Granularity::Tensor;
+    double tensor_mse = quantize_matrix(m, c, nullptr).report.mse;
+    c.granularity = Granularity::Group;
+    double group_mse = quantize_matrix(m, c, nullptr).report.mse;
+    CHECK(group_mse < tensor_mse);  // finer scales isolate the outliers
+    c.group_size = 48;
+    CHECK_THROWS_WITH(quantize_matrix(m, c, nullptr), Catch::Contains("must divide the row length 64"));
+    // Asymmetric on all-positive data uses the whole grid: lower error than symmetric.
+    Matrix pos{1, 4, {1.0, 2.0, 3.0, 4.0}};
+    QuantConfig a;
+    a.bits = 2;
+    a.scheme = Scheme::Asymmetric;
+    QuantResult qa = quantize_matrix(pos, a, nullptr);
+    a.scheme = Scheme::Symmetric;
+    QuantResult qs = quantize_matrix(pos, a, nullptr);
+    CHECK(qa.report.mse < qs.report.mse);
+    CHECK(qa.zero_points.size() == 1);
+    CHECK(qa.report.bound_violations == 0);
+}
+
+TEST_CASE("storage: 32 int8 values with one fp16 scale are 34 B, 8.5 bits", "[quant]") {
+    StorageCost s = storage_cost(32, 32, 8, 32, 16, 0);
+    CHECK(s.total_bytes == 34);
+    CHECK(s.bits_per_element == 8.5);
+    CHECK(s.source_bytes == 128);
+    StorageCost a = storage_cost(4096, 64, 4, 16, 16, 8);
+    CHECK(a.data_bytes == 2048);
+    CHECK(a.metadata_bytes == 64 * 3);
+}
+
+TEST_CASE("quantized KV bytes use kv-mem's function and count metadata", "[quant][kv]") {
+    KvSpec spec = uniform_kv(32, 8, 128, 8);
+    KvQuantBytes q = kv_quantized_bytes(spec, {8192}, 8, 64, 16, 0);
+    CHECK(q.data_bytes == kv_bytes(spec, {8192}).total_bytes);
+    // 2 × 32 layers × 8 heads × (128/64) groups × 2 B per scale, per token.
+    CHECK(q.metadata_bytes == 8192ULL * 2 * 32 * 8 * 2 * 2);
+    CHECK(q.bytes_per_token == 65536 + 2048);
+    CHECK_THROWS_WITH(kv_quantized_bytes(spec, {1}, 8, 48, 16, 0), Catch::Contains("must divide the head width"));
+}
+
+TEST_CASE("KIVI: with outlier channels, K per channel beats K per token", "[quant]") {
+    Rng rng(3);
+    Matrix k = generate_k_with_outlier_channels(256, 64, 4, 20, rng);
+    Matrix v = generate_normal(256, 64, 0, 1, rng);
+    KvQuantComparison c = compare_kv_quantization(k, v, 4, Rounding::HalfAwayFromZero, nullptr);
+    CHECK(c.k_per_channel.mse < c.k_per_token.mse);
+}
