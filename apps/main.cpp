@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
         "token counts take k (1000) or Ki (1024). Run 'inferlab SUBCOMMAND --help' for examples.");
     inferlab::app::setup_kv_mem(app);
     inferlab::app::setup_decode_roofline(app);
+    inferlab::app::setup_spec_accept(app);
     inferlab::app::setup_best_of_n(app);
     inferlab::app::setup_quantize(app);
     inferlab::app::setup_verify(app);

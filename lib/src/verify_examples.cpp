@@ -6,6 +6,7 @@
 #include "inferlab/kv.hpp"
 #include "inferlab/quant.hpp"
 #include "inferlab/roofline.hpp"
+#include "inferlab/spec.hpp"
 #include "inferlab/units.hpp"
 #include "inferlab/verify.hpp"
 
@@ -18,6 +19,8 @@ const char* const kDoc1KvSection = "2.1.1 从每个数值累加到总字节数";
 const char* const kDoc1DecodeSection = "2.1.3 一步 Decode 的读量";
 const char* const kDoc1BestOfNSection = "3.2 并行采样、验证与搜索";
 const char* const kDoc1QuantSection = "4.1 数值精度、权重量化与缓存量化";
+const char* const kDoc1SpecRoundSection = "3.1.1 一次验证与实际前进长度";
+const char* const kDoc1SpecRuleSection = "3.1.2 接受质量与残差补偿";
 const char* const kDoc2GqaSection = "用 GQA 理解容量里的 Head 数";
 const char* const kDoc2TokenSection = "从一个 Token 算到整个请求";
 
@@ -140,6 +143,51 @@ std::vector<Example> build() {
                   [=] { return Computed{q037().dequantized, format_real(q037().dequantized)}; }});
     ex.push_back({"quant.doc1.error", kDoc1, kDoc1QuantSection, "error x̂ − x", qin, "0.03", true,
                   [=] { return Computed{q037().error, format_real(q037().error)}; }});
+
+    // ---- speculative sampling (issue: spec-accept) ----
+    // p = [0.6, 0.3, 0.1], q = [0.4, 0.4, 0.2], in exact fractions.
+    auto doc_acceptance = [] {
+        std::vector<Rational> p = {Rational(6, 10), Rational(3, 10), Rational(1, 10)};
+        std::vector<Rational> q = {Rational(4, 10), Rational(4, 10), Rational(2, 10)};
+        return acceptance(p, q);
+    };
+    auto frac = [](const Rational& r) { return Computed{r.to_double(), r.str()}; };
+    const std::string sin = "p=[0.6,0.3,0.1], q=[0.4,0.4,0.2]";
+    const char* alpha_text[] = {"1", "0.75", "0.5"};
+    const char* accepted_text[] = {"0.4", "0.3", "0.1"};
+    const char* residual_text[] = {"1", "0", "0"};
+    const char* output_text[] = {"0.6", "0.3", "0.1"};  // "= p"
+    for (std::size_t x = 0; x < 3; ++x) {
+        ex.push_back({fmt::format("spec.doc1.alpha-{}", x), kDoc1, kDoc1SpecRuleSection,
+                      fmt::format("acceptance probability α({}) = min(1, p/q)", x), sin, alpha_text[x], true,
+                      [=] { return frac(doc_acceptance().alpha[x]); }});
+        ex.push_back({fmt::format("spec.doc1.accepted-{}", x), kDoc1, kDoc1SpecRuleSection,
+                      fmt::format("accepted mass q({0})·α({0})", x), sin, accepted_text[x], true,
+                      [=] { return frac(doc_acceptance().accepted[x]); }});
+        ex.push_back({fmt::format("spec.doc1.residual-{}", x), kDoc1, kDoc1SpecRuleSection,
+                      fmt::format("normalised residual r({})", x), sin, residual_text[x], true,
+                      [=] { return frac(doc_acceptance().residual[x]); }});
+        ex.push_back({fmt::format("spec.doc1.output-{}", x), kDoc1, kDoc1SpecRuleSection,
+                      fmt::format("final output mass of token {} (equals p)", x), sin, output_text[x], true,
+                      [=] { return frac(doc_acceptance().output[x]); }});
+    }
+    ex.push_back({"spec.doc1.accept-total", kDoc1, kDoc1SpecRuleSection, "total acceptance Σ min(p, q)", sin, "0.8", true,
+                  [=] { return frac(doc_acceptance().accept_prob); }});
+    ex.push_back({"spec.doc1.reject", kDoc1, kDoc1SpecRuleSection, "rejection probability", sin, "0.2", true,
+                  [=] { return frac(doc_acceptance().reject_prob); }});
+    ex.push_back({"spec.doc1.positive-residual", kDoc1, kDoc1SpecRuleSection, "positive residual mass [p − q]₊ of token 0",
+                  sin, "0.2", true, [=] { return frac(doc_acceptance().positive_residual[0]); }});
+    auto round = [] { return walk_round(4, {"accept", "accept", "reject"}); };
+    const std::string rin = "γ=4: accept, accept, reject";
+    auto count = [](std::size_t v) { return Computed{static_cast<double>(v), std::to_string(v)}; };
+    ex.push_back({"spec.doc1.round-advanced", kDoc1, kDoc1SpecRoundSection, "tokens advanced (2 accepted + 1 resampled)",
+                  rin, "3", true, [=] { return count(round().tokens_advanced); }});
+    ex.push_back({"spec.doc1.round-discarded", kDoc1, kDoc1SpecRoundSection, "drafts discarded (the fourth)", rin, "1",
+                  true, [=] { return count(round().discarded); }});
+    ex.push_back({"spec.doc1.round-proposals", kDoc1, kDoc1SpecRoundSection, "draft proposals spent", rin, "4", true,
+                  [=] { return count(round().draft_proposals); }});
+    ex.push_back({"spec.doc1.round-verified", kDoc1, kDoc1SpecRoundSection, "target positions verified", rin, "4", true,
+                  [=] { return count(round().target_positions); }});
     return ex;
 }
 

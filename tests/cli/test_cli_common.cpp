@@ -6,7 +6,7 @@
 using namespace inferlab::test;
 
 TEST_CASE("every subcommand's --help shows an example and exits 0", "[cli]") {
-    for (const char* sub : {"kv-mem", "decode-roofline", "best-of-n", "quantize", "verify"}) {
+    for (const char* sub : {"kv-mem", "decode-roofline", "spec-accept", "best-of-n", "quantize", "verify"}) {
         INFO(sub);
         auto r = run_inferlab({sub, "--help"});
         CHECK(r.status == 0);

@@ -1,0 +1,89 @@
+#include <catch2/catch.hpp>
+
+#include "../support/cli.hpp"
+
+using namespace inferlab::test;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
+    INFO("args: " << Catch::Detail::stringify(args));
+    auto r = run_inferlab(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(one_error_line(r));
+    CHECK(r.err.find(fragment) != std::string::npos);
+}
+void check_list(const nlohmann::json& j, const std::vector<double>& want) {
+    REQUIRE(j.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) CHECK_THAT(j[i].get<double>(), WithinAbs(want[i], 1e-12));
+}
+}  // namespace
+
+TEST_CASE("spec-accept must-show: the document's hand computation", "[cli][spec-accept]") {
+    auto j = parse_json(run_inferlab({"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2", "--json"}));
+    check_list(j["alpha"], {1, 0.75, 0.5});
+    check_list(j["accepted_mass"], {0.4, 0.3, 0.1});
+    CHECK_THAT(j["accept_prob"].get<double>(), WithinAbs(0.8, 1e-12));
+    CHECK_THAT(j["reject_prob"].get<double>(), WithinAbs(0.2, 1e-12));
+    check_list(j["residual"], {1, 0, 0});
+    check_list(j["output"], {0.6, 0.3, 0.1});
+    CHECK(j["max_abs_error"].get<double>() <= 1e-12);
+    CHECK(j["exact"]["alpha"] == std::vector<std::string>{"1", "3/4", "1/2"});
+    auto h = run_inferlab({"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2"});
+    CHECK(h.out.find("3/4") != std::string::npos);
+    CHECK(h.out.find("0.7499999") == std::string::npos);
+    auto file = parse_json(run_inferlab({"spec-accept", "--p-file", data_path("p.txt"), "--q", "0.4,0.4,0.2", "--json"}));
+    CHECK(file["output"] == j["output"]);
+}
+
+TEST_CASE("spec-accept must-show: expected tokens per round 3.3616 and a speedup", "[cli][spec-accept]") {
+    auto j = parse_json(run_inferlab({"spec-accept", "--alpha", "0.8", "--gamma", "4", "--json"}));
+    CHECK_THAT(j["expected_tokens_per_round"].get<double>(), WithinAbs(3.3616, 1e-12));
+    auto c = parse_json(run_inferlab({"spec-accept", "--alpha", "0.8", "--gamma", "4", "--cost-ratio", "0.1", "--json"}));
+    CHECK_THAT(c["speedup"].get<double>(), WithinAbs(3.3616 / 1.4, 1e-12));
+    CHECK(c["best_gamma"] == 6);
+    auto d = parse_json(run_inferlab({"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2", "--gamma", "4", "--json"}));
+    CHECK_THAT(d["alpha_rate"].get<double>(), WithinAbs(0.8, 1e-12));
+}
+
+TEST_CASE("spec-accept must-show: 10^6 samples match p, the shortcut does not", "[cli][spec-accept]") {
+    auto j = parse_json(run_inferlab({"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2", "--simulate", "1000000",
+                                      "--seed", "1", "--json"}));
+    CHECK(j["simulation"]["speculative_fit"]["passes_at_1_percent"] == true);
+    CHECK(j["simulation"]["threshold_shortcut_fit"]["passes_at_1_percent"] == false);
+    for (std::size_t x = 0; x < 3; ++x) {
+        double p = j["p"][x].get<double>();
+        double f = j["simulation"]["speculative"][x].get<double>();
+        CHECK(std::abs(f - p) <= 2.576 * std::sqrt(p * (1 - p) / 1e6) * 1.5);
+    }
+    CHECK(j["simulation"]["greedy"][0] == 1.0);
+}
+
+TEST_CASE("spec-accept: the round walkthrough", "[cli][spec-accept]") {
+    auto j = parse_json(run_inferlab({"spec-accept", "--gamma", "4", "--outcomes", "accept,accept,reject", "--json"}));
+    CHECK(j["round"]["tokens_advanced"] == 3);
+    CHECK(j["round"]["discarded"] == 1);
+    CHECK(j["round"]["draft_proposals"] == 4);
+    CHECK(j["round"]["target_positions"] == 4);
+    CHECK(j["round"]["steps"][3]["fate"] == "discarded");
+}
+
+TEST_CASE("spec-accept: logits with temperature and top-k", "[cli][spec-accept]") {
+    auto j = parse_json(run_inferlab({"spec-accept", "--p-logits", "2,1,0", "--q-logits", "1,1,1", "--top-k", "2", "--json"}));
+    CHECK(j["exact_arithmetic"] == false);
+    CHECK(j["p"][2] == 0.0);
+    CHECK(j["max_abs_error"].get<double>() < 1e-12);
+}
+
+TEST_CASE("spec-accept: bad input exits 2 with one clear line", "[cli][spec-accept][errors]") {
+    expect_error({"spec-accept", "--p", "0.6,0.4", "--q", "0.4,0.4,0.2"}, "has 3 entries; --p has 2");
+    expect_error({"spec-accept", "--p", "0.6,0.5,-0.1", "--q", "0.4,0.4,0.2"}, "entries must not be negative");
+    expect_error({"spec-accept", "--p", "0.6,0.6,0.1", "--q", "0.4,0.4,0.2"}, "must sum to 1 within 1e-9");
+    expect_error({"spec-accept", "--p", "", "--q", "0.4,0.4,0.2"}, "is an empty list");
+    expect_error({"spec-accept", "--gamma", "4", "--outcomes", "accept,reject,accept"}, "follows a rejection");
+    expect_error({"spec-accept", "--gamma", "2", "--outcomes", "accept,accept,accept"}, "longer than --gamma 2");
+    expect_error({"spec-accept", "--p", "0.6,0.3,0.1", "--q", "x,0.4,0.2"}, "--q 'x'");
+    expect_error({"spec-accept"}, "nothing to compute");
+}

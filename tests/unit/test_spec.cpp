@@ -1,0 +1,122 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "inferlab/error.hpp"
+#include "inferlab/rational.hpp"
+#include "inferlab/rng.hpp"
+#include "inferlab/spec.hpp"
+
+using namespace inferlab;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+TEST_CASE("fractions: exact arithmetic and parsing", "[rational]") {
+    CHECK(parse_rational("--p", "0.6") == Rational(3, 5));
+    CHECK((Rational(3, 10) / Rational(4, 10)).str() == "3/4");
+    CHECK((Rational(1, 3) + Rational(1, 6)).str() == "1/2");
+    CHECK((Rational(1) - Rational(1, 5)).str() == "4/5");
+    CHECK(Rational(-2, 4).str() == "-1/2");
+    CHECK(Rational(1, 3) < Rational(1, 2));
+    CHECK(is_short_decimal("0.125"));
+    CHECK_FALSE(is_short_decimal("1e-3"));
+    CHECK_FALSE(is_short_decimal("0.1234567891"));
+    CHECK_THROWS_AS(Rational(INT64_MAX, 1) + Rational(INT64_MAX, 1), OverflowError);
+}
+
+TEST_CASE("acceptance is exact in fractions and equals p for random pairs in doubles", "[spec]") {
+    auto a = acceptance(std::vector<Rational>{Rational(3, 5), Rational(3, 10), Rational(1, 10)},
+                        std::vector<Rational>{Rational(2, 5), Rational(2, 5), Rational(1, 5)});
+    CHECK(a.max_abs_error == Rational(0));
+    CHECK(a.accept_prob == Rational(4, 5));
+    Rng rng(9);
+    for (int trial = 0; trial < 200; ++trial) {
+        std::size_t n = 2 + rng.below(20);
+        std::vector<double> p(n), q(n);
+        double sp = 0, sq = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            sp += p[i] = rng.uniform();
+            sq += q[i] = rng.below(4) == 0 ? 0.0 : rng.uniform();  // some tokens the draft never proposes
+        }
+        if (sq == 0) continue;
+        for (auto& v : p) v /= sp;
+        for (auto& v : q) v /= sq;
+        auto d = acceptance(p, q);
+        // 1e-12 absolute: sums of at most 21 terms below 1.
+        CHECK(d.max_abs_error < 1e-12);
+    }
+}
+
+TEST_CASE("p = q: nothing is rejected and the residual branch is empty", "[spec]") {
+    auto a = acceptance(std::vector<double>{0.5, 0.5}, std::vector<double>{0.5, 0.5});
+    CHECK(a.residual_empty);
+    CHECK(a.reject_prob == 0);
+    CHECK(a.residual == std::vector<double>{0, 0});
+}
+
+TEST_CASE("q(x) = 0 where p(x) > 0: the residual supplies x", "[spec]") {
+    auto a = acceptance(std::vector<Rational>{Rational(1, 2), Rational(1, 2)}, std::vector<Rational>{Rational(1), Rational(0)});
+    CHECK(a.never_proposed[1]);
+    CHECK(a.residual[1] == Rational(1));
+    CHECK(a.output[1] == Rational(1, 2));
+    CHECK(a.max_abs_error == Rational(0));
+}
+
+TEST_CASE("sampling distribution: temperature, top-k, top-p", "[spec]") {
+    auto d = sampling_distribution({2, 1, 0}, 1, 0, 1);
+    double z = std::exp(2) + std::exp(1) + 1;
+    CHECK_THAT(d[0], WithinRel(std::exp(2) / z, 1e-12));
+    auto k = sampling_distribution({2, 1, 0}, 1, 2, 1);
+    CHECK(k[2] == 0);
+    CHECK_THAT(k[0] + k[1], WithinAbs(1, 1e-15));
+    auto p = sampling_distribution({2, 1, 0}, 1, 0, 0.5);  // the top token alone has 0.665 ≥ 0.5
+    CHECK(p[0] == 1);
+    auto cold = sampling_distribution({2, 1, 0}, 0.01, 0, 1);
+    CHECK(cold[0] > 0.999999);
+}
+
+TEST_CASE("round walkthrough and its validation", "[spec]") {
+    auto w = walk_round(4, {"accept", "accept", "reject"});
+    CHECK(w.tokens_advanced == 3);
+    CHECK(w.discarded == 1);
+    CHECK(w.draft_proposals == 4);
+    CHECK(w.target_positions == 4);
+    auto all = walk_round(2, {"accept", "accept"});
+    CHECK(all.bonus);
+    CHECK(all.tokens_advanced == 3);
+    CHECK_THROWS_WITH(walk_round(4, {"accept", "reject", "accept"}), Catch::Contains("follows a rejection"));
+    CHECK_THROWS_WITH(walk_round(2, {"accept", "accept", "accept"}), Catch::Contains("longer than --gamma 2"));
+    CHECK_THROWS_WITH(walk_round(4, {"accept"}), Catch::Contains("must end with a 'reject'"));
+    CHECK_THROWS_WITH(walk_round(4, {"maybe"}), Catch::Contains("'accept' or 'reject'"));
+}
+
+TEST_CASE("expected tokens per round and speedup", "[spec]") {
+    CHECK_THAT(expected_tokens_per_round(0.8, 4), WithinRel(3.3616, 1e-12));
+    CHECK(expected_tokens_per_round(1, 4) == 5);
+    auto d = accepted_count_distribution(0.8, 4);
+    double mean = 0, total = 0;
+    for (std::size_t k = 0; k < d.size(); ++k) {
+        mean += d[k] * static_cast<double>(k + 1);
+        total += d[k];
+    }
+    CHECK_THAT(total, WithinAbs(1, 1e-15));
+    CHECK_THAT(mean, WithinRel(3.3616, 1e-12));  // the distribution agrees with the closed form
+    CHECK_THAT(speedup(0.8, 4, 0.1), WithinRel(3.3616 / 1.4, 1e-12));
+}
+
+TEST_CASE("simulation: the rule keeps p, the threshold shortcut does not", "[spec]") {
+    std::vector<double> p = {0.6, 0.3, 0.1}, q = {0.4, 0.4, 0.2};
+    auto c = simulate_speculative(p, q, 0.3, 200000, 11);
+    CHECK(fit_test(c.speculative, p).p_value > 0.001);
+    CHECK(fit_test(c.threshold_shortcut, p).p_value < 1e-6);
+    auto s = threshold_shortcut_distribution(p, q, 0.3);
+    CHECK_THAT(s[0], WithinAbs(0.52, 1e-15));
+    CHECK(fit_test(c.threshold_shortcut, s).p_value > 0.001);
+    CHECK(c.greedy[0] == 200000);
+}
+
+TEST_CASE("chi-square tail against known values", "[spec]") {
+    // Q(k/2, x/2) for χ²: 2 dof tail is exp(−x/2).
+    CHECK_THAT(gamma_q(1, 2.0), WithinRel(std::exp(-2.0), 1e-12));
+    CHECK_THAT(gamma_q(0.5, 0.5 * 3.841458820694124), WithinRel(0.05, 1e-9));  // 95th percentile of χ²(1)
+    CHECK_THAT(gamma_q(5, 0.5 * 23.209251158954356), WithinRel(0.01, 1e-9));  // 99th percentile of χ²(10)
+}
