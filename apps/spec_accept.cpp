@@ -75,6 +75,9 @@ std::vector<T> validated(const std::string& flag, std::vector<T> v, bool normali
 
 std::string show(double v) { return format_real(v, 6); }
 std::string show(const Rational& r) { return r.str(); }
+// A fraction inside a formula gets parentheses so "3/5 / 2/5" reads as (3/5)/(2/5).
+std::string term(double v) { return show(v); }
+std::string term(const Rational& r) { return r.den() == 1 ? r.str() : "(" + r.str() + ")"; }
 template <typename T>
 std::string show_list(const std::vector<T>& v) {
     std::string s = "[";
@@ -144,15 +147,15 @@ void acceptance_report(const std::vector<T>& p, const std::vector<T>& q, bool ex
     x += "α(x) = min(1, p(x)/q(x));  accepted mass q(x)·α(x) = min(p(x), q(x))\n";
     for (std::size_t i = 0; i < p.size(); ++i)
         x += a.never_proposed[i] ? fmt::format("  x = {}: q = 0, never drafted\n", i)
-                                 : fmt::format("  x = {}: α = min(1, {}/{}) = {};  q·α = {}\n", i, show(p[i]), show(q[i]),
+                                 : fmt::format("  x = {}: α = min(1, {}/{}) = {};  q·α = {}\n", i, term(p[i]), term(q[i]),
                                                show(a.alpha[i]), show(a.accepted[i]));
     x += fmt::format("accept = Σ q·α = {};  reject = 1 − accept = {}\n", show(a.accept_prob), show(a.reject_prob));
     x += fmt::format("r(v) = [p(v) − q(v)]₊ / Σ_u [p(u) − q(u)]₊ = {} / {} = {}\n", show_list(a.positive_residual),
-                     show(a.residual_mass), a.residual_empty ? "(empty: p = q)" : show_list(a.residual));
+                     term(a.residual_mass), a.residual_empty ? "(empty: p = q)" : show_list(a.residual));
     x += "output = q·α + reject·r:\n";
     for (std::size_t i = 0; i < p.size(); ++i)
-        x += fmt::format("  x = {}: {} + {} × {} = {}   (p = {})\n", i, show(a.accepted[i]), show(a.reject_prob),
-                         show(a.residual[i]), show(a.output[i]), show(p[i]));
+        x += fmt::format("  x = {}: {} + {} × {} = {}   (p = {})\n", i, show(a.accepted[i]), term(a.reject_prob),
+                         term(a.residual[i]), show(a.output[i]), show(p[i]));
     x += fmt::format("max |output − p| = {}\n", show(a.max_abs_error));
 }
 
