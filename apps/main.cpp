@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
     inferlab::app::setup_spec_accept(app);
     inferlab::app::setup_best_of_n(app);
     inferlab::app::setup_quantize(app);
+    inferlab::app::setup_model(app);
     inferlab::app::setup_verify(app);
     try {
         app.parse(argc, argv);

@@ -4,6 +4,9 @@
 
 #include "inferlab/bestofn.hpp"
 #include "inferlab/kv.hpp"
+#include "inferlab/model/kv_cache.hpp"
+#include "inferlab/model/transformer.hpp"
+#include "inferlab/model_config.hpp"
 #include "inferlab/quant.hpp"
 #include "inferlab/roofline.hpp"
 #include "inferlab/spec.hpp"
@@ -21,6 +24,7 @@ const char* const kDoc1BestOfNSection = "3.2 并行采样、验证与搜索";
 const char* const kDoc1QuantSection = "4.1 数值精度、权重量化与缓存量化";
 const char* const kDoc1SpecRoundSection = "3.1.1 一次验证与实际前进长度";
 const char* const kDoc1SpecRuleSection = "3.1.2 接受质量与残差补偿";
+const char* const kDoc2PrefillSection = "Prefill 与 Decode 的交界";
 const char* const kDoc2GqaSection = "用 GQA 理解容量里的 Head 数";
 const char* const kDoc2TokenSection = "从一个 Token 算到整个请求";
 
@@ -188,6 +192,33 @@ std::vector<Example> build() {
                   [=] { return count(round().draft_proposals); }});
     ex.push_back({"spec.doc1.round-verified", kDoc1, kDoc1SpecRoundSection, "target positions verified", rin, "4", true,
                   [=] { return count(round().target_positions); }});
+
+    // ---- the reference model (issue: reference transformer) ----
+    // A 4-token prompt p0..p3: prefill writes 4 positions per layer, each decode step adds one.
+    auto cache_lengths = [] {
+        auto w = model::random_weights(model::dims_from_config(load_named_model("demo-gqa")), 1);
+        model::Transformer m(*w);
+        model::ContiguousCache cache(w->dims());
+        std::vector<int> lens;
+        model::MatrixRM logits = m.forward(std::vector<int>{1, 2, 3, 4}, cache);
+        lens.push_back(cache.length(w->dims().n_layers - 1));
+        for (int step = 0; step < 2; ++step) {
+            Eigen::Index next = 0;
+            logits.row(logits.rows() - 1).maxCoeff(&next);
+            logits = m.forward(std::vector<int>{static_cast<int>(next)}, cache);
+            lens.push_back(cache.length(0));
+        }
+        return lens;
+    };
+    const char* phase_names[] = {"after prefill of p0..p3", "after the first decode (y0)", "after the second decode (y1)"};
+    const char* phase_expected[] = {"4", "5", "6"};
+    for (std::size_t i = 0; i < 3; ++i)
+        ex.push_back({fmt::format("model.doc2.cache-length-{}", i), kDoc2, kDoc2PrefillSection,
+                      std::string("KV positions cached per layer ") + phase_names[i],
+                      "demo-gqa reference model, prompt of 4 tokens", phase_expected[i], true, [=] {
+                          int v = cache_lengths()[i];
+                          return Computed{static_cast<double>(v), std::to_string(v)};
+                      }});
     return ex;
 }
 

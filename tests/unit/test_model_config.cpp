@@ -25,7 +25,7 @@ TEST_CASE("shipped configs all parse and name a source", "[config]") {
     for (const auto& m : models) {
         INFO(m.name);
         CHECK_NOTHROW(load_named_model(m.name));
-        CHECK(m.source.find("Hugging Face") != std::string::npos);
+        CHECK((m.source.find("Hugging Face") != std::string::npos || m.source.find("inferlab") == 0));
     }
     // Llama 2 7B: 6.74B published.
     CHECK(count_params(load_named_model("llama-2-7b")).total == 6738415616ULL);

@@ -1,0 +1,565 @@
+// inferlab model: the reference transformer — init, logits, check-cache, generate, bench.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <random>
+
+#include "common.hpp"
+#include "inferlab/error.hpp"
+#include "inferlab/kv.hpp"
+#include "inferlab/model/bench.hpp"
+#include "inferlab/model/kv_cache.hpp"
+#include "inferlab/model/transformer.hpp"
+#include "inferlab/model/weights.hpp"
+#include "inferlab/model_config.hpp"
+#include "inferlab/rng.hpp"
+#include "inferlab/spec.hpp"
+#include "inferlab/units.hpp"
+
+namespace inferlab::app {
+namespace {
+
+using namespace inferlab::model;
+
+// Where the weights come from: a checkpoint, or a config (file or shipped) with a seed.
+struct ModelSource {
+    std::string checkpoint, config, model, seed = "1";
+};
+
+void add_source(CLI::App* sub, ModelSource& s) {
+    sub->add_option("--checkpoint", s.checkpoint, "a llama2.c version-0 checkpoint");
+    sub->add_option("--config", s.config, "a config.json (HF keys) for random weights");
+    sub->add_option("--model", s.model, "a shipped config (default demo-gqa) for random weights");
+    sub->add_option("--seed", s.seed, "seed of the random weights (default 1)");
+}
+
+std::unique_ptr<Weights> load(const ModelSource& s, std::string* described = nullptr) {
+    int n = !s.checkpoint.empty() + !s.config.empty() + !s.model.empty();
+    if (n > 1) throw InputError("choose one of --checkpoint, --config and --model");
+    if (!s.checkpoint.empty()) {
+        if (described) *described = "checkpoint " + s.checkpoint;
+        return read_checkpoint(s.checkpoint);
+    }
+    std::uint64_t seed = parse_nonnegative_int("--seed", s.seed);
+    ModelConfig c = !s.config.empty() ? load_config_file(s.config) : load_named_model(s.model.empty() ? "demo-gqa" : s.model);
+    if (described) *described = fmt::format("{} with random weights (seed {})", c.name, seed);
+    return random_weights(dims_from_config(c), seed);
+}
+
+std::string dims_text(const Dims& d) {
+    return fmt::format("dim {}, hidden {}, L = {}, H_q = {}, H_kv = {}, d = {}, vocab {}, S_max = {}{}", d.dim, d.hidden_dim,
+                       d.n_layers, d.n_heads, d.n_kv_heads, d.head_dim(), d.vocab_size, d.seq_len,
+                       d.shared_classifier ? ", tied LM head" : "");
+}
+
+std::vector<int> parse_token_list(const std::string& flag, const std::string& text, const Dims& d) {
+    std::vector<int> out;
+    for (const auto& item : split_list(flag, text)) {
+        std::uint64_t t = parse_nonnegative_int(flag, item);
+        if (t >= static_cast<std::uint64_t>(d.vocab_size))
+            throw InputError(flag, item, "is outside the vocabulary [0, " + std::to_string(d.vocab_size - 1) + "]");
+        out.push_back(static_cast<int>(t));
+    }
+    if (static_cast<int>(out.size()) > d.seq_len)
+        throw InputError(flag, std::to_string(out.size()) + " tokens",
+                         "is longer than the model's maximum sequence length " + std::to_string(d.seq_len));
+    return out;
+}
+
+struct PathOptions {
+    std::string path = "contiguous", attention = "plain", window = "0", block_size = "16", threads = "1";
+};
+
+void add_path_options(CLI::App* sub, PathOptions& p) {
+    sub->add_option("--path", p.path, "nocache, contiguous (default) or paged");
+    sub->add_option("--attention", p.attention, "plain (default) or online (tiled, running max and sum)");
+    sub->add_option("--window", p.window, "sliding window W (0: dense)");
+    sub->add_option("--block-size", p.block_size, "paged cache: tokens per block (default 16)");
+    sub->add_option("--threads", p.threads, "threads (default 1)");
+}
+
+ForwardOptions forward_options(const PathOptions& p) {
+    ForwardOptions o;
+    if (p.attention == "plain") o.attention = AttentionKind::Plain;
+    else if (p.attention == "online") o.attention = AttentionKind::Online;
+    else throw InputError("--attention", p.attention, "must be plain or online");
+    o.window = static_cast<int>(parse_nonnegative_int("--window", p.window));
+    std::uint64_t t = parse_positive_int("--threads", p.threads);
+    if (t > 256) throw InputError("--threads", p.threads, "must be at most 256");
+    o.threads = static_cast<int>(t);
+    return o;
+}
+
+// Logits of every position along one path.
+MatrixRM run_path(const Transformer& m, const std::vector<int>& tokens, const std::string& path, int block_size,
+                  const ForwardOptions& opt, std::uint64_t seed) {
+    const Dims& d = m.dims();
+    if (path == "nocache") return logits_without_cache(m, tokens, opt);
+    if (path == "contiguous") {
+        ContiguousCache cache(d);
+        return m.forward(tokens, cache, opt);
+    }
+    if (path == "paged") {
+        const int blocks = (d.seq_len + block_size - 1) / block_size;
+        BlockPool pool(d, block_size, blocks, seed);
+        PagedCache cache(pool, d);
+        return m.forward(tokens, cache, opt);
+    }
+    throw InputError("--path", path, "must be nocache, contiguous or paged");
+}
+
+std::vector<int> top_tokens(const MatrixRM& logits, Eigen::Index row, int k) {
+    std::vector<int> idx(static_cast<std::size_t>(logits.cols()));
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
+    std::partial_sort(idx.begin(), idx.begin() + std::min<std::size_t>(idx.size(), std::size_t(k)), idx.end(),
+                      [&](int a, int b) { return logits(row, a) > logits(row, b); });
+    idx.resize(std::min<std::size_t>(idx.size(), std::size_t(k)));
+    return idx;
+}
+
+// ---- init ----
+struct InitOptions {
+    ModelSource src;
+    std::string out;
+    OutputFlags flags;
+};
+
+void run_init(const InitOptions& o) {
+    if (!o.src.checkpoint.empty()) throw InputError("model init makes weights: give --config or --model, not --checkpoint");
+    if (o.out.empty()) throw InputError("--out is required (the checkpoint file to write)");
+    std::string what;
+    auto w = load(o.src, &what);
+    write_checkpoint(*w, o.out);
+    Report r;
+    r.json = {{"out", o.out}, {"parameters", w->floats()}, {"bytes", w->bytes()}, {"source", what}};
+    r.human = fmt::format("wrote {} ({}; {} parameters, {} of float32 weights)\n  {}\n", o.out, what,
+                          group_thousands(w->floats()), bytes_all_units(w->bytes()), dims_text(w->dims()));
+    r.explain = r.human;
+    emit(r, o.flags);
+}
+
+// ---- logits ----
+struct LogitsOptions {
+    ModelSource src;
+    PathOptions path;
+    std::string tokens;
+    OutputFlags flags;
+};
+
+void run_logits(const LogitsOptions& o) {
+    auto w = load(o.src);
+    Transformer m(*w);
+    if (o.tokens.empty()) throw InputError("--tokens is required (e.g. 1,2,3)");
+    auto tokens = parse_token_list("--tokens", o.tokens, w->dims());
+    ForwardOptions opt = forward_options(o.path);
+    int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
+    MatrixRM logits = run_path(m, tokens, o.path.path, bs, opt, parse_nonnegative_int("--seed", o.src.seed));
+    Report r;
+    r.json["path"] = o.path.path;
+    r.json["tokens"] = tokens;
+    r.json["logits"] = nlohmann::json::array();
+    Table t{{"pos", "token", "top-5 next tokens (logit)"}, {}, {true, true, false}};
+    for (Eigen::Index i = 0; i < logits.rows(); ++i) {
+        std::vector<float> row(logits.row(i).data(), logits.row(i).data() + logits.cols());
+        r.json["logits"].push_back(row);
+        std::string top;
+        for (int k : top_tokens(logits, i, 5)) top += fmt::format("{}({:.3f}) ", k, logits(i, k));
+        t.rows.push_back({std::to_string(i), std::to_string(tokens[std::size_t(i)]), top});
+    }
+    r.human = fmt::format("{} path, {} attention; {}\n", o.path.path, o.path.attention, dims_text(w->dims())) + render_text(t, "  ");
+    r.explain = r.human;
+    emit(r, o.flags);
+}
+
+// ---- check-cache ----
+struct CheckOptions {
+    ModelSource src;
+    PathOptions path;
+    std::string tokens, length = "64", chunk = "5";
+    OutputFlags flags;
+};
+
+double max_abs_diff(const MatrixRM& a, const MatrixRM& b, Eigen::Index row) {
+    return static_cast<double>((a.row(row) - b.row(row)).cwiseAbs().maxCoeff());
+}
+
+void run_check(const CheckOptions& o) {
+    auto w = load(o.src);
+    Transformer m(*w);
+    const Dims& d = w->dims();
+    std::vector<int> tokens;
+    const std::uint64_t seed = parse_nonnegative_int("--seed", o.src.seed);
+    if (!o.tokens.empty()) {
+        tokens = parse_token_list("--tokens", o.tokens, d);
+    } else {
+        std::uint64_t n = parse_positive_int("--length", o.length);
+        if (n > static_cast<std::uint64_t>(d.seq_len))
+            throw InputError("--length", o.length, "exceeds the model's maximum sequence length " + std::to_string(d.seq_len));
+        Rng rng(seed + 1000);
+        for (std::uint64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
+    }
+    ForwardOptions opt = forward_options(o.path);
+    const int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
+    const int chunk = static_cast<int>(parse_positive_int("--chunk", o.chunk));
+    MatrixRM none = run_path(m, tokens, "nocache", bs, opt, seed);
+    MatrixRM cont = run_path(m, tokens, "contiguous", bs, opt, seed);
+    MatrixRM paged = run_path(m, tokens, "paged", bs, opt, seed);
+    ForwardOptions online = opt;
+    online.attention = opt.attention == AttentionKind::Plain ? AttentionKind::Online : AttentionKind::Plain;
+    MatrixRM other = run_path(m, tokens, "contiguous", bs, online, seed);
+    // Chunked prefill: the same tokens fed `chunk` at a time, masks offset by the real history.
+    MatrixRM chunked(static_cast<Eigen::Index>(tokens.size()), d.vocab_size);
+    {
+        ContiguousCache cache(d);
+        for (std::size_t s = 0; s < tokens.size(); s += std::size_t(chunk)) {
+            std::vector<int> part(tokens.begin() + std::ptrdiff_t(s),
+                                  tokens.begin() + std::ptrdiff_t(std::min(tokens.size(), s + std::size_t(chunk))));
+            MatrixRM out = m.forward(part, cache, opt);
+            chunked.middleRows(Eigen::Index(s), out.rows()) = out;
+        }
+    }
+    // 1e-5 relative to each position's largest logit: float32 sums in a different order per path.
+    constexpr double kRelTol = 1e-5;
+    Report r;
+    Table t{{"pos", "contiguous", "paged", std::string(online.attention == AttentionKind::Online ? "online" : "plain") + " attn",
+             "chunked prefill"},
+            {}, {}};
+    r.json["tokens"] = tokens;
+    r.json["relative_tolerance"] = kRelTol;
+    r.json["rows"] = nlohmann::json::array();
+    double worst = 0, worst_rel = 0;
+    for (Eigen::Index i = 0; i < none.rows(); ++i) {
+        double a = max_abs_diff(cont, none, i), b = max_abs_diff(paged, none, i), c = max_abs_diff(other, none, i),
+               e = max_abs_diff(chunked, none, i);
+        worst = std::max({worst, a, b, c, e});
+        const double scale = std::max(1.0, static_cast<double>(none.row(i).cwiseAbs().maxCoeff()));
+        worst_rel = std::max(worst_rel, std::max({a, b, c, e}) / scale);
+        r.json["rows"].push_back({{"pos", i}, {"contiguous", a}, {"paged", b}, {"other_attention", c}, {"chunked", e}});
+        t.rows.push_back({std::to_string(i), fmt::format("{:.2e}", a), fmt::format("{:.2e}", b), fmt::format("{:.2e}", c),
+                          fmt::format("{:.2e}", e)});
+    }
+    r.json["max_abs_diff"] = worst;
+    r.json["max_rel_diff"] = worst_rel;
+    r.json["agree"] = worst_rel <= kRelTol;
+    r.human = fmt::format("Max |logit − no-cache logit| per position ({} tokens; {})\n", tokens.size(), dims_text(d));
+    r.human += render_text(t, "  ");
+    r.human += fmt::format("  largest difference {:.3e} ({:.3e} of the position's largest logit); tolerance 1e-5 relative: {}\n",
+                           worst, worst_rel, worst_rel <= kRelTol ? "all paths agree" : "PATHS DISAGREE");
+    r.human += "  (the first document's Figure 17: the same fixed tokens through three cache paths, compared by logits)\n";
+    r.explain = r.human;
+    r.csv = t;
+    emit(r, o.flags);
+    if (worst_rel > kRelTol) throw ExitCode{1};
+}
+
+// ---- generate ----
+struct GenerateOptions {
+    ModelSource src;
+    PathOptions path;
+    std::string prompt = "1,2,3,4", steps = "8", temperature = "0", top_k = "0", top_p = "1";
+    bool trace = false;
+    OutputFlags flags;
+};
+
+int sample_token(const MatrixRM& logits, Eigen::Index row, double temperature, std::size_t top_k, double top_p, Rng& rng) {
+    if (temperature == 0) {
+        Eigen::Index best = 0;
+        logits.row(row).maxCoeff(&best);
+        return static_cast<int>(best);
+    }
+    std::vector<double> l(logits.row(row).data(), logits.row(row).data() + logits.cols());
+    return static_cast<int>(rng.categorical(sampling_distribution(l, temperature, top_k, top_p)));
+}
+
+void run_generate(const GenerateOptions& o) {
+    auto w = load(o.src);
+    Transformer m(*w);
+    const Dims& d = w->dims();
+    auto prompt = parse_token_list("--prompt", o.prompt, d);
+    const std::uint64_t steps = parse_nonnegative_int("--steps", o.steps);
+    const double temperature = parse_real("--temperature", o.temperature);
+    if (temperature < 0) throw InputError("--temperature", o.temperature, "must be 0 (greedy) or positive");
+    const std::size_t top_k = parse_nonnegative_int("--top-k", o.top_k);
+    const double top_p = parse_real("--top-p", o.top_p);
+    if (!(top_p > 0 && top_p <= 1)) throw InputError("--top-p", o.top_p, "must be in (0, 1]");
+    if (prompt.size() + steps > static_cast<std::size_t>(d.seq_len))
+        throw InputError("--steps", o.steps, "makes the sequence longer than the maximum " + std::to_string(d.seq_len));
+    ForwardOptions opt = forward_options(o.path);
+    const std::uint64_t seed = parse_nonnegative_int("--seed", o.src.seed);
+    Rng rng(seed ^ 0x5eedULL);
+    const int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
+    std::unique_ptr<BlockPool> pool;
+    std::unique_ptr<KvCache> cache;
+    if (o.path.path == "contiguous") cache = std::make_unique<ContiguousCache>(d);
+    else if (o.path.path == "paged") {
+        pool = std::make_unique<BlockPool>(d, bs, (d.seq_len + bs - 1) / bs, seed);
+        cache = std::make_unique<PagedCache>(*pool, d);
+    } else
+        throw InputError("--path", o.path.path, "must be contiguous or paged for generate");
+    std::vector<StepTrace> traces;
+    std::vector<int> generated;
+    StepTrace tr;
+    MatrixRM logits = m.forward(prompt, *cache, opt, &tr);
+    traces.push_back(tr);
+    for (std::uint64_t s = 0; s < steps; ++s) {
+        int next = sample_token(logits, logits.rows() - 1, temperature, top_k, top_p, rng);
+        generated.push_back(next);
+        if (s + 1 == steps) break;
+        logits = m.forward(std::vector<int>{next}, *cache, opt, &tr);
+        traces.push_back(tr);
+    }
+    Report r;
+    r.json["prompt"] = prompt;
+    r.json["generated"] = generated;
+    r.json["trace"] = nlohmann::json::array();
+    Table t{{"step", "phase", "tokens fed", "cache length per layer", "Q", "new K/V", "cached K/V", "scores"}, {}, {true, false, false}};
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+        const auto& s = traces[i];
+        std::string fed;
+        for (std::size_t k = 0; k < s.tokens.size(); ++k) fed += (k ? "," : "") + std::to_string(s.tokens[k]);
+        std::string lens;
+        for (std::size_t k = 0; k < s.cache_len.size(); ++k) lens += (k ? "," : "") + std::to_string(s.cache_len[k]);
+        t.rows.push_back({std::to_string(i), s.phase, fed, lens, s.q_shape, s.kv_new_shape, s.kv_cached_shape, s.scores_shape});
+        r.json["trace"].push_back({{"step", i}, {"phase", s.phase}, {"tokens", s.tokens}, {"start_pos", s.start_pos},
+                                   {"cache_len", s.cache_len}, {"q_shape", s.q_shape}, {"kv_new_shape", s.kv_new_shape},
+                                   {"kv_cached_shape", s.kv_cached_shape}, {"scores_shape", s.scores_shape}});
+    }
+    std::string gen;
+    for (std::size_t k = 0; k < generated.size(); ++k) gen += (k ? "," : "") + std::to_string(generated[k]);
+    r.human = fmt::format("generated {} token(s): {}\n", generated.size(), gen);
+    if (o.trace) {
+        r.human += fmt::format("\nTrace ({}; shapes [B, heads, tokens, d] as the first document's table):\n", dims_text(d));
+        r.human += render_text(t, "  ");
+    }
+    r.explain = r.human;
+    r.csv = t;
+    emit(r, o.flags);
+}
+
+// ---- bench ----
+struct BenchOptions {
+    ModelSource src;
+    std::string threads = "1", prompt_len = "128", gen = "32", probe_mib = "512", contexts = "128,512,1024", batches = "1,8";
+    bool skip_nocache = false;
+    OutputFlags flags;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void run_bench(const BenchOptions& o) {
+    std::string what;
+    ModelSource src = o.src;
+    auto w = load(src, &what);
+    Transformer m(*w);
+    const Dims& d = w->dims();
+    ForwardOptions opt;
+    std::uint64_t th = parse_positive_int("--threads", o.threads);
+    if (th > 256) throw InputError("--threads", o.threads, "must be at most 256");
+    opt.threads = static_cast<int>(th);
+    Eigen::setNbThreads(opt.threads);
+    const int P = static_cast<int>(parse_positive_int("--prompt-len", o.prompt_len));
+    const int G = static_cast<int>(parse_positive_int("--gen", o.gen));
+    if (P + G > d.seq_len) throw InputError("--gen", o.gen, "with --prompt-len exceeds the maximum sequence length");
+    const std::uint64_t probe = parse_positive_int("--probe-mib", o.probe_mib);
+    auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
+    auto batches = parse_int_list_or_range("--batches", o.batches, 16);
+    for (auto s : contexts)
+        if (s + 1 > static_cast<std::uint64_t>(d.seq_len)) throw InputError("--contexts", std::to_string(s), "exceeds the maximum sequence length");
+
+    BandwidthProbe bw = measure_read_bandwidth(probe << 20, opt.threads, 5);
+    const double mm = measure_matmul_gflops(512, opt.threads, 3);
+    Rng rng(7);
+    std::vector<int> prompt;
+    for (int i = 0; i < P; ++i) prompt.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
+
+    // Prefill, then decode G tokens greedily.
+    ContiguousCache cache(d);
+    m.forward(prompt, cache, opt);  // warm-up
+    ContiguousCache cache2(d);
+    auto t0 = std::chrono::steady_clock::now();
+    MatrixRM logits = m.forward(prompt, cache2, opt);
+    const double prefill_s = seconds_since(t0);
+    const double params = static_cast<double>(w->floats());
+    const double prefill_gflops = 2.0 * params * P / prefill_s / 1e9;
+    int tok = 0;
+    logits.row(logits.rows() - 1).maxCoeff(&tok);
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < G; ++i) {
+        logits = m.forward(std::vector<int>{tok}, cache2, opt);
+        logits.row(0).maxCoeff(&tok);
+    }
+    const double decode_s = seconds_since(t0);
+    const double tps = G / decode_s;
+    const std::uint64_t step_bytes = decode_step_bytes(d, std::uint64_t(P + G / 2));
+    const double achieved = static_cast<double>(step_bytes) * tps / 1e9;
+
+    Report r;
+    auto& j = r.json;
+    j = {{"model", what},
+         {"threads", opt.threads},
+         {"parameters", w->floats()},
+         {"weights_on_huge_pages", w->huge_pages()},
+         {"prefill_tokens", P},
+         {"prefill_tokens_per_s", P / prefill_s},
+         {"prefill_gflops", prefill_gflops},
+         {"measured_matmul_gflops", mm},
+         {"decode_tokens", G},
+         {"decode_tokens_per_s", tps},
+         {"bytes_per_step", step_bytes},
+         {"achieved_gbs", achieved},
+         {"measured_read_gbs", bw.read_gbs},
+         {"probe_bytes", bw.bytes},
+         {"probe_huge_pages", bw.huge_pages},
+         {"bandwidth_fraction", achieved / bw.read_gbs}};
+    std::string& h = r.human;
+    h += fmt::format("Reference model: {} ({} parameters, {} threads)\n  {}\n", what, group_thousands(w->floats()), opt.threads,
+                     dims_text(d));
+    h += fmt::format("Read bandwidth (STREAM-style sum over {} MiB, huge pages {}): {:.2f} GB/s\n", probe,
+                     bw.huge_pages ? "on" : "refused", bw.read_gbs);
+    h += fmt::format("Matrix multiply (Eigen, 512³): {:.2f} GFLOP/s\n", mm);
+    h += fmt::format("Prefill {} tokens: {:.1f} tokens/s, {:.2f} GFLOP/s ({:.0f}% of the measured matmul rate)\n", P, P / prefill_s,
+                     prefill_gflops, 100 * prefill_gflops / mm);
+    h += fmt::format("Decode {} tokens: {:.2f} tokens/s; one step reads {} → {:.2f} GB/s = {:.0f}% of the measured read "
+                     "bandwidth (weights on huge pages: {})\n",
+                     G, tps, bytes_all_units(step_bytes), achieved, 100 * achieved / bw.read_gbs, w->huge_pages() ? "yes" : "no");
+
+    // Context scaling: one cached decode step against recomputing the prefix without a cache.
+    Table ct{{"S", "cached step", "no-cache step", "ratio"}, {}, {}};
+    j["context_scaling"] = nlohmann::json::array();
+    for (auto s : contexts) {
+        std::vector<int> ctx(std::size_t(s) + 1);
+        for (auto& t : ctx) t = static_cast<int>(rng.below(std::uint64_t(d.vocab_size)));
+        ContiguousCache c(d);
+        m.forward(std::vector<int>(ctx.begin(), ctx.end() - 1), c, opt);
+        auto t1 = std::chrono::steady_clock::now();
+        m.forward(std::vector<int>{ctx.back()}, c, opt);
+        const double cached = seconds_since(t1);
+        double nocache = 0;
+        if (!o.skip_nocache) {
+            ContiguousCache scratch(d);
+            t1 = std::chrono::steady_clock::now();
+            m.forward(ctx, scratch, opt);  // what each step costs without a cache: the whole prefix again
+            nocache = seconds_since(t1);
+        }
+        ct.rows.push_back({std::to_string(s), fmt::format("{:.3f} ms", cached * 1e3),
+                           o.skip_nocache ? "-" : fmt::format("{:.3f} ms", nocache * 1e3),
+                           o.skip_nocache ? "-" : fmt::format("{:.1f}×", nocache / cached)});
+        j["context_scaling"].push_back({{"seq_len", s}, {"cached_step_s", cached}, {"nocache_step_s", nocache}});
+    }
+    h += "\nOne decode step at context S: the cached step grows with S (reads S positions); without a cache each step\n"
+         "recomputes the whole prefix, so generating N tokens costs O(N²):\n";
+    h += render_text(ct, "  ");
+
+    // Batch decode: B sequences with their own caches, one step reading the weights once.
+    Table bt{{"batch", "aggregate tok/s", "per-request tok/s"}, {}, {}};
+    j["batch"] = nlohmann::json::array();
+    double base = 0;
+    for (auto b : batches) {
+        std::vector<std::unique_ptr<ContiguousCache>> caches;
+        std::vector<Row> rows;
+        for (std::uint64_t i = 0; i < b; ++i) {
+            caches.push_back(std::make_unique<ContiguousCache>(d));
+            m.forward(std::vector<int>(prompt.begin(), prompt.begin() + std::min<std::ptrdiff_t>(P, 16)), *caches.back(), opt);
+        }
+        const int steps = std::max(4, G / 4);
+        auto t1 = std::chrono::steady_clock::now();
+        for (int s = 0; s < steps; ++s) {
+            rows.clear();
+            for (auto& c : caches) rows.push_back({1 + s % (d.vocab_size - 1), c.get()});
+            m.forward(rows, opt);
+        }
+        const double el = seconds_since(t1);
+        const double agg = static_cast<double>(b) * steps / el;
+        if (base == 0) base = agg;
+        bt.rows.push_back({std::to_string(b), fmt::format("{:.2f}", agg), fmt::format("{:.2f}", agg / static_cast<double>(b))});
+        j["batch"].push_back({{"batch", b}, {"aggregate_tokens_per_s", agg}, {"per_request_tokens_per_s", agg / static_cast<double>(b)}});
+    }
+    h += "\nBatch decode (each sequence its own cache; one step reads the weights once for all):\n";
+    h += render_text(bt, "  ");
+    r.explain = h;
+    emit(r, o.flags);
+}
+
+}  // namespace
+
+void setup_model(CLI::App& app) {
+    CLI::App* model = app.add_subcommand("model", "The reference transformer (GQA, RoPE, KV cache: contiguous and paged)");
+    model->require_subcommand(1);
+    model->footer(examples_footer({"inferlab model init --model demo-gqa --seed 1 --out demo.bin",
+                                   "inferlab model logits --checkpoint demo.bin --tokens 1,2,3 --path paged --json",
+                                   "inferlab model check-cache --model demo-gqa --length 64",
+                                   "inferlab model generate --model demo-gqa --prompt 1,2,3,4 --steps 2 --trace",
+                                   "inferlab model bench --model ref-110m --threads 2"}));
+
+    auto init = std::make_shared<InitOptions>();
+    CLI::App* si = model->add_subcommand("init", "Write a llama2.c checkpoint with seeded random weights");
+    add_source(si, init->src);
+    si->add_option("--out", init->out, "checkpoint file to write");
+    add_output_flags(*si, init->flags);
+    si->footer(examples_footer({"inferlab model init --model demo-gqa --seed 1 --out demo.bin"},
+                               "JSON keys: out, parameters, bytes, source."));
+    si->callback([init] { run_init(*init); });
+
+    auto lo = std::make_shared<LogitsOptions>();
+    CLI::App* sl = model->add_subcommand("logits", "Logits at every position, along one cache path");
+    add_source(sl, lo->src);
+    add_path_options(sl, lo->path);
+    sl->add_option("--tokens", lo->tokens, "token ids: 1,2,3");
+    add_output_flags(*sl, lo->flags);
+    sl->footer(examples_footer({"inferlab model logits --model demo-gqa --tokens 1,2,3 --path paged --json"},
+                               "JSON keys: path, tokens, logits (one row per position)."));
+    sl->callback([lo] { run_logits(*lo); });
+
+    auto ck = std::make_shared<CheckOptions>();
+    CLI::App* sc = model->add_subcommand("check-cache", "No cache, contiguous and paged caches give the same logits (exit 1 if not)");
+    add_source(sc, ck->src);
+    add_path_options(sc, ck->path);
+    sc->add_option("--tokens", ck->tokens, "token ids (default: --length random tokens)");
+    sc->add_option("--length", ck->length, "random tokens to feed (default 64)");
+    sc->add_option("--chunk", ck->chunk, "chunk size of the chunked-prefill comparison (default 5)");
+    add_output_flags(*sc, ck->flags, true);
+    sc->footer(examples_footer({"inferlab model check-cache --model demo-gqa --length 64"},
+                               "JSON keys: tokens, relative_tolerance, rows[]{pos, contiguous, paged, other_attention, chunked},\n"
+                               "max_abs_diff, max_rel_diff, agree."));
+    sc->callback([ck] { run_check(*ck); });
+
+    auto ge = std::make_shared<GenerateOptions>();
+    CLI::App* sg = model->add_subcommand("generate", "Prefill a prompt, then decode; --trace shows each step's cache and shapes");
+    add_source(sg, ge->src);
+    add_path_options(sg, ge->path);
+    sg->add_option("--prompt", ge->prompt, "prompt token ids (default 1,2,3,4)");
+    sg->add_option("--steps", ge->steps, "tokens to generate (default 8)");
+    sg->add_option("--temperature", ge->temperature, "0 = greedy (default); > 0 samples");
+    sg->add_option("--top-k", ge->top_k, "keep the k most likely tokens (0: off)");
+    sg->add_option("--top-p", ge->top_p, "nucleus mass (1: off)");
+    sg->add_flag("--trace", ge->trace, "print each step: phase, tokens fed, cache lengths, shapes");
+    add_output_flags(*sg, ge->flags, true);
+    sg->footer(examples_footer({"inferlab model generate --model demo-gqa --prompt 1,2,3,4 --steps 3 --trace"},
+                               "JSON keys: prompt, generated, trace[]{step, phase, tokens, start_pos, cache_len, q_shape,\n"
+                               "kv_new_shape, kv_cached_shape, scores_shape}."));
+    sg->callback([ge] { run_generate(*ge); });
+
+    auto be = std::make_shared<BenchOptions>();
+    CLI::App* sb = model->add_subcommand("bench", "Measure prefill and decode against this machine's bandwidth and matmul rate");
+    add_source(sb, be->src);
+    sb->add_option("--threads", be->threads, "threads (default 1)");
+    sb->add_option("--prompt-len", be->prompt_len, "prefill tokens (default 128)");
+    sb->add_option("--gen", be->gen, "decode tokens (default 32)");
+    sb->add_option("--probe-mib", be->probe_mib, "bandwidth probe buffer in MiB (default 512)");
+    sb->add_option("--contexts", be->contexts, "context lengths of the scaling table (default 128,512,1024)");
+    sb->add_option("--batches", be->batches, "batch sizes of the batch-decode table (default 1,8)");
+    sb->add_flag("--skip-nocache", be->skip_nocache, "leave out the no-cache timings");
+    add_output_flags(*sb, be->flags);
+    sb->footer(examples_footer({"inferlab model bench --model ref-110m --threads 2"},
+                               "JSON keys: decode_tokens_per_s, bytes_per_step, achieved_gbs, measured_read_gbs,\n"
+                               "bandwidth_fraction, prefill_tokens_per_s, prefill_gflops, measured_matmul_gflops,\n"
+                               "context_scaling[]{seq_len, cached_step_s, nocache_step_s}, batch[]{batch,\n"
+                               "aggregate_tokens_per_s, per_request_tokens_per_s}, weights_on_huge_pages, probe_huge_pages."));
+    sb->callback([be] { run_bench(*be); });
+}
+
+}  // namespace inferlab::app

@@ -1,0 +1,27 @@
+#pragma once
+// Measurements of the reference model on this machine: read bandwidth (STREAM-style, on huge
+// pages), matrix-multiply rate, and what one decode step must read.
+#include <cstdint>
+
+#include "inferlab/model/weights.hpp"
+
+namespace inferlab::model {
+
+// Bytes one decode step reads at S cached tokens: every weight matrix once (the embedding table
+// only when it doubles as the LM head; otherwise one row of it) plus K and V of all S positions
+// of every layer, the latter from kv-mem's formula at float32.
+std::uint64_t decode_step_bytes(const Dims& d, std::uint64_t seq_len);
+
+struct BandwidthProbe {
+    double read_gbs = 0;       // best of `repeats` passes, decimal GB/s
+    std::uint64_t bytes = 0;   // buffer size
+    bool huge_pages = false;   // madvise(MADV_HUGEPAGE) accepted
+    int threads = 1;
+};
+// Sums a 2 MiB-aligned buffer of `bytes` with several accumulators per thread.
+BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repeats);
+
+// GFLOP/s of an n×n float32 matrix product through Eigen (2n³ FLOPs), best of `repeats`.
+double measure_matmul_gflops(int n, int threads, int repeats);
+
+}  // namespace inferlab::model

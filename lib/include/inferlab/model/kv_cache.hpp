@@ -1,0 +1,92 @@
+#pragma once
+// KV caches the reference transformer reads in place: each layer owns its K and V.
+//   contiguous: per layer K and V of [H_kv, S_max, d], appended each step
+//   paged:      a pool of fixed-size blocks [H_kv, block, d] per layer, and a block table per
+//               sequence mapping logical blocks to physical ones (from a shuffled free list,
+//               so they are deliberately not contiguous); blocks return to the pool at the end
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace inferlab::model {
+
+struct Dims;
+
+class KvCache {
+public:
+    virtual ~KvCache() = default;
+    // Positions cached (the same for every layer after a full forward step).
+    virtual int length(int layer) const = 0;
+    // Make room for positions [length, length + n) in every layer.
+    virtual void reserve(int n) = 0;
+    // Pointers to K or V of `layer`, K/V head `h`, position `pos` (< length after reserve).
+    virtual float* key(int layer, int h, int pos) = 0;
+    virtual float* value(int layer, int h, int pos) = 0;
+    // The longest run of consecutive positions from `pos` stored contiguously (for the kernels).
+    virtual int run_length(int pos, int limit) const = 0;
+    virtual void set_length(int layer, int len) = 0;
+    // Drop positions from `len` on in every layer (speculative decoding rolls back this way).
+    virtual void truncate(int len) = 0;
+    // Bytes the cache holds for K and V (allocated, not used).
+    virtual std::uint64_t allocated_bytes() const = 0;
+};
+
+class ContiguousCache final : public KvCache {
+public:
+    explicit ContiguousCache(const Dims& d);
+    int length(int layer) const override { return len_[layer]; }
+    void reserve(int n) override;
+    float* key(int layer, int h, int pos) override;
+    float* value(int layer, int h, int pos) override;
+    int run_length(int pos, int limit) const override { return limit - pos; }
+    void set_length(int layer, int len) override { len_[layer] = len; }
+    void truncate(int len) override;
+    std::uint64_t allocated_bytes() const override;
+
+private:
+    int layers_, heads_, seq_, d_;
+    std::vector<int> len_;
+    std::vector<float> k_, v_;  // [L, H_kv, S_max, d] each
+};
+
+// A physical pool of blocks shared by sequences; allocation order is shuffled with a seed.
+class BlockPool {
+public:
+    BlockPool(const Dims& d, int block_size, int num_blocks, std::uint64_t seed);
+    int allocate();           // throws when the pool is exhausted
+    void release(int block);
+    int free_blocks() const { return static_cast<int>(free_.size()); }
+    int block_size() const { return block_; }
+    int num_blocks() const { return blocks_; }
+    float* key(int block, int layer, int h, int offset);
+    float* value(int block, int layer, int h, int offset);
+    std::uint64_t allocated_bytes() const;
+
+private:
+    int layers_, heads_, d_, block_, blocks_;
+    std::vector<int> free_;
+    std::vector<float> k_, v_;  // [blocks, L, H_kv, block, d]
+};
+
+class PagedCache final : public KvCache {
+public:
+    PagedCache(BlockPool& pool, const Dims& d);
+    ~PagedCache() override;  // returns its blocks to the pool
+    int length(int layer) const override { return len_[layer]; }
+    void reserve(int n) override;
+    float* key(int layer, int h, int pos) override;
+    float* value(int layer, int h, int pos) override;
+    int run_length(int pos, int limit) const override;
+    void set_length(int layer, int len) override { len_[layer] = len; }
+    void truncate(int len) override;
+    std::uint64_t allocated_bytes() const override;  // blocks this sequence holds
+    const std::vector<int>& block_table() const { return table_; }
+
+private:
+    BlockPool& pool_;
+    int layers_, capacity_ = 0, seq_max_;
+    std::vector<int> len_;
+    std::vector<int> table_;  // logical block → physical block
+};
+
+}  // namespace inferlab::model

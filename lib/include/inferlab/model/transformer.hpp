@@ -1,0 +1,70 @@
+#pragma once
+// The reference transformer: a Llama-style decoder on the CPU, in Eigen, following run.c's
+// conventions (RoPE on adjacent pairs with θ = 10000, RMSNorm ε = 1e-5, d = dim / H_q).
+// Per layer: RMSNorm → Q/K/V → RoPE → this layer's cache update → GQA attention read in place
+// (query head h reads K/V head h / (H_q/H_kv); no concatenation, no repeat) → output projection →
+// residual → RMSNorm → SwiGLU FFN → residual. Then the final RMSNorm and the LM head.
+#include <string>
+#include <vector>
+
+#include "inferlab/model/kv_cache.hpp"
+#include "inferlab/model/weights.hpp"
+
+namespace inferlab::model {
+
+enum class AttentionKind {
+    Plain,   // scores for every key, then one softmax
+    Online,  // FlashAttention's order: key blocks, a running max and sum, rescaled partial outputs
+};
+
+struct ForwardOptions {
+    AttentionKind attention = AttentionKind::Plain;
+    int online_block = 16;   // keys per block in the online form
+    int window = 0;          // 0: dense; W: each query sees only the last W positions (sparse)
+    int threads = 1;
+    bool fast_matvec = true; // one-row products through the hand-written kernel (tested against Eigen)
+};
+
+// One row of a forward pass: a token at a position of a sequence whose cache it extends.
+// Rows of the same sequence must be consecutive positions starting at the cache's length.
+struct Row {
+    int token = 0;
+    KvCache* cache = nullptr;
+};
+
+// What one step did, for --trace (shapes as the first document's table writes them).
+struct StepTrace {
+    std::string phase;                 // "prefill" or "decode"
+    std::vector<int> tokens;
+    int start_pos = 0;                 // S, positions cached before the step
+    std::vector<int> cache_len;        // per layer, after the step
+    std::string q_shape, kv_new_shape, kv_cached_shape, scores_shape;
+};
+
+class Transformer {
+public:
+    explicit Transformer(const Weights& w) : w_(w) {}
+    const Dims& dims() const { return w_.dims(); }
+    const Weights& weights() const { return w_; }
+
+    // Logits [rows, vocab] for each row; every row's K/V is appended to its cache.
+    MatrixRM forward(const std::vector<Row>& rows, const ForwardOptions& opt = {}) const;
+    // Convenience: several tokens of one sequence (prefill, a chunk, or draft verification).
+    MatrixRM forward(const std::vector<int>& tokens, KvCache& cache, const ForwardOptions& opt = {},
+                     StepTrace* trace = nullptr) const;
+
+private:
+    const Weights& w_;
+};
+
+// The no-cache path: for each position t, recompute the whole prefix 0..t from scratch and keep
+// the last row. Quadratic in length, and the ground truth for the cached paths.
+MatrixRM logits_without_cache(const Transformer& m, const std::vector<int>& tokens, const ForwardOptions& opt = {});
+
+// y = W·x for a row-major W, rows split over threads, several accumulators per row.
+void matvec(const MatMap& w, const float* x, float* y, int threads);
+
+// Checks that every token id is inside the vocabulary (InputError naming `where` otherwise).
+void check_tokens(const Dims& d, const std::vector<int>& tokens, const std::string& where);
+
+}  // namespace inferlab::model

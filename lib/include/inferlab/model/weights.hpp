@@ -1,0 +1,98 @@
+#pragma once
+// The reference transformer's dimensions and weights, and llama2.c's legacy checkpoint format
+// (version 0): seven int32 header fields, then float32 weights in run.c's fixed order.
+//
+// Letters as in the documents: L layers, H_q query heads, H_kv K/V heads, d = dim / H_q.
+// All weights live in one float buffer (like run.c), placed on transparent huge pages where the
+// kernel allows it; the matrices below are views into it, row-major [out, in], y = W·x.
+#include <Eigen/Core>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace inferlab {
+
+struct ModelConfig;
+
+namespace model {
+
+using MatrixRM = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatMap = Eigen::Map<const MatrixRM, Eigen::Unaligned>;
+using VecMap = Eigen::Map<const Eigen::VectorXf, Eigen::Unaligned>;
+
+struct Dims {
+    int dim = 0;          // model width
+    int hidden_dim = 0;   // FFN width
+    int n_layers = 0;     // L
+    int n_heads = 0;      // H_q
+    int n_kv_heads = 0;   // H_kv
+    int vocab_size = 0;
+    int seq_len = 0;      // S_max
+    bool shared_classifier = true;  // LM head tied to the embedding
+    float rope_theta = 10000.0f;    // run.c's convention
+    float norm_eps = 1e-5f;         // run.c's convention
+    int head_dim() const { return dim / n_heads; }       // d
+    int kv_dim() const { return n_kv_heads * head_dim(); }  // H_kv·d
+    int kv_mul() const { return n_heads / n_kv_heads; }  // query heads per K/V head
+};
+
+// Throws InputError naming `where` when dims are impossible (≤ 0, H_q not divisible by H_kv,
+// dim not divisible by H_q, odd head width for RoPE, too large).
+void validate(const Dims& d, const std::string& where);
+
+// Dims from a Hugging Face style config (the keys kv-mem reads).
+Dims dims_from_config(const ModelConfig& c);
+
+// Number of floats of each tensor, in the checkpoint's order.
+std::uint64_t weight_floats(const Dims& d);
+
+class Weights {
+public:
+    explicit Weights(const Dims& d);  // zeroed
+    const Dims& dims() const { return d_; }
+
+    // Views, all row-major [out, in]:
+    MatMap token_embedding() const;     // [vocab, dim]
+    VecMap rms_att(int l) const;        // [dim]
+    MatMap wq(int l) const;             // [H_q·d, dim]
+    MatMap wk(int l) const;             // [H_kv·d, dim]
+    MatMap wv(int l) const;             // [H_kv·d, dim]
+    MatMap wo(int l) const;             // [dim, H_q·d]
+    VecMap rms_ffn(int l) const;        // [dim]
+    MatMap w1(int l) const;             // [hidden, dim]  (gate)
+    MatMap w2(int l) const;             // [dim, hidden]  (down)
+    MatMap w3(int l) const;             // [hidden, dim]  (up)
+    VecMap rms_final() const;           // [dim]
+    MatMap classifier() const;          // [vocab, dim]
+
+    float* data() { return buf_.get(); }
+    const float* data() const { return buf_.get(); }
+    std::uint64_t floats() const { return n_; }
+    std::uint64_t bytes() const { return n_ * sizeof(float); }
+    bool huge_pages() const { return huge_; }
+
+private:
+    struct Free {
+        std::size_t bytes = 0;
+        void operator()(float* p) const;
+    };
+    Dims d_;
+    std::uint64_t n_ = 0;
+    std::unique_ptr<float, Free> buf_;
+    bool huge_ = false;
+    // Offsets (in floats) of each tensor group.
+    std::uint64_t o_emb_, o_rms_att_, o_wq_, o_wk_, o_wv_, o_wo_, o_rms_ffn_, o_w1_, o_w2_, o_w3_, o_rms_final_, o_cls_;
+};
+
+// Seeded random weights: the embedding ~ N(0, 0.02²) (GPT-2's scale), other matrices ~ N(0, 1/in)
+// (so activations keep their scale), norm weights 1 + N(0, 0.1). The same seed gives the same weights on every machine.
+std::unique_ptr<Weights> random_weights(const Dims& d, std::uint64_t seed);
+
+// llama2.c version-0 checkpoint. read_checkpoint throws FileError/InputError on a missing,
+// truncated, oversized or corrupt file (impossible header, non-finite weights).
+void write_checkpoint(const Weights& w, const std::string& path);
+std::unique_ptr<Weights> read_checkpoint(const std::string& path);
+
+}  // namespace model
+}  // namespace inferlab

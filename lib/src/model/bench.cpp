@@ -1,0 +1,76 @@
+#include "inferlab/model/bench.hpp"
+
+#include <sys/mman.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "inferlab/error.hpp"
+#include "inferlab/kv.hpp"
+
+namespace inferlab::model {
+
+std::uint64_t decode_step_bytes(const Dims& d, std::uint64_t seq_len) {
+    std::uint64_t floats = weight_floats(d);
+    // Untied: the embedding table is read one row a step. Tied: it is read whole, as the LM head.
+    if (!d.shared_classifier) floats -= std::uint64_t(d.vocab_size - 1) * d.dim;
+    const std::uint64_t kv = kv_bytes(uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), 32), {seq_len}).total_bytes;
+    return floats * sizeof(float) + kv;
+}
+
+BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repeats) {
+    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    BandwidthProbe p;
+    p.threads = threads;
+    const std::size_t size = (bytes + kHuge - 1) / kHuge * kHuge;
+    p.bytes = size;
+    float* buf = static_cast<float*>(std::aligned_alloc(kHuge, size));
+    if (!buf) throw Error("cannot allocate the bandwidth probe's buffer");
+#ifdef MADV_HUGEPAGE
+    p.huge_pages = madvise(buf, size, MADV_HUGEPAGE) == 0;
+#endif
+    const std::size_t n = size / sizeof(float);
+    for (std::size_t i = 0; i < n; ++i) buf[i] = static_cast<float>(i & 1023) * 1e-3f;
+    double best = 0;
+    volatile float sink = 0;
+    for (int rep = 0; rep < repeats; ++rep) {
+        auto t0 = std::chrono::steady_clock::now();
+        float total = 0;
+#pragma omp parallel for num_threads(threads) reduction(+ : total) schedule(static) if (threads > 1)
+        for (std::size_t blk = 0; blk < n / 4096; ++blk) {
+            const float* a = buf + blk * 4096;
+            float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (int i = 0; i < 4096; i += 8)
+                for (int k = 0; k < 8; ++k) acc[k] += a[i + k];
+            total += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        }
+        auto t1 = std::chrono::steady_clock::now();
+        sink = sink + total;
+        const double s = std::chrono::duration<double>(t1 - t0).count();
+        best = std::max(best, static_cast<double>(size) / s / 1e9);
+    }
+    std::free(buf);
+    p.read_gbs = best;
+    return p;
+}
+
+double measure_matmul_gflops(int n, int threads, int repeats) {
+    Eigen::setNbThreads(threads);
+    Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
+    double best = 0;
+    for (int rep = 0; rep < repeats; ++rep) {
+        auto t0 = std::chrono::steady_clock::now();
+        c.noalias() = a * b;
+        auto t1 = std::chrono::steady_clock::now();
+        best = std::max(best, 2.0 * n * n * double(n) / std::chrono::duration<double>(t1 - t0).count() / 1e9);
+    }
+    volatile float sink = c(0, 0);
+    (void)sink;
+    return best;
+}
+
+}  // namespace inferlab::model

@@ -1,0 +1,106 @@
+#include "inferlab/model/kv_cache.hpp"
+
+#include <algorithm>
+
+#include "inferlab/error.hpp"
+#include "inferlab/kv.hpp"
+#include "inferlab/model/weights.hpp"
+#include "inferlab/rng.hpp"
+
+namespace inferlab::model {
+
+ContiguousCache::ContiguousCache(const Dims& d)
+    : layers_(d.n_layers), heads_(d.n_kv_heads), seq_(d.seq_len), d_(d.head_dim()), len_(d.n_layers, 0),
+      k_(std::size_t(d.n_layers) * d.n_kv_heads * d.seq_len * d.head_dim()),
+      v_(k_.size()) {}
+
+void ContiguousCache::reserve(int n) {
+    for (int l = 0; l < layers_; ++l)
+        if (len_[l] + n > seq_)
+            throw InputError("--tokens", std::to_string(len_[l] + n) + " positions",
+                             "exceed the model's maximum sequence length " + std::to_string(seq_));
+}
+
+float* ContiguousCache::key(int layer, int h, int pos) {
+    return k_.data() + ((std::size_t(layer) * heads_ + h) * seq_ + pos) * d_;
+}
+float* ContiguousCache::value(int layer, int h, int pos) {
+    return v_.data() + ((std::size_t(layer) * heads_ + h) * seq_ + pos) * d_;
+}
+void ContiguousCache::truncate(int len) {
+    for (auto& l : len_) l = std::min(l, len);
+}
+std::uint64_t ContiguousCache::allocated_bytes() const { return (k_.size() + v_.size()) * sizeof(float); }
+
+BlockPool::BlockPool(const Dims& d, int block_size, int num_blocks, std::uint64_t seed)
+    : layers_(d.n_layers), heads_(d.n_kv_heads), d_(d.head_dim()), block_(block_size), blocks_(num_blocks) {
+    if (block_size <= 0) throw InputError("--block-size", std::to_string(block_size), "must be a positive integer");
+    if (num_blocks <= 0) throw InputError("--blocks", std::to_string(num_blocks), "must be a positive integer");
+    const std::size_t per_block = std::size_t(layers_) * heads_ * block_ * d_;
+    k_.assign(per_block * num_blocks, 0.0f);
+    v_.assign(per_block * num_blocks, 0.0f);
+    // A shuffled free list: a sequence's blocks land far apart in the pool (Fisher–Yates).
+    free_.resize(num_blocks);
+    for (int i = 0; i < num_blocks; ++i) free_[i] = i;
+    Rng rng(seed);
+    for (int i = num_blocks - 1; i > 0; --i) std::swap(free_[i], free_[rng.below(std::uint64_t(i) + 1)]);
+}
+
+int BlockPool::allocate() {
+    if (free_.empty()) throw Error("the KV block pool is exhausted (" + std::to_string(blocks_) + " blocks)");
+    int b = free_.back();
+    free_.pop_back();
+    return b;
+}
+
+void BlockPool::release(int block) { free_.push_back(block); }
+
+float* BlockPool::key(int block, int layer, int h, int offset) {
+    return k_.data() + (((std::size_t(block) * layers_ + layer) * heads_ + h) * block_ + offset) * d_;
+}
+float* BlockPool::value(int block, int layer, int h, int offset) {
+    return v_.data() + (((std::size_t(block) * layers_ + layer) * heads_ + h) * block_ + offset) * d_;
+}
+std::uint64_t BlockPool::allocated_bytes() const { return (k_.size() + v_.size()) * sizeof(float); }
+
+PagedCache::PagedCache(BlockPool& pool, const Dims& d) : pool_(pool), layers_(d.n_layers), seq_max_(d.seq_len), len_(d.n_layers, 0) {}
+
+PagedCache::~PagedCache() {
+    for (int b : table_) pool_.release(b);
+}
+
+void PagedCache::reserve(int n) {
+    const int need = *std::max_element(len_.begin(), len_.end()) + n;
+    if (need > seq_max_)
+        throw InputError("--tokens", std::to_string(need) + " positions",
+                         "exceed the model's maximum sequence length " + std::to_string(seq_max_));
+    while (capacity_ < need) {
+        table_.push_back(pool_.allocate());
+        capacity_ += pool_.block_size();
+    }
+}
+
+float* PagedCache::key(int layer, int h, int pos) {
+    return pool_.key(table_[pos / pool_.block_size()], layer, h, pos % pool_.block_size());
+}
+float* PagedCache::value(int layer, int h, int pos) {
+    return pool_.value(table_[pos / pool_.block_size()], layer, h, pos % pool_.block_size());
+}
+int PagedCache::run_length(int pos, int limit) const {
+    const int end_of_block = (pos / pool_.block_size() + 1) * pool_.block_size();
+    return std::min(limit, end_of_block) - pos;
+}
+void PagedCache::truncate(int len) {
+    for (auto& l : len_) l = std::min(l, len);
+    const int keep = (len + pool_.block_size() - 1) / pool_.block_size();
+    while (static_cast<int>(table_.size()) > keep) {
+        pool_.release(table_.back());
+        table_.pop_back();
+        capacity_ -= pool_.block_size();
+    }
+}
+std::uint64_t PagedCache::allocated_bytes() const {
+    return std::uint64_t(table_.size()) * pool_.allocated_bytes() / std::uint64_t(pool_.num_blocks());
+}
+
+}  // namespace inferlab::model

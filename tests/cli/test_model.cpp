@@ -1,0 +1,112 @@
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+
+#include "../support/cli.hpp"
+
+using namespace inferlab::test;
+
+namespace {
+void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
+    INFO("args: " << Catch::Detail::stringify(args));
+    auto r = run_inferlab(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(one_error_line(r));
+    CHECK(r.err.find(fragment) != std::string::npos);
+}
+void write_bytes(const std::string& path, const std::vector<std::int32_t>& header, std::size_t floats, float value) {
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(header.data()), std::streamsize(header.size() * 4));
+    std::vector<float> body(floats, value);
+    f.write(reinterpret_cast<const char*>(body.data()), std::streamsize(floats * 4));
+}
+}  // namespace
+
+TEST_CASE("model generate --trace: a 4-token prompt caches 4, then 5, then 6 positions", "[cli][model]") {
+    auto j = parse_json(run_inferlab({"model", "generate", "--model", "demo-gqa", "--prompt", "1,2,3,4", "--steps", "3", "--json"}));
+    REQUIRE(j["trace"].size() == 3);
+    CHECK(j["trace"][0]["phase"] == "prefill");
+    CHECK(j["trace"][0]["cache_len"][0] == 4);
+    CHECK(j["trace"][0]["q_shape"] == "[1,6,4,48]");
+    CHECK(j["trace"][0]["scores_shape"] == "[1,6,4,4]");
+    CHECK(j["trace"][1]["phase"] == "decode");
+    CHECK(j["trace"][1]["cache_len"][5] == 5);
+    CHECK(j["trace"][1]["scores_shape"] == "[1,6,1,5]");
+    CHECK(j["trace"][2]["cache_len"][0] == 6);
+    CHECK(j["generated"].size() == 3);
+    auto h = run_inferlab({"model", "generate", "--model", "demo-gqa", "--prompt", "1,2,3,4", "--steps", "2", "--trace"});
+    CHECK(h.status == 0);
+    CHECK(h.out.find("prefill") != std::string::npos);
+    auto s1 = run_inferlab({"model", "generate", "--model", "demo-gqa", "--steps", "6", "--temperature", "0.8", "--top-k", "20", "--seed", "3", "--json"});
+    auto s2 = run_inferlab({"model", "generate", "--model", "demo-gqa", "--steps", "6", "--temperature", "0.8", "--top-k", "20", "--seed", "3", "--json"});
+    CHECK(s1.out == s2.out);
+}
+
+TEST_CASE("model init and logits: a checkpoint read back gives bit-identical logits", "[cli][model]") {
+    const std::string path = "/tmp/inferlab-cli-demo.bin";
+    auto init = run_inferlab({"model", "init", "--model", "demo-gqa", "--seed", "5", "--out", path});
+    CHECK(init.status == 0);
+    auto a = parse_json(run_inferlab({"model", "logits", "--checkpoint", path, "--tokens", "1,2,3", "--json"}));
+    auto b = parse_json(run_inferlab({"model", "logits", "--model", "demo-gqa", "--seed", "5", "--tokens", "1,2,3", "--json"}));
+    CHECK(a["logits"] == b["logits"]);
+    CHECK(a["logits"].size() == 3);
+    auto p = parse_json(run_inferlab({"model", "logits", "--checkpoint", path, "--tokens", "1,2,3", "--path", "paged", "--json"}));
+    auto n = parse_json(run_inferlab({"model", "logits", "--checkpoint", path, "--tokens", "1,2,3", "--path", "nocache", "--json"}));
+    for (std::size_t r = 0; r < 3; ++r)
+        for (std::size_t c = 0; c < 512; ++c) {
+            double x = p["logits"][r][c].get<double>(), y = n["logits"][r][c].get<double>();
+            REQUIRE(std::abs(x - y) <= 1e-5 * std::max(1.0, std::abs(y)));
+        }
+    std::remove(path.c_str());
+}
+
+TEST_CASE("model subcommands have --help with examples", "[cli][model]") {
+    for (const char* sub : {"init", "logits", "check-cache", "generate", "bench"}) {
+        INFO(sub);
+        auto r = run_inferlab({"model", sub, "--help"});
+        CHECK(r.status == 0);
+        CHECK(r.out.find("Examples:") != std::string::npos);
+        CHECK(r.out.find(std::string("inferlab model ") + sub) != std::string::npos);
+    }
+}
+
+TEST_CASE("model check-cache: three paths agree and it says so", "[cli][model]") {
+    auto j = parse_json(run_inferlab({"model", "check-cache", "--model", "demo-gqa", "--length", "64", "--json"}));
+    CHECK(j["agree"] == true);
+    CHECK(j["rows"].size() == 64);
+    CHECK(j["max_rel_diff"].get<double>() <= 1e-5);
+}
+
+TEST_CASE("model: bad input exits 2 with one clear line", "[cli][model][errors]") {
+    const std::string dir = "/tmp/inferlab-cli-bad-";
+    // Truncated: a valid header, too few weights.
+    write_bytes(dir + "short.bin", {8, 8, 1, 2, 2, 4, 4}, 10, 0.1f);
+    expect_error({"model", "logits", "--checkpoint", dir + "short.bin", "--tokens", "1"}, "is truncated");
+    // Impossible dims in the header.
+    write_bytes(dir + "dims.bin", {8, 8, 1, 3, 2, 4, 4}, 10, 0.1f);
+    expect_error({"model", "logits", "--checkpoint", dir + "dims.bin", "--tokens", "1"}, "header n_heads '3'");
+    write_bytes(dir + "zero.bin", {0, 8, 1, 2, 2, 4, 4}, 10, 0.1f);
+    expect_error({"model", "logits", "--checkpoint", dir + "zero.bin", "--tokens", "1"}, "header dim '0'");
+    // Corrupt: the right size, but NaN weights.
+    auto init = run_inferlab({"model", "init", "--config", data_path("tiny-model.json"), "--out", dir + "nan.bin"});
+    REQUIRE(init.status == 0);
+    {
+        std::fstream f(dir + "nan.bin", std::ios::binary | std::ios::in | std::ios::out);
+        f.seekp(28 + 4 * 20);
+        float nan = std::numeric_limits<float>::quiet_NaN();
+        f.write(reinterpret_cast<const char*>(&nan), 4);
+    }
+    expect_error({"model", "logits", "--checkpoint", dir + "nan.bin", "--tokens", "1"}, "is corrupt");
+    expect_error({"model", "logits", "--checkpoint", dir + "missing.bin", "--tokens", "1"}, "cannot be opened");
+    expect_error({"model", "logits", "--config", data_path("bad-gqa.json"), "--tokens", "1"},
+                 "must be divisible by num_key_value_heads 4");
+    expect_error({"model", "logits", "--config", data_path("tiny-model.json"), "--tokens", "1,16"},
+                 "--tokens '16': is outside the vocabulary [0, 15]");
+    expect_error({"model", "logits", "--config", data_path("tiny-model.json"), "--tokens", "1,2,3,4,5,6,7,8,9"},
+                 "longer than the model's maximum sequence length 8");
+    expect_error({"model", "generate", "--config", data_path("tiny-model.json"), "--prompt", "1,2,3", "--steps", "6"},
+                 "longer than the maximum 8");
+    for (const char* f : {"short.bin", "dims.bin", "zero.bin", "nan.bin"}) std::remove((dir + f).c_str());
+}

@@ -1,0 +1,344 @@
+// The reference transformer: cache paths, run.c conventions, checkpoints, layer ownership.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "inferlab/error.hpp"
+#include "inferlab/kv.hpp"
+#include "inferlab/model/bench.hpp"
+#include "inferlab/model/kv_cache.hpp"
+#include "inferlab/model/transformer.hpp"
+#include "inferlab/model/weights.hpp"
+#include "inferlab/rng.hpp"
+
+using namespace inferlab;
+using namespace inferlab::model;
+
+namespace {
+
+Dims small(int heads, int kv_heads, bool shared = true) {
+    Dims d;
+    d.dim = 64;
+    d.hidden_dim = 96;
+    d.n_layers = 2;
+    d.n_heads = heads;
+    d.n_kv_heads = kv_heads;
+    d.vocab_size = 50;
+    d.seq_len = 96;
+    d.shared_classifier = shared;
+    return d;
+}
+
+std::vector<int> random_tokens(int n, int vocab, std::uint64_t seed) {
+    Rng rng(seed);
+    std::vector<int> t;
+    for (int i = 0; i < n; ++i) t.push_back(static_cast<int>(rng.below(std::uint64_t(vocab))));
+    return t;
+}
+
+// Largest |a − b| relative to each row's largest |b|.
+double rel_diff(const MatrixRM& a, const MatrixRM& b) {
+    double worst = 0;
+    for (Eigen::Index r = 0; r < a.rows(); ++r) {
+        double scale = std::max(1.0, static_cast<double>(b.row(r).cwiseAbs().maxCoeff()));
+        worst = std::max(worst, static_cast<double>((a.row(r) - b.row(r)).cwiseAbs().maxCoeff()) / scale);
+    }
+    return worst;
+}
+
+// A separately written forward pass in the manner of llama2.c's run.c: plain loops over a
+// full history, used as independent golden data for the Eigen model (one token at a time).
+std::vector<float> naive_logits(const Weights& w, const std::vector<int>& tokens) {
+    const Dims& d = w.dims();
+    const int D = d.dim, hd = d.head_dim(), kvd = d.kv_dim(), H = d.hidden_dim;
+    std::vector<std::vector<std::vector<float>>> kc(d.n_layers), vc(d.n_layers);
+    std::vector<float> x(D), xb(D), q(D), k(kvd), v(kvd), att(D), h1(H), h3(H), out(D), logits(d.vocab_size);
+    auto rms = [&](const std::vector<float>& in, const VecMap& g, std::vector<float>& o) {
+        double ss = 0;
+        for (float f : in) ss += double(f) * f;
+        float s = 1.0f / std::sqrt(float(ss / D) + d.norm_eps);
+        for (int i = 0; i < D; ++i) o[i] = g[i] * in[i] * s;
+    };
+    auto mv = [](const MatMap& W, const std::vector<float>& in, std::vector<float>& o) {
+        for (Eigen::Index r = 0; r < W.rows(); ++r) {
+            double s = 0;
+            for (Eigen::Index c = 0; c < W.cols(); ++c) s += double(W(r, c)) * in[std::size_t(c)];
+            o[std::size_t(r)] = float(s);
+        }
+    };
+    for (std::size_t pos = 0; pos < tokens.size(); ++pos) {
+        for (int i = 0; i < D; ++i) x[i] = w.token_embedding()(tokens[pos], i);
+        for (int l = 0; l < d.n_layers; ++l) {
+            rms(x, w.rms_att(l), xb);
+            mv(w.wq(l), xb, q);
+            mv(w.wk(l), xb, k);
+            mv(w.wv(l), xb, v);
+            for (int i = 0; i < D; i += 2) {
+                int j = i % hd;
+                float a = float(pos) * (1.0f / std::pow(10000.0f, float(j) / float(hd)));
+                float c = std::cos(a), s = std::sin(a);
+                for (std::vector<float>* vec : {&q, &k}) {
+                    if (vec == &k && i >= kvd) continue;
+                    float v0 = (*vec)[i], v1 = (*vec)[i + 1];
+                    (*vec)[i] = v0 * c - v1 * s;
+                    (*vec)[i + 1] = v0 * s + v1 * c;
+                }
+            }
+            kc[l].push_back(k);
+            vc[l].push_back(v);
+            for (int h = 0; h < d.n_heads; ++h) {
+                int kvh = h / (d.n_heads / d.n_kv_heads);
+                std::vector<double> sc(pos + 1);
+                double mx = -1e300;
+                for (std::size_t t = 0; t <= pos; ++t) {
+                    double s = 0;
+                    for (int i = 0; i < hd; ++i) s += double(q[h * hd + i]) * kc[l][t][kvh * hd + i];
+                    sc[t] = s / std::sqrt(double(hd));
+                    mx = std::max(mx, sc[t]);
+                }
+                double sum = 0;
+                for (auto& s : sc) sum += s = std::exp(s - mx);
+                for (int i = 0; i < hd; ++i) {
+                    double o = 0;
+                    for (std::size_t t = 0; t <= pos; ++t) o += sc[t] / sum * vc[l][t][kvh * hd + i];
+                    att[h * hd + i] = float(o);
+                }
+            }
+            mv(w.wo(l), att, out);
+            for (int i = 0; i < D; ++i) x[i] += out[i];
+            rms(x, w.rms_ffn(l), xb);
+            mv(w.w1(l), xb, h1);
+            mv(w.w3(l), xb, h3);
+            for (int i = 0; i < H; ++i) h1[i] = h1[i] / (1.0f + std::exp(-h1[i])) * h3[i];
+            std::vector<float> down(D);
+            mv(w.w2(l), h1, down);
+            for (int i = 0; i < D; ++i) x[i] += down[i];
+        }
+        rms(x, w.rms_final(), xb);
+        mv(w.classifier(), xb, logits);
+    }
+    return logits;
+}
+
+}  // namespace
+
+TEST_CASE("no cache, contiguous and paged give the same logits (H_q/H_kv = 1, 4, 8)", "[model]") {
+    for (int kv : {8, 2, 1}) {
+        INFO("H_kv = " << kv);
+        auto w = random_weights(small(8, kv), 11);
+        Transformer m(*w);
+        auto tokens = random_tokens(64, 50, 5);
+        MatrixRM none = logits_without_cache(m, tokens);
+        ContiguousCache c(w->dims());
+        MatrixRM cont = m.forward(tokens, c);
+        BlockPool pool(w->dims(), 8, 12, 3);
+        PagedCache pc(pool, w->dims());
+        MatrixRM paged = m.forward(tokens, pc);
+        // 1e-5 relative: float32 sums over different row counts (matrix against vector products).
+        CHECK(rel_diff(cont, none) <= 1e-5);
+        CHECK(rel_diff(paged, none) <= 1e-5);
+    }
+}
+
+TEST_CASE("the Eigen model matches a separately written run.c-style forward pass", "[model]") {
+    for (bool shared : {true, false}) {
+        auto w = random_weights(small(8, 2, shared), 21);
+        Transformer m(*w);
+        auto tokens = random_tokens(12, 50, 6);
+        ContiguousCache c(w->dims());
+        MatrixRM ours = m.forward(tokens, c);
+        auto golden = naive_logits(*w, tokens);
+        double worst = 0, scale = 1;
+        for (int i = 0; i < 50; ++i) {
+            scale = std::max(scale, double(std::fabs(golden[std::size_t(i)])));
+            worst = std::max(worst, double(std::fabs(ours(11, i) - golden[std::size_t(i)])));
+        }
+        // 1e-4 relative: the golden pass accumulates in double, ours in float.
+        CHECK(worst / scale <= 1e-4);
+    }
+}
+
+TEST_CASE("decode one token at a time, chunked prefill and prefill at once agree", "[model]") {
+    auto w = random_weights(small(8, 2), 12);
+    Transformer m(*w);
+    auto tokens = random_tokens(40, 50, 7);
+    ContiguousCache all(w->dims());
+    MatrixRM once = m.forward(tokens, all);
+    ContiguousCache chunked(w->dims());
+    MatrixRM pieces(40, 50);
+    for (int s = 0; s < 40; s += 7) {
+        std::vector<int> part(tokens.begin() + s, tokens.begin() + std::min(40, s + 7));
+        pieces.middleRows(s, Eigen::Index(part.size())) = m.forward(part, chunked);
+    }
+    CHECK(rel_diff(pieces, once) <= 1e-5);
+    ContiguousCache single(w->dims());
+    MatrixRM steps(40, 50);
+    for (int s = 0; s < 40; ++s) steps.row(s) = m.forward(std::vector<int>{tokens[std::size_t(s)]}, single).row(0);
+    CHECK(rel_diff(steps, once) <= 1e-5);
+}
+
+TEST_CASE("online-softmax attention equals the plain form; a sliding window changes the relation set", "[model]") {
+    auto w = random_weights(small(8, 4), 13);
+    Transformer m(*w);
+    auto tokens = random_tokens(48, 50, 8);
+    ContiguousCache a(w->dims()), b(w->dims()), c(w->dims());
+    MatrixRM plain = m.forward(tokens, a);
+    ForwardOptions online;
+    online.attention = AttentionKind::Online;
+    online.online_block = 5;
+    CHECK(rel_diff(m.forward(tokens, b, online), plain) <= 1e-5);
+    ForwardOptions window;
+    window.window = 16;
+    MatrixRM sparse = m.forward(tokens, c, window);
+    CHECK(rel_diff(sparse.topRows(16), plain.topRows(16)) <= 1e-6);  // inside the window: same keys
+    CHECK(rel_diff(sparse.bottomRows(8), plain.bottomRows(8)) > 1e-3);  // past it: not the same computation
+}
+
+TEST_CASE("each layer owns its cache: reading layer 0's K/V in layer 1 changes the logits", "[model]") {
+    auto w = random_weights(small(8, 2), 14);
+    Transformer m(*w);
+    const Dims& d = w->dims();
+    auto tokens = random_tokens(10, 50, 9);
+    ContiguousCache right(d), wrong(d);
+    m.forward(tokens, right);
+    m.forward(tokens, wrong);
+    for (int h = 0; h < d.n_kv_heads; ++h)
+        for (int p = 0; p < 10; ++p) {
+            std::copy_n(wrong.key(0, h, p), d.head_dim(), wrong.key(1, h, p));
+            std::copy_n(wrong.value(0, h, p), d.head_dim(), wrong.value(1, h, p));
+        }
+    MatrixRM a = m.forward(std::vector<int>{3}, right), b = m.forward(std::vector<int>{3}, wrong);
+    CHECK(rel_diff(b, a) > 1e-3);
+}
+
+TEST_CASE("batch decode: one step for several sequences equals each on its own", "[model]") {
+    auto w = random_weights(small(8, 2), 15);
+    Transformer m(*w);
+    const Dims& d = w->dims();
+    ContiguousCache c1(d), c2(d), s1(d), s2(d);
+    m.forward(random_tokens(9, 50, 1), c1);
+    m.forward(random_tokens(4, 50, 2), c2);
+    m.forward(random_tokens(9, 50, 1), s1);
+    m.forward(random_tokens(4, 50, 2), s2);
+    MatrixRM both = m.forward(std::vector<Row>{{7, &c1}, {8, &c2}});
+    CHECK(rel_diff(both.row(0), m.forward(std::vector<int>{7}, s1)) <= 1e-5);
+    CHECK(rel_diff(both.row(1), m.forward(std::vector<int>{8}, s2)) <= 1e-5);
+    CHECK(c1.length(0) == 10);
+    CHECK(c2.length(0) == 5);
+}
+
+TEST_CASE("the cache's allocated bytes equal kv-mem's formula", "[model][kv]") {
+    const Dims d = small(8, 2);
+    ContiguousCache c(d);
+    CHECK(c.allocated_bytes() == kv_bytes(uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), 32), {std::uint64_t(d.seq_len)}).total_bytes);
+    BlockPool pool(d, 16, 6, 1);
+    CHECK(pool.allocated_bytes() ==
+          kv_bytes(uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), 32), {std::uint64_t(16 * 6)}).total_bytes);
+    CHECK(decode_step_bytes(d, 10) == weight_floats(d) * 4 + kv_bytes(uniform_kv(2, 2, 8, 32), {10}).total_bytes);
+}
+
+TEST_CASE("paged cache: shuffled blocks, returned to the pool, truncation", "[model]") {
+    const Dims d = small(8, 2);
+    BlockPool pool(d, 4, 20, 99);
+    {
+        PagedCache c(pool, d);
+        c.reserve(17);
+        CHECK(c.block_table().size() == 5);
+        CHECK(pool.free_blocks() == 15);
+        bool contiguous = true;
+        for (std::size_t i = 1; i < c.block_table().size(); ++i)
+            contiguous = contiguous && c.block_table()[i] == c.block_table()[i - 1] + 1;
+        CHECK_FALSE(contiguous);
+        for (int l = 0; l < d.n_layers; ++l) c.set_length(l, 17);
+        c.truncate(6);
+        CHECK(c.block_table().size() == 2);
+        CHECK(c.length(0) == 6);
+        CHECK(pool.free_blocks() == 18);
+    }
+    CHECK(pool.free_blocks() == 20);
+}
+
+TEST_CASE("checkpoints: written and read back give bit-identical logits", "[model][checkpoint]") {
+    for (bool shared : {true, false}) {
+        auto w = random_weights(small(8, 2, shared), 16);
+        const std::string path = std::string("/tmp/inferlab-ckpt-") + (shared ? "s" : "u") + ".bin";
+        write_checkpoint(*w, path);
+        auto r = read_checkpoint(path);
+        std::remove(path.c_str());
+        auto tokens = random_tokens(8, 50, 10);
+        ContiguousCache a(w->dims()), b(r->dims());
+        MatrixRM la = Transformer(*w).forward(tokens, a), lb = Transformer(*r).forward(tokens, b);
+        CHECK((la.array() == lb.array()).all());
+        CHECK(r->dims().shared_classifier == shared);
+    }
+}
+
+TEST_CASE("a hand-made checkpoint: every byte spelled out", "[model][checkpoint]") {
+    // dim 2, hidden 2, 1 layer, 1 head, 1 K/V head, vocab 2 (negative: separate classifier), seq 2.
+    const std::int32_t header[7] = {2, 2, 1, 1, 1, -2, 2};
+    // Weights in run.c's order; value = 0.5 + index so every tensor is recognisable.
+    // emb 4, rms_att 2, wq 4, wk 4, wv 4, wo 4, rms_ffn 2, w1 4, w2 4, w3 4, rms_final 2,
+    // legacy RoPE tables seq_len × head_size = 4 (skipped), classifier 4.
+    std::vector<float> body;
+    for (int i = 0; i < 38; ++i) body.push_back(0.5f + float(i));
+    std::vector<float> legacy(4, -7.0f), cls = {100, 101, 102, 103};
+    const std::string path = "/tmp/inferlab-handmade.bin";
+    {
+        std::ofstream f(path, std::ios::binary);
+        f.write(reinterpret_cast<const char*>(header), sizeof(header));
+        f.write(reinterpret_cast<const char*>(body.data()), std::streamsize(body.size() * 4));
+        f.write(reinterpret_cast<const char*>(legacy.data()), 16);
+        f.write(reinterpret_cast<const char*>(cls.data()), 16);
+    }
+    auto w = read_checkpoint(path);
+    CHECK_FALSE(w->dims().shared_classifier);
+    CHECK(w->token_embedding()(1, 0) == 2.5f);  // index 2
+    CHECK(w->rms_att(0)[1] == 5.5f);            // index 5
+    CHECK(w->wq(0)(0, 1) == 7.5f);              // index 7: row-major [out, in]
+    CHECK(w->wk(0)(1, 0) == 12.5f);             // index 10 + 2
+    CHECK(w->wo(0)(1, 1) == 21.5f);             // index 18 + 3
+    CHECK(w->rms_ffn(0)[0] == 22.5f);           // index 22
+    CHECK(w->w2(0)(0, 1) == 29.5f);             // index 28 + 1
+    CHECK(w->rms_final()[1] == 37.5f);          // index 37
+    CHECK(w->classifier()(1, 1) == 103.0f);     // after the skipped tables
+    // Truncated by one float: an error, not a silent short read.
+    {
+        std::ofstream f(path, std::ios::binary);
+        f.write(reinterpret_cast<const char*>(header), sizeof(header));
+        f.write(reinterpret_cast<const char*>(body.data()), std::streamsize(body.size() * 4));
+    }
+    CHECK_THROWS_WITH(read_checkpoint(path), Catch::Contains("is truncated"));
+    std::remove(path.c_str());
+}
+
+TEST_CASE("impossible dims and bad tokens are errors", "[model]") {
+    Dims d = small(8, 3);
+    CHECK_THROWS_WITH(validate(d, "x"), Catch::Contains("must be divisible by n_kv_heads 3"));
+    d = small(8, 2);
+    d.dim = 60;
+    CHECK_THROWS_WITH(validate(d, "x"), Catch::Contains("must be divisible by n_heads 8"));
+    d = small(8, 2);
+    d.n_layers = 0;
+    CHECK_THROWS_WITH(validate(d, "x"), Catch::Contains("n_layers '0'"));
+    auto w = random_weights(small(8, 2), 1);
+    Transformer m(*w);
+    ContiguousCache c(w->dims());
+    CHECK_THROWS_WITH(m.forward(std::vector<int>{50}, c), Catch::Contains("outside the vocabulary"));
+    CHECK_THROWS_WITH(m.forward(random_tokens(97, 50, 1), c), Catch::Contains("maximum sequence length 96"));
+}
+
+TEST_CASE("the hand-written matvec equals Eigen's product", "[model]") {
+    Rng rng(2);
+    MatrixRM a(37, 103);
+    for (Eigen::Index i = 0; i < a.size(); ++i) a.data()[i] = float(rng.normal());
+    Eigen::VectorXf x(103), y(37);
+    for (int i = 0; i < 103; ++i) x[i] = float(rng.normal());
+    MatMap view(a.data(), 37, 103);
+    for (int threads : {1, 2}) {
+        matvec(view, x.data(), y.data(), threads);
+        Eigen::VectorXf ref = a * x;
+        // 1e-5 relative: float32 sums of 103 terms in a different order.
+        CHECK((y - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
+    }
+}
