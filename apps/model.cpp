@@ -368,7 +368,7 @@ void run_bench(const BenchOptions& o) {
     auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
     auto batches = parse_int_list_or_range("--batches", o.batches, 16);
     for (auto s : contexts)
-        if (s + 1 > static_cast<std::uint64_t>(d.seq_len)) throw InputError("--contexts", std::to_string(s), "exceeds the maximum sequence length");
+        if (s + 3 > static_cast<std::uint64_t>(d.seq_len)) throw InputError("--contexts", std::to_string(s), "exceeds the maximum sequence length");
 
     BandwidthProbe bw = measure_read_bandwidth(probe << 20, opt.threads, 5);
     const double mm = measure_matmul_gflops(512, opt.threads, 3);
@@ -431,18 +431,24 @@ void run_bench(const BenchOptions& o) {
     Table ct{{"S", "cached step", "no-cache step", "ratio"}, {}, {}};
     j["context_scaling"] = nlohmann::json::array();
     for (auto s : contexts) {
-        std::vector<int> ctx(std::size_t(s) + 1);
+        std::vector<int> ctx(std::size_t(s) + 3);
         for (auto& t : ctx) t = static_cast<int>(rng.below(std::uint64_t(d.vocab_size)));
         ContiguousCache c(d);
-        m.forward(std::vector<int>(ctx.begin(), ctx.end() - 1), c, opt);
-        auto t1 = std::chrono::steady_clock::now();
-        m.forward(std::vector<int>{ctx.back()}, c, opt);
-        const double cached = seconds_since(t1);
+        m.forward(std::vector<int>(ctx.begin(), ctx.end() - 3), c, opt);
+        // Best of three consecutive steps: the first after a long prefill pays for cold pages.
+        double cached = 1e300;
+        for (int k = 3; k >= 1; --k) {
+            auto t1 = std::chrono::steady_clock::now();
+            m.forward(std::vector<int>{ctx[ctx.size() - std::size_t(k)]}, c, opt);
+            cached = std::min(cached, seconds_since(t1));
+        }
+        std::chrono::steady_clock::time_point t1;
         double nocache = 0;
         if (!o.skip_nocache) {
             ContiguousCache scratch(d);
             t1 = std::chrono::steady_clock::now();
-            m.forward(ctx, scratch, opt);  // what each step costs without a cache: the whole prefix again
+            // What each step costs without a cache: the whole prefix of S + 1 tokens again.
+            m.forward(std::vector<int>(ctx.begin(), ctx.begin() + std::ptrdiff_t(s) + 1), scratch, opt);
             nocache = seconds_since(t1);
         }
         ct.rows.push_back({std::to_string(s), fmt::format("{:.3f} ms", cached * 1e3),
