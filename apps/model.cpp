@@ -7,6 +7,7 @@
 #include <random>
 
 #include "common.hpp"
+#include "model_common.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/model/bench.hpp"
@@ -22,51 +23,6 @@ namespace inferlab::app {
 namespace {
 
 using namespace inferlab::model;
-
-// Where the weights come from: a checkpoint, or a config (file or shipped) with a seed.
-struct ModelSource {
-    std::string checkpoint, config, model, seed = "1";
-};
-
-void add_source(CLI::App* sub, ModelSource& s) {
-    sub->add_option("--checkpoint", s.checkpoint, "a llama2.c version-0 checkpoint");
-    sub->add_option("--config", s.config, "a config.json (HF keys) for random weights");
-    sub->add_option("--model", s.model, "a shipped config (default demo-gqa) for random weights");
-    sub->add_option("--seed", s.seed, "seed of the random weights (default 1)");
-}
-
-std::unique_ptr<Weights> load(const ModelSource& s, std::string* described = nullptr) {
-    int n = !s.checkpoint.empty() + !s.config.empty() + !s.model.empty();
-    if (n > 1) throw InputError("choose one of --checkpoint, --config and --model");
-    if (!s.checkpoint.empty()) {
-        if (described) *described = "checkpoint " + s.checkpoint;
-        return read_checkpoint(s.checkpoint);
-    }
-    std::uint64_t seed = parse_nonnegative_int("--seed", s.seed);
-    ModelConfig c = !s.config.empty() ? load_config_file(s.config) : load_named_model(s.model.empty() ? "demo-gqa" : s.model);
-    if (described) *described = fmt::format("{} with random weights (seed {})", c.name, seed);
-    return random_weights(dims_from_config(c), seed);
-}
-
-std::string dims_text(const Dims& d) {
-    return fmt::format("dim {}, hidden {}, L = {}, H_q = {}, H_kv = {}, d = {}, vocab {}, S_max = {}{}", d.dim, d.hidden_dim,
-                       d.n_layers, d.n_heads, d.n_kv_heads, d.head_dim(), d.vocab_size, d.seq_len,
-                       d.shared_classifier ? ", tied LM head" : "");
-}
-
-std::vector<int> parse_token_list(const std::string& flag, const std::string& text, const Dims& d) {
-    std::vector<int> out;
-    for (const auto& item : split_list(flag, text)) {
-        std::uint64_t t = parse_nonnegative_int(flag, item);
-        if (t >= static_cast<std::uint64_t>(d.vocab_size))
-            throw InputError(flag, item, "is outside the vocabulary [0, " + std::to_string(d.vocab_size - 1) + "]");
-        out.push_back(static_cast<int>(t));
-    }
-    if (static_cast<int>(out.size()) > d.seq_len)
-        throw InputError(flag, std::to_string(out.size()) + " tokens",
-                         "is longer than the model's maximum sequence length " + std::to_string(d.seq_len));
-    return out;
-}
 
 struct PathOptions {
     std::string path = "contiguous", attention = "plain", window = "0", block_size = "16", threads = "1";
@@ -463,26 +419,11 @@ void run_bench(const BenchOptions& o) {
     // Batch decode: B sequences with their own caches, one step reading the weights once.
     Table bt{{"batch", "aggregate tok/s", "per-request tok/s"}, {}, {}};
     j["batch"] = nlohmann::json::array();
-    double base = 0;
     for (auto b : batches) {
-        std::vector<std::unique_ptr<ContiguousCache>> caches;
-        std::vector<Row> rows;
-        for (std::uint64_t i = 0; i < b; ++i) {
-            caches.push_back(std::make_unique<ContiguousCache>(d));
-            m.forward(std::vector<int>(prompt.begin(), prompt.begin() + std::min<std::ptrdiff_t>(P, 16)), *caches.back(), opt);
-        }
-        const int steps = std::max(4, G / 4);
-        auto t1 = std::chrono::steady_clock::now();
-        for (int s = 0; s < steps; ++s) {
-            rows.clear();
-            for (auto& c : caches) rows.push_back({1 + s % (d.vocab_size - 1), c.get()});
-            m.forward(rows, opt);
-        }
-        const double el = seconds_since(t1);
-        const double agg = static_cast<double>(b) * steps / el;
-        if (base == 0) base = agg;
-        bt.rows.push_back({std::to_string(b), fmt::format("{:.2f}", agg), fmt::format("{:.2f}", agg / static_cast<double>(b))});
-        j["batch"].push_back({{"batch", b}, {"aggregate_tokens_per_s", agg}, {"per_request_tokens_per_s", agg / static_cast<double>(b)}});
+        const double step = time_decode_step(m, static_cast<int>(b), std::min(P, 16), 4, opt);
+        const double agg = static_cast<double>(b) / step;
+        bt.rows.push_back({std::to_string(b), fmt::format("{:.2f}", agg), fmt::format("{:.2f}", 1 / step)});
+        j["batch"].push_back({{"batch", b}, {"aggregate_tokens_per_s", agg}, {"per_request_tokens_per_s", 1 / step}});
     }
     h += "\nBatch decode (each sequence its own cache; one step reads the weights once for all):\n";
     h += render_text(bt, "  ");
@@ -495,6 +436,7 @@ void run_bench(const BenchOptions& o) {
 void setup_model(CLI::App& app) {
     CLI::App* model = app.add_subcommand("model", "The reference transformer (GQA, RoPE, KV cache: contiguous and paged)");
     model->require_subcommand(1);
+    setup_model_measure(model);
     model->footer(examples_footer({"inferlab model init --model demo-gqa --seed 1 --out demo.bin",
                                    "inferlab model logits --checkpoint demo.bin --tokens 1,2,3 --path paged --json",
                                    "inferlab model check-cache --model demo-gqa --length 64",

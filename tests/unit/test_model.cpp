@@ -341,4 +341,11 @@ TEST_CASE("the hand-written matvec equals Eigen's product", "[model]") {
         // 1e-5 relative: float32 sums of 103 terms in a different order.
         CHECK((y - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
     }
+    MatrixRM xs(5, 103), ys(5, 37);
+    for (Eigen::Index i = 0; i < xs.size(); ++i) xs.data()[i] = float(rng.normal());
+    for (int threads : {1, 2}) {
+        matmul_few_rows(view, xs.data(), 5, ys.data(), threads);
+        MatrixRM ref = xs * a.transpose();
+        CHECK((ys - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
+    }
 }

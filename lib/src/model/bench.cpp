@@ -7,7 +7,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
+
+#include "inferlab/model/kv_cache.hpp"
 
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
@@ -20,6 +23,39 @@ std::uint64_t decode_step_bytes(const Dims& d, std::uint64_t seq_len) {
     if (!d.shared_classifier) floats -= std::uint64_t(d.vocab_size - 1) * d.dim;
     const std::uint64_t kv = kv_bytes(uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), 32), {seq_len}).total_bytes;
     return floats * sizeof(float) + kv;
+}
+
+DecodeModel reference_decode_model(const Dims& d) {
+    DecodeModel m;
+    m.weight_bytes = decode_step_bytes(d, 0);
+    m.params = weight_floats(d);
+    m.kv_spec = uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), 32);
+    m.attn_layers = d.n_layers;
+    m.attn_q_heads = d.n_heads;
+    m.attn_head_dim = d.head_dim();
+    return m;
+}
+
+double time_decode_step(const Transformer& m, int batch, int context, int repeats, const ForwardOptions& opt) {
+    const Dims& d = m.dims();
+    if (context + repeats > d.seq_len)
+        throw InputError("--contexts", std::to_string(context), "leaves no room for the timed steps below the maximum sequence length");
+    std::vector<std::unique_ptr<ContiguousCache>> caches;
+    std::vector<int> prompt(static_cast<std::size_t>(context));
+    for (int i = 0; i < context; ++i) prompt[std::size_t(i)] = (i * 7 + 3) % d.vocab_size;
+    for (int b = 0; b < batch; ++b) {
+        caches.push_back(std::make_unique<ContiguousCache>(d));
+        m.forward(prompt, *caches.back(), opt);
+    }
+    double best = 1e300;
+    for (int r = 0; r < repeats; ++r) {
+        std::vector<Row> rows;
+        for (auto& c : caches) rows.push_back({(r * 5 + 1) % d.vocab_size, c.get()});
+        auto t0 = std::chrono::steady_clock::now();
+        m.forward(rows, opt);
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best;
 }
 
 BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repeats) {

@@ -14,6 +14,10 @@
 namespace inferlab::model {
 namespace {
 
+// Up to this many rows (a decode batch, a short draft) go through matmul_few_rows, which reads
+// each weight row once for all of them; more rows go to Eigen's blocked GEMM.
+constexpr Eigen::Index kFewRows = 16;
+
 void rmsnorm_rows(MatrixRM& out, const MatrixRM& x, const VecMap& weight, float eps) {
     out.resize(x.rows(), x.cols());
     for (Eigen::Index r = 0; r < x.rows(); ++r) {
@@ -27,6 +31,8 @@ void project(MatrixRM& y, const MatrixRM& x, const MatMap& w, const ForwardOptio
     y.resize(x.rows(), w.rows());
     if (x.rows() == 1 && opt.fast_matvec) {
         matvec(w, x.data(), y.data(), opt.threads);
+    } else if (x.rows() <= kFewRows && opt.fast_matvec) {
+        matmul_few_rows(w, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);
     } else {
         y.noalias() = x * w.transpose();
     }
@@ -141,6 +147,27 @@ void matvec(const MatMap& w, const float* x, float* y, int threads) {
         float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
         for (; i < n; ++i) s += row[i] * x[i];
         y[r] = s;
+    }
+}
+
+void matmul_few_rows(const MatMap& w, const float* x, int rows, float* y, int threads) {
+    const Eigen::Index out = w.rows();
+    const int n = static_cast<int>(w.cols());
+    const float* base = w.data();
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (Eigen::Index r = 0; r < out; ++r) {
+        // Each weight row is read once and used for every input row (batch decode's point).
+        const float* row = base + r * n;
+        for (int b = 0; b < rows; ++b) {
+            const float* xb = x + std::size_t(b) * std::size_t(n);
+            float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            int i = 0;
+            for (; i + 8 <= n; i += 8)
+                for (int k = 0; k < 8; ++k) acc[k] += row[i + k] * xb[i + k];
+            float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+            for (; i < n; ++i) s += row[i] * xb[i];
+            y[std::size_t(b) * std::size_t(out) + std::size_t(r)] = s;
+        }
     }
 }
 

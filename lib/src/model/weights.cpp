@@ -155,6 +155,39 @@ std::unique_ptr<Weights> random_weights(const Dims& d, std::uint64_t seed) {
     return w;
 }
 
+std::unique_ptr<Weights> derive_draft(const Weights& t, int layers, double perturb, std::uint64_t seed) {
+    const Dims& td = t.dims();
+    if (layers < 1 || layers > td.n_layers)
+        throw InputError("--draft-layers", std::to_string(layers), "must be between 1 and the target's " + std::to_string(td.n_layers));
+    if (perturb < 0) throw InputError("--perturb", std::to_string(perturb), "must not be negative");
+    Dims d = td;
+    d.n_layers = layers;
+    auto w = std::make_unique<Weights>(d);
+    // Per-layer tensors: copy the first `layers` of each group.
+    auto copy = [&](std::uint64_t src_off, std::uint64_t dst_off, std::uint64_t per_layer) {
+        std::memcpy(w->data() + dst_off, t.data() + src_off, per_layer * layers * sizeof(float));
+    };
+    const std::uint64_t D = d.dim, KV = d.kv_dim(), H = d.hidden_dim, V = d.vocab_size;
+    std::memcpy(w->data() + w->o_emb_, t.data() + t.o_emb_, V * D * sizeof(float));
+    copy(t.o_rms_att_, w->o_rms_att_, D);
+    copy(t.o_wq_, w->o_wq_, D * D);
+    copy(t.o_wk_, w->o_wk_, KV * D);
+    copy(t.o_wv_, w->o_wv_, KV * D);
+    copy(t.o_wo_, w->o_wo_, D * D);
+    copy(t.o_rms_ffn_, w->o_rms_ffn_, D);
+    copy(t.o_w1_, w->o_w1_, H * D);
+    copy(t.o_w2_, w->o_w2_, D * H);
+    copy(t.o_w3_, w->o_w3_, H * D);
+    std::memcpy(w->data() + w->o_rms_final_, t.data() + t.o_rms_final_, D * sizeof(float));
+    if (!d.shared_classifier) std::memcpy(w->data() + w->o_cls_, t.data() + t.o_cls_, V * D * sizeof(float));
+    if (perturb > 0) {
+        Rng rng(seed);
+        for (std::uint64_t i = 0; i < w->floats(); ++i)
+            w->data()[i] *= static_cast<float>(1.0 + perturb * rng.normal());
+    }
+    return w;
+}
+
 namespace {
 
 // run.c skips two legacy RoPE tables between the final norm and a separate classifier.

@@ -3,7 +3,9 @@
 // pages), matrix-multiply rate, and what one decode step must read.
 #include <cstdint>
 
+#include "inferlab/model/transformer.hpp"
 #include "inferlab/model/weights.hpp"
+#include "inferlab/roofline.hpp"
 
 namespace inferlab::model {
 
@@ -20,6 +22,14 @@ struct BandwidthProbe {
 };
 // Sums a 2 MiB-aligned buffer of `bytes` with several accumulators per thread.
 BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repeats);
+
+// decode-roofline's read-volume model of this reference model: W = the weight bytes one step
+// reads, M_KV from kv-mem's formula at float32, P = the parameter count for FLOPs.
+DecodeModel reference_decode_model(const Dims& d);
+
+// Seconds per decode step (best of `repeats`) for `batch` sequences, each with its own cache
+// holding `context` tokens, one token each per step (one forward over all rows).
+double time_decode_step(const Transformer& m, int batch, int context, int repeats, const ForwardOptions& opt);
 
 // GFLOP/s of an n×n float32 matrix product through Eigen (2n³ FLOPs), best of `repeats`.
 double measure_matmul_gflops(int n, int threads, int repeats);

@@ -63,6 +63,8 @@ MatrixRM logits_without_cache(const Transformer& m, const std::vector<int>& toke
 
 // y = W·x for a row-major W, rows split over threads, several accumulators per row.
 void matvec(const MatMap& w, const float* x, float* y, int threads);
+// Y [rows, out] = X [rows, in]·Wᵀ for a few rows (row-major X and Y), reading W once.
+void matmul_few_rows(const MatMap& w, const float* x, int rows, float* y, int threads);
 
 // Checks that every token id is inside the vocabulary (InputError naming `where` otherwise).
 void check_tokens(const Dims& d, const std::vector<int>& tokens, const std::string& where);

@@ -71,6 +71,7 @@ public:
     std::uint64_t floats() const { return n_; }
     std::uint64_t bytes() const { return n_ * sizeof(float); }
     bool huge_pages() const { return huge_; }
+    friend std::unique_ptr<Weights> derive_draft(const Weights& target, int layers, double perturb, std::uint64_t seed);
 
 private:
     struct Free {
@@ -88,6 +89,10 @@ private:
 // Seeded random weights: the embedding ~ N(0, 0.02²) (GPT-2's scale), other matrices ~ N(0, 1/in)
 // (so activations keep their scale), norm weights 1 + N(0, 0.1). The same seed gives the same weights on every machine.
 std::unique_ptr<Weights> random_weights(const Dims& d, std::uint64_t seed);
+
+// A draft for speculative decoding made from a target: its first `layers` layers (embedding,
+// final norm and LM head shared), every weight scaled by (1 + perturb·N(0, 1)) with `seed`.
+std::unique_ptr<Weights> derive_draft(const Weights& target, int layers, double perturb, std::uint64_t seed);
 
 // llama2.c version-0 checkpoint. read_checkpoint throws FileError/InputError on a missing,
 // truncated, oversized or corrupt file (impossible header, non-finite weights).

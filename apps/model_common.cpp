@@ -1,0 +1,52 @@
+#include <fmt/format.h>
+
+#include "inferlab/error.hpp"
+#include "inferlab/model_config.hpp"
+#include "inferlab/units.hpp"
+#include "model_common.hpp"
+
+namespace inferlab::app {
+
+using namespace inferlab::model;
+
+void add_source(CLI::App* sub, ModelSource& s) {
+    sub->add_option("--checkpoint", s.checkpoint, "a llama2.c version-0 checkpoint");
+    sub->add_option("--config", s.config, "a config.json (HF keys) for random weights");
+    sub->add_option("--model", s.model, "a shipped config (default demo-gqa) for random weights");
+    sub->add_option("--seed", s.seed, "seed of the random weights (default 1)");
+}
+
+std::unique_ptr<Weights> load(const ModelSource& s, std::string* described) {
+    int n = !s.checkpoint.empty() + !s.config.empty() + !s.model.empty();
+    if (n > 1) throw InputError("choose one of --checkpoint, --config and --model");
+    if (!s.checkpoint.empty()) {
+        if (described) *described = "checkpoint " + s.checkpoint;
+        return read_checkpoint(s.checkpoint);
+    }
+    std::uint64_t seed = parse_nonnegative_int("--seed", s.seed);
+    ModelConfig c = !s.config.empty() ? load_config_file(s.config) : load_named_model(s.model.empty() ? "demo-gqa" : s.model);
+    if (described) *described = fmt::format("{} with random weights (seed {})", c.name, seed);
+    return random_weights(dims_from_config(c), seed);
+}
+
+std::string dims_text(const Dims& d) {
+    return fmt::format("dim {}, hidden {}, L = {}, H_q = {}, H_kv = {}, d = {}, vocab {}, S_max = {}{}", d.dim, d.hidden_dim,
+                       d.n_layers, d.n_heads, d.n_kv_heads, d.head_dim(), d.vocab_size, d.seq_len,
+                       d.shared_classifier ? ", tied LM head" : "");
+}
+
+std::vector<int> parse_token_list(const std::string& flag, const std::string& text, const Dims& d) {
+    std::vector<int> out;
+    for (const auto& item : split_list(flag, text)) {
+        std::uint64_t t = parse_nonnegative_int(flag, item);
+        if (t >= static_cast<std::uint64_t>(d.vocab_size))
+            throw InputError(flag, item, "is outside the vocabulary [0, " + std::to_string(d.vocab_size - 1) + "]");
+        out.push_back(static_cast<int>(t));
+    }
+    if (static_cast<int>(out.size()) > d.seq_len)
+        throw InputError(flag, std::to_string(out.size()) + " tokens",
+                         "is longer than the model's maximum sequence length " + std::to_string(d.seq_len));
+    return out;
+}
+
+}  // namespace inferlab::app

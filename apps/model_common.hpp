@@ -1,0 +1,27 @@
+#pragma once
+// Shared by the model subcommands: where the weights come from, and token lists.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "inferlab/model/weights.hpp"
+
+namespace inferlab::app {
+
+struct ModelSource {
+    std::string checkpoint, config, model, seed = "1";
+};
+
+// --checkpoint / --config / --model / --seed on a model subcommand.
+void add_source(CLI::App* sub, ModelSource& s);
+// A checkpoint, or seeded random weights from a config (default: the shipped demo-gqa).
+std::unique_ptr<model::Weights> load(const ModelSource& s, std::string* described = nullptr);
+std::string dims_text(const model::Dims& d);
+// Token ids inside the vocabulary, no longer than the maximum sequence.
+std::vector<int> parse_token_list(const std::string& flag, const std::string& text, const model::Dims& d);
+
+// The measured-against-predicted commands: speculate, kv-quant, roofline.
+void setup_model_measure(CLI::App* model);
+
+}  // namespace inferlab::app

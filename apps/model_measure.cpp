@@ -1,0 +1,323 @@
+// inferlab model speculate | kv-quant | roofline: each calculator's prediction beside what the
+// reference model does on this machine.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+
+#include "common.hpp"
+#include "inferlab/error.hpp"
+#include "inferlab/model/bench.hpp"
+#include "inferlab/model/quant_cache.hpp"
+#include "inferlab/model/speculative.hpp"
+#include "inferlab/quant.hpp"
+#include "inferlab/rng.hpp"
+#include "inferlab/roofline.hpp"
+#include "inferlab/spec.hpp"
+#include "inferlab/units.hpp"
+#include "model_common.hpp"
+
+namespace inferlab::app {
+namespace {
+
+using namespace inferlab::model;
+
+Sampling parse_sampling(bool greedy, const std::string& temperature, const std::string& top_k, const std::string& top_p) {
+    Sampling s;
+    s.greedy = greedy;
+    s.temperature = parse_positive_real("--temperature", temperature);
+    s.top_k = parse_nonnegative_int("--top-k", top_k);
+    s.top_p = parse_real("--top-p", top_p);
+    if (!(s.top_p > 0 && s.top_p <= 1)) throw InputError("--top-p", top_p, "must be in (0, 1]");
+    return s;
+}
+
+// ---- speculate ----
+struct SpeculateOptionsCli {
+    ModelSource src;
+    std::string gamma = "4", tokens = "64", prompt = "1,2,3,4", draft_layers, perturb = "0.05", draft_seed = "2";
+    std::string temperature = "1", top_k = "0", top_p = "1", threads = "1", cost_ratio;
+    bool greedy = false;
+    OutputFlags flags;
+};
+
+void run_speculate(const SpeculateOptionsCli& o) {
+    std::string what;
+    auto tw = load(o.src, &what);
+    const Dims& td = tw->dims();
+    const int layers = o.draft_layers.empty() ? std::max(1, td.n_layers / 2) : static_cast<int>(parse_positive_int("--draft-layers", o.draft_layers));
+    const double perturb = parse_real("--perturb", o.perturb);
+    auto dw = derive_draft(*tw, layers, perturb, parse_nonnegative_int("--draft-seed", o.draft_seed));
+    Transformer target(*tw), draft(*dw);
+    SpeculateOptions so;
+    so.gamma = static_cast<int>(parse_positive_int("--gamma", o.gamma));
+    so.new_tokens = static_cast<int>(parse_positive_int("--tokens", o.tokens));
+    so.sampling = parse_sampling(o.greedy, o.temperature, o.top_k, o.top_p);
+    so.seed = parse_nonnegative_int("--seed", o.src.seed);
+    so.forward.threads = static_cast<int>(parse_positive_int("--threads", o.threads));
+    auto prompt = parse_token_list("--prompt", o.prompt, td);
+    SpeculateResult r = speculative_generate(target, draft, prompt, so);
+
+    std::uint64_t judged = 0, accepted = 0;
+    double predicted = 0;
+    for (int i = 0; i < so.gamma; ++i) {
+        judged += r.judged[std::size_t(i)];
+        accepted += r.accepted[std::size_t(i)];
+        predicted += r.predicted_accept[std::size_t(i)];
+    }
+    const double alpha_emp = judged ? double(accepted) / double(judged) : 0;
+    const double alpha_pred = judged ? predicted / double(judged) : 0;
+    // 99% interval of the empirical rate (normal approximation of a binomial proportion).
+    const double half = judged ? 2.576 * std::sqrt(std::max(alpha_pred * (1 - alpha_pred), 1e-12) / double(judged)) : 0;
+    const double tokens_per_pass = double(r.tokens.size()) / double(r.rounds);
+    const double expected = expected_tokens_per_round(alpha_pred, std::size_t(so.gamma));
+    Report rep;
+    auto& j = rep.json;
+    j = {{"target", what},
+         {"draft", fmt::format("first {} of {} layers, weights × (1 + {}·N(0,1))", layers, td.n_layers, format_real(perturb))},
+         {"gamma", so.gamma},
+         {"tokens", r.tokens},
+         {"tokens_generated", r.tokens.size()},
+         {"rounds", r.rounds},
+         {"target_forward_passes", r.target_passes},
+         {"draft_forward_passes", r.draft_passes},
+         {"drafts_discarded", r.drafts_discarded},
+         {"acceptance_rate", alpha_emp},
+         {"predicted_acceptance_rate", alpha_pred},
+         {"acceptance_interval_99", half},
+         {"within_interval", std::fabs(alpha_emp - alpha_pred) <= half},
+         {"tokens_per_round", tokens_per_pass},
+         {"predicted_tokens_per_round", expected},
+         {"per_position", nlohmann::json::array()}};
+    Table t{{"draft position", "judged", "accepted", "empirical α", "predicted Σ min(p, q)"}, {}, {}};
+    for (int i = 0; i < so.gamma; ++i) {
+        const double n = double(r.judged[std::size_t(i)]);
+        const double e = n ? double(r.accepted[std::size_t(i)]) / n : 0, p = n ? r.predicted_accept[std::size_t(i)] / n : 0;
+        t.rows.push_back({std::to_string(i + 1), std::to_string(r.judged[std::size_t(i)]), std::to_string(r.accepted[std::size_t(i)]),
+                          n ? fmt::format("{:.4f}", e) : "-", n ? fmt::format("{:.4f}", p) : "-"});
+        j["per_position"].push_back({{"position", i + 1}, {"judged", r.judged[std::size_t(i)]}, {"accepted", r.accepted[std::size_t(i)]},
+                                     {"empirical", e}, {"predicted", p}});
+    }
+    std::string& h = rep.human;
+    h += fmt::format("Speculative decoding on the reference model, γ = {}, {} (seed {})\n", so.gamma,
+                     so.sampling.greedy ? "greedy" : fmt::format("temperature {}", format_real(so.sampling.temperature)), so.seed);
+    h += fmt::format("  target: {} ({} layers)\n  draft:  {}\n", what, td.n_layers, j["draft"].get<std::string>());
+    h += fmt::format("  {} tokens in {} rounds: {} target forward passes, {} draft forward passes, {} drafts discarded\n",
+                     r.tokens.size(), r.rounds, r.target_passes, r.draft_passes, r.drafts_discarded);
+    h += render_text(t, "  ");
+    h += fmt::format("  acceptance rate {:.4f} against spec-accept's Σ min(p, q) = {:.4f} (99% interval ±{:.4f}: {})\n", alpha_emp,
+                     alpha_pred, half, std::fabs(alpha_emp - alpha_pred) <= half ? "inside" : "OUTSIDE");
+    h += fmt::format("  tokens per target pass {:.3f} against (1 − α^(γ+1))/(1 − α) = {:.3f} at that α\n", tokens_per_pass, expected);
+    if (!o.cost_ratio.empty()) {
+        const double c = parse_positive_real("--cost-ratio", o.cost_ratio);
+        j["predicted_speedup"] = speedup(alpha_pred, std::size_t(so.gamma), c);
+        h += fmt::format("  predicted speedup at draft/target cost {}: {:.3f}\n", format_real(c), speedup(alpha_pred, std::size_t(so.gamma), c));
+    }
+    rep.explain = h + "\nAcceptance follows spec-accept's rule on the two models' actual next-token distributions at each\n"
+                      "position; the prediction Σ_x min(p(x), q(x)) is computed from those same distributions.\n";
+    rep.csv = t;
+    emit(rep, o.flags);
+}
+
+// ---- kv-quant ----
+struct KvQuantOptions {
+    ModelSource src;
+    std::string bits = "8", scheme = "kivi", group = "32", tokens = "128", gen = "100", prompt = "1,2,3,4";
+    OutputFlags flags;
+};
+
+void run_kv_quant(const KvQuantOptions& o) {
+    std::string what;
+    auto w = load(o.src, &what);
+    Transformer m(*w);
+    const Dims& d = w->dims();
+    const unsigned bits = static_cast<unsigned>(parse_positive_int("--bits", o.bits));
+    if (bits != 8 && bits != 4) throw InputError("--bits", o.bits, "must be 8 or 4");
+    KvQuantScheme scheme;
+    if (o.scheme == "kivi") scheme = KvQuantScheme::Kivi;
+    else if (o.scheme == "per-token") scheme = KvQuantScheme::PerToken;
+    else throw InputError("--scheme", o.scheme, "must be kivi (K per channel, V per token) or per-token");
+    const int group = static_cast<int>(parse_positive_int("--group", o.group));
+    const int n = static_cast<int>(parse_positive_int("--tokens", o.tokens));
+    if (n > d.seq_len) throw InputError("--tokens", o.tokens, "exceeds the maximum sequence length " + std::to_string(d.seq_len));
+    std::vector<int> tokens;
+    Rng rng(parse_nonnegative_int("--seed", o.src.seed) + 77);
+    for (int i = 0; i < n; ++i) tokens.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
+    ContiguousCache fc(d);
+    QuantizedCache qc(d, bits, scheme, group);
+    // Token by token, so each step reads a cache that is already quantized.
+    MatrixRM lf(n, d.vocab_size), lq(n, d.vocab_size);
+    for (int i = 0; i < n; ++i) {
+        lf.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, fc).row(0);
+        lq.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, qc).row(0);
+    }
+    double max_abs = 0, max_kl = 0, mean_kl = 0;
+    int agree = 0;
+    Sampling plain;
+    for (int i = 0; i < n; ++i) {
+        max_abs = std::max(max_abs, double((lf.row(i) - lq.row(i)).cwiseAbs().maxCoeff()));
+        auto p = sampling_distribution(lf, i, plain), q = sampling_distribution(lq, i, plain);
+        double kl = 0;
+        for (std::size_t x = 0; x < p.size(); ++x)
+            if (p[x] > 0) kl += p[x] * std::log(p[x] / std::max(q[x], 1e-300));
+        max_kl = std::max(max_kl, kl);
+        mean_kl += kl / n;
+        Eigen::Index a = 0, b = 0;
+        lf.row(i).maxCoeff(&a);
+        lq.row(i).maxCoeff(&b);
+        agree += a == b;
+    }
+    // Greedy generation: where (if anywhere) the quantized cache parts from float32.
+    const int gen = static_cast<int>(parse_nonnegative_int("--gen", o.gen));
+    auto prompt = parse_token_list("--prompt", o.prompt, d);
+    if (int(prompt.size()) + gen > d.seq_len) throw InputError("--gen", o.gen, "with the prompt exceeds the maximum sequence length");
+    ContiguousCache gf(d);
+    QuantizedCache gq(d, bits, scheme, group);
+    int first_diff = -1;
+    MatrixRM a = m.forward(prompt, gf), b = m.forward(prompt, gq);
+    for (int i = 0; i < gen; ++i) {
+        Eigen::Index ta = 0, tb = 0;
+        a.row(a.rows() - 1).maxCoeff(&ta);
+        b.row(b.rows() - 1).maxCoeff(&tb);
+        if (ta != tb) {
+            first_diff = i;
+            break;
+        }
+        a = m.forward(std::vector<int>{int(ta)}, gf);
+        b = m.forward(std::vector<int>{int(tb)}, gq);
+    }
+    // Bytes per token: measured from the cache's storage, and kv-mem's figure with metadata.
+    const std::uint64_t measured = qc.bytes_per_token();
+    const KvSpec spec = uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), bits);
+    const KvQuantBytes formula = kv_quantized_bytes(spec, {1}, bits, std::uint64_t(d.head_dim()), 16, 0);
+    const std::uint64_t f32 = bytes_per_token(uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), 32));
+    Report r;
+    r.json = {{"model", what},          {"bits", bits},
+              {"scheme", o.scheme},     {"group_tokens", group},
+              {"positions", n},         {"max_abs_logit_error", max_abs},
+              {"max_kl", max_kl},       {"mean_kl", mean_kl},
+              {"greedy_agreement", double(agree) / n},
+              {"generated", gen},       {"greedy_first_divergence", first_diff < 0 ? nlohmann::json(nullptr) : nlohmann::json(first_diff)},
+              {"bytes_per_token_measured", measured}, {"bytes_per_token_kv_mem", formula.bytes_per_token},
+              {"bytes_per_token_fp32", f32}};
+    std::string& h = r.human;
+    h += fmt::format("KV cache at int{} ({}) on {}; weights stay float32\n", bits,
+                     scheme == KvQuantScheme::Kivi ? fmt::format("KIVI: K per channel over groups of {} tokens, V per token", group)
+                                                   : "per token for K and V",
+                     what);
+    h += fmt::format("  over {} positions: max |logit error| {:.3e}; KL(float ‖ quantized) mean {:.3e}, max {:.3e}; greedy "
+                     "next token agrees at {}/{} positions\n",
+                     n, max_abs, mean_kl, max_kl, agree, n);
+    h += first_diff < 0 ? fmt::format("  greedy generation of {} tokens: identical to the float32 cache\n", gen)
+                        : fmt::format("  greedy generation: parts from the float32 cache at generated token {}\n", first_diff);
+    h += fmt::format("  bytes per token: {} B stored ({} B at float32); kv-mem's int{} figure with one fp16 scale per head "
+                     "vector: {} B{}\n",
+                     measured, f32, bits, formula.bytes_per_token,
+                     measured == formula.bytes_per_token ? " (equal)" : " (KIVI's per-channel K scales differ in count)");
+    r.explain = h;
+    emit(r, o.flags);
+}
+
+// ---- roofline ----
+struct RooflineCli {
+    ModelSource src;
+    std::string batches = "1,8", contexts = "64", threads = "1", probe_mib = "512", repeats = "3";
+    OutputFlags flags;
+};
+
+void run_roofline(const RooflineCli& o) {
+    std::string what;
+    auto w = load(o.src, &what);
+    Transformer m(*w);
+    const Dims& d = w->dims();
+    ForwardOptions opt;
+    opt.threads = static_cast<int>(parse_positive_int("--threads", o.threads));
+    const int repeats = static_cast<int>(parse_positive_int("--repeats", o.repeats));
+    auto batches = parse_int_list_or_range("--batches", o.batches, 32);
+    auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
+    BandwidthProbe bw = measure_read_bandwidth(parse_positive_int("--probe-mib", o.probe_mib) << 20, opt.threads, 5);
+    DecodeModel dm = reference_decode_model(d);
+    Machine hw;
+    hw.bandwidth = bw.read_gbs * 1e9;
+    Report r;
+    r.json = {{"model", what}, {"measured_read_gbs", bw.read_gbs}, {"threads", opt.threads}, {"rows", nlohmann::json::array()}};
+    Table t{{"S", "batch", "bytes/step", "predicted agg tok/s", "measured agg tok/s", "measured/predicted", "measured per-request tok/s"}, {}, {}};
+    for (auto s : contexts)
+        for (auto b : batches) {
+            DecodeStep pred = decode_step(dm, std::vector<std::uint64_t>(b, s), hw);
+            const double step = time_decode_step(m, int(b), int(s), repeats, opt);
+            const double agg = double(b) / step;
+            t.rows.push_back({std::to_string(s), std::to_string(b), bytes_all_units(pred.bytes), fmt::format("{:.2f}", pred.aggregate_tokens_per_s),
+                              fmt::format("{:.2f}", agg), fmt::format("{:.2f}", agg / pred.aggregate_tokens_per_s), fmt::format("{:.2f}", 1 / step)});
+            r.json["rows"].push_back({{"seq_len", s}, {"batch", b}, {"bytes_per_step", pred.bytes},
+                                      {"predicted_aggregate_tokens_per_s", pred.aggregate_tokens_per_s},
+                                      {"predicted_per_request_tokens_per_s", pred.per_request_tokens_per_s},
+                                      {"measured_aggregate_tokens_per_s", agg}, {"measured_per_request_tokens_per_s", 1 / step},
+                                      {"ratio", agg / pred.aggregate_tokens_per_s}});
+        }
+    r.human = fmt::format("The first document's read-volume bound on this machine: {} ({} threads)\n  β = {:.2f} GB/s measured "
+                          "(STREAM-style read, huge pages {}); D_B = W + B·M_KV with W = {} read per step\n",
+                          what, opt.threads, bw.read_gbs, bw.huge_pages ? "on" : "refused", bytes_all_units(dm.weight_bytes));
+    r.human += render_text(t, "  ");
+    r.human += "  The bound counts bytes only: where measured falls well below it, arithmetic (FLOPs), not reading, limits the step.\n";
+    r.explain = r.human;
+    r.csv = t;
+    emit(r, o.flags);
+}
+
+}  // namespace
+
+void setup_model_measure(CLI::App* model) {
+    auto sp = std::make_shared<SpeculateOptionsCli>();
+    CLI::App* s = model->add_subcommand("speculate", "Speculative decoding with a draft derived from the target: measured against spec-accept");
+    add_source(s, sp->src);
+    s->add_option("--gamma", sp->gamma, "drafts per round (default 4)");
+    s->add_option("--tokens", sp->tokens, "tokens to generate (default 64)");
+    s->add_option("--prompt", sp->prompt, "prompt token ids (default 1,2,3,4)");
+    s->add_option("--draft-layers", sp->draft_layers, "the draft's layers: the target's first N (default half)");
+    s->add_option("--perturb", sp->perturb, "relative noise on the draft's weights (default 0.05; dials acceptance)");
+    s->add_option("--draft-seed", sp->draft_seed, "seed of that noise (default 2)");
+    s->add_option("--temperature", sp->temperature, "sampling temperature (default 1)");
+    s->add_option("--top-k", sp->top_k, "top-k (0: off)");
+    s->add_option("--top-p", sp->top_p, "top-p (1: off)");
+    s->add_flag("--greedy", sp->greedy, "greedy drafts and verification (equals greedy target decoding)");
+    s->add_option("--threads", sp->threads, "threads (default 1)");
+    s->add_option("--cost-ratio", sp->cost_ratio, "draft/target cost for a predicted speedup");
+    add_output_flags(*s, sp->flags, true);
+    s->footer(examples_footer({"inferlab model speculate --model demo-gqa --gamma 4 --seed 1 --tokens 200"},
+                              "JSON keys: tokens, rounds, target_forward_passes, draft_forward_passes, drafts_discarded,\n"
+                              "acceptance_rate, predicted_acceptance_rate, acceptance_interval_99, within_interval, tokens_per_round,\n"
+                              "predicted_tokens_per_round, per_position[]{position, judged, accepted, empirical, predicted}."));
+    s->callback([sp] { run_speculate(*sp); });
+
+    auto kq = std::make_shared<KvQuantOptions>();
+    CLI::App* q = model->add_subcommand("kv-quant", "The model with an int8/int4 KV cache: logit error, greedy agreement, bytes per token");
+    add_source(q, kq->src);
+    q->add_option("--bits", kq->bits, "8 (default) or 4");
+    q->add_option("--scheme", kq->scheme, "kivi (K per channel, V per token; default) or per-token");
+    q->add_option("--group", kq->group, "KIVI's token group for K scales (default 32)");
+    q->add_option("--tokens", kq->tokens, "positions compared (default 128)");
+    q->add_option("--gen", kq->gen, "greedy tokens generated with each cache (default 100)");
+    q->add_option("--prompt", kq->prompt, "prompt of that generation (default 1,2,3,4)");
+    add_output_flags(*q, kq->flags);
+    q->footer(examples_footer({"inferlab model kv-quant --model demo-gqa --bits 8 --scheme per-token"},
+                              "JSON keys: max_abs_logit_error, mean_kl, max_kl, greedy_agreement, greedy_first_divergence (null: none),\n"
+                              "bytes_per_token_measured, bytes_per_token_kv_mem, bytes_per_token_fp32."));
+    q->callback([kq] { run_kv_quant(*kq); });
+
+    auto ro = std::make_shared<RooflineCli>();
+    CLI::App* rf = model->add_subcommand("roofline", "decode-roofline's bound beside the reference model's measured decode");
+    add_source(rf, ro->src);
+    rf->add_option("--batches", ro->batches, "batch sizes (default 1,8)");
+    rf->add_option("--contexts", ro->contexts, "cached tokens per sequence (default 64)");
+    rf->add_option("--threads", ro->threads, "threads (default 1)");
+    rf->add_option("--probe-mib", ro->probe_mib, "bandwidth probe buffer in MiB (default 512)");
+    rf->add_option("--repeats", ro->repeats, "timed steps per row, best kept (default 3)");
+    add_output_flags(*rf, ro->flags, true);
+    rf->footer(examples_footer({"inferlab model roofline --model ref-110m --batches 1,8"},
+                               "JSON keys: measured_read_gbs, rows[]{seq_len, batch, bytes_per_step, predicted_aggregate_tokens_per_s,\n"
+                               "predicted_per_request_tokens_per_s, measured_aggregate_tokens_per_s, measured_per_request_tokens_per_s, ratio}."));
+    rf->callback([ro] { run_roofline(*ro); });
+}
+
+}  // namespace inferlab::app
