@@ -9,6 +9,9 @@
 #include "common.hpp"
 #include "model_common.hpp"
 #include "inferlab/error.hpp"
+#ifdef INFERLAB_WITH_CUDA
+#include "inferlab/cuda/cuda_model.hpp"
+#endif
 #include "inferlab/kv.hpp"
 #include "inferlab/model/bench.hpp"
 #include "inferlab/model/kv_cache.hpp"
@@ -100,7 +103,7 @@ void run_init(const InitOptions& o) {
 struct LogitsOptions {
     ModelSource src;
     PathOptions path;
-    std::string tokens;
+    std::string tokens, backend = "cpu";
     OutputFlags flags;
 };
 
@@ -111,9 +114,26 @@ void run_logits(const LogitsOptions& o) {
     auto tokens = parse_token_list("--tokens", o.tokens, w->dims());
     ForwardOptions opt = forward_options(o.path);
     int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
-    MatrixRM logits = run_path(m, tokens, o.path.path, bs, opt, parse_nonnegative_int("--seed", o.src.seed));
+    MatrixRM logits;
+    if (o.backend == "cpu") {
+        logits = run_path(m, tokens, o.path.path, bs, opt, parse_nonnegative_int("--seed", o.src.seed));
+    } else if (o.backend == "cuda") {
+        if (o.path.path == "nocache") throw InputError("--path", "nocache", "runs on the CPU only; use contiguous or paged with --backend cuda");
+        if (o.path.path != "contiguous" && o.path.path != "paged") throw InputError("--path", o.path.path, "must be nocache, contiguous or paged");
+        if (opt.window || opt.attention != AttentionKind::Plain)
+            throw InputError("--backend cuda runs dense attention: leave --window and --attention at their defaults");
+#ifdef INFERLAB_WITH_CUDA
+        cuda::CudaModel gpu(*w, o.path.path == "paged", bs, parse_nonnegative_int("--seed", o.src.seed));
+        logits = gpu.forward(tokens);
+#else
+        throw InputError("--backend", "cuda", "this inferlab was built without CUDA (configure with -DINFERLAB_CUDA=ON)");
+#endif
+    } else {
+        throw InputError("--backend", o.backend, "must be cpu or cuda");
+    }
     Report r;
     r.json["path"] = o.path.path;
+    r.json["backend"] = o.backend;
     r.json["tokens"] = tokens;
     r.json["logits"] = nlohmann::json::array();
     Table t{{"pos", "token", "top-5 next tokens (logit)"}, {}, {true, true, false}};
@@ -457,6 +477,7 @@ void setup_model(CLI::App& app) {
     add_source(sl, lo->src);
     add_path_options(sl, lo->path);
     sl->add_option("--tokens", lo->tokens, "token ids: 1,2,3");
+    sl->add_option("--backend", lo->backend, "cpu (default) or cuda (a build with -DINFERLAB_CUDA=ON and a GPU)");
     add_output_flags(*sl, lo->flags);
     sl->footer(examples_footer({"inferlab model logits --model demo-gqa --tokens 1,2,3 --path paged --json"},
                                "JSON keys: path, tokens, logits (one row per position)."));

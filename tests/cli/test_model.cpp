@@ -100,6 +100,10 @@ TEST_CASE("model: bad input exits 2 with one clear line", "[cli][model][errors]"
     }
     expect_error({"model", "logits", "--checkpoint", dir + "nan.bin", "--tokens", "1"}, "is corrupt");
     expect_error({"model", "logits", "--checkpoint", dir + "missing.bin", "--tokens", "1"}, "cannot be opened");
+#ifndef INFERLAB_WITH_CUDA
+    expect_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1", "--backend", "cuda"}, "built without CUDA");
+#endif
+    expect_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1", "--backend", "tpu"}, "--backend 'tpu'");
     expect_error({"model", "logits", "--config", data_path("bad-gqa.json"), "--tokens", "1"},
                  "must be divisible by num_key_value_heads 4");
     expect_error({"model", "logits", "--config", data_path("tiny-model.json"), "--tokens", "1,16"},

@@ -1,0 +1,86 @@
+#pragma once
+// The reference model's ops as CUDA kernels (built with -DINFERLAB_CUDA=ON). Every pointer
+// below is a device pointer; every call is checked and throws inferlab::Error naming the file,
+// the line and a hint. This header has no CUDA types, so plain C++ code can call it.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace inferlab::cuda {
+
+// True when a CUDA device can be used; otherwise `why` says what is missing.
+bool available(std::string* why = nullptr);
+std::string device_name();
+
+// Device memory, freed on destruction.
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    explicit DeviceBuffer(std::size_t bytes);
+    ~DeviceBuffer();
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    DeviceBuffer(DeviceBuffer&& o) noexcept;
+    DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+    float* f() const { return static_cast<float*>(p_); }
+    int* i() const { return static_cast<int*>(p_); }
+    std::size_t bytes() const { return bytes_; }
+    void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
+    void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
+
+private:
+    void* p_ = nullptr;
+    std::size_t bytes_ = 0;
+};
+
+void synchronize();
+
+// Milliseconds per call of `fn` (CUDA events around `reps` calls after one warm-up call).
+double time_ms(void (*fn)(void*), void* arg, int reps);
+// Device-to-device copy bandwidth, counting bytes read plus bytes written, in GB/s.
+double copy_bandwidth_gbs(std::size_t bytes, int reps);
+
+// y[rows] = W[rows, cols]·x. Moves rows·cols·4 + (cols + rows)·4 B; 2·rows·cols FLOPs.
+void matvec(const float* w, const float* x, float* y, int rows, int cols);
+// Y[n, rows] = X[n, cols]·Wᵀ for n ≤ 16 rows, reading W once: (rows·cols + n·(cols + rows))·4 B; 2·n·rows·cols FLOPs.
+void matmul_rows(const float* w, const float* x, float* y, int n, int rows, int cols);
+// y = w ⊙ x / sqrt(mean(x²) + eps), per row of n. Moves (2·rows·n + n)·4 B; ~3·rows·n FLOPs.
+void rmsnorm(const float* x, const float* w, float* y, int rows, int n, float eps);
+// RoPE on adjacent pairs of each head (run.c), row r at position pos[r] (device). Moves 2·rows·width·4 B.
+void rope(float* v, const int* pos, int rows, int width, int head_dim, float theta);
+// a = silu(a) ⊙ b. Moves 3·n·4 B; ~5·n FLOPs.
+void swiglu(float* a, const float* b, int n);
+// y += x. Moves 3·n·4 B; n FLOPs.
+void add(float* y, const float* x, int n);
+// Row-wise softmax in place. Moves 2·rows·n·4 B.
+void softmax(float* x, int rows, int n);
+
+// Where a layer's K/V live: contiguous [H_kv, S_max, d], or a paged pool
+// [blocks, L, H_kv, block, d] with a block table (device ints) per sequence.
+struct KvLayout {
+    const float* k = nullptr;
+    const float* v = nullptr;
+    int n_kv_heads = 0, head_dim = 0;
+    int seq_max = 0;                 // contiguous
+    const int* block_table = nullptr;  // paged when non-null
+    int block_size = 0, n_layers = 0, layer = 0;
+};
+
+// Decode attention of one token: q [H_q, d] against positions [0, len) of each K/V head (query
+// head h reads K/V head h / (H_q/H_kv), in place, never copied per query head). Long sequences
+// are split across blocks (flash-decoding) and the partial softmax results merged.
+// Moves (H_q·d + 2·len·H_kv·d + H_q·d)·4 B (K/V read once per query head sharing them from L2);
+// 4·H_q·len·d FLOPs.
+void decode_attention(const float* q, const KvLayout& kv, int len, int n_heads, float* out, float* scratch,
+                      std::size_t scratch_floats);
+// Floats of scratch decode_attention needs for this length and head count.
+std::size_t decode_attention_scratch(int len, int n_heads, int head_dim);
+
+// Prefill attention with an online softmax: T queries [T, H_q, d] at positions start..start+T−1
+// over a contiguous cache, causal. 4·H_q·d·Σ_t(start + t + 1) FLOPs.
+void prefill_attention(const float* q, const KvLayout& kv, int start, int t, int n_heads, float* out);
+
+// Writes one row's K and V [H_kv·d] into the cache at `pos` (contiguous or paged).
+void store_kv(const float* k, const float* v, float* k_base, float* v_base, const KvLayout& kv, int pos);
+
+}  // namespace inferlab::cuda
