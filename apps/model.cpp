@@ -318,6 +318,7 @@ void run_generate(const GenerateOptions& o) {
 struct BenchOptions {
     ModelSource src;
     std::string threads = "1", prompt_len = "128", gen = "32", probe_mib = "512", contexts = "128,512,1024", batches = "1,8";
+    std::string weight_dtype = "fp32";
     bool skip_nocache = false;
     OutputFlags flags;
 };
@@ -337,6 +338,14 @@ void run_bench(const BenchOptions& o) {
     if (th > 256) throw InputError("--threads", o.threads, "must be at most 256");
     opt.threads = static_cast<int>(th);
     Eigen::setNbThreads(opt.threads);
+    Bf16Weights bf16;
+    unsigned weight_bits = 32;
+    if (o.weight_dtype == "bf16") {
+        bf16 = to_bf16(*w);
+        weight_bits = 16;
+    } else if (o.weight_dtype != "fp32") {
+        throw InputError("--weight-dtype", o.weight_dtype, "must be fp32 or bf16");
+    }
     const int P = static_cast<int>(parse_positive_int("--prompt-len", o.prompt_len));
     const int G = static_cast<int>(parse_positive_int("--gen", o.gen));
     if (P + G > d.seq_len) throw InputError("--gen", o.gen, "with --prompt-len exceeds the maximum sequence length");
@@ -363,6 +372,19 @@ void run_bench(const BenchOptions& o) {
     const double prefill_gflops = 2.0 * params * P / prefill_s / 1e9;
     int tok = 0;
     logits.row(logits.rows() - 1).maxCoeff(&tok);
+    // With bf16 weights: decode reads them (prefill keeps Eigen's float32 GEMM); measure the
+    // change to the logits of one decode step against float32 weights on the same cache state.
+    double logit_change = 0;
+    if (weight_bits == 16) {
+        ContiguousCache a(d), b(d);
+        m.forward(prompt, a, opt);
+        m.forward(prompt, b, opt);
+        ForwardOptions with = opt;
+        with.bf16 = &bf16;
+        MatrixRM la = m.forward(std::vector<int>{tok}, a, opt), lb = m.forward(std::vector<int>{tok}, b, with);
+        logit_change = double((la - lb).cwiseAbs().maxCoeff()) / std::max(1.0, double(la.cwiseAbs().maxCoeff()));
+        opt.bf16 = &bf16;
+    }
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < G; ++i) {
         logits = m.forward(std::vector<int>{tok}, cache2, opt);
@@ -370,7 +392,7 @@ void run_bench(const BenchOptions& o) {
     }
     const double decode_s = seconds_since(t0);
     const double tps = G / decode_s;
-    const std::uint64_t step_bytes = decode_step_bytes(d, std::uint64_t(P + G / 2));
+    const std::uint64_t step_bytes = decode_step_bytes(d, std::uint64_t(P + G / 2), weight_bits);
     const double achieved = static_cast<double>(step_bytes) * tps / 1e9;
 
     Report r;
@@ -390,7 +412,9 @@ void run_bench(const BenchOptions& o) {
          {"measured_read_gbs", bw.read_gbs},
          {"probe_bytes", bw.bytes},
          {"probe_huge_pages", bw.huge_pages},
-         {"bandwidth_fraction", achieved / bw.read_gbs}};
+         {"bandwidth_fraction", achieved / bw.read_gbs},
+         {"weight_dtype", o.weight_dtype},
+         {"bf16_logit_change", logit_change}};
     std::string& h = r.human;
     h += fmt::format("Reference model: {} ({} parameters, {} threads)\n  {}\n", what, group_thousands(w->floats()), opt.threads,
                      dims_text(d));
@@ -399,9 +423,12 @@ void run_bench(const BenchOptions& o) {
     h += fmt::format("Matrix multiply (Eigen, 512³): {:.2f} GFLOP/s\n", mm);
     h += fmt::format("Prefill {} tokens: {:.1f} tokens/s, {:.2f} GFLOP/s ({:.0f}% of the measured matmul rate)\n", P, P / prefill_s,
                      prefill_gflops, 100 * prefill_gflops / mm);
-    h += fmt::format("Decode {} tokens: {:.2f} tokens/s; one step reads {} → {:.2f} GB/s = {:.0f}% of the measured read "
-                     "bandwidth (weights on huge pages: {})\n",
-                     G, tps, bytes_all_units(step_bytes), achieved, 100 * achieved / bw.read_gbs, w->huge_pages() ? "yes" : "no");
+    h += fmt::format("Decode {} tokens ({} weights): {:.2f} tokens/s; one step reads {} → {:.2f} GB/s = {:.0f}% of the measured "
+                     "read bandwidth (weights on huge pages: {})\n",
+                     G, o.weight_dtype, tps, bytes_all_units(step_bytes), achieved, 100 * achieved / bw.read_gbs,
+                     w->huge_pages() ? "yes" : "no");
+    if (weight_bits == 16)
+        h += fmt::format("  bf16 weights change one decode step's logits by at most {:.2e} of the largest logit\n", logit_change);
 
     // Context scaling: one cached decode step against recomputing the prefix without a cache.
     Table ct{{"S", "cached step", "no-cache step", "ratio"}, {}, {}};
@@ -522,12 +549,14 @@ void setup_model(CLI::App& app) {
     sb->add_option("--contexts", be->contexts, "context lengths of the scaling table (default 128,512,1024)");
     sb->add_option("--batches", be->batches, "batch sizes of the batch-decode table (default 1,8)");
     sb->add_flag("--skip-nocache", be->skip_nocache, "leave out the no-cache timings");
+    sb->add_option("--weight-dtype", be->weight_dtype, "fp32 (default) or bf16: decode reads bf16 weights, arithmetic stays float32");
     add_output_flags(*sb, be->flags);
     sb->footer(examples_footer({"inferlab model bench --model ref-110m --threads 2"},
                                "JSON keys: decode_tokens_per_s, bytes_per_step, achieved_gbs, measured_read_gbs,\n"
                                "bandwidth_fraction, prefill_tokens_per_s, prefill_gflops, measured_matmul_gflops,\n"
                                "context_scaling[]{seq_len, cached_step_s, nocache_step_s}, batch[]{batch,\n"
-                               "aggregate_tokens_per_s, per_request_tokens_per_s}, weights_on_huge_pages, probe_huge_pages."));
+                               "aggregate_tokens_per_s, per_request_tokens_per_s}, weights_on_huge_pages, probe_huge_pages, weight_dtype,\n"
+                               "bf16_logit_change."));
     sb->callback([be] { run_bench(*be); });
 }
 

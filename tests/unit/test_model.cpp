@@ -328,6 +328,40 @@ TEST_CASE("impossible dims and bad tokens are errors", "[model]") {
     CHECK_THROWS_WITH(m.forward(random_tokens(97, 50, 1), c), Catch::Contains("maximum sequence length 96"));
 }
 
+TEST_CASE("bf16 weights: the kernel equals Eigen on the rounded matrix, and the model's logits move little", "[model]") {
+    Rng rng(4);
+    MatrixRM a(29, 300);
+    for (Eigen::Index i = 0; i < a.size(); ++i) a.data()[i] = float(rng.normal());
+    auto w = random_weights(small(8, 2), 30);
+    Bf16Weights b = to_bf16(*w);
+    // bf16 keeps 8 bits of mantissa: relative rounding error at most 2^-8.
+    CHECK_THAT(double(bf16_to_float(b.values[0])), Catch::Matchers::WithinRel(double(w->data()[0]), 1.0 / 256));
+    // The kernel against Eigen on the bf16-rounded weights of one matrix.
+    const MatMap wq = w->wq(1);
+    const std::uint16_t* wb = b.values.data() + (wq.data() - w->data());
+    MatrixRM rounded(wq.rows(), wq.cols());
+    for (Eigen::Index i = 0; i < rounded.size(); ++i) rounded.data()[i] = bf16_to_float(wb[i]);
+    MatrixRM x(3, wq.cols()), y(3, wq.rows());
+    for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = float(rng.normal());
+    matmul_few_rows_bf16(wb, wq.rows(), int(wq.cols()), x.data(), 3, y.data(), 2);
+    MatrixRM ref = x * rounded.transpose();
+    CHECK((y - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
+    // Whole model: decode with bf16 weights stays close to float32 (not equal).
+    Transformer m(*w);
+    auto tokens = random_tokens(20, 50, 3);
+    ContiguousCache c1(w->dims()), c2(w->dims());
+    ForwardOptions bf;
+    bf.bf16 = &b;
+    MatrixRM f32(20, 50), f16(20, 50);
+    for (int i = 0; i < 20; ++i) {
+        f32.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, c1).row(0);
+        f16.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, c2, bf).row(0);
+    }
+    const double d = rel_diff(f16, f32);
+    CHECK(d > 0);
+    CHECK(d < 0.05);
+}
+
 TEST_CASE("the hand-written matvec equals Eigen's product", "[model]") {
     Rng rng(2);
     MatrixRM a(37, 103);

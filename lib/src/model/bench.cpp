@@ -17,17 +17,17 @@
 
 namespace inferlab::model {
 
-std::uint64_t decode_step_bytes(const Dims& d, std::uint64_t seq_len) {
+std::uint64_t decode_step_bytes(const Dims& d, std::uint64_t seq_len, unsigned weight_bits) {
     std::uint64_t floats = weight_floats(d);
     // Untied: the embedding table is read one row a step. Tied: it is read whole, as the LM head.
     if (!d.shared_classifier) floats -= std::uint64_t(d.vocab_size - 1) * d.dim;
     const std::uint64_t kv = kv_bytes(uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), 32), {seq_len}).total_bytes;
-    return floats * sizeof(float) + kv;
+    return floats * weight_bits / 8 + kv;
 }
 
-DecodeModel reference_decode_model(const Dims& d) {
+DecodeModel reference_decode_model(const Dims& d, unsigned weight_bits) {
     DecodeModel m;
-    m.weight_bytes = decode_step_bytes(d, 0);
+    m.weight_bytes = decode_step_bytes(d, 0, weight_bits);
     m.params = weight_floats(d);
     m.kv_spec = uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), 32);
     m.attn_layers = d.n_layers;

@@ -29,7 +29,11 @@ void rmsnorm_rows(MatrixRM& out, const MatrixRM& x, const VecMap& weight, float 
 // Y [rows, out] = X [rows, in] · Wᵀ, W row-major [out, in].
 void project(MatrixRM& y, const MatrixRM& x, const MatMap& w, const ForwardOptions& opt) {
     y.resize(x.rows(), w.rows());
-    if (x.rows() == 1 && opt.fast_matvec) {
+    if (opt.bf16 && x.rows() <= kFewRows) {
+        const std::uint16_t* wb = opt.bf16->values.data() + (w.data() - opt.bf16->float_base);
+        matmul_few_rows_bf16(wb, w.rows(), static_cast<int>(w.cols()), x.data(), static_cast<int>(x.rows()), y.data(),
+                             opt.threads);
+    } else if (x.rows() == 1 && opt.fast_matvec) {
         matvec(w, x.data(), y.data(), opt.threads);
     } else if (x.rows() <= kFewRows && opt.fast_matvec) {
         matmul_few_rows(w, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);
@@ -167,6 +171,44 @@ void matmul_few_rows(const MatMap& w, const float* x, int rows, float* y, int th
             float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
             for (; i < n; ++i) s += row[i] * xb[i];
             y[std::size_t(b) * std::size_t(out) + std::size_t(r)] = s;
+        }
+    }
+}
+
+Bf16Weights to_bf16(const Weights& w) {
+    Bf16Weights b;
+    b.float_base = w.data();
+    b.values.resize(w.floats());
+    for (std::uint64_t i = 0; i < w.floats(); ++i) {
+        std::uint32_t u;
+        std::memcpy(&u, w.data() + i, sizeof u);
+        u += 0x7FFFu + ((u >> 16) & 1u);  // round to nearest, ties to even (weights are finite)
+        b.values[i] = static_cast<std::uint16_t>(u >> 16);
+    }
+    return b;
+}
+
+void matmul_few_rows_bf16(const std::uint16_t* w, Eigen::Index out, int n, const float* x, int rows, float* y, int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (Eigen::Index r = 0; r < out; ++r) {
+        const std::uint16_t* row = w + r * n;
+        float wf[256];
+        float acc[16][8] = {};
+        // Convert a slice of the row once, then use it for every input row.
+        for (int i0 = 0; i0 < n; i0 += 256) {
+            const int len = std::min(256, n - i0);
+            for (int i = 0; i < len; ++i) wf[i] = bf16_to_float(row[i0 + i]);
+            for (int b = 0; b < rows; ++b) {
+                const float* xb = x + std::size_t(b) * std::size_t(n) + i0;
+                int i = 0;
+                for (; i + 8 <= len; i += 8)
+                    for (int k = 0; k < 8; ++k) acc[b][k] += wf[i + k] * xb[i + k];
+                for (; i < len; ++i) acc[b][0] += wf[i] * xb[i];
+            }
+        }
+        for (int b = 0; b < rows; ++b) {
+            const float* a = acc[b];
+            y[std::size_t(b) * std::size_t(out) + std::size_t(r)] = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
         }
     }
 }

@@ -12,7 +12,8 @@ namespace inferlab::model {
 // Bytes one decode step reads at S cached tokens: every weight matrix once (the embedding table
 // only when it doubles as the LM head; otherwise one row of it) plus K and V of all S positions
 // of every layer, the latter from kv-mem's formula at float32.
-std::uint64_t decode_step_bytes(const Dims& d, std::uint64_t seq_len);
+// `weight_bits` is 32 for float32 weights, 16 for bf16 ones (the KV cache stays float32).
+std::uint64_t decode_step_bytes(const Dims& d, std::uint64_t seq_len, unsigned weight_bits = 32);
 
 struct BandwidthProbe {
     double read_gbs = 0;       // best of `repeats` passes, decimal GB/s
@@ -25,7 +26,7 @@ BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repe
 
 // decode-roofline's read-volume model of this reference model: W = the weight bytes one step
 // reads, M_KV from kv-mem's formula at float32, P = the parameter count for FLOPs.
-DecodeModel reference_decode_model(const Dims& d);
+DecodeModel reference_decode_model(const Dims& d, unsigned weight_bits = 32);
 
 // Seconds per decode step (best of `repeats`) for `batch` sequences, each with its own cache
 // holding `context` tokens, one token each per step (one forward over all rows).

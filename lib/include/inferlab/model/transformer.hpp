@@ -4,6 +4,8 @@
 // Per layer: RMSNorm → Q/K/V → RoPE → this layer's cache update → GQA attention read in place
 // (query head h reads K/V head h / (H_q/H_kv); no concatenation, no repeat) → output projection →
 // residual → RMSNorm → SwiGLU FFN → residual. Then the final RMSNorm and the LM head.
+#include <bit>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,12 +19,22 @@ enum class AttentionKind {
     Online,  // FlashAttention's order: key blocks, a running max and sum, rescaled partial outputs
 };
 
+// bf16 copies of the weights (same offsets as the float buffer): decode reads half the bytes,
+// the arithmetic stays float32.
+struct Bf16Weights {
+    const float* float_base = nullptr;   // Weights::data() of the model these were made from
+    std::vector<std::uint16_t> values;   // one per float, round to nearest even
+};
+Bf16Weights to_bf16(const Weights& w);
+inline float bf16_to_float(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
+
 struct ForwardOptions {
     AttentionKind attention = AttentionKind::Plain;
     int online_block = 16;   // keys per block in the online form
     int window = 0;          // 0: dense; W: each query sees only the last W positions (sparse)
     int threads = 1;
     bool fast_matvec = true; // one-row products through the hand-written kernel (tested against Eigen)
+    const Bf16Weights* bf16 = nullptr;  // when set, products of up to 16 rows read bf16 weights
 };
 
 // One row of a forward pass: a token at a position of a sequence whose cache it extends.
@@ -65,6 +77,8 @@ MatrixRM logits_without_cache(const Transformer& m, const std::vector<int>& toke
 void matvec(const MatMap& w, const float* x, float* y, int threads);
 // Y [rows, out] = X [rows, in]·Wᵀ for a few rows (row-major X and Y), reading W once.
 void matmul_few_rows(const MatMap& w, const float* x, int rows, float* y, int threads);
+// The same with W stored as bf16 [out, in] (converted to float32 as it is read).
+void matmul_few_rows_bf16(const std::uint16_t* w, Eigen::Index out, int in, const float* x, int rows, float* y, int threads);
 
 // Checks that every token id is inside the vocabulary (InputError naming `where` otherwise).
 void check_tokens(const Dims& d, const std::vector<int>& tokens, const std::string& where);
