@@ -140,6 +140,16 @@ const Unit kByteUnits[] = {
                          "(2^10..2^50 B)");
 }
 
+// The factor of a suffix from a table; an unknown suffix is an error that lists the known ones.
+template <std::size_t N>
+u128 table_unit(const std::string& where, const std::string& raw, const std::string& suffix, const Unit (&table)[N],
+                const char* what, const char* known) {
+    const std::string s = trim(suffix);
+    for (const auto& u : table)
+        if (s == u.name) return u.factor;
+    throw InputError(where, raw, std::string("unknown ") + what + " '" + s + "': " + known);
+}
+
 u128 size_unit(const std::string& where, const std::string& raw, const std::string& suffix) {
     std::string s = trim(suffix);
     for (const auto& u : kByteUnits)
@@ -193,17 +203,10 @@ double parse_flops(const std::string& where, const std::string& text) {
 }
 
 std::uint64_t parse_tokens(const std::string& where, const std::string& text) {
+    static const Unit kTokenUnits[] = {{"", 1}, {"k", 1000}, {"K", 1000}, {"M", 1000000}, {"Ki", pow2(10)}, {"Mi", pow2(20)}};
     auto [d, suffix] = split_number(where, text);
-    std::string s = trim(suffix);
-    u128 unit = 0;
-    if (s.empty()) unit = 1;
-    else if (s == "k" || s == "K") unit = 1000;
-    else if (s == "M") unit = 1000000;
-    else if (s == "Ki") unit = pow2(10);
-    else if (s == "Mi") unit = pow2(20);
-    else
-        throw InputError(where, text,
-                         "unknown token-count suffix '" + s + "': use k (1000), M (10^6), Ki (1024) or Mi (2^20)");
+    const u128 unit = table_unit(where, text, suffix, kTokenUnits, "token-count suffix",
+                                 "use k (1000), M (10^6), Ki (1024) or Mi (2^20)");
     return whole_value(where, text, d, unit, "tokens");
 }
 
@@ -225,15 +228,11 @@ std::uint64_t parse_positive_int(const std::string& where, const std::string& te
 }
 
 std::uint64_t parse_count_with_suffix(const std::string& where, const std::string& text) {
+    static const Unit kCountUnits[] = {{"", 1},          {"k", 1000},          {"K", 1000},
+                                       {"M", 1000000},   {"B", 1000000000},    {"G", 1000000000},
+                                       {"T", 1000000000000ULL}};
     auto [d, suffix] = split_number(where, text);
-    std::string s = trim(suffix);
-    u128 unit = 0;
-    if (s.empty()) unit = 1;
-    else if (s == "k" || s == "K") unit = 1000;
-    else if (s == "M") unit = 1000000;
-    else if (s == "B" || s == "G") unit = 1000000000;
-    else if (s == "T") unit = 1000000000000ULL;
-    else throw InputError(where, text, "unknown suffix '" + s + "': use k, M, B (10^9) or T (10^12)");
+    const u128 unit = table_unit(where, text, suffix, kCountUnits, "suffix", "use k, M, B (10^9) or T (10^12)");
     std::uint64_t v = whole_value(where, text, d, unit, "units");
     if (v == 0) throw InputError(where, text, "must be positive");
     return v;

@@ -5,18 +5,6 @@
 using namespace inferlab::test;
 using Catch::Matchers::WithinAbs;
 
-namespace {
-void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
-    INFO("args: " << Catch::Detail::stringify(args));
-    auto r = run_inferlab(args);
-    INFO("stderr: " << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(one_error_line(r));
-    CHECK(r.err.find(fragment) != std::string::npos);
-}
-}  // namespace
-
 TEST_CASE("best-of-n must-show: coverage 0.7599", "[cli][best-of-n]") {
     auto j = parse_json(run_inferlab({"best-of-n", "--p", "0.3", "--n", "4", "--json"}));
     CHECK_THAT(j["coverage"].get<double>(), WithinAbs(0.7599, 1e-12));

@@ -8,15 +8,6 @@ using Catch::Matchers::WithinRel;
 namespace {
 const std::vector<std::string> kDoc = {"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB",
                                        "--bandwidth", "1TB/s", "--batch", "1,8"};
-void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
-    INFO("args: " << Catch::Detail::stringify(args));
-    auto r = run_inferlab(args);
-    INFO("stderr: " << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(one_error_line(r));
-    CHECK(r.err.find(fragment) != std::string::npos);
-}
 void check_doc_rows(const nlohmann::json& j) {
     REQUIRE(j["rows"].size() == 2);
     const auto& a = j["rows"][0];

@@ -11,15 +11,6 @@ std::vector<std::string> with(std::vector<std::string> base, const std::vector<s
     base.insert(base.end(), more.begin(), more.end());
     return base;
 }
-void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
-    INFO("args: " << Catch::Detail::stringify(args));
-    auto r = run_inferlab(args);
-    INFO("stderr: " << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(one_error_line(r));
-    CHECK(r.err.find(fragment) != std::string::npos);
-}
 }  // namespace
 
 TEST_CASE("kv-mem must-show: 1 GiB, 8 GiB with --batch 8, 4 GiB with --kv-heads 32", "[cli][kv-mem]") {

@@ -7,15 +7,6 @@
 using namespace inferlab::test;
 
 namespace {
-void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
-    INFO("args: " << Catch::Detail::stringify(args));
-    auto r = run_inferlab(args);
-    INFO("stderr: " << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(one_error_line(r));
-    CHECK(r.err.find(fragment) != std::string::npos);
-}
 void write_bytes(const std::string& path, const std::vector<std::int32_t>& header, std::size_t floats, float value) {
     std::ofstream f(path, std::ios::binary);
     f.write(reinterpret_cast<const char*>(header.data()), std::streamsize(header.size() * 4));

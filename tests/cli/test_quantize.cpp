@@ -5,18 +5,6 @@
 using namespace inferlab::test;
 using Catch::Matchers::WithinAbs;
 
-namespace {
-void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
-    INFO("args: " << Catch::Detail::stringify(args));
-    auto r = run_inferlab(args);
-    INFO("stderr: " << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(one_error_line(r));
-    CHECK(r.err.find(fragment) != std::string::npos);
-}
-}  // namespace
-
 TEST_CASE("quantize must-show: level 4, dequantized 0.4, error 0.03", "[cli][quantize]") {
     auto j = parse_json(run_inferlab({"quantize", "--x", "0.37", "--step", "0.1", "--qmax", "7", "--json"}));
     CHECK(j["level"] == 4);

@@ -6,15 +6,6 @@ using namespace inferlab::test;
 using Catch::Matchers::WithinAbs;
 
 namespace {
-void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
-    INFO("args: " << Catch::Detail::stringify(args));
-    auto r = run_inferlab(args);
-    INFO("stderr: " << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(one_error_line(r));
-    CHECK(r.err.find(fragment) != std::string::npos);
-}
 void check_list(const nlohmann::json& j, const std::vector<double>& want) {
     REQUIRE(j.size() == want.size());
     for (std::size_t i = 0; i < want.size(); ++i) CHECK_THAT(j[i].get<double>(), WithinAbs(want[i], 1e-12));

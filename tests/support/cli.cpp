@@ -77,4 +77,14 @@ bool one_error_line(const CliResult& r) {
     return nl == r.err.size() - 1;
 }
 
+void expect_error(const std::vector<std::string>& args, const std::string& fragment) {
+    INFO("args: " << Catch::Detail::stringify(args));
+    auto r = run_inferlab(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(one_error_line(r));
+    CHECK(r.err.find(fragment) != std::string::npos);
+}
+
 }  // namespace inferlab::test

@@ -24,4 +24,8 @@ nlohmann::json parse_json(const CliResult& r);
 // True when stderr is exactly one line that begins "inferlab: error:".
 bool one_error_line(const CliResult& r);
 
+// Runs inferlab and checks the bad-input contract: exit status 2, nothing on stdout, one line
+// on stderr beginning "inferlab: error:" that contains `fragment`.
+void expect_error(const std::vector<std::string>& args, const std::string& fragment);
+
 }  // namespace inferlab::test
