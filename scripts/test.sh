@@ -1,10 +1,25 @@
 #!/usr/bin/env bash
-# Builds and runs every test, twice: a Release build, then an ASan+UBSan build.
+# Builds and runs every test: the CUDA build's cuda tests (when nvcc is here; skipped without a
+# GPU), then a Release build, then an ASan+UBSan build.
 # Installs what is missing first, so it works alone on a fresh Debian machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs="$(nproc)"
+# The CUDA backend must keep compiling: build it whenever nvcc is here; its tests (label cuda)
+# run on a GPU and report as skipped without one.
+nvcc_bin="$(command -v nvcc || true)"
+if [ -z "$nvcc_bin" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
+  nvcc_bin=/usr/local/cuda/bin/nvcc
+fi
+if [ -n "$nvcc_bin" ]; then
+  echo "== CUDA build (INFERLAB_CUDA=ON) and cuda tests =="
+  cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DINFERLAB_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc_bin"
+  cmake --build build-cuda -j "$jobs"
+  ctest --test-dir build-cuda --output-on-failure -L cuda
+else
+  echo "== no nvcc on this machine: the CUDA build is not checked =="
+fi
 
 echo "== Release build and tests =="
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
@@ -16,16 +31,3 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERLAB_SANITIZE=O
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE cuda
-
-# The CUDA backend must keep compiling: build it whenever nvcc is here; its tests (label cuda)
-# run on a GPU and report as skipped without one.
-nvcc_bin="$(command -v nvcc || true)"
-[ -z "$nvcc_bin" ] && [ -x /usr/local/cuda/bin/nvcc ] && nvcc_bin=/usr/local/cuda/bin/nvcc
-if [ -n "$nvcc_bin" ]; then
-  echo "== CUDA build (INFERLAB_CUDA=ON) and cuda tests =="
-  cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DINFERLAB_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc_bin"
-  cmake --build build-cuda -j "$jobs"
-  ctest --test-dir build-cuda --output-on-failure -L cuda
-else
-  echo "== no nvcc on this machine: the CUDA build is not checked =="
-fi
