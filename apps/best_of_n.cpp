@@ -142,7 +142,7 @@ void run(const BestOfNOptions& o, const CLI::App& sub) {
                          format_real(coverage(p, n), 10));
     x += "  This is the probability that a correct candidate is present, not that it is chosen.\n";
     if (ver) {
-        const double q = p * ver->tpr + (1 - p) * ver->fpr;
+        const double q = verifier_accept_rate(p, *ver);
         j["verifier"] = {{"tpr", ver->tpr}, {"fpr", ver->fpr}, {"fallback", o.fallback}, {"accept_rate", q},
                          {"limit_large_n", q > 0 ? p * ver->tpr / q : 0.0}};
         h += fmt::format("  Verifier: TPR {}, FPR {}; picks uniformly among accepted candidates (or the first: same "

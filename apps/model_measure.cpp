@@ -14,6 +14,7 @@
 #include "inferlab/rng.hpp"
 #include "inferlab/roofline.hpp"
 #include "inferlab/spec.hpp"
+#include "inferlab/stats.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
 
@@ -68,7 +69,7 @@ void run_speculate(const SpeculateOptionsCli& o) {
     const double alpha_emp = judged ? double(accepted) / double(judged) : 0;
     const double alpha_pred = judged ? predicted / double(judged) : 0;
     // 99% interval of the empirical rate (normal approximation of a binomial proportion).
-    const double half = judged ? 2.576 * std::sqrt(std::max(alpha_pred * (1 - alpha_pred), 1e-12) / double(judged)) : 0;
+    const double half = proportion_half_width_99(alpha_pred, double(judged));
     const double tokens_per_pass = double(r.tokens.size()) / double(r.rounds);
     const double expected = expected_tokens_per_round(alpha_pred, std::size_t(so.gamma));
     Report rep;
@@ -156,10 +157,7 @@ void run_kv_quant(const KvQuantOptions& o) {
     Sampling plain;
     for (int i = 0; i < n; ++i) {
         max_abs = std::max(max_abs, double((lf.row(i) - lq.row(i)).cwiseAbs().maxCoeff()));
-        auto p = sampling_distribution(lf, i, plain), q = sampling_distribution(lq, i, plain);
-        double kl = 0;
-        for (std::size_t x = 0; x < p.size(); ++x)
-            if (p[x] > 0) kl += p[x] * std::log(p[x] / std::max(q[x], 1e-300));
+        const double kl = kl_divergence(sampling_distribution(lf, i, plain), sampling_distribution(lq, i, plain));
         max_kl = std::max(max_kl, kl);
         mean_kl += kl / n;
         Eigen::Index a = 0, b = 0;

@@ -10,6 +10,7 @@
 #include "inferlab/error.hpp"
 #include "inferlab/rational.hpp"
 #include "inferlab/spec.hpp"
+#include "inferlab/stats.hpp"
 #include "inferlab/units.hpp"
 
 namespace inferlab::app {
@@ -238,7 +239,7 @@ void simulation_section(const std::vector<double>& p, const std::vector<double>&
     for (std::size_t x = 0; x < p.size(); ++x) {
         double f = static_cast<double>(c.speculative[x]) / dn;
         t.rows.push_back({std::to_string(x), show(p[x]), fmt::format("{:.5f}", f),
-                          fmt::format("{:.5f}", 2.576 * std::sqrt(std::max(p[x] * (1 - p[x]), 1e-300) / dn)),
+                          fmt::format("{:.5f}", proportion_half_width_99(p[x], dn)),
                           fmt::format("{:.5f}", static_cast<double>(c.threshold_shortcut[x]) / dn), show(shortcut[x]),
                           fmt::format("{:.5f}", static_cast<double>(c.greedy[x]) / dn)});
     }

@@ -5,6 +5,7 @@
 
 #include "inferlab/error.hpp"
 #include "inferlab/rng.hpp"
+#include "inferlab/stats.hpp"
 
 namespace inferlab {
 
@@ -21,8 +22,10 @@ std::optional<std::uint64_t> min_n_for_coverage(double p, double target) {
     return n;
 }
 
+double verifier_accept_rate(double p, const Verifier& v) { return p * v.tpr + (1 - p) * v.fpr; }
+
 double verifier_selection(double p, std::uint64_t n, const Verifier& v) {
-    const double q = p * v.tpr + (1 - p) * v.fpr;  // a candidate is accepted
+    const double q = verifier_accept_rate(p, v);
     const double none = std::pow(1 - q, static_cast<double>(n));
     double picked = q > 0 ? (1 - none) * (p * v.tpr / q) : 0;
     if (v.fallback_random && q < 1) picked += none * (p * (1 - v.tpr) / (1 - q));
@@ -115,7 +118,7 @@ Estimate make_estimate(std::uint64_t hits, std::uint64_t trials) {
     Estimate e;
     e.trials = trials;
     e.mean = static_cast<double>(hits) / static_cast<double>(trials);
-    e.half_width = std::max(2.576 * std::sqrt(e.mean * (1 - e.mean) / static_cast<double>(trials)),
+    e.half_width = std::max(proportion_half_width_99(e.mean, static_cast<double>(trials)),
                             3.0 / static_cast<double>(trials));
     return e;
 }

@@ -5,6 +5,7 @@
 #include "inferlab/rational.hpp"
 #include "inferlab/rng.hpp"
 #include "inferlab/spec.hpp"
+#include "inferlab/stats.hpp"
 
 using namespace inferlab;
 using Catch::Matchers::WithinAbs;
@@ -119,4 +120,12 @@ TEST_CASE("chi-square tail against known values", "[spec]") {
     CHECK_THAT(gamma_q(1, 2.0), WithinRel(std::exp(-2.0), 1e-12));
     CHECK_THAT(gamma_q(0.5, 0.5 * 3.841458820694124), WithinRel(0.05, 1e-9));  // 95th percentile of χ²(1)
     CHECK_THAT(gamma_q(5, 0.5 * 23.209251158954356), WithinRel(0.01, 1e-9));  // 99th percentile of χ²(10)
+}
+
+TEST_CASE("shared statistics: the 99% half-width and KL divergence", "[stats]") {
+    CHECK_THAT(proportion_half_width_99(0.5, 10000), WithinRel(2.576 * 0.005, 1e-12));
+    CHECK(proportion_half_width_99(0.5, 0) == 0);
+    CHECK(kl_divergence({0.5, 0.5}, {0.5, 0.5}) == 0);
+    CHECK_THAT(kl_divergence({1, 0}, {0.5, 0.5}), WithinRel(std::log(2.0), 1e-15));
+    CHECK(std::isfinite(kl_divergence({0.5, 0.5}, {1, 0})));
 }

@@ -22,6 +22,8 @@ struct Verifier {
     double tpr = 1, fpr = 0;
     bool fallback_random = true;
 };
+// The probability that one candidate is accepted: q = p·tpr + (1−p)·fpr.
+double verifier_accept_rate(double p, const Verifier& v);
 // Exact: with q = p·tpr + (1−p)·fpr, P = (1 − (1−q)^N)·p·tpr/q + (1−q)^N·[fallback]·p(1−tpr)/(1−q).
 double verifier_selection(double p, std::uint64_t n, const Verifier& v);
 
