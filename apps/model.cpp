@@ -9,9 +9,6 @@
 #include "common.hpp"
 #include "model_common.hpp"
 #include "inferlab/error.hpp"
-#ifdef INFERLAB_WITH_CUDA
-#include "inferlab/cuda/cuda_model.hpp"
-#endif
 #include "inferlab/kv.hpp"
 #include "inferlab/model/bench.hpp"
 #include "inferlab/model/kv_cache.hpp"
@@ -29,6 +26,7 @@ using namespace inferlab::model;
 
 struct PathOptions {
     std::string path = "contiguous", attention = "plain", window = "0", block_size = "16", threads = "1";
+    std::string backend = "cpu";
 };
 
 void add_path_options(CLI::App* sub, PathOptions& p) {
@@ -37,6 +35,7 @@ void add_path_options(CLI::App* sub, PathOptions& p) {
     sub->add_option("--window", p.window, "sliding window W (0: dense)");
     sub->add_option("--block-size", p.block_size, "paged cache: tokens per block (default 16)");
     sub->add_option("--threads", p.threads, "threads (default 1)");
+    sub->add_option("--backend", p.backend, "cpu (default) or cuda (a build with -DINFERLAB_CUDA=ON and a GPU)");
 }
 
 ForwardOptions forward_options(const PathOptions& p) {
@@ -57,12 +56,12 @@ MatrixRM run_path(const Transformer& m, const std::vector<int>& tokens, const st
     const Dims& d = m.dims();
     if (path == "nocache") return logits_without_cache(m, tokens, opt);
     if (path == "contiguous") {
-        ContiguousCache cache(d);
+        ContiguousCache cache(d, m.backend());
         return m.forward(tokens, cache, opt);
     }
     if (path == "paged") {
         const int blocks = (d.seq_len + block_size - 1) / block_size;
-        BlockPool pool(d, block_size, blocks, seed);
+        BlockPool pool(d, block_size, blocks, seed, m.backend());
         PagedCache cache(pool, d);
         return m.forward(tokens, cache, opt);
     }
@@ -103,37 +102,23 @@ void run_init(const InitOptions& o) {
 struct LogitsOptions {
     ModelSource src;
     PathOptions path;
-    std::string tokens, backend = "cpu";
+    std::string tokens;
     OutputFlags flags;
 };
 
 void run_logits(const LogitsOptions& o) {
     auto w = load(o.src);
-    Transformer m(*w);
     if (o.tokens.empty()) throw InputError("--tokens is required (e.g. 1,2,3)");
     auto tokens = parse_token_list("--tokens", o.tokens, w->dims());
     ForwardOptions opt = forward_options(o.path);
     int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
-    MatrixRM logits;
-    if (o.backend == "cpu") {
-        logits = run_path(m, tokens, o.path.path, bs, opt, parse_nonnegative_int("--seed", o.src.seed));
-    } else if (o.backend == "cuda") {
-        if (o.path.path == "nocache") throw InputError("--path", "nocache", "runs on the CPU only; use contiguous or paged with --backend cuda");
-        if (o.path.path != "contiguous" && o.path.path != "paged") throw InputError("--path", o.path.path, "must be nocache, contiguous or paged");
-        if (opt.window || opt.attention != AttentionKind::Plain)
-            throw InputError("--backend cuda runs dense attention: leave --window and --attention at their defaults");
-#ifdef INFERLAB_WITH_CUDA
-        cuda::CudaModel gpu(*w, o.path.path == "paged", bs, parse_nonnegative_int("--seed", o.src.seed));
-        logits = gpu.forward(tokens);
-#else
-        throw InputError("--backend", "cuda", "this inferlab was built without CUDA (configure with -DINFERLAB_CUDA=ON)");
-#endif
-    } else {
-        throw InputError("--backend", o.backend, "must be cpu or cuda");
-    }
+    // The same model code on either backend: only where the ops run (and the caches live) differs.
+    std::unique_ptr<Backend> backend = make_backend(o.path.backend, *w);
+    Transformer m(*w, backend ? *backend : cpu_backend());
+    MatrixRM logits = run_path(m, tokens, o.path.path, bs, opt, parse_nonnegative_int("--seed", o.src.seed));
     Report r;
     r.json["path"] = o.path.path;
-    r.json["backend"] = o.backend;
+    r.json["backend"] = o.path.backend;
     r.json["tokens"] = tokens;
     r.json["logits"] = nlohmann::json::array();
     Table t{{"pos", "token", "top-5 next tokens (logit)"}, {}, {true, true, false}};
@@ -163,7 +148,8 @@ double max_abs_diff(const MatrixRM& a, const MatrixRM& b, Eigen::Index row) {
 
 void run_check(const CheckOptions& o) {
     auto w = load(o.src);
-    Transformer m(*w);
+    std::unique_ptr<Backend> backend = make_backend(o.path.backend, *w);
+    Transformer m(*w, backend ? *backend : cpu_backend());
     const Dims& d = w->dims();
     std::vector<int> tokens;
     const std::uint64_t seed = parse_nonnegative_int("--seed", o.src.seed);
@@ -188,7 +174,7 @@ void run_check(const CheckOptions& o) {
     // Chunked prefill: the same tokens fed `chunk` at a time, masks offset by the real history.
     MatrixRM chunked(static_cast<Eigen::Index>(tokens.size()), d.vocab_size);
     {
-        ContiguousCache cache(d);
+        ContiguousCache cache(d, m.backend());
         for (std::size_t s = 0; s < tokens.size(); s += std::size_t(chunk)) {
             std::vector<int> part(tokens.begin() + std::ptrdiff_t(s),
                                   tokens.begin() + std::ptrdiff_t(std::min(tokens.size(), s + std::size_t(chunk))));
@@ -202,6 +188,7 @@ void run_check(const CheckOptions& o) {
     Table t{{"pos", "contiguous", "paged", std::string(online.attention == AttentionKind::Online ? "online" : "plain") + " attn",
              "chunked prefill"},
             {}, {}};
+    r.json["backend"] = o.path.backend;
     r.json["tokens"] = tokens;
     r.json["relative_tolerance"] = kRelTol;
     r.json["rows"] = nlohmann::json::array();
@@ -219,7 +206,8 @@ void run_check(const CheckOptions& o) {
     r.json["max_abs_diff"] = worst;
     r.json["max_rel_diff"] = worst_rel;
     r.json["agree"] = worst_rel <= kRelTol;
-    r.human = fmt::format("Max |logit − no-cache logit| per position ({} tokens; {})\n", tokens.size(), dims_text(d));
+    r.human = fmt::format("Max |logit − no-cache logit| per position ({} tokens; {}; {} backend)\n", tokens.size(), dims_text(d),
+                          o.path.backend);
     r.human += render_text(t, "  ");
     r.human += fmt::format("  largest difference {:.3e} ({:.3e} of the position's largest logit); tolerance 1e-5 relative: {}\n",
                            worst, worst_rel, worst_rel <= kRelTol ? "all paths agree" : "PATHS DISAGREE");
@@ -251,7 +239,8 @@ int sample_token(const MatrixRM& logits, Eigen::Index row, double temperature, s
 
 void run_generate(const GenerateOptions& o) {
     auto w = load(o.src);
-    Transformer m(*w);
+    std::unique_ptr<Backend> backend = make_backend(o.path.backend, *w);
+    Transformer m(*w, backend ? *backend : cpu_backend());
     const Dims& d = w->dims();
     auto prompt = parse_token_list("--prompt", o.prompt, d);
     const std::uint64_t steps = parse_nonnegative_int("--steps", o.steps);
@@ -268,9 +257,9 @@ void run_generate(const GenerateOptions& o) {
     const int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
     std::unique_ptr<BlockPool> pool;
     std::unique_ptr<KvCache> cache;
-    if (o.path.path == "contiguous") cache = std::make_unique<ContiguousCache>(d);
+    if (o.path.path == "contiguous") cache = std::make_unique<ContiguousCache>(d, m.backend());
     else if (o.path.path == "paged") {
-        pool = std::make_unique<BlockPool>(d, bs, (d.seq_len + bs - 1) / bs, seed);
+        pool = std::make_unique<BlockPool>(d, bs, (d.seq_len + bs - 1) / bs, seed, m.backend());
         cache = std::make_unique<PagedCache>(*pool, d);
     } else
         throw InputError("--path", o.path.path, "must be contiguous or paged for generate");
@@ -287,6 +276,7 @@ void run_generate(const GenerateOptions& o) {
         traces.push_back(tr);
     }
     Report r;
+    r.json["backend"] = o.path.backend;
     r.json["prompt"] = prompt;
     r.json["generated"] = generated;
     r.json["trace"] = nlohmann::json::array();
@@ -504,7 +494,6 @@ void setup_model(CLI::App& app) {
     add_source(sl, lo->src);
     add_path_options(sl, lo->path);
     sl->add_option("--tokens", lo->tokens, "token ids: 1,2,3");
-    sl->add_option("--backend", lo->backend, "cpu (default) or cuda (a build with -DINFERLAB_CUDA=ON and a GPU)");
     add_output_flags(*sl, lo->flags);
     sl->footer(examples_footer({"inferlab model logits --model demo-gqa --tokens 1,2,3 --path paged --json"},
                                "JSON keys: path, tokens, logits (one row per position)."));

@@ -1,6 +1,9 @@
 #include <fmt/format.h>
 
 #include "inferlab/error.hpp"
+#ifdef INFERLAB_WITH_CUDA
+#include "inferlab/cuda/backend.hpp"
+#endif
 #include "inferlab/model_config.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
@@ -27,6 +30,17 @@ std::unique_ptr<Weights> load(const ModelSource& s, std::string* described) {
     ModelConfig c = !s.config.empty() ? load_config_file(s.config) : load_named_model(s.model.empty() ? "demo-gqa" : s.model);
     if (described) *described = fmt::format("{} with random weights (seed {})", c.name, seed);
     return random_weights(dims_from_config(c), seed);
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const Weights& w) {
+    if (name == "cpu") return nullptr;
+    if (name != "cuda") throw InputError("--backend", name, "must be cpu or cuda");
+#ifdef INFERLAB_WITH_CUDA
+    return cuda::make_backend(w);
+#else
+    (void)w;
+    throw InputError("--backend", "cuda", "this inferlab was built without CUDA (configure with -DINFERLAB_CUDA=ON)");
+#endif
 }
 
 std::string dims_text(const Dims& d) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "inferlab/model/backend.hpp"
 #include "inferlab/model/weights.hpp"
 
 namespace inferlab::app {
@@ -18,6 +19,10 @@ void add_source(CLI::App* sub, ModelSource& s);
 // A checkpoint, or seeded random weights from a config (default: the shipped demo-gqa).
 std::unique_ptr<model::Weights> load(const ModelSource& s, std::string* described = nullptr);
 std::string dims_text(const model::Dims& d);
+// The backend --backend names: nullptr for "cpu" (use model::cpu_backend()), a CUDA backend
+// holding a device copy of `w` for "cuda"; InputError for anything else, or for cuda in a build
+// without it or on a machine without a GPU.
+std::unique_ptr<model::Backend> make_backend(const std::string& name, const model::Weights& w);
 // Token ids inside the vocabulary, no longer than the maximum sequence.
 std::vector<int> parse_token_list(const std::string& flag, const std::string& text, const model::Dims& d);
 

@@ -118,9 +118,14 @@ __global__ void rope_kernel(float* v, const int* __restrict__ pos, int rows, int
     if (idx >= rows * pairs) return;
     const int r = idx / pairs, i = (idx % pairs) * 2;
     const int j = i % head_dim;
-    const float freq = 1.0f / powf(theta, static_cast<float>(j) / static_cast<float>(head_dim));
-    float s, c;
-    sincosf(static_cast<float>(pos[r]) * freq, &s, &c);
+    // The CPU's float steps, with pow and sincos in double rounded to float (CUDA's powf may be
+    // 4 ulp off; at position 10^3 that would move the angle by ~10^-4 rad).
+    const float exponent = static_cast<float>(j) / static_cast<float>(head_dim);
+    const float freq = 1.0f / static_cast<float>(pow(static_cast<double>(theta), static_cast<double>(exponent)));
+    const float angle = static_cast<float>(pos[r]) * freq;
+    double sd, cd;
+    sincos(static_cast<double>(angle), &sd, &cd);
+    const float s = static_cast<float>(sd), c = static_cast<float>(cd);
     float* p = v + static_cast<size_t>(r) * width + i;
     const float v0 = p[0], v1 = p[1];
     p[0] = v0 * c - v1 * s;
@@ -165,8 +170,8 @@ constexpr int kChunk = 256;  // keys per split in decode attention
 
 // Flash-decoding, pass 1: block (head, split) scores its chunk of keys, keeps the chunk's max m,
 // sum l and unnormalised output o, all read in place from the cache of K/V head h / group.
-__global__ void decode_attention_partial(const float* __restrict__ q, KvLayout kv, int len, int group, float* m_out,
-                                         float* l_out, float* o_out) {
+__global__ void decode_attention_partial(const float* __restrict__ q, KvLayout kv, int first, int len, int group,
+                                         float* m_out, float* l_out, float* o_out) {
     extern __shared__ float sh[];  // q [d], scores [kChunk], reduction [32]
     const int d = kv.head_dim;
     float* qs = sh;
@@ -174,7 +179,7 @@ __global__ void decode_attention_partial(const float* __restrict__ q, KvLayout k
     float* red = scores + kChunk;
     const int h = blockIdx.x, split = blockIdx.y, splits = gridDim.y;
     const int kvh = h / group;
-    const int lo = split * kChunk, hi = min(len, lo + kChunk);
+    const int lo = first + split * kChunk, hi = min(len, lo + kChunk);
     for (int i = threadIdx.x; i < d; i += blockDim.x) qs[i] = q[static_cast<size_t>(h) * d + i];
     __syncthreads();
     const float scale = rsqrtf(static_cast<float>(d));
@@ -226,7 +231,7 @@ __global__ void decode_attention_merge(const float* __restrict__ m_in, const flo
 // running max m, running sum l, output rescaled by e^(m_old − m_new) at each tile.
 constexpr int kTile = 64;
 __global__ void prefill_attention_kernel(const float* __restrict__ q, KvLayout kv, int start, int n_heads, int group,
-                                         float* out) {
+                                         int window, float* out) {
     extern __shared__ float sh[];  // q [d], tile scores [kTile], reduction [32], acc [d]
     const int d = kv.head_dim;
     const int t = blockIdx.x, h = blockIdx.y, kvh = h / group;
@@ -243,7 +248,8 @@ __global__ void prefill_attention_kernel(const float* __restrict__ q, KvLayout k
     const float scale = rsqrtf(static_cast<float>(d));
     const int len = start + t + 1;
     float m = -FLT_MAX, l = 0.0f;
-    for (int t0 = 0; t0 < len; t0 += kTile) {
+    const int first = window > 0 ? max(0, len - window) : 0;
+    for (int t0 = first; t0 < len; t0 += kTile) {
         const int t1 = min(len, t0 + kTile);
         float tmax = -FLT_MAX;
         for (int p = t0 + threadIdx.x; p < t1; p += blockDim.x) {
@@ -336,6 +342,25 @@ void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) c
 
 void synchronize() { INFERLAB_CUDA_CHECK(cudaDeviceSynchronize()); }
 
+void* malloc_device(std::size_t bytes) {
+    void* p = nullptr;
+    INFERLAB_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(bytes, 4)));
+    return p;
+}
+void free_device(void* p) noexcept {
+    if (p) cudaFree(p);
+}
+void zero_device(void* p, std::size_t bytes) { INFERLAB_CUDA_CHECK(cudaMemset(p, 0, bytes)); }
+void copy_to_device(void* dst, const void* host, std::size_t bytes) {
+    INFERLAB_CUDA_CHECK(cudaMemcpy(dst, host, bytes, cudaMemcpyHostToDevice));
+}
+void copy_to_host(void* host, const void* src, std::size_t bytes) {
+    INFERLAB_CUDA_CHECK(cudaMemcpy(host, src, bytes, cudaMemcpyDeviceToHost));
+}
+void copy_on_device(void* dst, const void* src, std::size_t bytes) {
+    INFERLAB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice));
+}
+
 double time_ms(void (*fn)(void*), void* arg, int reps) {
     cudaEvent_t a, b;
     INFERLAB_CUDA_CHECK(cudaEventCreate(&a));
@@ -411,24 +436,25 @@ std::size_t decode_attention_scratch(int len, int n_heads, int head_dim) {
     return static_cast<std::size_t>(n_heads) * splits * (2 + static_cast<std::size_t>(head_dim));
 }
 
-void decode_attention(const float* q, const KvLayout& kv, int len, int n_heads, float* out, float* scratch,
+void decode_attention(const float* q, const KvLayout& kv, int lo, int hi, int n_heads, float* out, float* scratch,
                       std::size_t scratch_floats) {
-    if (len < 1) throw Error("cuda::decode_attention needs at least one cached position");
+    if (lo < 0 || hi <= lo) throw Error("cuda::decode_attention needs at least one cached position");
+    const int len = hi - lo;
     const int splits = (len + kChunk - 1) / kChunk;
     if (scratch_floats < decode_attention_scratch(len, n_heads, kv.head_dim)) throw Error("cuda::decode_attention: scratch too small");
     float* m = scratch;
     float* l = m + n_heads * splits;
     float* o = l + n_heads * splits;
     const std::size_t shared = (static_cast<std::size_t>(kv.head_dim) + kChunk + 32) * sizeof(float);
-    decode_attention_partial<<<dim3(n_heads, splits), kAttnThreads, shared>>>(q, kv, len, n_heads / kv.n_kv_heads, m, l, o);
+    decode_attention_partial<<<dim3(n_heads, splits), kAttnThreads, shared>>>(q, kv, lo, hi, n_heads / kv.n_kv_heads, m, l, o);
     INFERLAB_CUDA_LAUNCH_CHECK();
     decode_attention_merge<<<n_heads, kAttnThreads>>>(m, l, o, splits, kv.head_dim, out);
     INFERLAB_CUDA_LAUNCH_CHECK();
 }
 
-void prefill_attention(const float* q, const KvLayout& kv, int start, int t, int n_heads, float* out) {
+void prefill_attention(const float* q, const KvLayout& kv, int start, int t, int n_heads, int window, float* out) {
     const std::size_t shared = (2 * static_cast<std::size_t>(kv.head_dim) + kTile + 32) * sizeof(float);
-    prefill_attention_kernel<<<dim3(t, n_heads), kAttnThreads, shared>>>(q, kv, start, n_heads, n_heads / kv.n_kv_heads, out);
+    prefill_attention_kernel<<<dim3(t, n_heads), kAttnThreads, shared>>>(q, kv, start, n_heads, n_heads / kv.n_kv_heads, window, out);
     INFERLAB_CUDA_LAUNCH_CHECK();
 }
 

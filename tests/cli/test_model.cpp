@@ -93,8 +93,11 @@ TEST_CASE("model: bad input exits 2 with one clear line", "[cli][model][errors]"
     expect_error({"model", "logits", "--checkpoint", dir + "missing.bin", "--tokens", "1"}, "cannot be opened");
 #ifndef INFERLAB_WITH_CUDA
     expect_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1", "--backend", "cuda"}, "built without CUDA");
+    expect_error({"model", "check-cache", "--length", "4", "--backend", "cuda"}, "built without CUDA");
+    expect_error({"model", "generate", "--steps", "2", "--backend", "cuda"}, "built without CUDA");
 #endif
     expect_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1", "--backend", "tpu"}, "--backend 'tpu'");
+    expect_error({"model", "generate", "--backend", "tpu"}, "--backend 'tpu': must be cpu or cuda");
     expect_error({"model", "logits", "--config", data_path("bad-gqa.json"), "--tokens", "1"},
                  "must be divisible by num_key_value_heads 4");
     expect_error({"model", "logits", "--config", data_path("tiny-model.json"), "--tokens", "1,16"},

@@ -7,9 +7,10 @@
 #include <cstdio>
 #include <vector>
 
-#include "inferlab/cuda/cuda_model.hpp"
+#include "inferlab/cuda/backend.hpp"
 #include "inferlab/cuda/ops.hpp"
 #include "inferlab/model/bench.hpp"
+#include "inferlab/model/transformer.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/roofline.hpp"
 
@@ -25,7 +26,7 @@ struct MatvecArg {
 struct AttnArg {
     const float* q;
     KvLayout kv;
-    int len, heads;
+    int lo, len, heads;
     float *out, *scratch;
     std::size_t scratch_floats;
 };
@@ -62,11 +63,11 @@ int main() {
         kv.n_kv_heads = hkv;
         kv.head_dim = d;
         kv.seq_max = len;
-        AttnArg a{q.f(), kv, len, hq, out.f(), scratch.f(), sf};
+        AttnArg a{q.f(), kv, 0, len, hq, out.f(), scratch.f(), sf};
         const double ms = time_ms(
             [](void* p) {
                 auto* m = static_cast<AttnArg*>(p);
-                decode_attention(m->q, m->kv, m->len, m->heads, m->out, m->scratch, m->scratch_floats);
+                decode_attention(m->q, m->kv, m->lo, m->len, m->heads, m->out, m->scratch, m->scratch_floats);
             },
             &a, 20);
         const double bytes = 2.0 * hkv * double(len) * d * 4;  // K and V read once
@@ -78,13 +79,15 @@ int main() {
     // Whole model: ref-110m decode on the GPU beside decode-roofline's bound at the copy bandwidth.
     auto cfg = load_named_model("ref-110m");
     auto w = model::random_weights(model::dims_from_config(cfg), 1);
-    CudaModel gpu(*w, false, 16, 1);
+    auto backend = make_backend(*w);
+    model::Transformer gpu(*w, *backend);
+    model::ContiguousCache cache(w->dims(), *backend);
     std::vector<int> prompt(128, 5);
-    gpu.forward(prompt);
+    gpu.forward(prompt, cache);
     const int steps = 64;
     synchronize();
     auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < steps; ++i) gpu.forward(std::vector<int>{(i * 7) % 32000});
+    for (int i = 0; i < steps; ++i) gpu.forward(std::vector<int>{(i * 7) % 32000}, cache);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     Machine hw;
     hw.bandwidth = copy / 2 * 1e9;  // read bandwidth: half of the copy's read + write

@@ -9,10 +9,10 @@
 
 namespace inferlab::model {
 
-ContiguousCache::ContiguousCache(const Dims& d)
+ContiguousCache::ContiguousCache(const Dims& d, Backend& memory)
     : layers_(d.n_layers), heads_(d.n_kv_heads), seq_(d.seq_len), d_(d.head_dim()), len_(d.n_layers, 0),
-      k_(std::size_t(d.n_layers) * d.n_kv_heads * d.seq_len * d.head_dim()),
-      v_(k_.size()) {}
+      k_(memory, std::size_t(d.n_layers) * d.n_kv_heads * d.seq_len * d.head_dim()),
+      v_(memory, k_.size()) {}
 
 void ContiguousCache::reserve(int n) {
     for (int l = 0; l < layers_; ++l)
@@ -31,14 +31,23 @@ void ContiguousCache::truncate(int len) {
     for (auto& l : len_) l = std::min(l, len);
 }
 std::uint64_t ContiguousCache::allocated_bytes() const { return (k_.size() + v_.size()) * sizeof(float); }
+KvPlacement ContiguousCache::placement(int layer) const {
+    KvPlacement p;
+    const std::size_t off = std::size_t(layer) * heads_ * seq_ * d_;
+    p.k = k_.data() + off;
+    p.v = v_.data() + off;
+    p.layer = layer;
+    p.seq_max = seq_;
+    return p;
+}
 
-BlockPool::BlockPool(const Dims& d, int block_size, int num_blocks, std::uint64_t seed)
+BlockPool::BlockPool(const Dims& d, int block_size, int num_blocks, std::uint64_t seed, Backend& memory)
     : layers_(d.n_layers), heads_(d.n_kv_heads), d_(d.head_dim()), block_(block_size), blocks_(num_blocks) {
     if (block_size <= 0) throw InputError("--block-size", std::to_string(block_size), "must be a positive integer");
     if (num_blocks <= 0) throw InputError("--blocks", std::to_string(num_blocks), "must be a positive integer");
     const std::size_t per_block = std::size_t(layers_) * heads_ * block_ * d_;
-    k_.assign(per_block * num_blocks, 0.0f);
-    v_.assign(per_block * num_blocks, 0.0f);
+    k_ = Buffer(memory, per_block * std::size_t(num_blocks));
+    v_ = Buffer(memory, per_block * std::size_t(num_blocks));
     // A shuffled free list: a sequence's blocks land far apart in the pool (Fisher–Yates).
     free_.resize(num_blocks);
     for (int i = 0; i < num_blocks; ++i) free_[i] = i;
@@ -89,6 +98,16 @@ float* PagedCache::value(int layer, int h, int pos) {
 int PagedCache::run_length(int pos, int limit) const {
     const int end_of_block = (pos / pool_.block_size() + 1) * pool_.block_size();
     return std::min(limit, end_of_block) - pos;
+}
+KvPlacement PagedCache::placement(int layer) const {
+    KvPlacement p;
+    p.k = pool_.key_base();
+    p.v = pool_.value_base();
+    p.layer = layer;
+    p.block_table = &table_;
+    p.block_size = pool_.block_size();
+    p.n_layers = pool_.layers();
+    return p;
 }
 void PagedCache::truncate(int len) {
     for (auto& l : len_) l = std::min(l, len);

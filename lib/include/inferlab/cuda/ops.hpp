@@ -35,6 +35,14 @@ private:
 
 void synchronize();
 
+// Raw device memory for the model backend's allocator (cuda/backend.hpp); every call checked.
+void* malloc_device(std::size_t bytes);
+void free_device(void* p) noexcept;
+void zero_device(void* p, std::size_t bytes);
+void copy_to_device(void* dst, const void* host, std::size_t bytes);
+void copy_to_host(void* host, const void* src, std::size_t bytes);
+void copy_on_device(void* dst, const void* src, std::size_t bytes);  // stream-ordered
+
 // Milliseconds per call of `fn` (CUDA events around `reps` calls after one warm-up call).
 double time_ms(void (*fn)(void*), void* arg, int reps);
 // Device-to-device copy bandwidth, counting bytes read plus bytes written, in GB/s.
@@ -66,19 +74,20 @@ struct KvLayout {
     int block_size = 0, n_layers = 0, layer = 0;
 };
 
-// Decode attention of one token: q [H_q, d] against positions [0, len) of each K/V head (query
+// Decode attention of one token: q [H_q, d] against positions [lo, hi) of each K/V head (query
 // head h reads K/V head h / (H_q/H_kv), in place, never copied per query head). Long sequences
 // are split across blocks (flash-decoding) and the partial softmax results merged.
-// Moves (H_q·d + 2·len·H_kv·d + H_q·d)·4 B (K/V read once per query head sharing them from L2);
-// 4·H_q·len·d FLOPs.
-void decode_attention(const float* q, const KvLayout& kv, int len, int n_heads, float* out, float* scratch,
+// lo > 0 is a sliding window. With len = hi − lo: moves (H_q·d + 2·len·H_kv·d + H_q·d)·4 B (K/V
+// read once per query head sharing them from L2); 4·H_q·len·d FLOPs.
+void decode_attention(const float* q, const KvLayout& kv, int lo, int hi, int n_heads, float* out, float* scratch,
                       std::size_t scratch_floats);
-// Floats of scratch decode_attention needs for this length and head count.
+// Floats of scratch decode_attention needs for this length (hi − lo) and head count.
 std::size_t decode_attention_scratch(int len, int n_heads, int head_dim);
 
 // Prefill attention with an online softmax: T queries [T, H_q, d] at positions start..start+T−1
-// over a contiguous cache, causal. 4·H_q·d·Σ_t(start + t + 1) FLOPs.
-void prefill_attention(const float* q, const KvLayout& kv, int start, int t, int n_heads, float* out);
+// over a contiguous or paged cache, causal; window > 0 keeps each query's last `window` positions.
+// 4·H_q·d·Σ_t(start + t + 1) FLOPs (dense).
+void prefill_attention(const float* q, const KvLayout& kv, int start, int t, int n_heads, int window, float* out);
 
 // Writes one row's K and V [H_kv·d] into the cache at `pos` (contiguous or paged).
 void store_kv(const float* k, const float* v, float* k_base, float* v_base, const KvLayout& kv, int pos);

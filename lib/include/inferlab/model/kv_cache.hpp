@@ -8,9 +8,21 @@
 #include <memory>
 #include <vector>
 
+#include "inferlab/model/buffer.hpp"
+
 namespace inferlab::model {
 
 struct Dims;
+
+// Where one layer's K/V sit in their backend's memory: what a kernel needs to address them.
+struct KvPlacement {
+    float* k = nullptr;  // contiguous: this layer's [H_kv, S_max, d]; paged: the pool [blocks, L, H_kv, block, d]
+    float* v = nullptr;
+    int layer = 0;
+    int seq_max = 0;                                // contiguous
+    const std::vector<int>* block_table = nullptr;  // paged: logical block → physical block (host)
+    int block_size = 0, n_layers = 0;               // paged
+};
 
 class KvCache {
 public:
@@ -19,7 +31,8 @@ public:
     virtual int length(int layer) const = 0;
     // Make room for positions [length, length + n) in every layer.
     virtual void reserve(int n) = 0;
-    // Pointers to K or V of `layer`, K/V head `h`, position `pos` (< length after reserve).
+    // Pointers to K or V of `layer`, K/V head `h`, position `pos` (< length after reserve), in
+    // the backend's memory (dereference them on the host only for a CPU cache).
     virtual float* key(int layer, int h, int pos) = 0;
     virtual float* value(int layer, int h, int pos) = 0;
     // The longest run of consecutive positions from `pos` stored contiguously (for the kernels).
@@ -29,11 +42,14 @@ public:
     virtual void truncate(int len) = 0;
     // Bytes the cache holds for K and V (allocated, not used).
     virtual std::uint64_t allocated_bytes() const = 0;
+    // The backend whose memory holds K and V, and where a layer's K/V are in it.
+    virtual Backend& backend() const = 0;
+    virtual KvPlacement placement(int layer) const = 0;
 };
 
 class ContiguousCache final : public KvCache {
 public:
-    explicit ContiguousCache(const Dims& d);
+    explicit ContiguousCache(const Dims& d, Backend& memory = cpu_backend());
     int length(int layer) const override { return len_[layer]; }
     void reserve(int n) override;
     float* key(int layer, int h, int pos) override;
@@ -42,17 +58,19 @@ public:
     void set_length(int layer, int len) override { len_[layer] = len; }
     void truncate(int len) override;
     std::uint64_t allocated_bytes() const override;
+    Backend& backend() const override { return *k_.backend(); }
+    KvPlacement placement(int layer) const override;
 
 private:
     int layers_, heads_, seq_, d_;
     std::vector<int> len_;
-    std::vector<float> k_, v_;  // [L, H_kv, S_max, d] each
+    Buffer k_, v_;  // [L, H_kv, S_max, d] each
 };
 
 // A physical pool of blocks shared by sequences; allocation order is shuffled with a seed.
 class BlockPool {
 public:
-    BlockPool(const Dims& d, int block_size, int num_blocks, std::uint64_t seed);
+    BlockPool(const Dims& d, int block_size, int num_blocks, std::uint64_t seed, Backend& memory = cpu_backend());
     int allocate();           // throws when the pool is exhausted
     void release(int block);
     int free_blocks() const { return static_cast<int>(free_.size()); }
@@ -61,11 +79,15 @@ public:
     float* key(int block, int layer, int h, int offset);
     float* value(int block, int layer, int h, int offset);
     std::uint64_t allocated_bytes() const;
+    Backend& backend() const { return *k_.backend(); }
+    int layers() const { return layers_; }
+    float* key_base() const { return k_.data(); }
+    float* value_base() const { return v_.data(); }
 
 private:
     int layers_, heads_, d_, block_, blocks_;
     std::vector<int> free_;
-    std::vector<float> k_, v_;  // [blocks, L, H_kv, block, d]
+    Buffer k_, v_;  // [blocks, L, H_kv, block, d]
 };
 
 class PagedCache final : public KvCache {
@@ -80,6 +102,8 @@ public:
     void set_length(int layer, int len) override { len_[layer] = len; }
     void truncate(int len) override;
     std::uint64_t allocated_bytes() const override;  // blocks this sequence holds
+    Backend& backend() const override { return pool_.backend(); }
+    KvPlacement placement(int layer) const override;
     const std::vector<int>& block_table() const { return table_; }
 
 private:

@@ -29,6 +29,8 @@ public:
     void set_length(int layer, int len) override;  // quantizes the positions just written
     void truncate(int len) override;
     std::uint64_t allocated_bytes() const override;  // codes + scales for S_max positions
+    Backend& backend() const override { return decoded_.backend(); }  // the CPU's: quantized on the host
+    KvPlacement placement(int layer) const override { return decoded_.placement(layer); }
     // Bytes the stored cache holds per token at steady state (codes + scales, every layer).
     std::uint64_t bytes_per_token() const;
 

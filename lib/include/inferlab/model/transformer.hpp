@@ -1,5 +1,6 @@
 #pragma once
-// The reference transformer: a Llama-style decoder on the CPU, in Eigen, following run.c's
+// The reference transformer: a Llama-style decoder whose ops run on a Backend (the CPU, in Eigen,
+// by default; CUDA with -DINFERLAB_CUDA=ON), following run.c's
 // conventions (RoPE on adjacent pairs with θ = 10000, RMSNorm ε = 1e-5, d = dim / H_q).
 // Per layer: RMSNorm → Q/K/V → RoPE → this layer's cache update → GQA attention read in place
 // (query head h reads K/V head h / (H_q/H_kv); no concatenation, no repeat) → output projection →
@@ -9,40 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "inferlab/model/backend.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/weights.hpp"
 
 namespace inferlab::model {
 
-enum class AttentionKind {
-    Plain,   // scores for every key, then one softmax
-    Online,  // FlashAttention's order: key blocks, a running max and sum, rescaled partial outputs
-};
-
-// bf16 copies of the weights (same offsets as the float buffer): decode reads half the bytes,
-// the arithmetic stays float32.
-struct Bf16Weights {
-    const float* float_base = nullptr;   // Weights::data() of the model these were made from
-    std::vector<std::uint16_t> values;   // one per float, round to nearest even
-};
-Bf16Weights to_bf16(const Weights& w);
 inline float bf16_to_float(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
-
-struct ForwardOptions {
-    AttentionKind attention = AttentionKind::Plain;
-    int online_block = 16;   // keys per block in the online form
-    int window = 0;          // 0: dense; W: each query sees only the last W positions (sparse)
-    int threads = 1;
-    bool fast_matvec = true; // one-row products through the hand-written kernel (tested against Eigen)
-    const Bf16Weights* bf16 = nullptr;  // when set, products of up to 16 rows read bf16 weights
-};
-
-// One row of a forward pass: a token at a position of a sequence whose cache it extends.
-// Rows of the same sequence must be consecutive positions starting at the cache's length.
-struct Row {
-    int token = 0;
-    KvCache* cache = nullptr;
-};
+Bf16Weights to_bf16(const Weights& w);
 
 // What one step did, for --trace (shapes as the first document's table writes them).
 struct StepTrace {
@@ -55,9 +30,11 @@ struct StepTrace {
 
 class Transformer {
 public:
-    explicit Transformer(const Weights& w) : w_(w) {}
+    // The model runs on `backend` (the CPU by default); its caches must be made for the same one.
+    explicit Transformer(const Weights& w, Backend& backend = cpu_backend()) : w_(w), b_(backend) {}
     const Dims& dims() const { return w_.dims(); }
     const Weights& weights() const { return w_; }
+    Backend& backend() const { return b_; }
 
     // Logits [rows, vocab] for each row; every row's K/V is appended to its cache.
     MatrixRM forward(const std::vector<Row>& rows, const ForwardOptions& opt = {}) const;
@@ -67,12 +44,15 @@ public:
 
 private:
     const Weights& w_;
+    Backend& b_;
 };
 
-// The no-cache path: for each position t, recompute the whole prefix 0..t from scratch and keep
-// the last row. Quadratic in length, and the ground truth for the cached paths.
+// The no-cache path: for each position t, recompute the whole prefix 0..t from scratch (in a
+// throw-away cache on the model's backend) and keep the last row. Quadratic in length, and the
+// ground truth for the cached paths.
 MatrixRM logits_without_cache(const Transformer& m, const std::vector<int>& tokens, const ForwardOptions& opt = {});
 
+// The CPU backend's products (tested against Eigen).
 // y = W·x for a row-major W, rows split over threads, several accumulators per row.
 void matvec(const MatMap& w, const float* x, float* y, int threads);
 // Y [rows, out] = X [rows, in]·Wᵀ for a few rows (row-major X and Y), reading W once.

@@ -1,0 +1,170 @@
+#include "inferlab/cuda/backend.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "inferlab/cuda/ops.hpp"
+#include "inferlab/error.hpp"
+
+namespace inferlab::cuda {
+namespace {
+
+using model::ForwardOptions;
+using model::StepRows;
+using model::Tensor;
+
+class CudaBackend final : public model::Backend {
+public:
+    explicit CudaBackend(const model::Weights& w) : host_(w), weights_(w.bytes()) { weights_.upload(w.data(), w.bytes()); }
+    ~CudaBackend() override {
+        scratch_ = model::Buffer();  // back to the pool, then the pool back to the device
+        for (auto& [n, p] : pool_) free_device(p);
+    }
+    std::string name() const override { return "cuda"; }
+
+    // Freed buffers are kept by size and handed out again (cudaMalloc per step would dominate decode).
+    float* allocate(std::size_t floats) override {
+        float* p = nullptr;
+        auto it = pool_.find(floats);
+        if (it != pool_.end()) {
+            p = it->second;
+            pool_.erase(it);
+        } else {
+            p = static_cast<float*>(malloc_device(floats * sizeof(float)));
+        }
+        zero_device(p, std::max<std::size_t>(floats, 1) * sizeof(float));
+        return p;
+    }
+    void release(float* p, std::size_t floats) noexcept override {
+        try {
+            pool_.emplace(floats, p);
+        } catch (...) {
+            free_device(p);
+        }
+    }
+    void upload(float* dst, const float* host, std::size_t floats) override { copy_to_device(dst, host, floats * sizeof(float)); }
+    void download(float* host, const float* src, std::size_t floats) override { copy_to_host(host, src, floats * sizeof(float)); }
+
+    void embed(const model::MatMap& table, const std::vector<int>& tokens, Tensor& x) override {
+        x.resize(static_cast<int>(tokens.size()), static_cast<int>(table.cols()));
+        for (std::size_t r = 0; r < tokens.size(); ++r)
+            copy_on_device(x.row(static_cast<int>(r)), dev(table.row(tokens[r]).data()), sizeof(float) * std::size_t(table.cols()));
+    }
+    void rmsnorm(const Tensor& x, const model::VecMap& w, float eps, Tensor& y) override {
+        y.resize(x.rows(), x.cols());
+        cuda::rmsnorm(x.data(), dev(w.data()), y.data(), x.rows(), x.cols(), eps);
+    }
+    void matmul(const Tensor& x, const model::MatMap& w, Tensor& y, const ForwardOptions& opt) override {
+        if (opt.bf16) throw InputError("--weight-dtype", "bf16", "runs on the CPU backend only; the CUDA backend reads float32 weights");
+        const int out = static_cast<int>(w.rows()), in = static_cast<int>(w.cols());
+        y.resize(x.rows(), out);
+        const float* dw = dev(w.data());
+        if (x.rows() == 1) {
+            matvec(dw, x.data(), y.data(), out, in);
+            return;
+        }
+        // Up to 16 rows per call, each call reading W once.
+        for (int r0 = 0; r0 < x.rows(); r0 += 16) {
+            const int n = std::min(16, x.rows() - r0);
+            matmul_rows(dw, x.row(r0), y.row(r0), n, out, in);
+        }
+    }
+    void rope(Tensor& v, const std::vector<int>& pos, int head_dim, float theta) override {
+        cuda::rope(v.data(), device_ints(pos_, pos), v.rows(), v.cols(), head_dim, theta);
+    }
+    void store_kv(const Tensor& k, const Tensor& v, const StepRows& step, int layer) override {
+        for (int r = 0; r < k.rows(); ++r) {
+            const model::KvCache& c = *step.rows[std::size_t(r)].cache;
+            const KvLayout kv = layout(c, layer, step);
+            cuda::store_kv(k.row(r), v.row(r), const_cast<float*>(kv.k), const_cast<float*>(kv.v), kv, step.pos[std::size_t(r)]);
+        }
+    }
+    void attention(const Tensor& q, const StepRows& step, int layer, const ForwardOptions& opt, Tensor& out) override {
+        out.resize(q.rows(), q.cols());
+        const int n_heads = q.cols() / step.head_dim;
+        if (opt.attention == model::AttentionKind::Online) {
+            // FlashAttention's order, one launch per run of rows that extend the same cache.
+            for (int r0 = 0; r0 < q.rows();) {
+                int r1 = r0 + 1;
+                while (r1 < q.rows() && step.rows[std::size_t(r1)].cache == step.rows[std::size_t(r0)].cache &&
+                       step.pos[std::size_t(r1)] == step.pos[std::size_t(r1 - 1)] + 1)
+                    ++r1;
+                const KvLayout kv = layout(*step.rows[std::size_t(r0)].cache, layer, step);
+                prefill_attention(q.row(r0), kv, step.pos[std::size_t(r0)], r1 - r0, n_heads, opt.window, out.row(r0));
+                r0 = r1;
+            }
+            return;
+        }
+        // Scores then softmax, split over key chunks (flash-decoding) and merged: one launch pair per row.
+        for (int r = 0; r < q.rows(); ++r) {
+            const int hi = step.pos[std::size_t(r)] + 1;
+            const int lo = opt.window > 0 ? std::max(0, hi - opt.window) : 0;
+            const std::size_t need = decode_attention_scratch(hi - lo, n_heads, step.head_dim);
+            if (scratch_.size() < need) scratch_ = model::Buffer(*this, need);
+            const KvLayout kv = layout(*step.rows[std::size_t(r)].cache, layer, step);
+            decode_attention(q.row(r), kv, lo, hi, n_heads, out.row(r), scratch_.data(), scratch_.size());
+        }
+    }
+    void swiglu(Tensor& a, const Tensor& b) override { cuda::swiglu(a.data(), b.data(), static_cast<int>(a.size())); }
+    void add(Tensor& y, const Tensor& x) override { cuda::add(y.data(), x.data(), static_cast<int>(y.size())); }
+    void to_host(const Tensor& t, model::MatrixRM& out) override {
+        out.resize(t.rows(), t.cols());
+        copy_to_host(out.data(), t.data(), t.size() * sizeof(float));
+    }
+
+private:
+    // Device address of a host view of the weights (same offset in the uploaded copy).
+    const float* dev(const float* host) const {
+        if (host < host_.data() || host >= host_.data() + host_.floats())
+            throw Error("the CUDA backend was given weights it did not upload (make one backend per model)");
+        return weights_.f() + (host - host_.data());
+    }
+    // A host int vector mirrored on the device, uploaded only when it changed.
+    struct DeviceInts {
+        DeviceBuffer buf;
+        std::vector<int> shadow;
+    };
+    const int* device_ints(DeviceInts& d, const std::vector<int>& v) {
+        if (d.shadow != v) {
+            if (d.buf.bytes() < v.size() * sizeof(int)) d.buf = DeviceBuffer(std::max<std::size_t>(v.size(), 16) * 2 * sizeof(int));
+            if (!v.empty()) d.buf.upload(v.data(), v.size() * sizeof(int));
+            d.shadow = v;
+        }
+        return d.buf.i();
+    }
+    KvLayout layout(const model::KvCache& c, int layer, const StepRows& step) {
+        const model::KvPlacement p = c.placement(layer);
+        KvLayout kv;
+        kv.k = p.k;
+        kv.v = p.v;
+        kv.n_kv_heads = step.n_kv_heads;
+        kv.head_dim = step.head_dim;
+        kv.seq_max = p.seq_max;
+        kv.layer = p.layer;
+        if (p.block_table) {
+            kv.block_table = device_ints(tables_[&c], *p.block_table);
+            kv.block_size = p.block_size;
+            kv.n_layers = p.n_layers;
+        }
+        return kv;
+    }
+
+    const model::Weights& host_;
+    DeviceBuffer weights_;  // the whole float buffer, same layout as the host's
+    std::multimap<std::size_t, float*> pool_;
+    model::Buffer scratch_;
+    DeviceInts pos_;
+    std::unordered_map<const model::KvCache*, DeviceInts> tables_;  // block tables by cache (compared before upload)
+};
+
+}  // namespace
+
+std::unique_ptr<model::Backend> make_backend(const model::Weights& w) {
+    std::string why;
+    if (!available(&why)) throw InputError("--backend", "cuda", why + "; use --backend cpu");
+    return std::make_unique<CudaBackend>(w);
+}
+
+}  // namespace inferlab::cuda

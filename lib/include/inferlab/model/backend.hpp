@@ -1,0 +1,114 @@
+#pragma once
+// The ops of one forward pass behind one interface. Transformer::forward calls only these and does
+// not know which backend runs them: the CPU backend (Eigen, and hand-written kernels tested
+// against Eigen) or the CUDA backend (lib/cuda, built with -DINFERLAB_CUDA=ON).
+//
+// Activations are Tensors [rows, cols] of float32 in the backend's memory: host memory for the
+// CPU, device memory for CUDA. KV caches allocate their storage from a backend too, so a cache
+// made for the CUDA backend lives on the GPU and its attention reads it there, in place.
+// Weights are named by their host views (MatMap/VecMap into Weights' one buffer); a backend
+// that keeps its own copy (CUDA) maps a view to the same offset in that copy.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "inferlab/model/buffer.hpp"
+#include "inferlab/model/kv_cache.hpp"
+#include "inferlab/model/weights.hpp"
+
+namespace inferlab::model {
+
+enum class AttentionKind {
+    Plain,   // scores for every key, then one softmax
+    Online,  // FlashAttention's order: key blocks, a running max and sum, rescaled partial outputs
+};
+
+// bf16 copies of the weights (same offsets as the float buffer): decode reads half the bytes,
+// the arithmetic stays float32.
+struct Bf16Weights {
+    const float* float_base = nullptr;   // Weights::data() of the model these were made from
+    std::vector<std::uint16_t> values;   // one per float, round to nearest even
+};
+
+struct ForwardOptions {
+    AttentionKind attention = AttentionKind::Plain;
+    int online_block = 16;   // keys per block in the online form
+    int window = 0;          // 0: dense; W: each query sees only the last W positions (sparse)
+    int threads = 1;         // CPU backend: OpenMP threads
+    bool fast_matvec = true; // CPU backend: one-row products through the hand-written kernel (tested against Eigen)
+    const Bf16Weights* bf16 = nullptr;  // CPU backend: products of up to 16 rows read bf16 weights
+};
+
+// One row of a forward pass: a token at a position of a sequence whose cache it extends.
+// Rows of the same sequence must be consecutive positions starting at the cache's length.
+struct Row {
+    int token = 0;
+    KvCache* cache = nullptr;
+};
+
+// A row-major [rows, cols] activation in a backend's memory; resize keeps the allocation when it fits.
+class Tensor {
+public:
+    explicit Tensor(Backend& b) : b_(&b) {}
+    void resize(int rows, int cols);
+    float* data() const { return buf_.data(); }
+    float* row(int r) const { return buf_.data() + std::size_t(r) * std::size_t(cols_); }
+    int rows() const { return rows_; }
+    int cols() const { return cols_; }
+    std::size_t size() const { return std::size_t(rows_) * std::size_t(cols_); }
+
+private:
+    Backend* b_;
+    Buffer buf_;
+    int rows_ = 0, cols_ = 0;
+};
+
+// What the attention and cache ops need to know of a step: each row's cache and position, and
+// the head shapes (d, H_kv).
+struct StepRows {
+    const std::vector<Row>& rows;
+    const std::vector<int>& pos;
+    int head_dim = 0;
+    int n_kv_heads = 0;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;
+
+    // Memory: zeroed floats, and copies between the host and this backend's memory.
+    virtual float* allocate(std::size_t floats) = 0;
+    virtual void release(float* p, std::size_t floats) noexcept = 0;
+    virtual void upload(float* dst, const float* host, std::size_t floats) = 0;
+    virtual void download(float* host, const float* src, std::size_t floats) = 0;
+
+    // x[r] = table[tokens[r]] (the token embedding).
+    virtual void embed(const MatMap& table, const std::vector<int>& tokens, Tensor& x) = 0;
+    // y[r] = w ⊙ x[r] / sqrt(mean(x[r]²) + eps).
+    virtual void rmsnorm(const Tensor& x, const VecMap& w, float eps, Tensor& y) = 0;
+    // Y [rows, out] = X [rows, in]·Wᵀ for W [out, in].
+    virtual void matmul(const Tensor& x, const MatMap& w, Tensor& y, const ForwardOptions& opt) = 0;
+    // run.c's RoPE on each head of row r at position pos[r]: pairs (2i, 2i+1) rotated by pos·θ^(−2i/d).
+    virtual void rope(Tensor& v, const std::vector<int>& pos, int head_dim, float theta) = 0;
+    // Writes each row's K and V [H_kv·d] into its cache at (layer, pos[r]).
+    virtual void store_kv(const Tensor& k, const Tensor& v, const StepRows& step, int layer) = 0;
+    // GQA attention of each row's queries [H_q·d] over its cache's positions ≤ pos[r] (the last
+    // `window` of them when window > 0), K/V read in place: query head h reads K/V head h / (H_q/H_kv).
+    virtual void attention(const Tensor& q, const StepRows& step, int layer, const ForwardOptions& opt, Tensor& out) = 0;
+    // a = silu(a) ⊙ b.
+    virtual void swiglu(Tensor& a, const Tensor& b) = 0;
+    // y += x.
+    virtual void add(Tensor& y, const Tensor& x) = 0;
+    // The tensor copied to a host matrix.
+    virtual void to_host(const Tensor& t, MatrixRM& out) = 0;
+};
+
+// The CPU backend (one, stateless apart from its options): Eigen and the kernels below.
+Backend& cpu_backend();
+
+// Checks that a cache's storage belongs to `b` (a cache made for one backend cannot be read by another).
+void require_cache_on(const KvCache& cache, const Backend& b);
+
+}  // namespace inferlab::model
