@@ -347,6 +347,7 @@ void run_bench(const BenchOptions& o) {
 
     BandwidthProbe bw = measure_read_bandwidth(probe << 20, opt.threads, 5);
     const double mm = measure_matmul_gflops(512, opt.threads, 3);
+    const double pi = measure_batch_product_gflops(8, opt.threads, 3);
     Rng rng(7);
     std::vector<int> prompt;
     for (int i = 0; i < P; ++i) prompt.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
@@ -358,32 +359,30 @@ void run_bench(const BenchOptions& o) {
     auto t0 = std::chrono::steady_clock::now();
     MatrixRM logits = m.forward(prompt, cache2, opt);
     const double prefill_s = seconds_since(t0);
-    const double params = static_cast<double>(w->floats());
-    const double prefill_gflops = 2.0 * params * P / prefill_s / 1e9;
+    const double prefill_rate = prefill_gflops(w->floats(), std::uint64_t(P), prefill_s);
     int tok = 0;
     logits.row(logits.rows() - 1).maxCoeff(&tok);
-    // With bf16 weights: decode reads them (prefill keeps Eigen's float32 GEMM); measure the
-    // change to the logits of one decode step against float32 weights on the same cache state.
-    double logit_change = 0;
+    double tps = 0, fp32_tps = 0, logit_change = 0;
     if (weight_bits == 16) {
-        ContiguousCache a(d), b(d);
-        m.forward(prompt, a, opt);
+        // bf16 weights (prefill keeps Eigen's float32 GEMM): decode alternates a float32 step and
+        // a bf16 step on two caches holding the same prompt, so their ratio is measured in one run.
+        ContiguousCache b(d);
         m.forward(prompt, b, opt);
-        ForwardOptions with = opt;
-        with.bf16 = &bf16;
-        MatrixRM la = m.forward(std::vector<int>{tok}, a, opt), lb = m.forward(std::vector<int>{tok}, b, with);
-        logit_change = double((la - lb).cwiseAbs().maxCoeff()) / std::max(1.0, double(la.cwiseAbs().maxCoeff()));
-        opt.bf16 = &bf16;
+        const DecodeComparison c = compare_fp32_bf16_decode(m, cache2, b, tok, G, opt, bf16);
+        tps = c.bf16_tokens_per_s;
+        fp32_tps = c.fp32_tokens_per_s;
+        logit_change = c.max_logit_change;
+        opt.bf16 = &bf16;  // the tables below decode with bf16 weights too
+    } else {
+        t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < G; ++i) {
+            logits = m.forward(std::vector<int>{tok}, cache2, opt);
+            logits.row(0).maxCoeff(&tok);
+        }
+        tps = G / seconds_since(t0);
     }
-    t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < G; ++i) {
-        logits = m.forward(std::vector<int>{tok}, cache2, opt);
-        logits.row(0).maxCoeff(&tok);
-    }
-    const double decode_s = seconds_since(t0);
-    const double tps = G / decode_s;
     const std::uint64_t step_bytes = decode_step_bytes(d, std::uint64_t(P + G / 2), weight_bits);
-    const double achieved = static_cast<double>(step_bytes) * tps / 1e9;
+    const double achieved = achieved_gbs(step_bytes, tps);
 
     Report r;
     auto& j = r.json;
@@ -393,7 +392,7 @@ void run_bench(const BenchOptions& o) {
          {"weights_on_huge_pages", w->huge_pages()},
          {"prefill_tokens", P},
          {"prefill_tokens_per_s", P / prefill_s},
-         {"prefill_gflops", prefill_gflops},
+         {"prefill_gflops", prefill_rate},
          {"measured_matmul_gflops", mm},
          {"decode_tokens", G},
          {"decode_tokens_per_s", tps},
@@ -404,21 +403,33 @@ void run_bench(const BenchOptions& o) {
          {"probe_huge_pages", bw.huge_pages},
          {"bandwidth_fraction", achieved / bw.read_gbs},
          {"weight_dtype", o.weight_dtype},
-         {"bf16_logit_change", logit_change}};
+         {"bf16_logit_change", logit_change},
+         {"measured_batch_product_gflops", pi}};
+    if (weight_bits == 16) {
+        j["fp32_decode_tokens_per_s"] = fp32_tps;
+        j["bf16_speedup"] = tps / fp32_tps;
+    } else {
+        j["fp32_decode_tokens_per_s"] = tps;
+        j["bf16_speedup"] = nullptr;
+    }
     std::string& h = r.human;
     h += fmt::format("Reference model: {} ({} parameters, {} threads)\n  {}\n", what, group_thousands(w->floats()), opt.threads,
                      dims_text(d));
     h += fmt::format("Read bandwidth (STREAM-style sum over {} MiB, huge pages {}): {:.2f} GB/s\n", probe,
                      bw.huge_pages ? "on" : "refused", bw.read_gbs);
     h += fmt::format("Matrix multiply (Eigen, 512³): {:.2f} GFLOP/s\n", mm);
+    h += fmt::format("Batch product (the decode kernel, 8 rows, weights in cache): {:.2f} GFLOP/s, this machine's compute roof π\n", pi);
     h += fmt::format("Prefill {} tokens: {:.1f} tokens/s, {:.2f} GFLOP/s ({:.0f}% of the measured matmul rate)\n", P, P / prefill_s,
-                     prefill_gflops, 100 * prefill_gflops / mm);
+                     prefill_rate, 100 * prefill_rate / mm);
     h += fmt::format("Decode {} tokens ({} weights): {:.2f} tokens/s; one step reads {} → {:.2f} GB/s = {:.0f}% of the measured "
                      "read bandwidth (weights on huge pages: {})\n",
                      G, o.weight_dtype, tps, bytes_all_units(step_bytes), achieved, 100 * achieved / bw.read_gbs,
                      w->huge_pages() ? "yes" : "no");
-    if (weight_bits == 16)
-        h += fmt::format("  bf16 weights change one decode step's logits by at most {:.2e} of the largest logit\n", logit_change);
+    if (weight_bits == 16) {
+        h += fmt::format("  the same steps with float32 weights, alternated with these: {:.2f} tokens/s; bf16 = {:.2f}× float32\n",
+                         fp32_tps, tps / fp32_tps);
+        h += fmt::format("  bf16 weights change the decode steps' logits by at most {:.2e} of the largest logit\n", logit_change);
+    }
 
     // Context scaling: one cached decode step against recomputing the prefix without a cache.
     Table ct{{"S", "cached step", "no-cache step", "ratio"}, {}, {}};
@@ -453,16 +464,36 @@ void run_bench(const BenchOptions& o) {
          "recomputes the whole prefix, so generating N tokens costs O(N²):\n";
     h += render_text(ct, "  ");
 
-    // Batch decode: B sequences with their own caches, one step reading the weights once.
-    Table bt{{"batch", "aggregate tok/s", "per-request tok/s"}, {}, {}};
+    // Batch decode: B sequences with their own caches, one step reading the weights once; beside
+    // it, decode-roofline's bound for the same bytes and FLOPs on this machine's measured β and π.
+    const int batch_ctx = std::min(P, 16);
+    Machine here;
+    here.bandwidth = bw.read_gbs * 1e9;
+    here.peak_flops = pi * 1e9;
+    const DecodeModel dm = reference_decode_model(d, weight_bits);
+    Table bt{{"batch", "aggregate tok/s", "per-request tok/s", "× batch 1", "bound (β, π measured)", "bound is"}, {}, {}};
     j["batch"] = nlohmann::json::array();
+    double batch1 = 0;
     for (auto b : batches) {
-        const double step = time_decode_step(m, static_cast<int>(b), std::min(P, 16), 4, opt);
+        const double step = time_decode_step(m, static_cast<int>(b), batch_ctx, 4, opt);
         const double agg = static_cast<double>(b) / step;
-        bt.rows.push_back({std::to_string(b), fmt::format("{:.2f}", agg), fmt::format("{:.2f}", 1 / step)});
-        j["batch"].push_back({{"batch", b}, {"aggregate_tokens_per_s", agg}, {"per_request_tokens_per_s", 1 / step}});
+        if (b == 1) batch1 = agg;
+        const DecodeStep bound = decode_step(dm, std::vector<std::uint64_t>(b, std::uint64_t(batch_ctx) + 1), here);
+        bt.rows.push_back({std::to_string(b), fmt::format("{:.2f}", agg), fmt::format("{:.2f}", 1 / step),
+                           batch1 > 0 ? fmt::format("{:.2f}×", agg / batch1) : "-", fmt::format("{:.2f}", bound.aggregate_tokens_per_s),
+                           bound.compute_bound ? "compute" : "memory"});
+        nlohmann::json row = {{"batch", b},
+                              {"aggregate_tokens_per_s", agg},
+                              {"per_request_tokens_per_s", 1 / step},
+                              {"bound_aggregate_tokens_per_s", bound.aggregate_tokens_per_s},
+                              {"compute_bound", bound.compute_bound}};
+        row["ratio_to_batch_1"] = batch1 > 0 ? nlohmann::json(agg / batch1) : nlohmann::json(nullptr);
+        j["batch"].push_back(row);
     }
-    h += "\nBatch decode (each sequence its own cache; one step reads the weights once for all):\n";
+    h += fmt::format("\nBatch decode at context {} (each sequence its own cache; one step reads the weights once for all).\n"
+                     "The bound is decode-roofline's max(bytes/β, FLOPs/π) on the β and π measured above: reading the\n"
+                     "weights once pays for every row until the arithmetic catches up (the ridge point):\n",
+                     batch_ctx);
     h += render_text(bt, "  ");
     r.explain = h;
     emit(r, o.flags);

@@ -1,5 +1,6 @@
 // The reference transformer: cache paths, run.c conventions, checkpoints, layer ownership.
 #include <catch2/catch.hpp>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -335,17 +336,37 @@ TEST_CASE("bf16 weights: the kernel equals Eigen on the rounded matrix, and the 
     auto w = random_weights(small(8, 2), 30);
     Bf16Weights b = to_bf16(*w);
     // bf16 keeps 8 bits of mantissa: relative rounding error at most 2^-8.
-    CHECK_THAT(double(bf16_to_float(b.values[0])), Catch::Matchers::WithinRel(double(w->data()[0]), 1.0 / 256));
+    CHECK_THAT(double(bf16_to_float(b.data()[0])), Catch::Matchers::WithinRel(double(w->data()[0]), 1.0 / 256));
     // The kernel against Eigen on the bf16-rounded weights of one matrix.
     const MatMap wq = w->wq(1);
-    const std::uint16_t* wb = b.values.data() + (wq.data() - w->data());
+    const std::uint16_t* wb = b.data() + (wq.data() - w->data());
     MatrixRM rounded(wq.rows(), wq.cols());
     for (Eigen::Index i = 0; i < rounded.size(); ++i) rounded.data()[i] = bf16_to_float(wb[i]);
-    MatrixRM x(3, wq.cols()), y(3, wq.rows());
-    for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = float(rng.normal());
-    matmul_few_rows_bf16(wb, wq.rows(), int(wq.cols()), x.data(), 3, y.data(), 2);
-    MatrixRM ref = x * rounded.transpose();
-    CHECK((y - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
+    for (int rows = 1; rows <= 16; ++rows)
+        for (int threads : {1, 2}) {
+            INFO("rows " << rows << ", threads " << threads);
+            MatrixRM x(rows, wq.cols()), y(rows, wq.rows());
+            for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = float(rng.normal());
+            y.setConstant(NAN);
+            matmul_few_rows_bf16(wb, wq.rows(), int(wq.cols()), x.data(), rows, y.data(), threads);
+            MatrixRM ref = x * rounded.transpose();
+            CHECK((y - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
+        }
+    // A matrix with tails: 29 rows (one left over after tiles of 4), 300 columns (12 after slices of 16).
+    std::vector<std::uint16_t> ab(std::size_t(a.size()));
+    MatrixRM ar(a.rows(), a.cols());
+    for (Eigen::Index i = 0; i < a.size(); ++i) {
+        ab[std::size_t(i)] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(a.data()[i]) >> 16);  // truncation is fine here
+        ar.data()[i] = bf16_to_float(ab[std::size_t(i)]);
+    }
+    for (int rows : {1, 3, 4, 7, 16}) {
+        INFO("tails, rows " << rows);
+        MatrixRM x(rows, a.cols()), y(rows, a.rows());
+        for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = float(rng.normal());
+        matmul_few_rows_bf16(ab.data(), a.rows(), int(a.cols()), x.data(), rows, y.data(), 2);
+        MatrixRM ref = x * ar.transpose();
+        CHECK((y - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
+    }
     // Whole model: decode with bf16 weights stays close to float32 (not equal).
     Transformer m(*w);
     auto tokens = random_tokens(20, 50, 3);
@@ -375,11 +396,17 @@ TEST_CASE("the hand-written matvec equals Eigen's product", "[model]") {
         // 1e-5 relative: float32 sums of 103 terms in a different order.
         CHECK((y - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
     }
-    MatrixRM xs(5, 103), ys(5, 37);
-    for (Eigen::Index i = 0; i < xs.size(); ++i) xs.data()[i] = float(rng.normal());
-    for (int threads : {1, 2}) {
-        matmul_few_rows(view, xs.data(), 5, ys.data(), threads);
-        MatrixRM ref = xs * a.transpose();
-        CHECK((ys - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
+    // Every batch size the kernel takes (its tiles are 4 weight rows × up to 4 input rows, or one
+    // weight row × up to 16): 37 weight rows leave a single one over, 103 columns a tail of 7.
+    for (int rows = 1; rows <= 16; ++rows) {
+        MatrixRM xs(rows, 103), ys(rows, 37);
+        for (Eigen::Index i = 0; i < xs.size(); ++i) xs.data()[i] = float(rng.normal());
+        for (int threads : {1, 2}) {
+            INFO("rows " << rows << ", threads " << threads);
+            ys.setConstant(NAN);
+            matmul_few_rows(view, xs.data(), rows, ys.data(), threads);
+            MatrixRM ref = xs * a.transpose();
+            CHECK((ys - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
+        }
     }
 }

@@ -1,7 +1,5 @@
 #include "inferlab/model/bench.hpp"
 
-#include <sys/mman.h>
-
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
@@ -59,16 +57,13 @@ double time_decode_step(const Transformer& m, int batch, int context, int repeat
 }
 
 BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repeats) {
-    constexpr std::size_t kHuge = std::size_t{2} << 20;
     BandwidthProbe p;
     p.threads = threads;
-    const std::size_t size = (bytes + kHuge - 1) / kHuge * kHuge;
+    HugePageBuffer mem(bytes);  // the same placement as the weights
+    const std::size_t size = mem.bytes();
     p.bytes = size;
-    float* buf = static_cast<float*>(std::aligned_alloc(kHuge, size));
-    if (!buf) throw Error("cannot allocate the bandwidth probe's buffer");
-#ifdef MADV_HUGEPAGE
-    p.huge_pages = madvise(buf, size, MADV_HUGEPAGE) == 0;
-#endif
+    p.huge_pages = mem.huge();
+    float* buf = static_cast<float*>(mem.data());
     const std::size_t n = size / sizeof(float);
     for (std::size_t i = 0; i < n; ++i) buf[i] = static_cast<float>(i & 1023) * 1e-3f;
     double best = 0;
@@ -89,7 +84,6 @@ BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repe
         const double s = std::chrono::duration<double>(t1 - t0).count();
         best = std::max(best, static_cast<double>(size) / s / 1e9);
     }
-    std::free(buf);
     p.read_gbs = best;
     return p;
 }
@@ -107,6 +101,59 @@ double measure_matmul_gflops(int n, int threads, int repeats) {
     volatile float sink = c(0, 0);
     (void)sink;
     return best;
+}
+
+double measure_batch_product_gflops(int rows, int threads, int repeats) {
+    const int out = 256 * threads, n = 768;
+    std::vector<float> w(std::size_t(out) * n), x(std::size_t(rows) * n), y(std::size_t(rows) * out);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 97) * 1e-3f;
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 89) * 1e-3f;
+    const MatMap wm(w.data(), out, n);
+    constexpr int kCalls = 2000;  // ~1.5 GFLOP per batch row: long enough to time
+    double best = 0;
+    for (int rep = 0; rep < repeats; ++rep) {
+        auto t0 = std::chrono::steady_clock::now();
+        for (int c = 0; c < kCalls; ++c) matmul_few_rows(wm, x.data(), rows, y.data(), threads);
+        auto t1 = std::chrono::steady_clock::now();
+        best = std::max(best, 2.0 * rows * double(out) * n * kCalls / std::chrono::duration<double>(t1 - t0).count() / 1e9);
+    }
+    volatile float sink = y[0];
+    (void)sink;
+    return best;
+}
+
+double achieved_gbs(std::uint64_t bytes_per_step, double steps_per_s) {
+    return static_cast<double>(bytes_per_step) * steps_per_s / 1e9;
+}
+
+double prefill_gflops(std::uint64_t params, std::uint64_t tokens, double seconds) {
+    return 2.0 * static_cast<double>(params) * static_cast<double>(tokens) / seconds / 1e9;
+}
+
+DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCache& b, int first_token, int steps,
+                                          const ForwardOptions& opt, const Bf16Weights& bf16) {
+    ForwardOptions with = opt;
+    with.bf16 = &bf16;
+    DecodeComparison c;
+    double fp32_s = 0, bf16_s = 0;
+    int tok = first_token;
+    for (int i = 0; i < steps; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        MatrixRM la = m.forward(std::vector<int>{tok}, a, opt);
+        auto t1 = std::chrono::steady_clock::now();
+        MatrixRM lb = m.forward(std::vector<int>{tok}, b, with);
+        auto t2 = std::chrono::steady_clock::now();
+        fp32_s += std::chrono::duration<double>(t1 - t0).count();
+        bf16_s += std::chrono::duration<double>(t2 - t1).count();
+        const double scale = std::max(1.0, static_cast<double>(la.cwiseAbs().maxCoeff()));
+        c.max_logit_change = std::max(c.max_logit_change, static_cast<double>((la - lb).cwiseAbs().maxCoeff()) / scale);
+        Eigen::Index next = 0;
+        la.row(0).maxCoeff(&next);
+        tok = static_cast<int>(next);
+    }
+    c.fp32_tokens_per_s = steps / fp32_s;
+    c.bf16_tokens_per_s = steps / bf16_s;
+    return c;
 }
 
 }  // namespace inferlab::model

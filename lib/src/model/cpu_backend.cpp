@@ -39,7 +39,7 @@ void rmsnorm_rows(TMap out, const CTMap& x, const VecMap& weight, float eps) {
 // Y [rows, out] = X [rows, in] · Wᵀ, W row-major [out, in].
 void project(TMap y, const CTMap& x, const MatMap& w, const ForwardOptions& opt) {
     if (opt.bf16 && x.rows() <= kFewRows) {
-        const std::uint16_t* wb = opt.bf16->values.data() + (w.data() - opt.bf16->float_base);
+        const std::uint16_t* wb = opt.bf16->data() + (w.data() - opt.bf16->float_base);
         matmul_few_rows_bf16(wb, w.rows(), static_cast<int>(w.cols()), x.data(), static_cast<int>(x.rows()), y.data(),
                              opt.threads);
     } else if (x.rows() == 1 && opt.fast_matvec) {
@@ -51,20 +51,88 @@ void project(TMap y, const CTMap& x, const MatMap& w, const ForwardOptions& opt)
     }
 }
 
-// run.c's RoPE: within each head, rotate the pair (2i, 2i+1) by pos · θ^(−2i/d).
+// run.c's RoPE: within each head, rotate the pair (2i, 2i+1) by pos · θ^(−2i/d). The cos and sin
+// of each position are computed once (the same float steps each time, so the values do not
+// depend on the cache) and reused by Q and K of every layer.
+const float* rope_cos_sin(int pos, int head_dim, float theta) {
+    struct Table {
+        int head_dim = 0, positions = 0;
+        float theta = 0;
+        std::vector<float> cs;  // [position][head_dim]: cos, sin of each pair
+    };
+    thread_local Table t;
+    if (t.head_dim != head_dim || t.theta != theta) t = Table{head_dim, 0, theta, {}};
+    if (pos >= t.positions) {
+        const int grow = std::max(pos + 1, 2 * t.positions);
+        t.cs.resize(std::size_t(grow) * std::size_t(head_dim));
+        for (int p = t.positions; p < grow; ++p)
+            for (int j = 0; j < head_dim; j += 2) {
+                const float freq = 1.0f / std::pow(theta, static_cast<float>(j) / static_cast<float>(head_dim));
+                const float a = static_cast<float>(p) * freq;
+                t.cs[std::size_t(p) * std::size_t(head_dim) + std::size_t(j)] = std::cos(a);
+                t.cs[std::size_t(p) * std::size_t(head_dim) + std::size_t(j) + 1] = std::sin(a);
+            }
+        t.positions = grow;
+    }
+    return t.cs.data() + std::size_t(pos) * std::size_t(head_dim);
+}
+
 void rope_row(float* v, int width, int head_dim, int pos, float theta) {
+    const float* cs = rope_cos_sin(pos, head_dim, theta);
     for (int i = 0; i < width; i += 2) {
         const int j = i % head_dim;
-        const float freq = 1.0f / std::pow(theta, static_cast<float>(j) / static_cast<float>(head_dim));
-        const float a = static_cast<float>(pos) * freq;
-        const float c = std::cos(a), s = std::sin(a);
+        const float c = cs[j], s = cs[j + 1];
         const float v0 = v[i], v1 = v[i + 1];
         v[i] = v0 * c - v1 * s;
         v[i + 1] = v0 * s + v1 * c;
     }
 }
 
+#if defined(__x86_64__)
+bool has_avx512() {
+    static const bool yes = __builtin_cpu_supports("avx512f");
+    return yes;
+}
+
+// Horizontal sum by halving (extracts through the maskz forms: GCC 12's plain ones trip
+// -Wuninitialized in its own header).
+__attribute__((target("avx512f"))) inline float hsum512(__m512 v) {
+    const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 0));
+    const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 1));
+    const __m256 s8 = _mm256_add_ps(lo, hi);
+    __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    s4 = _mm_add_ss(s4, _mm_movehdup_ps(s4));
+    return _mm_cvtss_f32(s4);
+}
+
+__attribute__((target("avx512f"))) float dot_avx512(const float* a, const float* b, int n) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    int i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+    }
+    for (; i + 16 <= n; i += 16) s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+    float s = hsum512(_mm512_add_ps(s0, s1));
+    for (; i < n; ++i) s += a[i] * b[i];
+    return s;
+}
+
+// y += a·x
+__attribute__((target("avx512f"))) void axpy_avx512(float a, const float* x, float* y, int n) {
+    const __m512 av = _mm512_set1_ps(a);
+    int i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
+    for (; i < n; ++i) y[i] += a * x[i];
+}
+#endif
+
+// Attention's two inner loops: q·k, and out += weight·v (AVX-512F when the CPU has it).
 float dot(const float* a, const float* b, int n) {
+#if defined(__x86_64__)
+    if (has_avx512()) return dot_avx512(a, b, n);
+#endif
     float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     int i = 0;
     for (; i + 4 <= n; i += 4) {
@@ -77,9 +145,77 @@ float dot(const float* a, const float* b, int n) {
     return (s0 + s1) + (s2 + s3);
 }
 
+void axpy(float a, const float* x, float* y, int n) {
+#if defined(__x86_64__)
+    if (has_avx512()) return axpy_avx512(a, x, y, n);
+#endif
+    for (int i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+#if defined(__x86_64__)
+// The plain form for a head width D known at compile time: the query and the output row stay
+// in registers (D/16 vectors each), so a cached position costs D/16 loads and fused multiply-adds
+// for its score and as many for its share of the output; no per-position calls.
+template <int D>
+__attribute__((target("avx512f"))) void attend_plain_avx512(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi,
+                                                            float* out, std::vector<float>& scratch) {
+    constexpr int C = D / 16;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    __m512 qv[C], o[C];
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) {
+        qv[c] = _mm512_loadu_ps(q + 16 * c);
+        o[c] = _mm512_setzero_ps();
+    }
+    scratch.resize(static_cast<std::size_t>(hi - lo));
+    float mx = -INFINITY;
+    for (int p = lo; p < hi;) {
+        const int run = cache.run_length(p, hi);
+        const float* k = cache.key(layer, kvh, p);
+        for (int t = 0; t < run; ++t) {
+            const float* kt = k + std::size_t(t) * D;
+            __m512 acc = _mm512_mul_ps(qv[0], _mm512_loadu_ps(kt));
+#pragma GCC unroll 16
+            for (int c = 1; c < C; ++c) acc = _mm512_fmadd_ps(qv[c], _mm512_loadu_ps(kt + 16 * c), acc);
+            const float sc = hsum512(acc) * scale;
+            scratch[std::size_t(p - lo + t)] = sc;
+            mx = std::max(mx, sc);
+        }
+        p += run;
+    }
+    float sum = 0;
+    for (auto& sc : scratch) sum += sc = std::exp(sc - mx);
+    for (int p = lo; p < hi;) {
+        const int run = cache.run_length(p, hi);
+        const float* v = cache.value(layer, kvh, p);
+        for (int t = 0; t < run; ++t) {
+            const __m512 wgt = _mm512_set1_ps(scratch[std::size_t(p - lo + t)] / sum);
+            const float* vt = v + std::size_t(t) * D;
+#pragma GCC unroll 16
+            for (int c = 0; c < C; ++c) o[c] = _mm512_fmadd_ps(wgt, _mm512_loadu_ps(vt + 16 * c), o[c]);
+        }
+        p += run;
+    }
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) _mm512_storeu_ps(out + 16 * c, o[c]);
+}
+#endif
+
 // One query head over keys [lo, hi) of its K/V head, read in place from the cache.
 void attend(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi, int d, const ForwardOptions& opt,
             float* out, std::vector<float>& scratch) {
+#if defined(__x86_64__)
+    if (opt.attention == AttentionKind::Plain && has_avx512()) {
+        switch (d) {
+            case 32: return attend_plain_avx512<32>(q, cache, layer, kvh, lo, hi, out, scratch);
+            case 48: return attend_plain_avx512<48>(q, cache, layer, kvh, lo, hi, out, scratch);
+            case 64: return attend_plain_avx512<64>(q, cache, layer, kvh, lo, hi, out, scratch);
+            case 96: return attend_plain_avx512<96>(q, cache, layer, kvh, lo, hi, out, scratch);
+            case 128: return attend_plain_avx512<128>(q, cache, layer, kvh, lo, hi, out, scratch);
+            default: break;  // other widths: the loops below
+        }
+    }
+#endif
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     std::fill(out, out + d, 0.0f);
     if (opt.attention == AttentionKind::Plain) {
@@ -103,7 +239,7 @@ void attend(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi, 
             for (int t = 0; t < run; ++t) {
                 const float wgt = scratch[std::size_t(p - lo + t)] / sum;
                 const float* vt = v + std::size_t(t) * d;
-                for (int i = 0; i < d; ++i) out[i] += wgt * vt[i];
+                axpy(wgt, vt, out, d);
             }
             p += run;
         }
@@ -128,8 +264,7 @@ void attend(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi, 
         for (int p = b0; p < b1; ++p) {
             const float e = std::exp(scratch[std::size_t(p - b0)] - m_new);
             l += e;
-            const float* v = cache.value(layer, kvh, p);
-            for (int i = 0; i < d; ++i) out[i] += e * v[i];
+            axpy(e, cache.value(layer, kvh, p), out, d);
         }
         m = m_new;
     }
@@ -139,62 +274,117 @@ void attend(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi, 
 }  // namespace
 
 #if defined(__x86_64__)
-// AVX-512F versions of the one-row dot products, chosen at run time (the default build has no
-// -march): 16 floats per instruction, bf16 widened by a shift, float32 fused multiply-adds.
-// Horizontal sum through memory (GCC 12's _mm512_reduce_add_ps trips -Wuninitialized in its header).
-__attribute__((target("avx512f"))) static float hsum512(__m512 v) {
-    alignas(64) float t[16];
-    _mm512_store_ps(t, v);
-    float s = 0;
-    for (float f : t) s += f;
-    return s;
-}
+// AVX-512F products, chosen at run time (the default build has no -march): 16 floats per
+// instruction, bf16 widened by a shift, float32 fused multiply-adds. One kernel for one row
+// (decode) and for a few rows (a decode batch, a draft to verify):
+// a tile of NW weight rows × NB input rows
+// keeps NW·NB ≤ 16 accumulators in registers; per 16-float slice it loads NW weight vectors (bf16
+// widened once) and NB input vectors for NW·NB fused multiply-adds (4×4: 8 loads, 16 FMAs), so the
+// loop is bound by the FMA units, not by loads. Horizontal sums by halving (independent across
+// the tile, so they overlap).
 
-__attribute__((target("avx512f"))) static float dot_f32_avx512(const float* w, const float* x, int n) {
-    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 32 <= n; i += 32) {
-        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i), _mm512_loadu_ps(x + i), a0);
-        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 16), _mm512_loadu_ps(x + i + 16), a1);
+__attribute__((target("avx512f"))) static inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
+__attribute__((target("avx512f"))) static inline __m512 load16(const std::uint16_t* p) {
+    const __m512i h = _mm512_maskz_cvtepu16_epi32(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, h, 16));
+}
+static inline float widen(float v) { return v; }
+static inline float widen(std::uint16_t v) { return bf16_to_float(v); }
+
+// Prefetch the same slice of the weight rows this many tiles ahead (past the matrix's end near
+// its last rows: a prefetch is a hint and never faults).
+constexpr int kPrefetchGroups = 1;
+
+// y[b·ldy + i] = Σ_k w[i·n + k]·x[b·n + k] for i < NW, b < NB.
+template <int NW, int NB, typename WT>
+__attribute__((target("avx512f"))) static void tile_avx512(const WT* w, int n, const float* x, float* y, std::size_t ldy) {
+    __m512 acc[NW][NB];
+#pragma GCC unroll 16
+    for (int i = 0; i < NW; ++i)
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_setzero_ps();
+    int k = 0;
+    for (; k + 16 <= n; k += 16) {
+        __m512 wv[NW];
+#pragma GCC unroll 16
+        for (int i = 0; i < NW; ++i) {
+            // The weights stream from memory once: ask for them well ahead (the loop is compute-bound
+            // at NB ≥ 4, and the hardware prefetcher alone falls behind).
+            _mm_prefetch(reinterpret_cast<const char*>(w + std::size_t(i + kPrefetchGroups * NW) * std::size_t(n) + k), _MM_HINT_T0);
+            wv[i] = load16(w + std::size_t(i) * std::size_t(n) + k);
+        }
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) {
+            __m512 xv = _mm512_loadu_ps(x + std::size_t(b) * std::size_t(n) + k);
+            __asm__("" : "+v"(xv));  // one load into a register, not one memory operand per FMA
+#pragma GCC unroll 16
+            for (int i = 0; i < NW; ++i) acc[i][b] = _mm512_fmadd_ps(wv[i], xv, acc[i][b]);
+        }
     }
-    float s = hsum512(_mm512_add_ps(a0, a1));
-    for (; i < n; ++i) s += w[i] * x[i];
-    return s;
+#pragma GCC unroll 16
+    for (int i = 0; i < NW; ++i)
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) {
+            float s = hsum512(acc[i][b]);
+            for (int t = k; t < n; ++t) s += widen(w[std::size_t(i) * std::size_t(n) + t]) * x[std::size_t(b) * std::size_t(n) + t];
+            y[std::size_t(b) * ldy + std::size_t(i)] = s;
+        }
 }
 
-__attribute__((target("avx512f"))) static float dot_bf16_avx512(const std::uint16_t* w, const float* x, int n) {
-    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 32 <= n; i += 32) {
-        const __m512i h0 = _mm512_maskz_cvtepu16_epi32(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + i)));
-        const __m512i h1 = _mm512_maskz_cvtepu16_epi32(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + i + 16)));
-        a0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, h0, 16)), _mm512_loadu_ps(x + i), a0);
-        a1 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, h1, 16)), _mm512_loadu_ps(x + i + 16), a1);
+// The last K < NB input rows of a block: tile<NW, K>, K chosen at run time.
+template <int NW, int K, typename WT>
+static void tail_avx512(const WT* w, int n, const float* x, int k, float* y, std::size_t ldy) {
+    if constexpr (K >= 1) {
+        if (k == K) tile_avx512<NW, K>(w, n, x, y, ldy);
+        else tail_avx512<NW, K - 1>(w, n, x, k, y, ldy);
     }
-    float s = hsum512(_mm512_add_ps(a0, a1));
-    for (; i < n; ++i) s += bf16_to_float(w[i]) * x[i];
-    return s;
 }
 
-static bool has_avx512() {
-    static const bool yes = __builtin_cpu_supports("avx512f");
-    return yes;
+// NW weight rows against `rows` input rows in blocks of NB = 16/NW (the group's NW·n weights
+// stay in L1 from one block to the next; the input rows stay in L1 throughout).
+template <int NW, typename WT>
+static void group_avx512(const WT* w, int n, const float* x, int rows, float* y, std::size_t ldy) {
+    constexpr int NB = 16 / NW;
+    int b = 0;
+    for (; b + NB <= rows; b += NB) tile_avx512<NW, NB>(w, n, x + std::size_t(b) * n, y + std::size_t(b) * ldy, ldy);
+    if (b < rows) tail_avx512<NW, NB - 1>(w, n, x + std::size_t(b) * n, rows - b, y + std::size_t(b) * ldy, ldy);
 }
+
+template <typename WT>
+static void few_rows_avx512(const WT* w, Eigen::Index out, int n, const float* x, int rows, float* y, Eigen::Index r0,
+                            Eigen::Index r1) {
+    const std::size_t ldy = std::size_t(out);
+    Eigen::Index r = r0;
+    for (; r + 4 <= r1; r += 4) group_avx512<4>(w + r * n, n, x, rows, y + r, ldy);
+    for (; r < r1; ++r) group_avx512<1>(w + r * n, n, x, rows, y + r, ldy);
+}
+
+// Splits the weight rows over threads in even chunks (pairs kept together).
+template <typename WT>
+static void few_rows_avx512_threads(const WT* w, Eigen::Index out, int n, const float* x, int rows, float* y, int threads) {
+    const Eigen::Index chunk = ((out + threads - 1) / threads + 1) / 2 * 2;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int t = 0; t < threads; ++t) {
+        const Eigen::Index r0 = std::min(out, Eigen::Index(t) * chunk), r1 = std::min(out, r0 + chunk);
+        if (r0 < r1) few_rows_avx512(w, out, n, x, rows, y, r0, r1);
+    }
+}
+
 #endif
 
 void matvec(const MatMap& w, const float* x, float* y, int threads) {
     const Eigen::Index rows = w.rows();
     const int n = static_cast<int>(w.cols());
     const float* base = w.data();
+#if defined(__x86_64__)
+    if (has_avx512()) {
+        few_rows_avx512_threads(base, rows, n, x, 1, y, threads);
+        return;
+    }
+#endif
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (Eigen::Index r = 0; r < rows; ++r) {
         const float* row = base + r * n;
-#if defined(__x86_64__)
-        if (has_avx512()) {
-            y[r] = dot_f32_avx512(row, x, n);
-            continue;
-        }
-#endif
         // Eight independent accumulators: the loop is bound by reading `row`, not by adds.
         float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         int i = 0;
@@ -210,6 +400,12 @@ void matmul_few_rows(const MatMap& w, const float* x, int rows, float* y, int th
     const Eigen::Index out = w.rows();
     const int n = static_cast<int>(w.cols());
     const float* base = w.data();
+#if defined(__x86_64__)
+    if (has_avx512() && rows >= 1 && rows <= 16) {
+        few_rows_avx512_threads(base, out, n, x, rows, y, threads);
+        return;
+    }
+#endif
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (Eigen::Index r = 0; r < out; ++r) {
         // Each weight row is read once and used for every input row (batch decode's point).
@@ -230,27 +426,28 @@ void matmul_few_rows(const MatMap& w, const float* x, int rows, float* y, int th
 Bf16Weights to_bf16(const Weights& w) {
     Bf16Weights b;
     b.float_base = w.data();
-    b.values.resize(w.floats());
+    b.mem = HugePageBuffer(w.floats() * sizeof(std::uint16_t));
+    auto* values = static_cast<std::uint16_t*>(b.mem.data());
     for (std::uint64_t i = 0; i < w.floats(); ++i) {
         std::uint32_t u;
         std::memcpy(&u, w.data() + i, sizeof u);
         u += 0x7FFFu + ((u >> 16) & 1u);  // round to nearest, ties to even (weights are finite)
-        b.values[i] = static_cast<std::uint16_t>(u >> 16);
+        values[i] = static_cast<std::uint16_t>(u >> 16);
     }
     return b;
 }
 
 void matmul_few_rows_bf16(const std::uint16_t* w, Eigen::Index out, int n, const float* x, int rows, float* y, int threads) {
+#if defined(__x86_64__)
+    if (has_avx512() && rows >= 1 && rows <= 16) {
+        few_rows_avx512_threads(w, out, n, x, rows, y, threads);
+        return;
+    }
+#endif
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (Eigen::Index r = 0; r < out; ++r) {
         const std::uint16_t* row = w + r * n;
         if (rows == 1) {
-#if defined(__x86_64__)
-            if (has_avx512()) {
-                y[r] = dot_bf16_avx512(row, x, n);
-                continue;
-            }
-#endif
             // One input row: convert in the dot product itself, no staging buffer.
             float a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
             int i = 0;

@@ -73,9 +73,20 @@ std::uint64_t weight_floats(const Dims& d) {
     return n;
 }
 
-void Weights::Free::operator()(float* p) const { std::free(p); }
+void HugePageBuffer::Free::operator()(void* p) const { std::free(p); }
 
-Weights::Weights(const Dims& d) : d_(d), buf_(nullptr, Free{}) {
+HugePageBuffer::HugePageBuffer(std::size_t bytes) {
+    bytes_ = (std::max<std::size_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage;
+    void* p = std::aligned_alloc(kHugePage, bytes_);
+    if (!p) throw Error("cannot allocate " + std::to_string(bytes_) + " bytes");
+    p_.reset(p);
+#ifdef MADV_HUGEPAGE
+    huge_ = madvise(p, bytes_, MADV_HUGEPAGE) == 0;
+#endif
+    std::memset(p, 0, bytes_);
+}
+
+Weights::Weights(const Dims& d) : d_(d) {
     validate(d, "model");
     const std::uint64_t L = d.n_layers, D = d.dim, KV = d.kv_dim(), H = d.hidden_dim, V = d.vocab_size;
     std::uint64_t o = 0;
@@ -93,16 +104,7 @@ Weights::Weights(const Dims& d) : d_(d), buf_(nullptr, Free{}) {
     o_cls_ = d.shared_classifier ? o_emb_ : o;
     if (!d.shared_classifier) o += V * D;
     n_ = o;
-    // 2 MiB alignment and MADV_HUGEPAGE: this machine's THP mode is madvise, and decode reads
-    // every weight once per step, so TLB misses on 4 KiB pages cost real bandwidth.
-    std::size_t bytes = (static_cast<std::size_t>(n_) * sizeof(float) + kHugePage - 1) / kHugePage * kHugePage;
-    float* p = static_cast<float*>(std::aligned_alloc(kHugePage, bytes));
-    if (!p) throw Error("cannot allocate " + std::to_string(bytes) + " bytes for the weights");
-#ifdef MADV_HUGEPAGE
-    huge_ = madvise(p, bytes, MADV_HUGEPAGE) == 0;
-#endif
-    std::memset(p, 0, bytes);
-    buf_ = std::unique_ptr<float, Free>(p, Free{bytes});
+    mem_ = HugePageBuffer(static_cast<std::size_t>(n_) * sizeof(float));
 }
 
 MatMap Weights::token_embedding() const { return MatMap(data() + o_emb_, d_.vocab_size, d_.dim); }

@@ -28,7 +28,8 @@ enum class AttentionKind {
 // the arithmetic stays float32.
 struct Bf16Weights {
     const float* float_base = nullptr;   // Weights::data() of the model these were made from
-    std::vector<std::uint16_t> values;   // one per float, round to nearest even
+    HugePageBuffer mem;                  // one bf16 per float, round to nearest even, on huge pages like the weights
+    const std::uint16_t* data() const { return static_cast<const std::uint16_t*>(mem.data()); }
 };
 
 struct ForwardOptions {

@@ -35,4 +35,25 @@ double time_decode_step(const Transformer& m, int batch, int context, int repeat
 // GFLOP/s of an n×n float32 matrix product through Eigen (2n³ FLOPs), best of `repeats`.
 double measure_matmul_gflops(int n, int threads, int repeats);
 
+// GFLOP/s of the batch-decode product (matmul_few_rows, `rows` input rows) over weights small
+// enough to stay in cache (256 rows of 768 per thread): this machine's compute roof π for a
+// decode step, where the read bandwidth is its β. Best of `repeats`.
+double measure_batch_product_gflops(int rows, int threads, int repeats);
+
+// Rates from timings: bytes read per step × steps per second, in GB/s (10^9); 2·P·T FLOPs of a
+// prefill of T tokens through P parameters in `seconds`, in GFLOP/s.
+double achieved_gbs(std::uint64_t bytes_per_step, double steps_per_s);
+double prefill_gflops(std::uint64_t params, std::uint64_t tokens, double seconds);
+
+// Greedy decode of `steps` tokens measured two ways in one run, alternating step by step so the
+// machine's drift falls on both alike: float32 weights on cache `a`, bf16 weights on cache `b`
+// (both holding the same prompt). Both read the same token each step (the float32 model's pick).
+struct DecodeComparison {
+    double fp32_tokens_per_s = 0;
+    double bf16_tokens_per_s = 0;
+    double max_logit_change = 0;  // largest |bf16 − fp32| logit over the steps, relative to the largest logit
+};
+DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCache& b, int first_token, int steps,
+                                          const ForwardOptions& opt, const Bf16Weights& bf16);
+
 }  // namespace inferlab::model

@@ -21,6 +21,27 @@ using MatrixRM = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Row
 using MatMap = Eigen::Map<const MatrixRM, Eigen::Unaligned>;
 using VecMap = Eigen::Map<const Eigen::VectorXf, Eigen::Unaligned>;
 
+// Memory read once per decode step (the weights, their bf16 copy, the bandwidth probe): 2 MiB
+// aligned and madvise(MADV_HUGEPAGE)'d, because this machine's transparent-huge-page mode is
+// `madvise` and TLB misses on 4 KiB pages cost real bandwidth; zeroed. huge() says whether the
+// kernel accepted the advice.
+class HugePageBuffer {
+public:
+    HugePageBuffer() = default;
+    explicit HugePageBuffer(std::size_t bytes);
+    void* data() const { return p_.get(); }
+    std::size_t bytes() const { return bytes_; }
+    bool huge() const { return huge_; }
+
+private:
+    struct Free {
+        void operator()(void* p) const;
+    };
+    std::unique_ptr<void, Free> p_;
+    std::size_t bytes_ = 0;
+    bool huge_ = false;
+};
+
 struct Dims {
     int dim = 0;          // model width
     int hidden_dim = 0;   // FFN width
@@ -66,22 +87,17 @@ public:
     VecMap rms_final() const;           // [dim]
     MatMap classifier() const;          // [vocab, dim]
 
-    float* data() { return buf_.get(); }
-    const float* data() const { return buf_.get(); }
+    float* data() { return static_cast<float*>(mem_.data()); }
+    const float* data() const { return static_cast<const float*>(mem_.data()); }
     std::uint64_t floats() const { return n_; }
     std::uint64_t bytes() const { return n_ * sizeof(float); }
-    bool huge_pages() const { return huge_; }
+    bool huge_pages() const { return mem_.huge(); }
     friend std::unique_ptr<Weights> derive_draft(const Weights& target, int layers, double perturb, std::uint64_t seed);
 
 private:
-    struct Free {
-        std::size_t bytes = 0;
-        void operator()(float* p) const;
-    };
     Dims d_;
     std::uint64_t n_ = 0;
-    std::unique_ptr<float, Free> buf_;
-    bool huge_ = false;
+    HugePageBuffer mem_;
     // Offsets (in floats) of each tensor group.
     std::uint64_t o_emb_, o_rms_att_, o_wq_, o_wk_, o_wv_, o_wo_, o_rms_ffn_, o_w1_, o_w2_, o_w3_, o_rms_final_, o_cls_;
 };
