@@ -467,9 +467,7 @@ void run_bench(const BenchOptions& o) {
     // Batch decode: B sequences with their own caches, one step reading the weights once; beside
     // it, decode-roofline's bound for the same bytes and FLOPs on this machine's measured β and π.
     const int batch_ctx = std::min(P, 16);
-    Machine here;
-    here.bandwidth = bw.read_gbs * 1e9;
-    here.peak_flops = pi * 1e9;
+    const Machine here = measured_machine(bw, pi);
     const DecodeModel dm = reference_decode_model(d, weight_bits);
     Table bt{{"batch", "aggregate tok/s", "per-request tok/s", "× batch 1", "bound (β, π measured)", "bound is"}, {}, {}};
     j["batch"] = nlohmann::json::array();
@@ -560,7 +558,7 @@ void setup_model(CLI::App& app) {
     sg->callback([ge] { run_generate(*ge); });
 
     auto be = std::make_shared<BenchOptions>();
-    CLI::App* sb = model->add_subcommand("bench", "Measure prefill and decode against this machine's bandwidth and matmul rate");
+    CLI::App* sb = model->add_subcommand("bench", "Measure prefill and decode against this machine's read bandwidth and compute rate");
     add_source(sb, be->src);
     sb->add_option("--threads", be->threads, "threads (default 1)");
     sb->add_option("--prompt-len", be->prompt_len, "prefill tokens (default 128)");
@@ -571,12 +569,14 @@ void setup_model(CLI::App& app) {
     sb->add_flag("--skip-nocache", be->skip_nocache, "leave out the no-cache timings");
     sb->add_option("--weight-dtype", be->weight_dtype, "fp32 (default) or bf16: decode reads bf16 weights, arithmetic stays float32");
     add_output_flags(*sb, be->flags);
-    sb->footer(examples_footer({"inferlab model bench --model ref-110m --threads 2"},
+    sb->footer(examples_footer({"inferlab model bench --model ref-110m --threads 2",
+                                "inferlab model bench --model ref-110m --weight-dtype bf16 --batches 1,2,4,8 --skip-nocache"},
                                "JSON keys: decode_tokens_per_s, bytes_per_step, achieved_gbs, measured_read_gbs,\n"
                                "bandwidth_fraction, prefill_tokens_per_s, prefill_gflops, measured_matmul_gflops,\n"
+                               "measured_batch_product_gflops, fp32_decode_tokens_per_s, bf16_speedup, bf16_logit_change,\n"
                                "context_scaling[]{seq_len, cached_step_s, nocache_step_s}, batch[]{batch,\n"
-                               "aggregate_tokens_per_s, per_request_tokens_per_s}, weights_on_huge_pages, probe_huge_pages, weight_dtype,\n"
-                               "bf16_logit_change."));
+                               "aggregate_tokens_per_s, per_request_tokens_per_s, ratio_to_batch_1, bound_aggregate_tokens_per_s,\n"
+                               "compute_bound}, weights_on_huge_pages, probe_huge_pages, weight_dtype, threads, parameters."));
     sb->callback([be] { run_bench(*be); });
 }
 

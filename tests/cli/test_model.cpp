@@ -108,3 +108,42 @@ TEST_CASE("model: bad input exits 2 with one clear line", "[cli][model][errors]"
                  "longer than the maximum 8");
     for (const char* f : {"short.bin", "dims.bin", "zero.bin", "nan.bin"}) std::remove((dir + f).c_str());
 }
+
+TEST_CASE("model bench: the documented keys, bytes per step from kv-mem's formula, ratios measured in one run",
+          "[cli][model]") {
+    // Small settings so the test is quick; the figures are checked for sense, never for speed.
+    const std::vector<std::string> base = {"model", "bench", "--model", "demo-gqa", "--threads", "1", "--prompt-len", "8",
+                                           "--gen", "4", "--probe-mib", "8", "--contexts", "16", "--batches", "1,2",
+                                           "--skip-nocache", "--json"};
+    auto r = run_inferlab(base);
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    auto j = nlohmann::json::parse(r.out);
+    for (const char* k : {"decode_tokens_per_s", "achieved_gbs", "measured_read_gbs", "bandwidth_fraction", "prefill_tokens_per_s",
+                          "prefill_gflops", "measured_matmul_gflops", "measured_batch_product_gflops", "fp32_decode_tokens_per_s"}) {
+        INFO(k);
+        REQUIRE(j.contains(k));
+        CHECK(j[k].get<double>() > 0);
+    }
+    CHECK(j["bf16_speedup"].is_null());
+    CHECK(j["decode_tokens_per_s"] == j["fp32_decode_tokens_per_s"]);
+    // One step at S = P + G/2 = 10 reads every weight once (tied LM head) and the float32 K/V of 10 positions.
+    auto kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "10", "--dtype", "fp32", "--json"}));
+    CHECK(j["bytes_per_step"].get<std::uint64_t>() == j["parameters"].get<std::uint64_t>() * 4 + kv["total_bytes"].get<std::uint64_t>());
+    CHECK(std::abs(j["achieved_gbs"].get<double>() -
+                   j["bytes_per_step"].get<double>() * j["decode_tokens_per_s"].get<double>() / 1e9) <= 1e-9 * j["achieved_gbs"].get<double>());
+    REQUIRE(j["batch"].size() == 2);
+    CHECK(j["batch"][0]["ratio_to_batch_1"].get<double>() == 1.0);
+    CHECK(j["batch"][1]["ratio_to_batch_1"].get<double>() > 0);
+    CHECK(j["batch"][1]["bound_aggregate_tokens_per_s"].get<double>() > j["batch"][0]["bound_aggregate_tokens_per_s"].get<double>());
+    // bf16: the float32 and bf16 decode alternate in the same run, and the ratio is theirs.
+    auto args = base;
+    args.insert(args.end(), {"--weight-dtype", "bf16"});
+    auto b = nlohmann::json::parse(run_inferlab(args).out);
+    CHECK(b["weight_dtype"] == "bf16");
+    CHECK(std::abs(b["bf16_speedup"].get<double>() - b["decode_tokens_per_s"].get<double>() / b["fp32_decode_tokens_per_s"].get<double>()) <= 1e-9);
+    CHECK(b["bf16_logit_change"].get<double>() > 0);
+    CHECK(b["bf16_logit_change"].get<double>() < 0.05);
+    CHECK(b["bytes_per_step"].get<std::uint64_t>() == b["parameters"].get<std::uint64_t>() * 2 + kv["total_bytes"].get<std::uint64_t>());
+    expect_error({"model", "bench", "--weight-dtype", "fp8"}, "--weight-dtype 'fp8': must be fp32 or bf16");
+}

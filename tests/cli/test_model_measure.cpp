@@ -36,6 +36,10 @@ TEST_CASE("model roofline: measured beside predicted for batch 1 and 8", "[cli][
     // Predicted: aggregate rises with batch, per-request does not (the read-volume model).
     CHECK(j["rows"][1]["predicted_aggregate_tokens_per_s"].get<double>() > j["rows"][0]["predicted_aggregate_tokens_per_s"].get<double>());
     CHECK(j["rows"][1]["predicted_per_request_tokens_per_s"].get<double>() < j["rows"][0]["predicted_per_request_tokens_per_s"].get<double>());
+    // With the measured compute roof π the bound can only be lower (max of two times), never higher.
+    CHECK(j["measured_batch_product_gflops"].get<double>() > 0);
+    for (const auto& r : j["rows"])
+        CHECK(r["with_compute_aggregate_tokens_per_s"].get<double>() <= r["predicted_aggregate_tokens_per_s"].get<double>() * (1 + 1e-12));
 }
 
 TEST_CASE("model speculate/kv-quant: bad input exits 2", "[cli][model][errors]") {

@@ -122,6 +122,13 @@ double measure_batch_product_gflops(int rows, int threads, int repeats) {
     return best;
 }
 
+Machine measured_machine(const BandwidthProbe& bw, double product_gflops) {
+    Machine m;
+    m.bandwidth = bw.read_gbs * 1e9;
+    m.peak_flops = product_gflops * 1e9;
+    return m;
+}
+
 double achieved_gbs(std::uint64_t bytes_per_step, double steps_per_s) {
     return static_cast<double>(bytes_per_step) * steps_per_s / 1e9;
 }

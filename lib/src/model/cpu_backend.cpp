@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -89,8 +90,9 @@ void rope_row(float* v, int width, int head_dim, int pos, float theta) {
 }
 
 #if defined(__x86_64__)
+// AVX-512F, and BW for the bf16 unpacking (every AVX-512 CPU since Skylake-SP has both).
 bool has_avx512() {
-    static const bool yes = __builtin_cpu_supports("avx512f");
+    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
     return yes;
 }
 
@@ -274,20 +276,13 @@ void attend(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi, 
 }  // namespace
 
 #if defined(__x86_64__)
-// AVX-512F products, chosen at run time (the default build has no -march): 16 floats per
-// instruction, bf16 widened by a shift, float32 fused multiply-adds. One kernel for one row
-// (decode) and for a few rows (a decode batch, a draft to verify):
-// a tile of NW weight rows × NB input rows
-// keeps NW·NB ≤ 16 accumulators in registers; per 16-float slice it loads NW weight vectors (bf16
-// widened once) and NB input vectors for NW·NB fused multiply-adds (4×4: 8 loads, 16 FMAs), so the
-// loop is bound by the FMA units, not by loads. Horizontal sums by halving (independent across
-// the tile, so they overlap).
+// AVX-512 products, chosen at run time (the default build has no -march): 16 floats per
+// instruction, float32 fused multiply-adds, bf16 weights widened to float32 as they are loaded.
+// One kernel for one row (decode) and for a few rows (a decode batch, a draft to verify): a tile
+// of NW weight rows × NB input rows keeps NW·NB ≤ 16 accumulators in registers; per slice it
+// loads NW weight vectors and NB input vectors for NW·NB fused multiply-adds (4×4: 8 loads, 16
+// FMAs), so at NB ≥ 4 the loop is bound by the FMA units, not by loads, and at NB = 1 by memory.
 
-__attribute__((target("avx512f"))) static inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
-__attribute__((target("avx512f"))) static inline __m512 load16(const std::uint16_t* p) {
-    const __m512i h = _mm512_maskz_cvtepu16_epi32(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, h, 16));
-}
 static inline float widen(float v) { return v; }
 static inline float widen(std::uint16_t v) { return bf16_to_float(v); }
 
@@ -297,28 +292,52 @@ constexpr int kPrefetchGroups = 1;
 
 // y[b·ldy + i] = Σ_k w[i·n + k]·x[b·n + k] for i < NW, b < NB.
 template <int NW, int NB, typename WT>
-__attribute__((target("avx512f"))) static void tile_avx512(const WT* w, int n, const float* x, float* y, std::size_t ldy) {
+__attribute__((target("avx512f,avx512bw"))) static void tile_avx512(const WT* w, int n, const float* x, float* y, std::size_t ldy) {
     __m512 acc[NW][NB];
 #pragma GCC unroll 16
     for (int i = 0; i < NW; ++i)
 #pragma GCC unroll 16
         for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_setzero_ps();
     int k = 0;
-    for (; k + 16 <= n; k += 16) {
-        __m512 wv[NW];
+    if constexpr (std::is_same_v<WT, float>) {
+        for (; k + 16 <= n; k += 16) {
+            __m512 wv[NW];
 #pragma GCC unroll 16
-        for (int i = 0; i < NW; ++i) {
-            // The weights stream from memory once: ask for them well ahead (the loop is compute-bound
-            // at NB ≥ 4, and the hardware prefetcher alone falls behind).
-            _mm_prefetch(reinterpret_cast<const char*>(w + std::size_t(i + kPrefetchGroups * NW) * std::size_t(n) + k), _MM_HINT_T0);
-            wv[i] = load16(w + std::size_t(i) * std::size_t(n) + k);
+            for (int i = 0; i < NW; ++i) {
+                // The weights stream from memory once: ask for them a tile ahead (at NB ≥ 4 the loop
+                // is compute-bound, and the hardware prefetcher alone falls behind).
+                _mm_prefetch(reinterpret_cast<const char*>(w + std::size_t(i + kPrefetchGroups * NW) * std::size_t(n) + k), _MM_HINT_T0);
+                wv[i] = _mm512_loadu_ps(w + std::size_t(i) * std::size_t(n) + k);
+            }
+#pragma GCC unroll 16
+            for (int b = 0; b < NB; ++b) {
+                __m512 xv = _mm512_loadu_ps(x + std::size_t(b) * std::size_t(n) + k);
+                __asm__("" : "+v"(xv));  // one load into a register, not one memory operand per FMA
+#pragma GCC unroll 16
+                for (int i = 0; i < NW; ++i) acc[i][b] = _mm512_fmadd_ps(wv[i], xv, acc[i][b]);
+            }
         }
+    } else {
+        // bf16: one 64-byte load holds 32 weights; interleaving zeros below each (unpack lo/hi)
+        // makes them two float32 vectors, in the element order permute_for_bf16 gave x.
+        const __m512i zero = _mm512_setzero_si512();
+        for (; k + 32 <= n; k += 32) {
+            __m512 lo[NW], hi[NW];
 #pragma GCC unroll 16
-        for (int b = 0; b < NB; ++b) {
-            __m512 xv = _mm512_loadu_ps(x + std::size_t(b) * std::size_t(n) + k);
-            __asm__("" : "+v"(xv));  // one load into a register, not one memory operand per FMA
+            for (int i = 0; i < NW; ++i) {
+                _mm_prefetch(reinterpret_cast<const char*>(w + std::size_t(i + kPrefetchGroups * NW) * std::size_t(n) + k), _MM_HINT_T0);
+                const __m512i h = _mm512_loadu_si512(w + std::size_t(i) * std::size_t(n) + k);
+                lo[i] = _mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, h));
+                hi[i] = _mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, h));
+            }
 #pragma GCC unroll 16
-            for (int i = 0; i < NW; ++i) acc[i][b] = _mm512_fmadd_ps(wv[i], xv, acc[i][b]);
+            for (int b = 0; b < NB; ++b) {
+                __m512 xl = _mm512_loadu_ps(x + std::size_t(b) * std::size_t(n) + k);
+                __m512 xh = _mm512_loadu_ps(x + std::size_t(b) * std::size_t(n) + k + 16);
+                __asm__("" : "+v"(xl), "+v"(xh));
+#pragma GCC unroll 16
+                for (int i = 0; i < NW; ++i) acc[i][b] = _mm512_fmadd_ps(hi[i], xh, _mm512_fmadd_ps(lo[i], xl, acc[i][b]));
+            }
         }
     }
 #pragma GCC unroll 16
@@ -329,6 +348,20 @@ __attribute__((target("avx512f"))) static void tile_avx512(const WT* w, int n, c
             for (int t = k; t < n; ++t) s += widen(w[std::size_t(i) * std::size_t(n) + t]) * x[std::size_t(b) * std::size_t(n) + t];
             y[std::size_t(b) * ldy + std::size_t(i)] = s;
         }
+}
+
+// The order the bf16 tile reads x in: within each 32 elements, lane L (of four) of the "lo"
+// vector holds elements 8L..8L+3 and of the "hi" vector 8L+4..8L+7 (what unpacklo/hi_epi16 make
+// of 32 packed bf16). Elements past the last whole 32 stay in place.
+void permute_for_bf16(const float* x, int n, float* xp) {
+    int k = 0;
+    for (; k + 32 <= n; k += 32)
+        for (int lane = 0; lane < 4; ++lane)
+            for (int j = 0; j < 4; ++j) {
+                xp[k + 4 * lane + j] = x[k + 8 * lane + j];
+                xp[k + 16 + 4 * lane + j] = x[k + 8 * lane + 4 + j];
+            }
+    for (; k < n; ++k) xp[k] = x[k];
 }
 
 // The last K < NB input rows of a block: tile<NW, K>, K chosen at run time.
@@ -362,7 +395,14 @@ static void few_rows_avx512(const WT* w, Eigen::Index out, int n, const float* x
 // Splits the weight rows over threads in even chunks (pairs kept together).
 template <typename WT>
 static void few_rows_avx512_threads(const WT* w, Eigen::Index out, int n, const float* x, int rows, float* y, int threads) {
-    const Eigen::Index chunk = ((out + threads - 1) / threads + 1) / 2 * 2;
+    if constexpr (std::is_same_v<WT, std::uint16_t>) {
+        thread_local std::vector<float> xp;
+        xp.resize(std::size_t(rows) * std::size_t(n));
+        for (int b = 0; b < rows; ++b) permute_for_bf16(x + std::size_t(b) * n, n, xp.data() + std::size_t(b) * n);
+        x = xp.data();
+    }
+    // Each thread takes whole tiles of four rows.
+    const Eigen::Index chunk = ((out + threads - 1) / threads + 3) / 4 * 4;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int t = 0; t < threads; ++t) {
         const Eigen::Index r0 = std::min(out, Eigen::Index(t) * chunk), r1 = std::min(out, r0 + chunk);

@@ -40,6 +40,10 @@ double measure_matmul_gflops(int n, int threads, int repeats);
 // decode step, where the read bandwidth is its β. Best of `repeats`.
 double measure_batch_product_gflops(int rows, int threads, int repeats);
 
+// This machine as decode-roofline sees it: β from the read probe (GB/s), π from the batch
+// product (GFLOP/s).
+Machine measured_machine(const BandwidthProbe& bw, double product_gflops);
+
 // Rates from timings: bytes read per step × steps per second, in GB/s (10^9); 2·P·T FLOPs of a
 // prefill of T tokens through P parameters in `seconds`, in GFLOP/s.
 double achieved_gbs(std::uint64_t bytes_per_step, double steps_per_s);
