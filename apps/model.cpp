@@ -347,7 +347,7 @@ void run_bench(const BenchOptions& o) {
 
     BandwidthProbe bw = measure_read_bandwidth(probe << 20, opt.threads, 5);
     const double mm = measure_matmul_gflops(512, opt.threads, 3);
-    const double pi = measure_batch_product_gflops(8, opt.threads, 3);
+    const double pi = measure_batch_product_gflops(8, opt.threads, 3, weight_bits);
     Rng rng(7);
     std::vector<int> prompt;
     for (int i = 0; i < P; ++i) prompt.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
@@ -418,9 +418,10 @@ void run_bench(const BenchOptions& o) {
     h += fmt::format("Read bandwidth (STREAM-style sum over {} MiB, huge pages {}): {:.2f} GB/s\n", probe,
                      bw.huge_pages ? "on" : "refused", bw.read_gbs);
     h += fmt::format("Matrix multiply (Eigen, 512³): {:.2f} GFLOP/s\n", mm);
-    h += fmt::format("Batch product (the decode kernel, 8 rows, weights in cache): {:.2f} GFLOP/s, this machine's compute roof π\n", pi);
-    h += fmt::format("Prefill {} tokens: {:.1f} tokens/s, {:.2f} GFLOP/s ({:.0f}% of the measured matmul rate)\n", P, P / prefill_s,
-                     prefill_rate, 100 * prefill_rate / mm);
+    h += fmt::format("Batch product (the decode kernel, {} weights, 8 rows, in cache): {:.2f} GFLOP/s, this machine's compute roof π\n",
+                     o.weight_dtype, pi);
+    h += fmt::format("Prefill {} tokens (float32 products): {:.1f} tokens/s, {:.2f} GFLOP/s = {:.0f}% of π, {:.0f}% of Eigen's GEMM rate\n",
+                     P, P / prefill_s, prefill_rate, 100 * prefill_rate / pi, 100 * prefill_rate / mm);
     h += fmt::format("Decode {} tokens ({} weights): {:.2f} tokens/s; one step reads {} → {:.2f} GB/s = {:.0f}% of the measured "
                      "read bandwidth (weights on huge pages: {})\n",
                      G, o.weight_dtype, tps, bytes_all_units(step_bytes), achieved, 100 * achieved / bw.read_gbs,

@@ -11,3 +11,5 @@ cmake --build build-gpu -j "$(nproc)"
 ctest --test-dir build-gpu --output-on-failure -L cuda
 ./build-gpu/tests/cuda_bench
 ./build-gpu/apps/inferlab model logits --model demo-gqa --tokens 1,2,3 --backend cuda --path paged
+# The first document's Figure 17 on the GPU: no cache, contiguous and paged agree (exit 1 if not).
+./build-gpu/apps/inferlab model check-cache --model demo-gqa --length 64 --backend cuda

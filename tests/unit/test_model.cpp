@@ -409,4 +409,18 @@ TEST_CASE("the hand-written matvec equals Eigen's product", "[model]") {
             CHECK((ys - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
         }
     }
+    // Many rows (a prefill): W blocked in 64s (here 130 rows: two blocks and a short one), rows in 16s.
+    MatrixRM big(130, 103);
+    for (Eigen::Index i = 0; i < big.size(); ++i) big.data()[i] = float(rng.normal());
+    MatMap bview(big.data(), 130, 103);
+    for (int rows : {17, 40, 100})
+        for (int threads : {1, 2}) {
+            INFO("many rows " << rows << ", threads " << threads);
+            MatrixRM xs(rows, 103), ys(rows, 130);
+            for (Eigen::Index i = 0; i < xs.size(); ++i) xs.data()[i] = float(rng.normal());
+            ys.setConstant(NAN);
+            if (!matmul_many_rows(bview, xs.data(), rows, ys.data(), threads)) continue;  // no AVX-512: Eigen serves
+            MatrixRM ref = xs * big.transpose();
+            CHECK((ys - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
+        }
 }

@@ -2,6 +2,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -103,17 +104,22 @@ double measure_matmul_gflops(int n, int threads, int repeats) {
     return best;
 }
 
-double measure_batch_product_gflops(int rows, int threads, int repeats) {
+double measure_batch_product_gflops(int rows, int threads, int repeats, unsigned weight_bits) {
     const int out = 256 * threads, n = 768;
     std::vector<float> w(std::size_t(out) * n), x(std::size_t(rows) * n), y(std::size_t(rows) * out);
+    std::vector<std::uint16_t> wb(w.size());
     for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 97) * 1e-3f;
+    for (std::size_t i = 0; i < w.size(); ++i) wb[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(w[i]) >> 16);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 89) * 1e-3f;
     const MatMap wm(w.data(), out, n);
     constexpr int kCalls = 2000;  // ~1.5 GFLOP per batch row: long enough to time
     double best = 0;
     for (int rep = 0; rep < repeats; ++rep) {
         auto t0 = std::chrono::steady_clock::now();
-        for (int c = 0; c < kCalls; ++c) matmul_few_rows(wm, x.data(), rows, y.data(), threads);
+        for (int c = 0; c < kCalls; ++c) {
+            if (weight_bits == 16) matmul_few_rows_bf16(wb.data(), out, n, x.data(), rows, y.data(), threads);
+            else matmul_few_rows(wm, x.data(), rows, y.data(), threads);
+        }
         auto t1 = std::chrono::steady_clock::now();
         best = std::max(best, 2.0 * rows * double(out) * n * kCalls / std::chrono::duration<double>(t1 - t0).count() / 1e9);
     }

@@ -22,7 +22,8 @@ namespace inferlab::model {
 namespace {
 
 // Up to this many rows (a decode batch, a short draft) go through matmul_few_rows, which reads
-// each weight row once for all of them; more rows go to Eigen's blocked GEMM.
+// each weight row once for all of them; more rows (a prefill) go through matmul_many_rows where
+// the CPU has AVX-512, Eigen's blocked GEMM otherwise.
 constexpr Eigen::Index kFewRows = 16;
 
 using TMap = Eigen::Map<MatrixRM>;
@@ -47,6 +48,8 @@ void project(TMap y, const CTMap& x, const MatMap& w, const ForwardOptions& opt)
         matvec(w, x.data(), y.data(), opt.threads);
     } else if (x.rows() <= kFewRows && opt.fast_matvec) {
         matmul_few_rows(w, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);
+    } else if (opt.fast_matvec && matmul_many_rows(w, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads)) {
+        // prefill, a long chunk: the same tiles, blocked so each block of W stays in cache
     } else {
         y.noalias() = x * w.transpose();
     }
@@ -410,7 +413,32 @@ static void few_rows_avx512_threads(const WT* w, Eigen::Index out, int n, const 
     }
 }
 
+// Many input rows (a prefill): W in blocks of 64 rows (192 KiB of float32, kept in L2 while every
+// block of 16 input rows passes over it), each block through the tiles above; blocks split over threads.
+static void many_rows_avx512_threads(const float* w, Eigen::Index out, int n, const float* x, int rows, float* y, int threads) {
+    constexpr Eigen::Index kBlock = 64;
+    const Eigen::Index blocks = (out + kBlock - 1) / kBlock;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (Eigen::Index blk = 0; blk < blocks; ++blk) {
+        const Eigen::Index r0 = blk * kBlock, r1 = std::min(out, r0 + kBlock);
+        for (int b0 = 0; b0 < rows; b0 += 16)
+            few_rows_avx512(w, out, n, x + std::size_t(b0) * std::size_t(n), std::min(16, rows - b0),
+                            y + std::size_t(b0) * std::size_t(out), r0, r1);
+    }
+}
+
 #endif
+
+bool matmul_many_rows(const MatMap& w, const float* x, int rows, float* y, int threads) {
+#if defined(__x86_64__)
+    if (has_avx512()) {
+        many_rows_avx512_threads(w.data(), w.rows(), static_cast<int>(w.cols()), x, rows, y, threads);
+        return true;
+    }
+#endif
+    (void)w, (void)x, (void)rows, (void)y, (void)threads;
+    return false;
+}
 
 void matvec(const MatMap& w, const float* x, float* y, int threads) {
     const Eigen::Index rows = w.rows();

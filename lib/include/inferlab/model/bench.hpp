@@ -35,10 +35,11 @@ double time_decode_step(const Transformer& m, int batch, int context, int repeat
 // GFLOP/s of an n×n float32 matrix product through Eigen (2n³ FLOPs), best of `repeats`.
 double measure_matmul_gflops(int n, int threads, int repeats);
 
-// GFLOP/s of the batch-decode product (matmul_few_rows, `rows` input rows) over weights small
-// enough to stay in cache (256 rows of 768 per thread): this machine's compute roof π for a
-// decode step, where the read bandwidth is its β. Best of `repeats`.
-double measure_batch_product_gflops(int rows, int threads, int repeats);
+// GFLOP/s of the batch-decode product (matmul_few_rows, or matmul_few_rows_bf16 for
+// weight_bits 16; `rows` input rows) over weights small enough to stay in cache (256 rows of 768
+// per thread): this machine's compute roof π for a decode step, where the read bandwidth is its
+// β. Best of `repeats`.
+double measure_batch_product_gflops(int rows, int threads, int repeats, unsigned weight_bits = 32);
 
 // This machine as decode-roofline sees it: β from the read probe (GB/s), π from the batch
 // product (GFLOP/s).
