@@ -57,6 +57,7 @@ struct DecodeComparison {
     double fp32_tokens_per_s = 0;
     double bf16_tokens_per_s = 0;
     double max_logit_change = 0;  // largest |bf16 − fp32| logit over the steps, relative to the largest logit
+    double speedup() const { return bf16_tokens_per_s / fp32_tokens_per_s; }  // bf16 ÷ float32 tokens/s
 };
 DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCache& b, int first_token, int steps,
                                           const ForwardOptions& opt, const Bf16Weights& bf16);
