@@ -6,6 +6,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs="$(nproc)"
+
+# ctest, then a check that no entry ran zero test cases: Catch2 v2 exits 0 when a name matches
+# nothing, so a discovered name that Catch2 cannot find again would pass without running. The
+# discovered entries also carry `-w NoTests`; this check is the second line of defence.
+run_ctest() {
+  local dir="$1"; shift
+  local junit="$dir/ctest-junit.xml"
+  ctest --test-dir "$dir" --output-on-failure --output-junit "$junit" "$@"
+  if grep -q "No test cases matched" "$junit"; then
+    echo "test.sh: error: CTest entries in $dir ran no test case:" >&2
+    grep -B2 "No test cases matched" "$junit" | grep -o 'name="[^"]*"' >&2 || true
+    return 1
+  fi
+}
 # The CUDA backend must keep compiling: build it whenever nvcc is here; its tests (label cuda)
 # run on a GPU and report as skipped without one.
 nvcc_bin="$(command -v nvcc || true)"
@@ -16,7 +30,7 @@ if [ -n "$nvcc_bin" ]; then
   echo "== CUDA build (INFERLAB_CUDA=ON) and cuda tests =="
   cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DINFERLAB_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc_bin"
   cmake --build build-cuda -j "$jobs"
-  ctest --test-dir build-cuda --output-on-failure -L cuda
+  run_ctest build-cuda -L cuda
 else
   echo "== no nvcc on this machine: the CUDA build is not checked =="
 fi
@@ -24,10 +38,10 @@ fi
 echo "== Release build and tests =="
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$jobs"
-ctest --test-dir build --output-on-failure -j "$jobs" -LE cuda
+run_ctest build -j "$jobs" -LE cuda
 
 echo "== ASan + UBSan build and tests =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERLAB_SANITIZE=ON
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE cuda
+  run_ctest build-asan -j "$jobs" -LE cuda

@@ -18,7 +18,7 @@ TEST_CASE("every subcommand's --help shows an example and exits 0", "[cli]") {
     }
 }
 
-TEST_CASE("top-level help lists the subcommands; --version works", "[cli]") {
+TEST_CASE("top-level help lists the subcommands, --version works", "[cli]") {
     auto r = run_inferlab({"--help"});
     CHECK(r.status == 0);
     CHECK(r.out.find("kv-mem") != std::string::npos);

@@ -35,7 +35,7 @@ TEST_CASE("kv-mem must-show: L=40, ten requests of 8192 give 163840 B per token 
     CHECK(j["per_request_bytes"].size() == 10);
 }
 
-TEST_CASE("kv-mem human output names both unit systems; --explain substitutes the values", "[cli][kv-mem]") {
+TEST_CASE("kv-mem human output names both unit systems, --explain substitutes the values", "[cli][kv-mem]") {
     auto h = run_inferlab(kDoc1);
     CHECK(h.status == 0);
     CHECK(h.err.empty());

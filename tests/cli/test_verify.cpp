@@ -27,7 +27,7 @@ TEST_CASE("verify --json: one document with sources and results", "[cli][verify]
     }
 }
 
-TEST_CASE("verify --id filters; an unknown id is an error", "[cli][verify]") {
+TEST_CASE("verify --id filters, an unknown id is an error", "[cli][verify]") {
     auto j = parse_json(run_inferlab({"verify", "--id", "kv.doc2", "--json"}));
     for (const auto& e : j["examples"]) CHECK(e["id"].get<std::string>().rfind("kv.doc2", 0) == 0);
     auto bad = run_inferlab({"verify", "--id", "nope"});

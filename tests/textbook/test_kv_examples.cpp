@@ -14,7 +14,7 @@ TEST_CASE("000_5f2b20623495609b.txt §2.1.1: 2×32×1×8192×8×128×2 = 1,073,7
     CHECK(kv_bytes(uniform_kv(32, 8, 128, 16), {8192}).total_bytes == m);
 }
 
-TEST_CASE("000_5f2b20623495609b.txt §2.1.1: MHA (H_kv=32) is 4 GiB; eight requests 32 GiB and 8 GiB",
+TEST_CASE("000_5f2b20623495609b.txt §2.1.1: MHA (H_kv=32) is 4 GiB, eight requests 32 GiB and 8 GiB",
           "[textbook][doc1]") {
     CHECK(binary_size(kv_bytes_uniform(32, 1, 8192, 32, 128, 16)) == "4 GiB");
     CHECK(binary_size(kv_bytes_uniform(32, 8, 8192, 32, 128, 16)) == "32 GiB");
@@ -31,7 +31,7 @@ TEST_CASE("003_02a045288fb34aae.txt 从一个 Token 算到整个请求: s_token 
     CHECK(binary_size(s) == "160 KiB");
 }
 
-TEST_CASE("003_02a045288fb34aae.txt 从一个 Token 算到整个请求: 8192 × 160 KiB = 1.25 GiB; ten sequences 12.5 GiB",
+TEST_CASE("003_02a045288fb34aae.txt 从一个 Token 算到整个请求: 8192 × 160 KiB = 1.25 GiB, ten sequences 12.5 GiB",
           "[textbook][doc2]") {
     KvSpec spec = uniform_kv(40, 8, 128, 16);
     CHECK(binary_size(kv_bytes(spec, {8192}).total_bytes) == "1.25 GiB");
@@ -40,7 +40,7 @@ TEST_CASE("003_02a045288fb34aae.txt 从一个 Token 算到整个请求: 8192 × 
     CHECK(binary_size(ten.total_bytes) == "12.5 GiB");
 }
 
-TEST_CASE("003_02a045288fb34aae.txt 用 GQA 理解容量里的 Head 数: MHA 1, GQA 1/4, MQA 1/32; widths 4096 and 1024",
+TEST_CASE("003_02a045288fb34aae.txt 用 GQA 理解容量里的 Head 数: MHA 1, GQA 1/4, MQA 1/32, widths 4096 and 1024",
           "[textbook][doc2]") {
     auto rows = compare_head_sharing(40, 32, 8, 128, 16, {8192});
     REQUIRE(rows.size() == 3);

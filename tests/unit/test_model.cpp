@@ -179,7 +179,7 @@ TEST_CASE("decode one token at a time, chunked prefill and prefill at once agree
     CHECK(rel_diff(steps, once) <= 1e-5);
 }
 
-TEST_CASE("online-softmax attention equals the plain form; a sliding window changes the relation set", "[model]") {
+TEST_CASE("online-softmax attention equals the plain form, a sliding window changes the relation set", "[model]") {
     auto w = random_weights(small(8, 4), 13);
     Transformer m(*w);
     auto tokens = random_tokens(48, 50, 8);

@@ -109,7 +109,7 @@ TEST_CASE("rollback truncates both caches to the accepted prefix", "[model][spec
     CHECK(r.tokens.size() == 40);
 }
 
-TEST_CASE("int8 KV cache: bytes per token equal kv-mem's int8 figure; logits close to float32", "[model][kvquant]") {
+TEST_CASE("int8 KV cache: bytes per token equal kv-mem's int8 figure, logits close to float32", "[model][kvquant]") {
     auto w = random_weights(tiny(64, 2), 12);
     Transformer m(*w);
     const Dims& d = w->dims();
