@@ -8,6 +8,7 @@
 
 #include "common.hpp"
 #include "model_common.hpp"
+#include "options.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/model/bench.hpp"
@@ -34,7 +35,7 @@ void add_path_options(CLI::App* sub, PathOptions& p) {
     sub->add_option("--attention", p.attention, "plain (default) or online (tiled, running max and sum)");
     sub->add_option("--window", p.window, "sliding window W (0: dense)");
     sub->add_option("--block-size", p.block_size, "paged cache: tokens per block (default 16)");
-    sub->add_option("--threads", p.threads, "threads (default 1)");
+    add_threads_option(sub, p.threads);
     sub->add_option("--backend", p.backend, "cpu (default) or cuda (a build with -DINFERLAB_CUDA=ON and a GPU)");
 }
 
@@ -44,9 +45,7 @@ ForwardOptions forward_options(const PathOptions& p) {
     else if (p.attention == "online") o.attention = AttentionKind::Online;
     else throw InputError("--attention", p.attention, "must be plain or online");
     o.window = static_cast<int>(parse_nonnegative_int("--window", p.window));
-    std::uint64_t t = parse_positive_int("--threads", p.threads);
-    if (t > 256) throw InputError("--threads", p.threads, "must be at most 256");
-    o.threads = static_cast<int>(t);
+    o.threads = parse_threads(p.threads);
     return o;
 }
 
@@ -243,14 +242,11 @@ void run_generate(const GenerateOptions& o) {
     Transformer m(*w, backend ? *backend : cpu_backend());
     const Dims& d = w->dims();
     auto prompt = parse_token_list("--prompt", o.prompt, d);
-    const std::uint64_t steps = parse_nonnegative_int("--steps", o.steps);
-    const double temperature = parse_real("--temperature", o.temperature);
-    if (temperature < 0) throw InputError("--temperature", o.temperature, "must be 0 (greedy) or positive");
-    const std::size_t top_k = parse_nonnegative_int("--top-k", o.top_k);
-    const double top_p = parse_real("--top-p", o.top_p);
-    if (!(top_p > 0 && top_p <= 1)) throw InputError("--top-p", o.top_p, "must be in (0, 1]");
-    if (prompt.size() + steps > static_cast<std::size_t>(d.seq_len))
-        throw InputError("--steps", o.steps, "makes the sequence longer than the maximum " + std::to_string(d.seq_len));
+    const std::uint64_t steps = static_cast<std::uint64_t>(
+        parse_token_count("--steps", o.steps, prompt.size(), static_cast<std::uint64_t>(d.seq_len), false));
+    const double temperature = parse_temperature(o.temperature);
+    const std::size_t top_k = parse_top_k(o.top_k);
+    const double top_p = parse_top_p(o.top_p);
     ForwardOptions opt = forward_options(o.path);
     const std::uint64_t seed = parse_nonnegative_int("--seed", o.src.seed);
     Rng rng(seed ^ 0x5eedULL);
@@ -324,9 +320,7 @@ void run_bench(const BenchOptions& o) {
     Transformer m(*w);
     const Dims& d = w->dims();
     ForwardOptions opt;
-    std::uint64_t th = parse_positive_int("--threads", o.threads);
-    if (th > 256) throw InputError("--threads", o.threads, "must be at most 256");
-    opt.threads = static_cast<int>(th);
+    opt.threads = parse_threads(o.threads);
     Eigen::setNbThreads(opt.threads);
     Bf16Weights bf16;
     unsigned weight_bits = 32;
@@ -336,9 +330,8 @@ void run_bench(const BenchOptions& o) {
     } else if (o.weight_dtype != "fp32") {
         throw InputError("--weight-dtype", o.weight_dtype, "must be fp32 or bf16");
     }
-    const int P = static_cast<int>(parse_positive_int("--prompt-len", o.prompt_len));
-    const int G = static_cast<int>(parse_positive_int("--gen", o.gen));
-    if (P + G > d.seq_len) throw InputError("--gen", o.gen, "with --prompt-len exceeds the maximum sequence length");
+    const int P = parse_token_count("--prompt-len", o.prompt_len, 0, static_cast<std::uint64_t>(d.seq_len));
+    const int G = parse_token_count("--gen", o.gen, static_cast<std::uint64_t>(P), static_cast<std::uint64_t>(d.seq_len));
     const std::uint64_t probe = parse_positive_int("--probe-mib", o.probe_mib);
     auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
     auto batches = parse_int_list_or_range("--batches", o.batches, 16);
@@ -549,9 +542,12 @@ void setup_model(CLI::App& app) {
     add_path_options(sg, ge->path);
     sg->add_option("--prompt", ge->prompt, "prompt token ids (default 1,2,3,4)");
     sg->add_option("--steps", ge->steps, "tokens to generate (default 8)");
-    sg->add_option("--temperature", ge->temperature, "0 = greedy (default); > 0 samples");
-    sg->add_option("--top-k", ge->top_k, "keep the k most likely tokens (0: off)");
-    sg->add_option("--top-p", ge->top_p, "nucleus mass (1: off)");
+    sg->add_option("--temperature", ge->temperature, "0 = greedy (default), > 0 samples")
+        ->check(rule(parse_temperature));
+    sg->add_option("--top-k", ge->top_k, "keep the k most likely tokens (0: off)")
+        ->check(rule(parse_top_k));
+    sg->add_option("--top-p", ge->top_p, "nucleus mass (1: off)")
+        ->check(rule(parse_top_p));
     sg->add_flag("--trace", ge->trace, "print each step: phase, tokens fed, cache lengths, shapes");
     add_output_flags(*sg, ge->flags, true);
     sg->footer(examples_footer({"inferlab model generate --model demo-gqa --prompt 1,2,3,4 --steps 3 --trace"},
@@ -562,7 +558,7 @@ void setup_model(CLI::App& app) {
     auto be = std::make_shared<BenchOptions>();
     CLI::App* sb = model->add_subcommand("bench", "Measure prefill and decode against this machine's read bandwidth and compute rate");
     add_source(sb, be->src);
-    sb->add_option("--threads", be->threads, "threads (default 1)");
+    add_threads_option(sb, be->threads);
     sb->add_option("--prompt-len", be->prompt_len, "prefill tokens (default 128)");
     sb->add_option("--gen", be->gen, "decode tokens (default 32)");
     sb->add_option("--probe-mib", be->probe_mib, "bandwidth probe buffer in MiB (default 512)");

@@ -17,6 +17,7 @@
 #include "inferlab/stats.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
+#include "options.hpp"
 
 namespace inferlab::app {
 namespace {
@@ -25,11 +26,11 @@ using namespace inferlab::model;
 
 Sampling parse_sampling(bool greedy, const std::string& temperature, const std::string& top_k, const std::string& top_p) {
     Sampling s;
-    s.greedy = greedy;
-    s.temperature = parse_positive_real("--temperature", temperature);
-    s.top_k = parse_nonnegative_int("--top-k", top_k);
-    s.top_p = parse_real("--top-p", top_p);
-    if (!(s.top_p > 0 && s.top_p <= 1)) throw InputError("--top-p", top_p, "must be in (0, 1]");
+    // Temperature 0 is greedy, as in every subcommand that samples.
+    s.temperature = parse_temperature(temperature);
+    s.greedy = greedy || s.temperature == 0;
+    s.top_k = parse_top_k(top_k);
+    s.top_p = parse_top_p(top_p);
     return s;
 }
 
@@ -52,11 +53,11 @@ void run_speculate(const SpeculateOptionsCli& o) {
     Transformer target(*tw), draft(*dw);
     SpeculateOptions so;
     so.gamma = static_cast<int>(parse_positive_int("--gamma", o.gamma));
-    so.new_tokens = static_cast<int>(parse_positive_int("--tokens", o.tokens));
+    auto prompt = parse_token_list("--prompt", o.prompt, td);
+    so.new_tokens = parse_token_count("--tokens", o.tokens, prompt.size(), static_cast<std::uint64_t>(td.seq_len));
     so.sampling = parse_sampling(o.greedy, o.temperature, o.top_k, o.top_p);
     so.seed = parse_nonnegative_int("--seed", o.src.seed);
-    so.forward.threads = static_cast<int>(parse_positive_int("--threads", o.threads));
-    auto prompt = parse_token_list("--prompt", o.prompt, td);
+    so.forward.threads = parse_threads(o.threads);
     SpeculateResult r = speculative_generate(target, draft, prompt, so);
 
     std::uint64_t judged = 0, accepted = 0;
@@ -132,15 +133,13 @@ void run_kv_quant(const KvQuantOptions& o) {
     auto w = load(o.src, &what);
     Transformer m(*w);
     const Dims& d = w->dims();
-    const unsigned bits = static_cast<unsigned>(parse_positive_int("--bits", o.bits));
-    if (bits != 8 && bits != 4) throw InputError("--bits", o.bits, "must be 8 or 4");
+    const unsigned bits = parse_bits(o.bits, {8, 4});
     KvQuantScheme scheme;
     if (o.scheme == "kivi") scheme = KvQuantScheme::Kivi;
     else if (o.scheme == "per-token") scheme = KvQuantScheme::PerToken;
     else throw InputError("--scheme", o.scheme, "must be kivi (K per channel, V per token) or per-token");
     const int group = static_cast<int>(parse_positive_int("--group", o.group));
-    const int n = static_cast<int>(parse_positive_int("--tokens", o.tokens));
-    if (n > d.seq_len) throw InputError("--tokens", o.tokens, "exceeds the maximum sequence length " + std::to_string(d.seq_len));
+    const int n = parse_token_count("--tokens", o.tokens, 0, static_cast<std::uint64_t>(d.seq_len));
     std::vector<int> tokens;
     Rng rng(parse_nonnegative_int("--seed", o.src.seed) + 77);
     for (int i = 0; i < n; ++i) tokens.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
@@ -166,9 +165,8 @@ void run_kv_quant(const KvQuantOptions& o) {
         agree += a == b;
     }
     // Greedy generation: where (if anywhere) the quantized cache parts from float32.
-    const int gen = static_cast<int>(parse_nonnegative_int("--gen", o.gen));
     auto prompt = parse_token_list("--prompt", o.prompt, d);
-    if (int(prompt.size()) + gen > d.seq_len) throw InputError("--gen", o.gen, "with the prompt exceeds the maximum sequence length");
+    const int gen = parse_token_count("--gen", o.gen, prompt.size(), static_cast<std::uint64_t>(d.seq_len), false);
     ContiguousCache gf(d);
     QuantizedCache gq(d, bits, scheme, group);
     int first_diff = -1;
@@ -229,7 +227,7 @@ void run_roofline(const RooflineCli& o) {
     Transformer m(*w);
     const Dims& d = w->dims();
     ForwardOptions opt;
-    opt.threads = static_cast<int>(parse_positive_int("--threads", o.threads));
+    opt.threads = parse_threads(o.threads);
     const int repeats = static_cast<int>(parse_positive_int("--repeats", o.repeats));
     auto batches = parse_int_list_or_range("--batches", o.batches, 32);
     auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
@@ -291,11 +289,14 @@ void setup_model_measure(CLI::App* model) {
     s->add_option("--draft-layers", sp->draft_layers, "the draft's layers: the target's first N (default half)");
     s->add_option("--perturb", sp->perturb, "relative noise on the draft's weights (default 0.05; dials acceptance)");
     s->add_option("--draft-seed", sp->draft_seed, "seed of that noise (default 2)");
-    s->add_option("--temperature", sp->temperature, "sampling temperature (default 1)");
-    s->add_option("--top-k", sp->top_k, "top-k (0: off)");
-    s->add_option("--top-p", sp->top_p, "top-p (1: off)");
+    s->add_option("--temperature", sp->temperature, "sampling temperature (default 1, 0 = greedy as --greedy)")
+        ->check(rule(parse_temperature));
+    s->add_option("--top-k", sp->top_k, "top-k (0: off)")
+        ->check(rule(parse_top_k));
+    s->add_option("--top-p", sp->top_p, "top-p (1: off)")
+        ->check(rule(parse_top_p));
     s->add_flag("--greedy", sp->greedy, "greedy drafts and verification (equals greedy target decoding)");
-    s->add_option("--threads", sp->threads, "threads (default 1)");
+    add_threads_option(s, sp->threads);
     s->add_option("--cost-ratio", sp->cost_ratio, "draft/target cost for a predicted speedup");
     add_output_flags(*s, sp->flags, true);
     s->footer(examples_footer({"inferlab model speculate --model demo-gqa --gamma 4 --seed 1 --tokens 200"},
@@ -324,7 +325,7 @@ void setup_model_measure(CLI::App* model) {
     add_source(rf, ro->src);
     rf->add_option("--batches", ro->batches, "batch sizes (default 1,8)");
     rf->add_option("--contexts", ro->contexts, "cached tokens per sequence (default 64)");
-    rf->add_option("--threads", ro->threads, "threads (default 1)");
+    add_threads_option(rf, ro->threads);
     rf->add_option("--probe-mib", ro->probe_mib, "bandwidth probe buffer in MiB (default 512)");
     rf->add_option("--repeats", ro->repeats, "timed steps per row, best kept (default 3)");
     add_output_flags(*rf, ro->flags, true);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common.hpp"
+#include "options.hpp"
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/model_config.hpp"
@@ -106,8 +107,7 @@ void single_value(const QuantizeOptions& o, Report& r, Rng& rng, Rounding rule) 
         if (v > (1u << 20)) throw InputError("--qmax", o.qmax, "must be at most 2^20");
         qmax = static_cast<std::int64_t>(v);
     } else if (!o.bits.empty()) {
-        std::uint64_t b = parse_positive_int("--bits", o.bits);
-        if (b < 2 || b > 16) throw InputError("--bits", o.bits, "must be between 2 and 16");
+        const unsigned b = parse_bits_in(o.bits, 2, 16);
         qmax = symmetric_qmax(static_cast<unsigned>(b));
     } else {
         throw InputError("give --qmax Q or --bits b (Q = 2^(b−1) − 1)");
@@ -152,9 +152,7 @@ void many_values(const QuantizeOptions& o, Report& r, Rng& rng, Rounding rule, C
                              o.outliers.empty() ? "" : ", outliers " + o.outliers);
     }
     QuantConfig cfg;
-    std::uint64_t bits = o.bits.empty() ? 8 : parse_positive_int("--bits", o.bits);
-    if (bits < 2 || bits > 16) throw InputError("--bits", o.bits, "must be between 2 and 16");
-    cfg.bits = static_cast<unsigned>(bits);
+    cfg.bits = o.bits.empty() ? 8 : parse_bits_in(o.bits, 2, 16);
     cfg.granularity = parse_granularity("--granularity", o.granularity);
     if (!o.group_size.empty()) {
         cfg.group_size = parse_positive_int("--group-size", o.group_size);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common.hpp"
+#include "options.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/rational.hpp"
 #include "inferlab/spec.hpp"
@@ -285,10 +286,9 @@ void run(const SpecOptions& o) {
             if (o.p_logits.empty() || o.q_logits.empty()) throw InputError("give both --p-logits and --q-logits");
             if (!o.p.empty() || !o.q.empty()) throw InputError("give distributions (--p/--q) or logits, not both");
             if (o.exact) throw InputError("--exact needs decimal probabilities, not logits");
-            double temp = parse_positive_real("--temperature", o.temperature);
-            std::size_t k = parse_nonnegative_int("--top-k", o.top_k);
-            double tp = parse_real("--top-p", o.top_p);
-            if (!(tp > 0 && tp <= 1)) throw InputError("--top-p", o.top_p, "must be in (0, 1]");
+            double temp = parse_temperature(o.temperature);
+            std::size_t k = parse_top_k(o.top_k);
+            double tp = parse_top_p(o.top_p);
             std::vector<double> pl, ql;
             for (const auto& s : split_list("--p-logits", o.p_logits)) pl.push_back(parse_real("--p-logits", s));
             for (const auto& s : split_list("--q-logits", o.q_logits)) ql.push_back(parse_real("--q-logits", s));
@@ -373,9 +373,12 @@ void setup_spec_accept(CLI::App& app) {
     sub->add_option("--q-file", opt->q_file, "draft distribution from a file");
     sub->add_option("--p-logits", opt->p_logits, "target logits (softmax at --temperature, then --top-k/--top-p)");
     sub->add_option("--q-logits", opt->q_logits, "draft logits");
-    sub->add_option("--temperature", opt->temperature, "temperature for logits (default 1)");
-    sub->add_option("--top-k", opt->top_k, "keep the k most likely tokens (0: off)");
-    sub->add_option("--top-p", opt->top_p, "keep the smallest set with this mass (1: off)");
+    sub->add_option("--temperature", opt->temperature, "temperature for logits (default 1, 0 = greedy: all mass on the argmax)")
+        ->check(rule(parse_temperature));
+    sub->add_option("--top-k", opt->top_k, "keep the k most likely tokens (0: off)")
+        ->check(rule(parse_top_k));
+    sub->add_option("--top-p", opt->top_p, "keep the smallest set with this mass (1: off)")
+        ->check(rule(parse_top_p));
     sub->add_flag("--exact", opt->exact, "exact fractions (the default when every input is a short decimal)");
     sub->add_flag("--float", opt->floating, "floating point even for decimal inputs");
     sub->add_flag("--normalize", opt->normalize, "divide each distribution by its sum instead of requiring 1 (within 1e-9)");

@@ -52,9 +52,18 @@ template Acceptance<Rational> acceptance(const std::vector<Rational>&, const std
 std::vector<double> sampling_distribution(const std::vector<double>& logits, double temperature, std::size_t top_k,
                                           double top_p) {
     if (logits.empty()) throw InputError("logits: the list is empty");
-    if (!(temperature > 0)) throw InputError("--temperature", std::to_string(temperature), "must be greater than 0");
-    if (!(top_p > 0 && top_p <= 1)) throw InputError("--top-p", std::to_string(top_p), "must be in (0, 1]");
-    const double mx = *std::max_element(logits.begin(), logits.end());
+    if (!(temperature >= 0) || !std::isfinite(temperature))
+        throw InputError("temperature", std::to_string(temperature), "must be 0 (greedy) or a finite positive number");
+    if (!(top_p > 0 && top_p <= 1)) throw InputError("top-p", std::to_string(top_p), "must be in (0, 1]");
+    const auto top = std::max_element(logits.begin(), logits.end());
+    if (temperature == 0) {
+        // The limit T → 0: all mass on the argmax (the first one when several tie), which every
+        // top-k and top-p keeps.
+        std::vector<double> onehot(logits.size(), 0.0);
+        onehot[static_cast<std::size_t>(top - logits.begin())] = 1.0;
+        return onehot;
+    }
+    const double mx = *top;
     std::vector<double> pr(logits.size());
     double sum = 0;
     for (std::size_t i = 0; i < logits.size(); ++i) sum += pr[i] = std::exp((logits[i] - mx) / temperature);

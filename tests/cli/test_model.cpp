@@ -105,7 +105,7 @@ TEST_CASE("model: bad input exits 2 with one clear line", "[cli][model][errors]"
     expect_error({"model", "logits", "--config", data_path("tiny-model.json"), "--tokens", "1,2,3,4,5,6,7,8,9"},
                  "longer than the model's maximum sequence length 8");
     expect_error({"model", "generate", "--config", data_path("tiny-model.json"), "--prompt", "1,2,3", "--steps", "6"},
-                 "longer than the maximum 8");
+                 "exceeds the model's maximum sequence length 8");
     for (const char* f : {"short.bin", "dims.bin", "zero.bin", "nan.bin"}) std::remove((dir + f).c_str());
 }
 
@@ -135,7 +135,9 @@ TEST_CASE("model bench: the documented keys, bytes per step from kv-mem's formul
     REQUIRE(j["batch"].size() == 2);
     CHECK(j["batch"][0]["ratio_to_batch_1"].get<double>() == 1.0);
     CHECK(j["batch"][1]["ratio_to_batch_1"].get<double>() > 0);
-    CHECK(j["batch"][1]["bound_aggregate_tokens_per_s"].get<double>() > j["batch"][0]["bound_aggregate_tokens_per_s"].get<double>());
+    // ≥, not >: the bound uses the measured π, and on a loaded machine both batches can be
+    // compute-bound, where the aggregate bound π/(2P) no longer grows with B.
+    CHECK(j["batch"][1]["bound_aggregate_tokens_per_s"].get<double>() >= j["batch"][0]["bound_aggregate_tokens_per_s"].get<double>());
     // bf16: the float32 and bf16 decode alternate in the same run, and the ratio is theirs.
     auto args = base;
     args.insert(args.end(), {"--weight-dtype", "bf16"});

@@ -34,7 +34,8 @@ extern template Acceptance<double> acceptance(const std::vector<double>&, const 
 extern template Acceptance<Rational> acceptance(const std::vector<Rational>&, const std::vector<Rational>&);
 
 // Softmax of logits at a temperature, then top-k and top-p (nucleus) truncation, renormalised:
-// the distribution actually sampled. temperature > 0; top_k = 0 and top_p = 1 disable them.
+// the distribution actually sampled. temperature 0 is greedy (one-hot at the first argmax);
+// top_k = 0 and top_p = 1 disable them.
 std::vector<double> sampling_distribution(const std::vector<double>& logits, double temperature, std::size_t top_k,
                                           double top_p);
 

@@ -1,0 +1,68 @@
+#include "options.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "inferlab/error.hpp"
+#include "inferlab/units.hpp"
+
+namespace inferlab::app {
+
+int parse_threads(const std::string& text) {
+    const std::uint64_t t = parse_positive_int("--threads", text);
+    if (t > kMaxThreads) throw InputError("--threads", text, fmt::format("must be between 1 and {}", kMaxThreads));
+    return static_cast<int>(t);
+}
+
+void add_threads_option(CLI::App* sub, std::string& value) {
+    sub->add_option("--threads", value, fmt::format("CPU threads, 1 to {} (default 1)", kMaxThreads))
+        ->check(rule(parse_threads));
+}
+
+double parse_temperature(const std::string& text) {
+    const double t = parse_real("--temperature", text);
+    if (!(t >= 0) || !std::isfinite(t))
+        throw InputError("--temperature", text, "must be 0 (greedy) or a finite positive number");
+    return t;
+}
+
+double parse_top_p(const std::string& text) {
+    const double p = parse_real("--top-p", text);
+    if (!(p > 0 && p <= 1)) throw InputError("--top-p", text, "must be in (0, 1] (1 keeps every token)");
+    return p;
+}
+
+std::size_t parse_top_k(const std::string& text) {
+    return static_cast<std::size_t>(parse_nonnegative_int("--top-k", text));
+}
+
+unsigned parse_bits(const std::string& text, std::initializer_list<unsigned> allowed) {
+    const std::uint64_t b = parse_positive_int("--bits", text);
+    std::string list;
+    for (unsigned a : allowed) {
+        if (b == a) return a;
+        list += (list.empty() ? "" : " or ") + std::to_string(a);
+    }
+    throw InputError("--bits", text, "must be " + list);
+}
+
+unsigned parse_bits_in(const std::string& text, unsigned lo, unsigned hi) {
+    const std::uint64_t b = parse_positive_int("--bits", text);
+    if (b < lo || b > hi) throw InputError("--bits", text, fmt::format("must be between {} and {}", lo, hi));
+    return static_cast<unsigned>(b);
+}
+
+int parse_token_count(const std::string& flag, const std::string& text, std::uint64_t already,
+                      std::uint64_t max_seq, bool positive) {
+    const std::uint64_t n = positive ? parse_positive_int(flag, text) : parse_nonnegative_int(flag, text);
+    if (already > max_seq || n > max_seq - already)
+        throw InputError(flag, text,
+                         already == 0
+                             ? fmt::format("exceeds the model's maximum sequence length {}", max_seq)
+                             : fmt::format("with the {} tokens before it exceeds the model's maximum sequence length {}",
+                                           already, max_seq));
+    return static_cast<int>(n);
+}
+
+}  // namespace inferlab::app
