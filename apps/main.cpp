@@ -19,7 +19,7 @@ std::string one_line(std::string s) {
 
 int main(int argc, char** argv) {
     CLI::App app{"inferlab: the arithmetic of LLM inference, exact and checked against the textbook.", "inferlab"};
-    app.set_version_flag("--version", "inferlab 0.1.0");
+    app.set_version_flag("--version", "inferlab " INFERLAB_VERSION);
     app.require_subcommand(1);
     app.footer(
         "\nUnits: sizes take B or explicit decimal (kB MB GB TB) / binary (KiB MiB GiB TiB) suffixes;\n"
