@@ -7,6 +7,7 @@
 #include "common.hpp"
 #include "inferlab/bestofn.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/report.hpp"
 #include "inferlab/units.hpp"
 
 namespace inferlab::app {
@@ -22,7 +23,8 @@ struct BestOfNOptions {
     OutputFlags out;
 };
 
-std::string pr(double v) { return fmt::format("{:.6f}", v); }
+// Probabilities in tables: the shortest exact form when short (0.3, 0.7599, 1e-16), else 6 digits.
+std::string pr(double v) { return format_short(v, 6); }
 
 void run(const BestOfNOptions& o, const CLI::App& sub) {
     if (o.p.empty()) throw InputError("--p is required: the probability that one candidate is correct (e.g. 0.3)");
@@ -136,20 +138,33 @@ void run(const BestOfNOptions& o, const CLI::App& sub) {
     h += "  Coverage P≥1 = 1 − (1 − p)^N is the chance the candidates contain a correct answer,\n"
          "  not the chance the system answers correctly: that needs a selection step.\n";
     x += "Coverage (first document §3.2): P≥1 = 1 − (1 − p)^N\n";
-    for (std::uint64_t n : ns)
-        x += fmt::format("  N = {}: 1 − (1 − {})^{} = 1 − {}^{} = 1 − {} = {}\n", n, format_real(p, 6), n,
-                         format_real(1 - p, 6), n, format_real(std::pow(1 - p, static_cast<double>(n)), 10),
-                         format_real(coverage(p, n), 10));
+    for (std::uint64_t n : ns) {
+        const std::string none = format_short(1 - coverage(p, n), 10);
+        if (none == "1" && coverage(p, n) > 0)  // 1 − p rounds to 1: only the log form keeps the digits
+            x += fmt::format("  N = {}: 1 − (1 − {})^{} = −expm1({}·log1p(−{})) = {}\n", n, format_short(p, 10), n, n,
+                             format_short(p, 10), format_short(coverage(p, n), 10));
+        else
+            x += fmt::format("  N = {}: 1 − (1 − {})^{} = 1 − {}^{} = 1 − {} = {}\n", n, format_short(p, 10), n,
+                             format_short(1 - p, 10), n, none, format_short(coverage(p, n), 10));
+    }
     x += "  This is the probability that a correct candidate is present, not that it is chosen.\n";
     if (ver) {
         const double q = verifier_accept_rate(p, *ver);
+        const double limit = verifier_selection_limit(p, *ver);
         j["verifier"] = {{"tpr", ver->tpr}, {"fpr", ver->fpr}, {"fallback", o.fallback}, {"accept_rate", q},
-                         {"limit_large_n", q > 0 ? p * ver->tpr / q : 0.0}};
+                         {"limit_large_n", limit}};
         h += fmt::format("  Verifier: TPR {}, FPR {}; picks uniformly among accepted candidates (or the first: same "
-                         "probability); none accepted → {}.\n  As N grows selection tends to p·TPR/q = {}, while "
-                         "coverage tends to 1.\n",
-                         format_real(ver->tpr, 6), format_real(ver->fpr, 6),
-                         o.fallback == "random" ? "pick any candidate" : "abstain", pr(q > 0 ? p * ver->tpr / q : 0));
+                         "probability); none accepted → {}.\n",
+                         format_short(ver->tpr), format_short(ver->fpr),
+                         o.fallback == "random" ? "pick any candidate" : "abstain");
+        if (q > 0)
+            h += fmt::format("  As N grows selection tends to p·TPR/q = {}{}\n", pr(limit),
+                             p > 0 ? ", while coverage tends to 1." : "; coverage stays 0: no candidate is correct (p = 0).");
+        else
+            h += fmt::format("  The verifier accepts no candidate (q = p·TPR + (1−p)·FPR = 0), so every N gives the "
+                             "fallback: {}.\n",
+                             ver->fallback_random ? "a random candidate, correct with probability p = " + pr(limit)
+                                                  : "abstain, never correct (0)");
         x += fmt::format("\nVerifier selection: q = p·TPR + (1−p)·FPR = {}·{} + {}·{} = {}\n", format_real(p, 6),
                          format_real(ver->tpr, 6), format_real(1 - p, 6), format_real(ver->fpr, 6), format_real(q, 10));
         x += "  P = (1 − (1−q)^N)·p·TPR/q" + std::string(ver->fallback_random ? " + (1−q)^N·p·(1−TPR)/(1−q)" : "") + "\n";
@@ -192,13 +207,18 @@ void run(const BestOfNOptions& o, const CLI::App& sub) {
     // ---- inverse ----
     if (!o.target.empty()) {
         double target = parse_probability("--target", o.target);
-        if (target >= 1) throw InputError("--target", o.target, "must be below 1 (coverage 1 needs infinitely many samples)");
+        if (target >= 1 && p < 1)
+            throw InputError("--target", o.target,
+                             "cannot be reached with p < 1: coverage 1 − (1 − p)^N stays below 1 for every N");
         auto n = min_n_for_coverage(p, target);
         if (!n) throw InputError("--target", o.target, "cannot be reached with p = 0");
         j["target"] = target;
         j["min_n_for_target"] = *n;
         h += fmt::format("  Smallest N with coverage ≥ {}: N = {} (coverage {})\n", format_real(target, 6), *n, pr(coverage(p, *n)));
-        x += fmt::format("\nInverse: N = ceil(ln(1 − target) / ln(1 − p)) = {}\n", *n);
+        if (p >= 1 || target <= 0)
+            x += fmt::format("\nInverse: {}, so N = 1\n", p >= 1 ? "p = 1: every candidate is correct" : "target ≤ 0");
+        else
+            x += fmt::format("\nInverse: N = ceil(ln(1 − target) / ln(1 − p)) = {}\n", *n);
     }
 
     // ---- fixed budget ----
@@ -210,17 +230,25 @@ void run(const BestOfNOptions& o, const CLI::App& sub) {
         if (budget < cs)
             throw InputError("--budget", o.budget, "is smaller than one sample (--cost-sample " + o.cost_sample + ")");
         Verifier v = ver ? *ver : Verifier{};
-        std::vector<double> d = dist ? *dist : spread_wrong(p, 1);
-        auto plans = compare_at_budget(p, budget, cs, cj, v, d);
+        // Voting depends on how many wrong answers split the votes: never guess it.
+        auto plans = compare_at_budget(p, budget, cs, cj, v, dist ? *dist : std::vector<double>{});
         Table bt{{"strategy", "N", "cost", "P(correct)"}, {}, {false, true, true, true}};
         j["budget"] = {{"budget", budget}, {"cost_sample", cs}, {"cost_judge", cj}, {"plans", nlohmann::json::array()}};
         for (const auto& pl : plans) {
             bt.rows.push_back({pl.strategy, std::to_string(pl.n), format_real(pl.cost, 6), pr(pl.p_correct)});
-            j["budget"]["plans"].push_back({{"strategy", pl.strategy}, {"n", pl.n}, {"cost", pl.cost}, {"p_correct", pl.p_correct}});
+            j["budget"]["plans"].push_back(
+                {{"strategy", pl.strategy}, {"n", pl.n}, {"cost", pl.cost}, {"p_correct", pl.p_correct}, {"capped", pl.capped}});
         }
         h += fmt::format("\nAt equal total cost {} (sample {}, judgement {}){}:\n", format_real(budget, 6), format_real(cs, 6),
                          format_real(cj, 6), ver ? "" : "; verifier assumed perfect (give --tpr/--fpr)");
         h += render_text(bt, "  ");
+        if (!dist)
+            h += "  Majority vote not compared: give --alternatives k or --answer-dist (how many wrong answers split\n"
+                 "  the votes decides it).\n";
+        for (const auto& pl : plans)
+            if (pl.capped)
+                h += fmt::format("  {}: exact up to N = {}; the budget buys {} samples.\n", pl.strategy, pl.n,
+                                 group_thousands(static_cast<std::uint64_t>(std::floor(budget / cs))));
         x += "\nFixed budget: N_verifier = floor(budget / (cost_sample + cost_judge)), N_majority = floor(budget / cost_sample).\n";
     }
 
@@ -230,7 +258,8 @@ void run(const BestOfNOptions& o, const CLI::App& sub) {
         if (trials > 10000000) throw InputError("--simulate", o.simulate, "must be at most 10,000,000 trials");
         std::uint64_t seed = parse_nonnegative_int("--seed", o.seed);
         Verifier v = ver ? *ver : Verifier{};
-        std::vector<double> d = dist ? *dist : spread_wrong(p, 1);
+        // No answer distribution: majority vote is not simulated (nobody asked for it).
+        std::vector<double> d = dist ? *dist : std::vector<double>{};
         double bz = bias ? *bias : 0;
         Table st{{"N", "strategy", "exact", "Monte Carlo", "99% interval ±", "agrees"}, {}, {true, false}};
         j["simulation"] = {{"trials", trials}, {"seed", seed}, {"rows", nlohmann::json::array()}};
@@ -248,11 +277,11 @@ void run(const BestOfNOptions& o, const CLI::App& sub) {
             };
             add("coverage", coverage(p, n), s.coverage, true);
             add("verifier", verifier_selection(p, n, v), s.verifier, ver.has_value());
-            add("majority", majority_vote(d, n), s.majority, dist.has_value());
+            if (dist) add("majority", majority_vote(d, n), s.majority, true);
             add("biased judge", biased_judge_selection(p, n, bz), s.biased_judge, bias.has_value());
         }
         j["simulation"]["all_agree"] = all_agree;
-        h += fmt::format("\nMonte Carlo ({} trials, seed {}), beside the exact values:\n", trials, seed);
+        h += fmt::format("\nMonte Carlo ({}, seed {}), beside the exact values:\n", count_noun(trials, "trial"), seed);
         h += render_text(st, "  ");
     }
 
@@ -298,7 +327,7 @@ void setup_best_of_n(CLI::App& app) {
          "inferlab best-of-n --p 0.3 --tpr 0.9 --fpr 0.1 --alternatives 3 --budget 16 --cost-sample 1 --cost-judge 1"},
         "JSON keys: p, rows[]{n, coverage, verifier_selection, majority_vote, biased_judge, coverage_hard_fraction,\n"
         "coverage_beta} (with one N also at the top level), verifier{...}, target, min_n_for_target,\n"
-        "budget{plans[]{strategy, n, cost, p_correct}}, simulation{trials, seed, rows[]{n, strategy, exact, estimate,\n"
+        "budget{plans[]{strategy, n, cost, p_correct, capped}}, simulation{trials, seed, rows[]{n, strategy, exact, estimate,\n"
         "half_width_99, agrees}, all_agree}."));
     sub->callback([opt, sub] { run(*opt, *sub); });
 }
