@@ -222,7 +222,7 @@ void run_check(const CheckOptions& o) {
 struct GenerateOptions {
     ModelSource src;
     PathOptions path;
-    std::string prompt = "1,2,3,4", steps = "8", temperature = "0", top_k = "0", top_p = "1";
+    std::string prompt = "1,2,3,4", steps = "8", temperature = "0", top_k = "0", top_p = "1", sample_seed = "1";
     bool trace = false;
     OutputFlags flags;
 };
@@ -253,7 +253,7 @@ void run_generate(const GenerateOptions& o) {
         throw InputError("--steps", o.steps, "makes the sequence longer than the maximum " + std::to_string(d.seq_len));
     ForwardOptions opt = forward_options(o.path);
     const std::uint64_t seed = parse_nonnegative_int("--seed", o.src.seed);
-    Rng rng(seed ^ 0x5eedULL);
+    Rng rng(parse_nonnegative_int("--sample-seed", o.sample_seed));
     const int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
     std::unique_ptr<BlockPool> pool;
     std::unique_ptr<KvCache> cache;
@@ -278,6 +278,7 @@ void run_generate(const GenerateOptions& o) {
     Report r;
     r.json["backend"] = o.path.backend;
     r.json["prompt"] = prompt;
+    r.json["sample_seed"] = parse_nonnegative_int("--sample-seed", o.sample_seed);
     r.json["generated"] = generated;
     r.json["trace"] = nlohmann::json::array();
     Table t{{"step", "phase", "tokens fed", "cache length per layer", "Q", "new K/V", "cached K/V", "scores"}, {}, {true, false, false}};
@@ -552,10 +553,11 @@ void setup_model(CLI::App& app) {
     sg->add_option("--temperature", ge->temperature, "0 = greedy (default); > 0 samples");
     sg->add_option("--top-k", ge->top_k, "keep the k most likely tokens (0: off)");
     sg->add_option("--top-p", ge->top_p, "nucleus mass (1: off)");
+    add_sample_seed(sg, ge->sample_seed);
     sg->add_flag("--trace", ge->trace, "print each step: phase, tokens fed, cache lengths, shapes");
     add_output_flags(*sg, ge->flags, true);
     sg->footer(examples_footer({"inferlab model generate --model demo-gqa --prompt 1,2,3,4 --steps 3 --trace"},
-                               "JSON keys: prompt, generated, trace[]{step, phase, tokens, start_pos, cache_len, q_shape,\n"
+                               "JSON keys: prompt, sample_seed, generated, trace[]{step, phase, tokens, start_pos, cache_len, q_shape,\n"
                                "kv_new_shape, kv_cached_shape, scores_shape}."));
     sg->callback([ge] { run_generate(*ge); });
 
