@@ -206,7 +206,7 @@ void run_check(const CheckOptions& o) {
     r.json["max_abs_diff"] = worst;
     r.json["max_rel_diff"] = worst_rel;
     r.json["agree"] = worst_rel <= kRelTol;
-    r.human = fmt::format("Max |logit − no-cache logit| per position ({} tokens; {}; {} backend)\n", tokens.size(), dims_text(d),
+    r.human = fmt::format("Max |logit − no-cache logit| per position ({}; {}; {} backend)\n", count_noun(tokens.size(), "token"), dims_text(d),
                           o.path.backend);
     r.human += render_text(t, "  ");
     r.human += fmt::format("  largest difference {:.3e} ({:.3e} of the position's largest logit); tolerance 1e-5 relative: {}\n",

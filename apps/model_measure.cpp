@@ -102,9 +102,11 @@ void run_speculate(const SpeculateOptionsCli& o) {
     std::string& h = rep.human;
     h += fmt::format("Speculative decoding on the reference model, γ = {}, {} (sample seed {})\n", so.gamma,
                      so.sampling.greedy ? "greedy" : fmt::format("temperature {}", format_real(so.sampling.temperature)), so.seed);
-    h += fmt::format("  target: {} ({} layers)\n  draft:  {}\n", what, td.n_layers, j["draft"].get<std::string>());
-    h += fmt::format("  {} tokens in {} rounds: {} target forward passes, {} draft forward passes, {} drafts discarded\n",
-                     r.tokens.size(), r.rounds, r.target_passes, r.draft_passes, r.drafts_discarded);
+    h += fmt::format("  target: {} ({})\n  draft:  {}\n", what, count_noun(td.n_layers, "layer"), j["draft"].get<std::string>());
+    h += fmt::format("  {} in {}: {}, {}, {} discarded\n", count_noun(r.tokens.size(), "token"),
+                     count_noun(r.rounds, "round"), count_noun(r.target_passes, "target forward pass", "target forward passes"),
+                     count_noun(r.draft_passes, "draft forward pass", "draft forward passes"),
+                     count_noun(r.drafts_discarded, "draft"));
     h += render_text(t, "  ");
     h += fmt::format("  acceptance rate {:.4f} against spec-accept's Σ min(p, q) = {:.4f} (99% interval ±{:.4f}: {})\n", alpha_emp,
                      alpha_pred, half, std::fabs(alpha_emp - alpha_pred) <= half ? "inside" : "OUTSIDE");

@@ -187,3 +187,14 @@ TEST_CASE("model logits: a random 8B model that cannot fit is refused with its s
     CHECK(r.err.find("--model 'llama-3-8b': random float32 weights need 32,121,044,992 B") != std::string::npos);
     CHECK(r.err.find("available (MemAvailable)") != std::string::npos);
 }
+
+// Issue #14: counts take the noun's number ("1 token", not "1 tokens").
+TEST_CASE("model speculate and check-cache: one token reads as one token", "[cli][model][issue14]") {
+    auto s = run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "4", "--tokens", "1"});
+    CHECK(s.status == 0);
+    CHECK(s.out.find("(sample seed 1)") != std::string::npos);
+    CHECK(s.out.find("  1 token in 1 round: ") != std::string::npos);
+    auto c = run_inferlab({"model", "check-cache", "--model", "demo-gqa", "--length", "1"});
+    CHECK(c.status == 0);
+    CHECK(c.out.find("per position (1 token; ") != std::string::npos);
+}
