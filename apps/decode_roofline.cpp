@@ -172,6 +172,75 @@ void list_hw(const RooflineOptions& o) {
     emit(r, o.out);
 }
 
+// A whole generation of N output tokens after a prompt of P: the prefill bound, then the N − 1
+// decode steps (lib: generation_decode_steps), every figure from the same steps.
+void generation_section(const RooflineOptions& o, const Inputs& in, Report& r) {
+    const DecodeModel& m = in.model;
+    const Machine& hw = in.machine;
+    auto& j = r.json;
+    std::string& h = r.human;
+    std::string& x = r.explain;
+    if (!m.kv_spec) throw InputError("--prompt-len/--output-len need the KV geometry: use --config or --model, not --kv-bytes-per-request");
+    if (in.lens_are_batch) throw InputError("--prompt-len/--output-len take requests of one length: give --batch, not a list of lengths");
+    if (o.prompt_len.empty() || o.output_len.empty()) throw InputError("give both --prompt-len P and --output-len N");
+    std::uint64_t P = parse_tokens("--prompt-len", o.prompt_len);
+    if (P == 0) throw InputError("--prompt-len", o.prompt_len, "must be a positive token count");
+    std::uint64_t N = parse_tokens("--output-len", o.output_len);
+    if (N == 0) throw InputError("--output-len", o.output_len, "must be a positive token count");
+    if (N > 10000000) throw InputError("--output-len", o.output_len, "must be at most 10,000,000 tokens");
+    Table g{{"batch", "TTFT (prefill)", "decode steps", "decode total", "TPOT (avg step)", "last step",
+             "all at final S", "end-to-end"}, {}, {}};
+    j["generation"] = nlohmann::json::array();
+    const bool has_prefill = hw.peak_flops && m.params;
+    for (std::uint64_t b : in.batches) {
+        // One accounting for every figure: token 1 from prefill, tokens 2..N from N − 1 decode steps.
+        std::optional<LatencyBound> lb;
+        if (has_prefill) lb = latency_bound(m, b, P, N, hw);
+        const GenerationBound dec = lb ? lb->decode : generation_decode_steps(m, b, P, N, hw);
+        const auto opt_s = [](bool has, double v) { return has ? nlohmann::json(v) : nlohmann::json(nullptr); };
+        nlohmann::json gj = {{"batch", b},
+                             {"prompt_len", P},
+                             {"output_len", N},
+                             {"decode_steps", dec.steps},
+                             {"decode_first_len", dec.steps ? nlohmann::json(dec.start_len) : nlohmann::json(nullptr)},
+                             {"decode_total_s", dec.total_time_s},
+                             {"average_step_s", opt_s(dec.steps > 0, dec.average_step_s)},
+                             {"last_step_s", opt_s(dec.steps > 0, dec.last_step_s)},
+                             {"charged_at_final_length_s", dec.charged_at_final_s},
+                             {"ttft_s", nullptr},
+                             {"tpot_s", nullptr},
+                             {"end_to_end_s", nullptr}};
+        const std::string none = "-";
+        std::vector<std::string> cells = {std::to_string(b), lb ? ms(lb->ttft_s) : none, group_thousands(dec.steps),
+                                          ms(dec.total_time_s), dec.steps ? ms(dec.average_step_s) : none,
+                                          dec.steps ? ms(dec.last_step_s) : none, ms(dec.charged_at_final_s),
+                                          lb ? ms(lb->end_to_end_s) : none};
+        if (lb) {
+            gj["ttft_s"] = lb->ttft_s;
+            gj["tpot_s"] = lb->tpot_s ? nlohmann::json(*lb->tpot_s) : nlohmann::json(nullptr);
+            gj["end_to_end_s"] = lb->end_to_end_s;
+            gj["prefill_bound"] = lb->prefill.compute_bound ? "compute" : "memory";
+            gj["prefill_flops"] = lb->prefill.flops;
+        }
+        j["generation"].push_back(gj);
+        g.rows.push_back(cells);
+    }
+    h += fmt::format("\nWhole generation: P = {}, N = {}: token 1 comes from prefill (TTFT); {}.\n",
+                     count_noun(P, "prompt token"), count_noun(N, "output token"),
+                     N == 1 ? "no decode step follows"
+                            : fmt::format("tokens 2..N from {} reading S = {} … {}", count_noun(N - 1, "decode step"),
+                                          group_thousands(P + 1), group_thousands(P + N - 1)));
+    h += render_text(g, "  ");
+    h += "  TTFT: request start to the first output token (the prefill bound alone, no queueing); TPOT: mean of the\n"
+         "  decode steps; end-to-end = TTFT + decode total = TTFT + (N−1)·TPOT (second document).\n";
+    if (!has_prefill)
+        h += "  (TTFT and end-to-end need --peak-flops or --hw with a FLOPS figure: prefill is mostly compute-bound)\n";
+    x += fmt::format("\nWhole generation: decode total = Σ_(i=1)^(N−1) t(S = P + i) with P = {}, N = {}; charging every "
+                     "step at the final length overstates it.\n", P, N);
+    x += "Prefill: F = 2·P_params·P + 2·L·H_q·d·P² per prompt (causal attention), t ≥ max(bytes/β, F/π);\n"
+         "TTFT = prefill bound; TPOT = decode total / (N−1); end-to-end = TTFT + decode total.\n";
+}
+
 void run(const RooflineOptions& o) {
     if (o.list_hw) return list_hw(o);
     Inputs in = gather(o);
@@ -318,53 +387,7 @@ void run(const RooflineOptions& o) {
         h += "\n" + render_bar_chart(labels, {agg, per}, 50);
     }
 
-    // ---- generation, prefill, latency ----
-    if (!o.output_len.empty() || !o.prompt_len.empty()) {
-        if (!m.kv_spec) throw InputError("--prompt-len/--output-len need the KV geometry: use --config or --model, not --kv-bytes-per-request");
-        if (in.lens_are_batch) throw InputError("--prompt-len/--output-len take requests of one length: give --batch, not a list of lengths");
-        if (o.prompt_len.empty() || o.output_len.empty()) throw InputError("give both --prompt-len P and --output-len N");
-        std::uint64_t P = parse_tokens("--prompt-len", o.prompt_len);
-        if (P == 0) throw InputError("--prompt-len", o.prompt_len, "must be a positive token count");
-        std::uint64_t N = parse_tokens("--output-len", o.output_len);
-        if (N == 0) throw InputError("--output-len", o.output_len, "must be a positive token count");
-        if (N > 10000000) throw InputError("--output-len", o.output_len, "must be at most 10,000,000 tokens");
-        Table g{{"batch", "decode total", "avg step", "last step", "all at final S", "TTFT", "TPOT", "end-to-end"}, {}, {}};
-        j["generation"] = nlohmann::json::array();
-        for (std::uint64_t b : in.batches) {
-            GenerationBound whole = decode_generation(m, b, P, N, hw);
-            nlohmann::json gj = {{"batch", b},
-                                 {"prompt_len", P},
-                                 {"output_len", N},
-                                 {"decode_total_s", whole.total_time_s},
-                                 {"average_step_s", whole.average_step_s},
-                                 {"last_step_s", whole.last_step_s},
-                                 {"charged_at_final_length_s", whole.charged_at_final_s}};
-            std::vector<std::string> cells = {std::to_string(b), ms(whole.total_time_s), ms(whole.average_step_s),
-                                              ms(whole.last_step_s), ms(whole.charged_at_final_s)};
-            if (hw.peak_flops && m.params) {
-                LatencyBound lb = latency_bound(m, b, P, N, hw);
-                gj["ttft_s"] = lb.ttft_s;
-                gj["tpot_s"] = lb.tpot_s;
-                gj["end_to_end_s"] = lb.end_to_end_s;
-                gj["prefill_bound"] = lb.prefill.compute_bound ? "compute" : "memory";
-                gj["prefill_flops"] = lb.prefill.flops;
-                cells.insert(cells.end(), {ms(lb.ttft_s), ms(lb.tpot_s), ms(lb.end_to_end_s)});
-            } else {
-                cells.insert(cells.end(), {"-", "-", "-"});
-            }
-            j["generation"].push_back(gj);
-            g.rows.push_back(cells);
-        }
-        h += fmt::format("\nWhole generation: P = {} prompt tokens, N = {} output tokens; decode step i reads S = P + i\n", P, N);
-        h += render_text(g, "  ");
-        h += "  TTFT: request start to the first output token (here: the prefill bound alone, no queueing);\n"
-             "  TPOT: mean time per output token after the first; end-to-end = TTFT + (N−1)·TPOT (second document).\n";
-        if (!hw.peak_flops) h += "  (TTFT needs --peak-flops or --hw with a FLOPS figure: prefill is mostly compute-bound)\n";
-        x += fmt::format("\nWhole generation: Σ_(i=0)^(N−1) t(S = P + i) with P = {}, N = {}; charging every step at the "
-                         "final length overstates it.\n", P, N);
-        x += "Prefill: F = 2·P_params·P + 2·L·H_q·d·P² per prompt (causal attention), t ≥ max(bytes/β, F/π);\n"
-             "TTFT = prefill bound; TPOT = mean of the N−1 later steps; end-to-end = TTFT + (N−1)·TPOT.\n";
-    }
+    if (!o.output_len.empty() || !o.prompt_len.empty()) generation_section(o, in, r);
     emit(r, o.out);
 }
 
@@ -398,8 +421,9 @@ void setup_decode_roofline(CLI::App& app) {
         "JSON keys: inputs{...}, rows[]{batch, bytes_per_step, weight_bytes, kv_bytes, bytes_per_step_gb,\n"
         "bytes_per_step_gib, memory_time_s, compute_time_s, step_time_s, flops_per_step, arithmetic_intensity, bound,\n"
         "aggregate_tokens_per_s, per_request_tokens_per_s, fits}, comparison{reads_ratio, aggregate_ratio,\n"
-        "per_request_ratio}, compute_bound_from_batch, generation[]{decode_total_s, average_step_s, last_step_s,\n"
-        "charged_at_final_length_s, ttft_s, tpot_s, end_to_end_s}."));
+        "per_request_ratio}, compute_bound_from_batch, generation[]{decode_steps (N − 1), decode_first_len (P + 1),\n"
+        "decode_total_s, average_step_s, last_step_s, charged_at_final_length_s, ttft_s, tpot_s, end_to_end_s}\n"
+        "(null where not computed: TTFT needs π; TPOT needs N ≥ 2)."));
     sub->callback([opt, sub] {
         opt->batch_given = sub->count("--batch") > 0;
         run(*opt);

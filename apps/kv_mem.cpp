@@ -287,8 +287,14 @@ void run(const KvMemOptions& o, CLI::App& sub) {
         h += fmt::format("per token   s_token = 2·L·H_kv·d·b = {}   (per layer {})\n", bytes_all_units(s_token),
                          bytes_all_units(per_layer_token.front()));
         x += "Bytes per token (K and V, every layer):\n";
-        x += fmt::format("  s_token = 2·L·H_kv·d·b = 2 × {} × {} × {} × {} = {}\n", L, l0.h_kv, l0.d_k, b_text(l0.bits_k),
-                         bytes_all_units(s_token));
+        // A sub-byte product (1-bit elements, odd int4 widths) is stored in whole bytes: say so.
+        u128 token_bits = 0;
+        for (const auto& l : spec.layers) token_bits += layer_token_bits(l);
+        const std::string rounded =
+            token_bits % 8 ? fmt::format("{} B, rounded up to whole bytes: ", exact_ratio(to_u64(token_bits, "KV bits per token"), 8))
+                           : "";
+        x += fmt::format("  s_token = 2·L·H_kv·d·b = 2 × {} × {} × {} × {} = {}{}\n", L, l0.h_kv, l0.d_k, b_text(l0.bits_k),
+                         rounded, bytes_all_units(s_token));
     } else {
         h += fmt::format("per token   s_token = Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l) = {}{}\n", bytes_all_units(s_token),
                          has_window ? " (before windows cap sliding layers)" : "");

@@ -205,7 +205,7 @@ void run_check(const CheckOptions& o) {
     r.json["max_abs_diff"] = worst;
     r.json["max_rel_diff"] = worst_rel;
     r.json["agree"] = worst_rel <= kRelTol;
-    r.human = fmt::format("Max |logit − no-cache logit| per position ({} tokens; {}; {} backend)\n", tokens.size(), dims_text(d),
+    r.human = fmt::format("Max |logit − no-cache logit| per position ({}; {}; {} backend)\n", count_noun(tokens.size(), "token"), dims_text(d),
                           o.path.backend);
     r.human += render_text(t, "  ");
     r.human += fmt::format("  largest difference {:.3e} ({:.3e} of the position's largest logit); tolerance 1e-5 relative: {}\n",
@@ -221,7 +221,7 @@ void run_check(const CheckOptions& o) {
 struct GenerateOptions {
     ModelSource src;
     PathOptions path;
-    std::string prompt = "1,2,3,4", steps = "8", temperature = "0", top_k = "0", top_p = "1";
+    std::string prompt = "1,2,3,4", steps = "8", temperature = "0", top_k = "0", top_p = "1", sample_seed = "1";
     bool trace = false;
     OutputFlags flags;
 };
@@ -249,7 +249,7 @@ void run_generate(const GenerateOptions& o) {
     const double top_p = parse_top_p(o.top_p);
     ForwardOptions opt = forward_options(o.path);
     const std::uint64_t seed = parse_nonnegative_int("--seed", o.src.seed);
-    Rng rng(seed ^ 0x5eedULL);
+    Rng rng(parse_nonnegative_int("--sample-seed", o.sample_seed));
     const int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
     std::unique_ptr<BlockPool> pool;
     std::unique_ptr<KvCache> cache;
@@ -274,6 +274,7 @@ void run_generate(const GenerateOptions& o) {
     Report r;
     r.json["backend"] = o.path.backend;
     r.json["prompt"] = prompt;
+    r.json["sample_seed"] = parse_nonnegative_int("--sample-seed", o.sample_seed);
     r.json["generated"] = generated;
     r.json["trace"] = nlohmann::json::array();
     Table t{{"step", "phase", "tokens fed", "cache length per layer", "Q", "new K/V", "cached K/V", "scores"}, {}, {true, false, false}};
@@ -548,10 +549,11 @@ void setup_model(CLI::App& app) {
         ->check(rule(parse_top_k));
     sg->add_option("--top-p", ge->top_p, "nucleus mass (1: off)")
         ->check(rule(parse_top_p));
+    add_sample_seed(sg, ge->sample_seed);
     sg->add_flag("--trace", ge->trace, "print each step: phase, tokens fed, cache lengths, shapes");
     add_output_flags(*sg, ge->flags, true);
     sg->footer(examples_footer({"inferlab model generate --model demo-gqa --prompt 1,2,3,4 --steps 3 --trace"},
-                               "JSON keys: prompt, generated, trace[]{step, phase, tokens, start_pos, cache_len, q_shape,\n"
+                               "JSON keys: prompt, sample_seed, generated, trace[]{step, phase, tokens, start_pos, cache_len, q_shape,\n"
                                "kv_new_shape, kv_cached_shape, scores_shape}."));
     sg->callback([ge] { run_generate(*ge); });
 

@@ -4,6 +4,7 @@
 #ifdef INFERLAB_WITH_CUDA
 #include "inferlab/cuda/backend.hpp"
 #endif
+#include "inferlab/model/init_estimate.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
@@ -16,8 +17,37 @@ void add_source(CLI::App* sub, ModelSource& s) {
     sub->add_option("--checkpoint", s.checkpoint, "a llama2.c version-0 checkpoint");
     sub->add_option("--config", s.config, "a config.json (HF keys) for random weights");
     sub->add_option("--model", s.model, "a shipped config (default demo-gqa) for random weights");
-    sub->add_option("--seed", s.seed, "seed of the random weights (default 1)");
+    sub->add_option("--seed", s.seed, "seed of the random weights (default 1; sampling has --sample-seed)");
 }
+
+void add_sample_seed(CLI::App* sub, std::string& seed) {
+    sub->add_option("--sample-seed", seed, "seed of the token sampling, separate from the weights' --seed (default 1)");
+}
+
+namespace {
+
+// Refuse random weights this machine cannot hold; announce a long fill, and report its progress.
+std::function<void(std::uint64_t, std::uint64_t)> check_random_init(const Dims& d, const std::string& flag,
+                                                                     const std::string& name) {
+    const RandomInitEstimate e = estimate_random_init(d, measure_normal_rate());
+    if (auto avail = available_memory_bytes(); avail && e.weight_bytes > *avail)
+        throw InputError(flag, name,
+                         fmt::format("random float32 weights need {} ({} values × 4 B), more than the {} this machine "
+                                     "has available (MemAvailable)",
+                                     bytes_all_units(e.weight_bytes), group_thousands(e.values), bytes_all_units(*avail)));
+    if (e.seconds < 2) return {};
+    fmt::print(stderr, "inferlab: {} random weights: {} values, {}, about {} s to draw on this machine\n", name,
+               group_thousands(e.values), bytes_all_units(e.weight_bytes), format_real(e.seconds, 2));
+    return [next = std::uint64_t{0}](std::uint64_t done, std::uint64_t total) mutable {
+        // One line per tenth, and the last: enough to show it moves without flooding a log.
+        if (done < next && done < total) return;
+        fmt::print(stderr, "inferlab: initialised {}% ({} of {} values)\n", done * 100 / total, group_thousands(done),
+                   group_thousands(total));
+        next = done + total / 10;
+    };
+}
+
+}  // namespace
 
 std::unique_ptr<Weights> load(const ModelSource& s, std::string* described) {
     int n = !s.checkpoint.empty() + !s.config.empty() + !s.model.empty();
@@ -29,7 +59,9 @@ std::unique_ptr<Weights> load(const ModelSource& s, std::string* described) {
     std::uint64_t seed = parse_nonnegative_int("--seed", s.seed);
     ModelConfig c = !s.config.empty() ? load_config_file(s.config) : load_named_model(s.model.empty() ? "demo-gqa" : s.model);
     if (described) *described = fmt::format("{} with random weights (seed {})", c.name, seed);
-    return random_weights(dims_from_config(c), seed);
+    const Dims d = dims_from_config(c);
+    return random_weights(d, seed, check_random_init(d, s.config.empty() ? "--model" : "--config",
+                                                     s.config.empty() ? c.name : s.config));
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const Weights& w) {

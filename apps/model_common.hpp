@@ -16,7 +16,13 @@ struct ModelSource {
 
 // --checkpoint / --config / --model / --seed on a model subcommand.
 void add_source(CLI::App* sub, ModelSource& s);
-// A checkpoint, or seeded random weights from a config (default: the shipped demo-gqa).
+// --sample-seed on a subcommand that samples tokens: its own seed, so changing the weights'
+// --seed does not change the draws, nor the draws the weights (default 1).
+void add_sample_seed(CLI::App* sub, std::string& seed);
+// A checkpoint, or seeded random weights from a config (default: the shipped demo-gqa). Random
+// weights are estimated first (model::estimate_random_init): more than this machine's available
+// memory is an InputError naming both sizes; an initialisation estimated past 2 s says so on
+// stderr and reports progress there.
 std::unique_ptr<model::Weights> load(const ModelSource& s, std::string* described = nullptr);
 std::string dims_text(const model::Dims& d);
 // The backend --backend names: nullptr for "cpu" (use model::cpu_backend()), a CUDA backend

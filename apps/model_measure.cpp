@@ -38,7 +38,7 @@ Sampling parse_sampling(bool greedy, const std::string& temperature, const std::
 struct SpeculateOptionsCli {
     ModelSource src;
     std::string gamma = "4", tokens = "64", prompt = "1,2,3,4", draft_layers, perturb = "0.05", draft_seed = "2";
-    std::string temperature = "1", top_k = "0", top_p = "1", threads = "1", cost_ratio;
+    std::string temperature = "1", top_k = "0", top_p = "1", threads = "1", cost_ratio, sample_seed = "1";
     bool greedy = false;
     OutputFlags flags;
 };
@@ -56,7 +56,7 @@ void run_speculate(const SpeculateOptionsCli& o) {
     auto prompt = parse_token_list("--prompt", o.prompt, td);
     so.new_tokens = parse_token_count("--tokens", o.tokens, prompt.size(), static_cast<std::uint64_t>(td.seq_len));
     so.sampling = parse_sampling(o.greedy, o.temperature, o.top_k, o.top_p);
-    so.seed = parse_nonnegative_int("--seed", o.src.seed);
+    so.seed = parse_nonnegative_int("--sample-seed", o.sample_seed);
     so.forward.threads = parse_threads(o.threads);
     SpeculateResult r = speculative_generate(target, draft, prompt, so);
 
@@ -101,11 +101,13 @@ void run_speculate(const SpeculateOptionsCli& o) {
                                      {"empirical", e}, {"predicted", p}});
     }
     std::string& h = rep.human;
-    h += fmt::format("Speculative decoding on the reference model, γ = {}, {} (seed {})\n", so.gamma,
+    h += fmt::format("Speculative decoding on the reference model, γ = {}, {} (sample seed {})\n", so.gamma,
                      so.sampling.greedy ? "greedy" : fmt::format("temperature {}", format_real(so.sampling.temperature)), so.seed);
-    h += fmt::format("  target: {} ({} layers)\n  draft:  {}\n", what, td.n_layers, j["draft"].get<std::string>());
-    h += fmt::format("  {} tokens in {} rounds: {} target forward passes, {} draft forward passes, {} drafts discarded\n",
-                     r.tokens.size(), r.rounds, r.target_passes, r.draft_passes, r.drafts_discarded);
+    h += fmt::format("  target: {} ({})\n  draft:  {}\n", what, count_noun(td.n_layers, "layer"), j["draft"].get<std::string>());
+    h += fmt::format("  {} in {}: {}, {}, {} discarded\n", count_noun(r.tokens.size(), "token"),
+                     count_noun(r.rounds, "round"), count_noun(r.target_passes, "target forward pass", "target forward passes"),
+                     count_noun(r.draft_passes, "draft forward pass", "draft forward passes"),
+                     count_noun(r.drafts_discarded, "draft"));
     h += render_text(t, "  ");
     h += fmt::format("  acceptance rate {:.4f} against spec-accept's Σ min(p, q) = {:.4f} (99% interval ±{:.4f}: {})\n", alpha_emp,
                      alpha_pred, half, std::fabs(alpha_emp - alpha_pred) <= half ? "inside" : "OUTSIDE");
@@ -289,6 +291,7 @@ void setup_model_measure(CLI::App* model) {
     s->add_option("--draft-layers", sp->draft_layers, "the draft's layers: the target's first N (default half)");
     s->add_option("--perturb", sp->perturb, "relative noise on the draft's weights (default 0.05; dials acceptance)");
     s->add_option("--draft-seed", sp->draft_seed, "seed of that noise (default 2)");
+    add_sample_seed(s, sp->sample_seed);
     s->add_option("--temperature", sp->temperature, "sampling temperature (default 1, 0 = greedy as --greedy)")
         ->check(rule(parse_temperature));
     s->add_option("--top-k", sp->top_k, "top-k (0: off)")

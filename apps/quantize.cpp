@@ -12,6 +12,7 @@
 #include "inferlab/error.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/quant.hpp"
+#include "inferlab/rational.hpp"
 #include "inferlab/rng.hpp"
 #include "inferlab/units.hpp"
 
@@ -47,7 +48,7 @@ Matrix read_matrix_file(const std::string& flag, const std::string& path) {
         if (m.rows == 0) m.cols = row.size();
         else if (row.size() != m.cols)
             throw InputError(fmt::format("{} line {}", flag, lineno), line,
-                             fmt::format("has {} values; earlier rows have {}", row.size(), m.cols));
+                             fmt::format("has {}; earlier rows have {}", count_noun(row.size(), "value"), m.cols));
         m.v.insert(m.v.end(), row.begin(), row.end());
         ++m.rows;
     }
@@ -112,11 +113,22 @@ void single_value(const QuantizeOptions& o, Report& r, Rng& rng, Rounding rule) 
     } else {
         throw InputError("give --qmax Q or --bits b (Q = 2^(b−1) − 1)");
     }
-    ScalarQuant q = quantize_scalar(x, step, qmax, rule, &rng);
+    // Decimals a person types (0.15, 0.1) are quantized as the fractions they name, so that a
+    // tie on paper is a tie here; anything longer, or a fraction past 64 bits, uses doubles.
+    std::optional<ScalarQuant> exact;
+    if (is_short_decimal(o.x) && is_short_decimal(o.step)) {
+        try {
+            exact = quantize_scalar_exact(parse_rational("--x", o.x), parse_rational("--step", o.step), qmax, rule, &rng);
+        } catch (const OverflowError&) {
+        }
+    }
+    ScalarQuant q = exact ? *exact : quantize_scalar(x, step, qmax, rule, &rng);
     r.json = {{"x", x},         {"step", step},           {"qmax", qmax},          {"scaled", q.scaled},
               {"rounded", q.rounded}, {"level", q.level}, {"dequantized", q.dequantized}, {"error", q.error},
               {"abs_error", std::fabs(q.error)}, {"clipped", q.clipped}, {"rounding", to_string(rule)},
-              {"within_half_step", std::fabs(q.error) <= step / 2 * (1 + 1e-12)}};
+              {"within_half_step", std::fabs(q.error) <= step / 2 * (1 + 1e-12)},
+              {"exact_arithmetic", q.exact}};
+    if (q.exact) r.json["scaled_fraction"] = q.scaled_fraction;
     r.human = fmt::format("Symmetric uniform quantizer (first document §4.1), rounding {}\n", to_string(rule));
     r.human += fmt::format("  x = {}, Δ = {}, Q = {}\n  level k = clip(round({}), −{}, {}) = {}{}\n  x̂ = Δ·k = {}\n"
                            "  error x̂ − x = {}{}\n\n",
@@ -126,7 +138,10 @@ void single_value(const QuantizeOptions& o, Report& r, Rng& rng, Rounding rule) 
                                      : fmt::format(" (|x − x̂| ≤ Δ/2 = {} holds)", num(step / 2)));
     r.human += render_grid(q);
     r.explain = "x̂ = Δ·clip(round(x/Δ), −Q, Q)   (first document §4.1)\n";
-    r.explain += fmt::format("  x/Δ = {} / {} = {}\n", num(x), num(step), num(q.scaled));
+    r.explain += fmt::format("  x/Δ = {} / {} = {}{}\n", num(x), num(step), num(q.scaled),
+                             q.exact ? fmt::format(" = {} exactly (the decimals as typed, not their binary doubles)",
+                                                   q.scaled_fraction)
+                                     : "");
     r.explain += fmt::format("  round({}) = {}   ({})\n", num(q.scaled), q.rounded, to_string(rule));
     r.explain += fmt::format("  clip({}, −{}, {}) = {}\n", q.rounded, qmax, qmax, q.level);
     r.explain += fmt::format("  x̂ = {} × {} = {}\n", num(step), q.level, num(q.dequantized));
@@ -142,7 +157,7 @@ void many_values(const QuantizeOptions& o, Report& r, Rng& rng, Rounding rule, C
         for (const auto& item : split_list("--values", o.values)) m.v.push_back(parse_real("--values", item));
         m.rows = 1;
         m.cols = m.v.size();
-        origin = fmt::format("{} values from --values", m.v.size());
+        origin = fmt::format("{} from --values", count_noun(m.v.size(), "value"));
     } else if (!o.file.empty()) {
         m = read_matrix_file("--file", o.file);
         origin = fmt::format("{} × {} values from {}", m.rows, m.cols, o.file);
@@ -237,8 +252,8 @@ void kv_case(const QuantizeOptions& o, Report& r, Rng& rng, Rounding rule) {
         double f = parse_positive_real("--outlier-factor", o.outlier_factor);
         k = generate_k_with_outlier_channels(tokens, channels, oc, f, rng);
         v = generate_normal(tokens, channels, 0, 1, rng);
-        origin = fmt::format("generated K and V, {} tokens × {} channels, {} K channels ×{} (seed {})", tokens, channels,
-                             oc, format_real(f, 4), o.seed);
+        origin = fmt::format("generated K and V, {} × {}, {} ×{} (seed {})", count_noun(tokens, "token"),
+                             count_noun(channels, "channel"), count_noun(oc, "K channel"), format_real(f, 4), o.seed);
     }
     std::uint64_t bits = o.bits.empty() ? 4 : parse_positive_int("--bits", o.bits);
     if (bits < 2 || bits > 16) throw InputError("--bits", o.bits, "must be between 2 and 16");
@@ -282,9 +297,9 @@ void storage_only(const QuantizeOptions& o, Report& r) {
     r.json = {{"elements", n}, {"group_size", g}, {"bits", bits}, {"groups", c.groups}, {"source_bytes", c.source_bytes},
               {"data_bytes", c.data_bytes}, {"metadata_bytes", c.metadata_bytes}, {"total_bytes", c.total_bytes},
               {"bits_per_element", c.bits_per_element}};
-    r.human = fmt::format("{} elements at int{} in groups of {} with one {} scale{}:\n"
+    r.human = fmt::format("{} at int{} in groups of {} with one {} scale{}:\n"
                           "  data {} B + metadata {} B = {} B (was {} B at {}) → {} bits per element\n",
-                          group_thousands(n), bits, g, o.scale_dtype, zb ? fmt::format(" and a {}-bit zero point", zb) : "",
+                          count_noun(n, "element"), bits, g, o.scale_dtype, zb ? fmt::format(" and a {}-bit zero point", zb) : "",
                           group_thousands(c.data_bytes), group_thousands(c.metadata_bytes), group_thousands(c.total_bytes),
                           group_thousands(c.source_bytes), o.source_dtype, format_real(c.bits_per_element, 6));
     r.explain = fmt::format("bytes = elements × b / 8 + groups × (scale bits + zero bits) / 8 = {} × {} / 8 + {} × {} / 8 = {} B\n"
@@ -318,8 +333,8 @@ void kv_model_storage(const QuantizeOptions& o, Report& r) {
         r.json["rows"].push_back({{"precision", name}, {"data_bytes", q.data_bytes}, {"metadata_bytes", q.metadata_bytes},
                                   {"total_bytes", q.total_bytes}, {"bytes_per_token", q.bytes_per_token}});
     }
-    r.human = fmt::format("KV cache of {} at S = {} (kv-mem's formula), quantized with one {} scale per {} elements{}:\n",
-                          cfg.name, s, o.scale_dtype, g, zb ? fmt::format(" and a {}-bit zero point", zb) : "");
+    r.human = fmt::format("KV cache of {} at S = {} (kv-mem's formula), quantized with one {} scale per {}{}:\n",
+                          cfg.name, s, o.scale_dtype, g == 1 ? std::string("element") : count_noun(g, "element"), zb ? fmt::format(" and a {}-bit zero point", zb) : "");
     r.human += render_text(t, "  ");
     r.explain = "bytes = kv-mem's bytes at b bits + (elements / group) × (scale + zero bits) / 8\n\n" + r.human;
     r.csv = t;

@@ -169,11 +169,11 @@ void expected_section(double alpha, std::size_t gamma, const std::optional<doubl
     j["gamma"] = gamma;
     j["expected_tokens_per_round"] = e;
     j["accepted_count_distribution"] = accepted_count_distribution(alpha, gamma);
-    r.human += fmt::format("\nA round at acceptance rate α = {} ({}), γ = {} drafts (positions assumed independent):\n",
-                           show(alpha), alpha_from, gamma);
+    r.human += fmt::format("\nA round at acceptance rate α = {} ({}), γ = {} (positions assumed independent):\n",
+                           show(alpha), alpha_from, count_noun(gamma, "draft"));
     auto dist = accepted_count_distribution(alpha, gamma);
     for (std::size_t k = 0; k <= gamma; ++k)
-        r.human += fmt::format("  P({} accepted) = {}  → {} tokens{}\n", k, show(dist[k]), k + 1,
+        r.human += fmt::format("  P({} accepted) = {}  → {}{}\n", k, show(dist[k]), count_noun(k + 1, "token"),
                                k == gamma ? " (the bonus token counted)" : "");
     r.human += fmt::format("  expected tokens per round (1 − α^(γ+1)) / (1 − α) = {}\n", show(e));
     r.explain += fmt::format("\nExpected tokens per round = (1 − α^(γ+1)) / (1 − α) = (1 − {}^{}) / (1 − {}) = {}\n",
@@ -186,18 +186,27 @@ void expected_section(double alpha, std::size_t gamma, const std::optional<doubl
                                show(*cost), show(s));
         r.explain += fmt::format("Speedup = E / (γc + 1) = {} / ({} × {} + 1) = {}\n", show(e), gamma, show(*cost), show(s));
         Table t{{"γ", "E[tokens/round]", "speedup", ""}, {}, {}};
-        std::size_t best = 1;
-        for (std::size_t g = 1; g <= max_gamma; ++g)
-            if (speedup(alpha, g, *cost) > speedup(alpha, best, *cost)) best = g;
+        const GammaChoice choice = choose_gamma(alpha, *cost, max_gamma);
         j["gamma_table"] = nlohmann::json::array();
         for (std::size_t g = 1; g <= max_gamma; ++g) {
+            const bool best = choice.best && g == *choice.best;
             t.rows.push_back({std::to_string(g), show(expected_tokens_per_round(alpha, g)), show(speedup(alpha, g, *cost)),
-                              g == best ? "← best" : ""});
+                              best ? (choice.at_edge ? "← best shown (table's edge)" : "← best") : ""});
             j["gamma_table"].push_back({{"gamma", g}, {"expected_tokens_per_round", expected_tokens_per_round(alpha, g)},
                                         {"speedup", speedup(alpha, g, *cost)}});
         }
-        j["best_gamma"] = best;
+        j["best_gamma"] = choice.best ? nlohmann::json(*choice.best) : nlohmann::json(nullptr);
+        j["best_gamma_at_table_edge"] = choice.at_edge;
         r.human += "\n" + render_text(t, "  ");
+        if (!choice.best)
+            r.human += fmt::format("  No γ helps at α = {}, c = {}: every speedup is at most {} (a round costs γc + 1 "
+                                   "target passes and gains too few tokens); decode without a draft.\n",
+                                   show(alpha), show(*cost), show(choice.best_speedup));
+        else if (choice.at_edge)
+            r.human += fmt::format("  γ = {} is the table's edge, not an optimum: γ = {} would be faster still{}. "
+                                   "Raise --max-gamma to see more.\n",
+                                   max_gamma, max_gamma + 1,
+                                   alpha >= 1 ? " (α = 1 accepts every draft, so (γ + 1)/(γc + 1) grows with every γ)" : "");
         r.csv = t;
     }
 }
@@ -214,17 +223,17 @@ void walkthrough_section(std::size_t gamma, const std::string& outcomes, Report&
         t.rows.push_back({std::to_string(s.position), s.fate, s.why});
         j["steps"].push_back({{"position", s.position}, {"fate", s.fate}, {"why", s.why}});
     }
-    r.human += fmt::format("\nOne draft round, γ = {} (first document §3.1.1): the target scores all {} positions in one pass;\n"
+    r.human += fmt::format("\nOne draft round, γ = {} (first document §3.1.1): the target scores {} in one pass;\n"
                            "acceptance advances left to right.\n",
-                           gamma, gamma);
+                           gamma, gamma == 1 ? std::string("the 1 position") : "all " + count_noun(gamma, "position"));
     r.human += render_text(t, "  ");
     r.human += fmt::format("  tokens advanced {} ({} accepted + 1 {}); draft proposals {}; target positions verified {}; "
                            "discarded {}\n",
                            w.tokens_advanced, w.accepted, w.bonus ? "bonus" : "resampled", w.draft_proposals,
                            w.target_positions, w.discarded);
-    r.explain += fmt::format("\nRound: {} accepted, then {} → {} tokens advanced from {} drafts; {} discarded.\n", w.accepted,
-                             w.bonus ? "the bonus token" : "one token resampled from the residual", w.tokens_advanced,
-                             w.draft_proposals, w.discarded);
+    r.explain += fmt::format("\nRound: {} accepted, then {} → {} advanced from {}; {} discarded.\n", w.accepted,
+                             w.bonus ? "the bonus token" : "one token resampled from the residual",
+                             count_noun(w.tokens_advanced, "token"), count_noun(w.draft_proposals, "draft"), w.discarded);
 }
 
 void simulation_section(const std::vector<double>& p, const std::vector<double>& q, const SpecOptions& o, Report& r) {
@@ -262,7 +271,7 @@ void simulation_section(const std::vector<double>& p, const std::vector<double>&
                             {"threshold_shortcut_exact", shortcut},
                             {"threshold_shortcut_fit", fit_json(ft)},
                             {"greedy", freq(c.greedy)}};
-    r.human += fmt::format("\nSimulation: {} samples, seed {}\n", n, seed);
+    r.human += fmt::format("\nSimulation: {}, seed {}\n", count_noun(n, "sample"), seed);
     r.human += render_text(t, "  ");
     r.human += fmt::format("  speculative rule: TV distance {:.2e}, χ² = {:.3f} on {} dof, p-value {:.4f} → {}\n",
                            fs.total_variation, fs.chi_square, fs.dof, fs.p_value,
@@ -293,7 +302,7 @@ void run(const SpecOptions& o) {
             for (const auto& s : split_list("--p-logits", o.p_logits)) pl.push_back(parse_real("--p-logits", s));
             for (const auto& s : split_list("--q-logits", o.q_logits)) ql.push_back(parse_real("--q-logits", s));
             if (pl.size() != ql.size())
-                throw InputError("--q-logits", o.q_logits, fmt::format("has {} entries; --p-logits has {}", ql.size(), pl.size()));
+                throw InputError("--q-logits", o.q_logits, fmt::format("has {}; --p-logits has {}", count_noun(ql.size(), "entry", "entries"), count_noun(pl.size(), "entry", "entries")));
             pd = sampling_distribution(pl, temp, k, tp);
             qd = sampling_distribution(ql, temp, k, tp);
             r.human += fmt::format("Distributions from logits at temperature {}, top-k {}, top-p {} (the ones actually sampled)\n",
@@ -304,7 +313,8 @@ void run(const SpecOptions& o) {
             auto qi = items_of("--q", o.q, "--q-file", o.q_file);
             if (pi.size() != qi.size())
                 throw InputError("--q", o.q.empty() ? o.q_file : o.q,
-                                 fmt::format("has {} entries; --p has {} (same vocabulary required)", qi.size(), pi.size()));
+                                 fmt::format("has {}; --p has {} (same vocabulary required)", count_noun(qi.size(), "entry", "entries"),
+                                             count_noun(pi.size(), "entry", "entries")));
             bool short_dec = std::all_of(pi.begin(), pi.end(), [](auto& s) { return is_short_decimal(s); }) &&
                              std::all_of(qi.begin(), qi.end(), [](auto& s) { return is_short_decimal(s); });
             if (o.exact && !short_dec) throw InputError("--exact needs decimal inputs of at most 9 digits after the point");

@@ -16,4 +16,4 @@ step "Equal cost: one sample, best-of-N with a verifier, or a majority vote" \
   best-of-n --p 0.3 --tpr 0.9 --fpr 0.1 --alternatives 3 --budget 16 --cost-sample 1 --cost-judge 1
 
 cov=$("$inferlab" best-of-n --p 0.3 --n 4 --csv | tail -n 1)
-[ "$cov" = "4,0.759900" ] || { echo "best-of-n: expected 4,0.759900, got $cov" >&2; exit 1; }
+[ "$cov" = "4,0.7599" ] || { echo "best-of-n: expected 4,0.7599, got $cov" >&2; exit 1; }

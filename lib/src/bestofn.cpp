@@ -9,12 +9,17 @@
 
 namespace inferlab {
 
-double coverage(double p, std::uint64_t n) { return 1.0 - std::pow(1.0 - p, static_cast<double>(n)); }
+double coverage(double p, std::uint64_t n) {
+    if (n == 0 || p <= 0) return 0;
+    if (p >= 1) return 1;
+    if (n == 1) return p;
+    return -std::expm1(static_cast<double>(n) * std::log1p(-p));
+}
 
 std::optional<std::uint64_t> min_n_for_coverage(double p, double target) {
     if (target <= 0) return 1;
-    if (p <= 0 || target >= 1) return std::nullopt;
     if (p >= 1) return 1;
+    if (p <= 0 || target >= 1) return std::nullopt;
     double guess = std::ceil(std::log1p(-target) / std::log1p(-p));
     std::uint64_t n = static_cast<std::uint64_t>(std::max(1.0, guess));
     while (n > 1 && coverage(p, n - 1) >= target) --n;
@@ -27,9 +32,16 @@ double verifier_accept_rate(double p, const Verifier& v) { return p * v.tpr + (1
 double verifier_selection(double p, std::uint64_t n, const Verifier& v) {
     const double q = verifier_accept_rate(p, v);
     const double none = std::pow(1 - q, static_cast<double>(n));
-    double picked = q > 0 ? (1 - none) * (p * v.tpr / q) : 0;
+    // 1 − (1−q)^N is coverage() at q: the same cancellation-free form.
+    double picked = q > 0 ? coverage(q, n) * (p * v.tpr / q) : 0;
     if (v.fallback_random && q < 1) picked += none * (p * (1 - v.tpr) / (1 - q));
     return picked;
+}
+
+double verifier_selection_limit(double p, const Verifier& v) {
+    const double q = verifier_accept_rate(p, v);
+    if (q > 0) return p * v.tpr / q;
+    return v.fallback_random ? p : 0.0;
 }
 
 std::vector<double> spread_wrong(double p, std::uint64_t k) {
@@ -109,8 +121,11 @@ std::vector<BudgetPlan> compare_at_budget(double p, double budget, double cost_s
     const double per_verified = cost_sample + cost_judge;
     std::uint64_t nv = static_cast<std::uint64_t>(std::floor(budget / per_verified));
     if (nv >= 1) out.push_back({"best-of-N + verifier", nv, static_cast<double>(nv) * per_verified, verifier_selection(p, nv, v)});
-    std::uint64_t nm = std::min<std::uint64_t>(200, static_cast<std::uint64_t>(std::floor(budget / cost_sample)));
-    out.push_back({"majority vote", nm, static_cast<double>(nm) * cost_sample, majority_vote(dist, nm)});
+    if (!dist.empty()) {
+        const std::uint64_t affordable = static_cast<std::uint64_t>(std::floor(budget / cost_sample));
+        const std::uint64_t nm = std::min<std::uint64_t>(200, affordable);
+        out.push_back({"majority vote", nm, static_cast<double>(nm) * cost_sample, majority_vote(dist, nm), nm < affordable});
+    }
     return out;
 }
 
@@ -147,6 +162,7 @@ SimulationResult simulate_best_of_n(double p, std::uint64_t n, const Verifier& v
         } else {
             ++judge;
         }
+        if (dist.empty()) continue;
         // Majority vote draws its own answers from the answer distribution.
         std::fill(votes.begin(), votes.end(), 0);
         for (std::uint64_t i = 0; i < n; ++i) ++votes[rng.categorical(dist)];
@@ -156,8 +172,8 @@ SimulationResult simulate_best_of_n(double p, std::uint64_t n, const Verifier& v
             if (votes[a] == best) tied.push_back(a);
         maj += tied[rng.below(tied.size())] == 0;
     }
-    return {make_estimate(cov, trials), make_estimate(ver, trials), make_estimate(maj, trials),
-            make_estimate(judge, trials)};
+    return {make_estimate(cov, trials), make_estimate(ver, trials),
+            dist.empty() ? Estimate{} : make_estimate(maj, trials), make_estimate(judge, trials)};
 }
 
 }  // namespace inferlab

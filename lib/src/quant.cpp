@@ -64,6 +64,29 @@ double round_with(double y, Rounding rule, Rng* rng) {
     return y;
 }
 
+std::int64_t round_exact(const Rational& y, Rounding rule, Rng* rng) {
+    // y = n/d with d > 0: floor f and remainder r in [0, d), so y = f + r/d.
+    const std::int64_t n = y.num(), d = y.den();
+    std::int64_t f = n / d, r = n % d;
+    if (r < 0) {
+        f -= 1;
+        r += d;
+    }
+    const u128 twice_r = static_cast<u128>(r) * 2, den = static_cast<u128>(d);
+    switch (rule) {
+        case Rounding::HalfAwayFromZero:
+            if (twice_r != den) return twice_r > den ? f + 1 : f;
+            return f >= 0 ? f + 1 : f;  // f + 1/2: away from zero is up for f ≥ 0, down (to f) below
+        case Rounding::HalfToEven:
+            if (twice_r != den) return twice_r > den ? f + 1 : f;
+            return f % 2 == 0 ? f : f + 1;
+        case Rounding::Stochastic:
+            if (!rng) throw std::logic_error("stochastic rounding needs a generator");
+            return rng->uniform() < static_cast<double>(r) / static_cast<double>(d) ? f + 1 : f;
+    }
+    return f;
+}
+
 std::int64_t symmetric_qmax(unsigned bits) {
     if (bits < 2 || bits > 16) throw InputError("--bits", std::to_string(bits), "must be between 2 and 16");
     return (std::int64_t{1} << (bits - 1)) - 1;
@@ -84,6 +107,26 @@ ScalarQuant quantize_scalar(double x, double step, std::int64_t qmax, Rounding r
     q.clipped = q.level != q.rounded;
     q.dequantized = step * static_cast<double>(q.level);
     q.error = q.dequantized - x;
+    return q;
+}
+
+ScalarQuant quantize_scalar_exact(const Rational& x, const Rational& step, std::int64_t qmax, Rounding rule, Rng* rng) {
+    if (step.num() <= 0) throw InputError("--step", step.str(), "must be greater than 0");
+    if (qmax < 1) throw InputError("--qmax", std::to_string(qmax), "must be a positive integer");
+    ScalarQuant q;
+    q.x = x.to_double();
+    q.step = step.to_double();
+    q.qmax = qmax;
+    const Rational scaled = x / step;
+    q.scaled = scaled.to_double();
+    q.scaled_fraction = scaled.str();
+    q.rounded = round_exact(scaled, rule, rng);
+    q.level = std::clamp(q.rounded, -qmax, qmax);
+    q.clipped = q.level != q.rounded;
+    const Rational xh = step * Rational(q.level);
+    q.dequantized = xh.to_double();
+    q.error = (xh - x).to_double();
+    q.exact = true;
     return q;
 }
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "inferlab/units.hpp"
 
 namespace inferlab {
@@ -120,6 +122,28 @@ std::string render_bar_chart(const std::vector<std::string>& labels, const std::
     }
     out.append("\n");
     return out;
+}
+
+std::string format_short(double v, int max_sig) {
+    if (!std::isfinite(v)) return "n/a";
+    std::string s = fmt::format("{}", v);  // fmt's default is the shortest round-trip form
+    int digits = 0;
+    bool leading = true;
+    std::size_t last_nonzero = 0;
+    for (std::size_t i = 0; i < s.size() && s[i] != 'e'; ++i) {
+        if (s[i] < '0' || s[i] > '9') continue;
+        if (leading && s[i] == '0') continue;
+        leading = false;
+        ++digits;
+        if (s[i] != '0') last_nonzero = static_cast<std::size_t>(digits);
+    }
+    // "100" has one significant digit: trailing zeros of an integer are placeholders.
+    if (static_cast<int>(last_nonzero) <= max_sig) return s;
+    return fmt::format("{:.{}g}", v, max_sig);
+}
+
+std::string count_noun(std::uint64_t n, const std::string& singular, const std::string& plural) {
+    return group_thousands(n) + " " + (n == 1 ? singular : (plural.empty() ? singular + "s" : plural));
 }
 
 void require_finite(const nlohmann::json& j, const std::string& path) {

@@ -3,9 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "inferlab/checked.hpp"
 #include "inferlab/error.hpp"
 
 namespace inferlab {
+
+std::uint64_t weight_bytes_of(std::uint64_t params, unsigned bits) {
+    return to_u64((static_cast<u128>(params) * bits + 7) / 8, "weight bytes");
+}
 
 std::uint64_t request_kv_bytes(const DecodeModel& m, std::uint64_t seq_len) {
     if (m.kv_spec) return kv_bytes(*m.kv_spec, {seq_len}).total_bytes;
@@ -110,15 +115,20 @@ PrefillBound prefill_bound(const DecodeModel& m, std::uint64_t batch, std::uint6
     return p;
 }
 
+GenerationBound generation_decode_steps(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len,
+                                        std::uint64_t output_len, const Machine& hw) {
+    if (output_len == 0) throw InputError("--output-len", "0", "must be a positive integer");
+    return decode_generation(m, batch, prompt_len + 1, output_len - 1, hw);
+}
+
 LatencyBound latency_bound(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len,
                            std::uint64_t output_len, const Machine& hw) {
-    if (output_len == 0) throw InputError("--output-len", "0", "must be a positive integer");
     LatencyBound l;
+    l.decode = generation_decode_steps(m, batch, prompt_len, output_len, hw);
     l.prefill = prefill_bound(m, batch, prompt_len, hw);
-    l.decode = decode_generation(m, batch, prompt_len + 1, output_len - 1, hw);
     l.ttft_s = l.prefill.time_s;
-    l.tpot_s = output_len > 1 ? l.decode.average_step_s : 0;
-    l.end_to_end_s = l.ttft_s + static_cast<double>(output_len - 1) * l.tpot_s;
+    if (output_len > 1) l.tpot_s = l.decode.average_step_s;
+    l.end_to_end_s = l.ttft_s + l.decode.total_time_s;
     return l;
 }
 

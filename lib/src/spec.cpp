@@ -92,8 +92,6 @@ RoundWalkthrough walk_round(std::size_t gamma, const std::vector<std::string>& o
                          "is longer than --gamma " + std::to_string(gamma));
     RoundWalkthrough w;
     w.gamma = gamma;
-    w.draft_proposals = gamma;
-    w.target_positions = gamma;
     bool rejected = false;
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
         const std::string& o = outcomes[i];
@@ -103,11 +101,11 @@ RoundWalkthrough walk_round(std::size_t gamma, const std::vector<std::string>& o
             throw InputError("--outcomes", o,
                              "follows a rejection: drafts after the first rejection are discarded without a judgement");
         if (o == "accept") {
-            w.steps.push_back({i + 1, "accepted", "u < α(x): output as drafted"});
+            w.steps.push_back({i + 1, "accepted", "u < α(x): output as drafted", true, true});
             ++w.accepted;
         } else {
             w.steps.push_back({i + 1, "rejected: resampled from the residual",
-                               "u ≥ α(x): the draft is replaced by a token drawn from r = [p − q]₊ / Σ[p − q]₊"});
+                               "u ≥ α(x): the draft is replaced by a token drawn from r = [p − q]₊ / Σ[p − q]₊", true, true});
             rejected = true;
         }
     }
@@ -117,16 +115,24 @@ RoundWalkthrough walk_round(std::size_t gamma, const std::vector<std::string>& o
     for (std::size_t i = outcomes.size(); i < gamma; ++i) {
         w.steps.push_back({i + 1, "discarded",
                            "its target distribution was computed on a prefix that contained the rejected draft; "
-                           "that prefix changed, so the probability no longer applies"});
+                           "that prefix changed, so the probability no longer applies",
+                           true, true});
         ++w.discarded;
     }
     if (!rejected) {
         w.bonus = true;
         w.steps.push_back({gamma + 1, "bonus",
                            "all drafts accepted: the target's distribution after the last draft (already computed in "
-                           "the same pass) gives one more token"});
+                           "the same pass) gives one more token",
+                           false, false});
     }
     w.tokens_advanced = w.accepted + 1;  // the resampled token, or the bonus token
+    // The costs are counted from the walk, not restated from γ: the draft paid for every position
+    // it proposed, and the target's one pass computed all of them, discarded ones included.
+    for (const auto& s : w.steps) {
+        w.draft_proposals += s.drafted ? 1 : 0;
+        w.target_positions += s.target_verified ? 1 : 0;
+    }
     return w;
 }
 
@@ -137,6 +143,19 @@ double expected_tokens_per_round(double alpha, std::size_t gamma) {
 
 double speedup(double alpha, std::size_t gamma, double cost_ratio) {
     return expected_tokens_per_round(alpha, gamma) / (static_cast<double>(gamma) * cost_ratio + 1);
+}
+
+GammaChoice choose_gamma(double alpha, double cost_ratio, std::size_t max_gamma) {
+    if (max_gamma == 0) throw InputError("--max-gamma", "0", "must be a positive integer");
+    GammaChoice c;
+    std::size_t best = 1;
+    for (std::size_t g = 2; g <= max_gamma; ++g)
+        if (speedup(alpha, g, cost_ratio) > speedup(alpha, best, cost_ratio)) best = g;
+    c.best_speedup = speedup(alpha, best, cost_ratio);
+    if (!(c.best_speedup > 1)) return c;  // a slowdown, or no gain, at every γ
+    c.best = best;
+    c.at_edge = best == max_gamma && speedup(alpha, max_gamma + 1, cost_ratio) > c.best_speedup;
+    return c;
 }
 
 std::vector<double> accepted_count_distribution(double alpha, std::size_t gamma) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "inferlab/bestofn.hpp"
+#include "inferlab/checked.hpp"
+#include "inferlab/dtype.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/transformer.hpp"
@@ -78,8 +80,9 @@ std::vector<Example> build() {
                   "H_q=32, H_kv=1", "1/32", true, ratio(2)});
     ex.push_back({"kv.doc2.q-proj-width", kDoc2, kDoc2GqaSection, "Q projection width H_q·d", "H_q=32 d=128",
                   "4096", true, [] {
-                      auto rows = compare_head_sharing(1, 32, 8, 128, 16, {1});
-                      return Computed{static_cast<double>(rows.at(0).kv_proj_width), std::to_string(rows.at(0).kv_proj_width)};
+                      // Every query head keeps its own d-wide slice, whatever the K/V sharing.
+                      const std::uint64_t q_heads = 32, d = 128, w = checked_mul(q_heads, d, "Q projection width");
+                      return Computed{static_cast<double>(w), std::to_string(w)};
                   }});
     ex.push_back({"kv.doc2.kv-proj-width", kDoc2, kDoc2GqaSection, "K (and V) projection width H_kv·d",
                   "H_kv=8 d=128", "1024", true, [] {
@@ -88,10 +91,16 @@ std::vector<Example> build() {
                   }});
 
     // ---- decode read volume (issue: decode-roofline) ----
-    // W = 14×10^9 B, M_KV = 2^30 B per request (the §2.1.1 cache), β = 10^12 B/s.
-    auto doc_step = [](std::uint64_t batch) {
+    // W = 7×10^9 parameters × 2 B (BF16), M_KV = 2^30 B per request (the §2.1.1 cache), β = 10^12 B/s.
+    auto doc_weights = [] { return weight_bytes_of(7000000000ULL, parse_dtype("bf16", "bf16").bits); };
+    ex.push_back({"decode.doc1.weights", kDoc1, kDoc1DecodeSection, "weight bytes of the teaching 7B model",
+                  "7×10^9 parameters × 2 B (BF16)", "14 GB", true, [=] {
+                      std::uint64_t b = doc_weights();
+                      return Computed{static_cast<double>(b), decimal_size(b)};
+                  }});
+    auto doc_step = [=](std::uint64_t batch) {
         DecodeModel m;
-        m.weight_bytes = 14000000000ULL;
+        m.weight_bytes = doc_weights();
         m.kv_spec = uniform_kv(32, 8, 128, 16);
         Machine hw;
         hw.bandwidth = 1e12;

@@ -10,7 +10,7 @@ TEST_CASE("best-of-n must-show: coverage 0.7599", "[cli][best-of-n]") {
     CHECK_THAT(j["coverage"].get<double>(), WithinAbs(0.7599, 1e-12));
     auto h = run_inferlab({"best-of-n", "--p", "0.3", "--n", "4"});
     CHECK(h.status == 0);
-    CHECK(h.out.find("0.759900") != std::string::npos);
+    CHECK(h.out.find("0.7599") != std::string::npos);
     CHECK(h.out.find("not the chance the system answers correctly") != std::string::npos);
     auto x = run_inferlab({"best-of-n", "--p", "0.3", "--n", "4", "--explain"});
     CHECK(x.out.find("1 − (1 − 0.3)^4 = 1 − 0.7^4 = 1 − 0.2401 = 0.7599") != std::string::npos);
@@ -45,7 +45,7 @@ TEST_CASE("best-of-n: majority, biased judge, correlation, inverse, budget, CSV"
     CHECK(b["budget"]["plans"].size() == 3);
     CHECK(b["budget"]["plans"][1]["n"] == 8);
     auto c = run_inferlab({"best-of-n", "--p", "0.3", "--n", "1..3", "--csv"});
-    CHECK(c.out.rfind("N,coverage P≥1\n1,0.300000\n2,0.510000\n3,0.657000\n", 0) == 0);
+    CHECK(c.out.rfind("N,coverage P≥1\n1,0.3\n2,0.51\n3,0.657\n", 0) == 0);
 }
 
 TEST_CASE("best-of-n: bad input exits 2 with one clear line", "[cli][best-of-n][errors]") {
@@ -57,4 +57,66 @@ TEST_CASE("best-of-n: bad input exits 2 with one clear line", "[cli][best-of-n][
     expect_error({"best-of-n", "--p", "0.3", "--n", "4", "--tpr", "0.9", "--fpr", "-1"}, "--fpr '-1'");
     expect_error({"best-of-n", "--p", "0.3", "--budget", "0.5", "--cost-sample", "1"}, "--budget '0.5': is smaller than one sample");
     expect_error({"best-of-n", "--n", "4"}, "--p is required");
+}
+
+// Issue #14, item 8: numbers that drift.
+TEST_CASE("best-of-n: coverage of a tiny p is not 0, and p at N = 1 prints as typed", "[cli][best-of-n][issue14]") {
+    using Catch::Matchers::WithinRel;
+    auto j = parse_json(run_inferlab({"best-of-n", "--p", "1e-17", "--n", "10", "--json"}));
+    // 1 − (1 − 10^−17)^10 = 10^−16 − 4.5·10^−32; 1e-15 relative: a few ulps of log1p/expm1.
+    CHECK_THAT(j["coverage"].get<double>(), WithinRel(1e-16, 1e-15));
+    auto h = run_inferlab({"best-of-n", "--p", "1e-17", "--n", "10", "--explain"});
+    CHECK(h.status == 0);
+    CHECK(h.out.find("= 1e-16") != std::string::npos);
+    CHECK(h.out.find("1 − 1 =") == std::string::npos);  // never "1 − 1 = 1e-16"
+    auto one = run_inferlab({"best-of-n", "--p", "0.3", "--n", "1", "--json"});
+    CHECK(parse_json(one)["coverage"].get<double>() == 0.3);
+    CHECK(one.out.find("0.30000000000000004") == std::string::npos);
+    auto t = run_inferlab({"best-of-n", "--p", "0.3", "--n", "1"});
+    CHECK(t.out.find("0.30000000000000004") == std::string::npos);
+    CHECK(t.out.find("  1           0.3\n") != std::string::npos);
+}
+
+// Issue #14: statements that were false.
+TEST_CASE("best-of-n: p = 0 and a verifier that accepts nothing say what happens", "[cli][best-of-n][issue14]") {
+    auto zero = run_inferlab({"best-of-n", "--p", "0", "--n", "4", "--tpr", "0.9", "--fpr", "0.1"});
+    CHECK(zero.status == 0);
+    CHECK(zero.out.find("coverage tends to 1") == std::string::npos);
+    CHECK(zero.out.find("coverage stays 0") != std::string::npos);
+    auto j = parse_json(run_inferlab({"best-of-n", "--p", "0.3", "--n", "1..3", "--tpr", "0", "--fpr", "0", "--json"}));
+    CHECK(j["verifier"]["limit_large_n"].get<double>() == 0.3);  // every N falls back to a random pick
+    for (const auto& row : j["rows"]) CHECK(row["verifier_selection"].get<double>() == 0.3);
+    auto h = run_inferlab({"best-of-n", "--p", "0.3", "--n", "1..3", "--tpr", "0", "--fpr", "0"});
+    CHECK(h.out.find("every N gives the fallback: a random candidate, correct with probability p = 0.3") != std::string::npos);
+    CHECK(h.out.find("tends to p·TPR/q") == std::string::npos);
+}
+
+TEST_CASE("best-of-n: target 1 is N = 1 at p = 1 and unreachable below", "[cli][best-of-n][issue14]") {
+    auto j = parse_json(run_inferlab({"best-of-n", "--p", "1", "--target", "1", "--json"}));
+    CHECK(j["min_n_for_target"] == 1);
+    expect_error({"best-of-n", "--p", "0.5", "--target", "1"},
+                 "--target '1': cannot be reached with p < 1: coverage 1 − (1 − p)^N stays below 1 for every N");
+}
+
+TEST_CASE("best-of-n: budget mode does not invent a wrong answer for voting", "[cli][best-of-n][issue14]") {
+    auto j = parse_json(run_inferlab({"best-of-n", "--p", "0.3", "--tpr", "0.9", "--fpr", "0.1", "--budget", "16",
+                                      "--cost-judge", "1", "--json"}));
+    REQUIRE(j["budget"]["plans"].size() == 2);
+    for (const auto& pl : j["budget"]["plans"]) CHECK(pl["strategy"] != "majority vote");
+    auto h = run_inferlab({"best-of-n", "--p", "0.3", "--tpr", "0.9", "--fpr", "0.1", "--budget", "16", "--cost-judge", "1"});
+    CHECK(h.out.find("Majority vote not compared: give --alternatives k or --answer-dist") != std::string::npos);
+    auto capped = run_inferlab({"best-of-n", "--p", "0.6", "--alternatives", "2", "--budget", "500"});
+    CHECK(capped.status == 0);
+    CHECK(capped.out.find("majority vote: exact up to N = 200; the budget buys 500 samples.") != std::string::npos);
+}
+
+TEST_CASE("best-of-n: --simulate past N = 200 needs no majority vote", "[cli][best-of-n][issue14]") {
+    auto r = run_inferlab({"best-of-n", "--p", "0.3", "--n", "300", "--simulate", "200", "--json"});
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    auto j = parse_json(r);
+    REQUIRE(j["simulation"]["rows"].size() == 1);
+    CHECK(j["simulation"]["rows"][0]["strategy"] == "coverage");
+    auto one = run_inferlab({"best-of-n", "--p", "0.3", "--n", "2", "--simulate", "1"});
+    CHECK(one.out.find("(1 trial, seed 1)") != std::string::npos);
 }

@@ -101,3 +101,25 @@ TEST_CASE("decode-roofline: bad input exits 2 with one clear line", "[cli][decod
     expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1T/s"},
                  "ambiguous");
 }
+
+// Issue #14, item 9: one accounting of a whole generation, stated once.
+TEST_CASE("decode-roofline: decode total, TPOT and end-to-end count the same N − 1 steps", "[cli][decode-roofline][issue14]") {
+    auto j = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "1",
+                                      "--prompt-len", "2048", "--output-len", "512", "--json"}));
+    const auto& g = j["generation"][0];
+    CHECK(g["decode_steps"] == 511);
+    CHECK(g["decode_first_len"] == 2049);
+    // 1e-12 relative: a sum against a mean times its count.
+    CHECK_THAT(g["end_to_end_s"].get<double>(),
+               WithinRel(g["ttft_s"].get<double>() + g["decode_total_s"].get<double>(), 1e-12));
+    CHECK_THAT(g["decode_total_s"].get<double>(), WithinRel(511 * g["tpot_s"].get<double>(), 1e-12));
+    auto h = run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "1",
+                           "--prompt-len", "2048", "--output-len", "512"});
+    CHECK(h.out.find("token 1 comes from prefill (TTFT); tokens 2..N from 511 decode steps reading S = 2,049 … 2,559")
+          != std::string::npos);
+    auto no_pi = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--bandwidth", "1TB/s", "--seq-len",
+                                          "1", "--prompt-len", "2048", "--output-len", "1", "--json"}));
+    CHECK(no_pi["generation"][0]["decode_steps"] == 0);
+    CHECK(no_pi["generation"][0]["ttft_s"].is_null());
+    CHECK(no_pi["generation"][0]["tpot_s"].is_null());
+}

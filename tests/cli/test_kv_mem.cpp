@@ -153,3 +153,11 @@ TEST_CASE("kv-mem: bad input exits 2 with one clear line and nothing on stdout",
                   "--batch", "2"},
                  "--batch '2'");
 }
+
+// Issue #14: a sub-byte product is stored in whole bytes, and --explain says so.
+TEST_CASE("kv-mem --explain says a fractional byte count is rounded up", "[cli][kv-mem][issue14]") {
+    auto r = run_inferlab({"kv-mem", "--layers", "1", "--kv-heads", "1", "--head-dim", "1", "--bytes-per-elem", "0.125",
+                           "--seq-len", "1", "--explain"});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("2 × 1 × 1 × 1 × 0.125 = 0.25 B, rounded up to whole bytes: 1 B") != std::string::npos);
+}

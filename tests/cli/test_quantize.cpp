@@ -57,3 +57,27 @@ TEST_CASE("quantize: bad input exits 2 with one clear line", "[cli][quantize][er
     expect_error({"quantize", "--values", "1,,2"}, "empty item");
     expect_error({"quantize", "--x", "0.3", "--step", "0.1", "--qmax", "7", "--rounding", "up"}, "--rounding 'up'");
 }
+
+// Issue #14, item 7: the decimals as typed, exactly.
+TEST_CASE("quantize: 0.15/0.1 is the tie 3/2 and 0.35/0.1 the tie 7/2", "[cli][quantize][issue14]") {
+    auto away = parse_json(run_inferlab({"quantize", "--x", "0.15", "--step", "0.1", "--qmax", "7", "--json"}));
+    CHECK(away["rounded"] == 2);
+    CHECK(away["level"] == 2);
+    CHECK(away["exact_arithmetic"] == true);
+    CHECK(away["scaled_fraction"] == "3/2");
+    auto even = parse_json(run_inferlab({"quantize", "--x", "0.15", "--step", "0.1", "--qmax", "7", "--rounding",
+                                         "half-even", "--json"}));
+    CHECK(even["level"] == 2);
+    auto even35 = parse_json(run_inferlab({"quantize", "--x", "0.35", "--step", "0.1", "--qmax", "7", "--rounding",
+                                           "half-even", "--json"}));
+    CHECK(even35["level"] == 4);
+    auto neg = parse_json(run_inferlab({"quantize", "--x", "-0.25", "--step", "0.1", "--qmax", "7", "--rounding",
+                                        "half-even", "--json"}));
+    CHECK(neg["level"] == -2);
+    auto x = run_inferlab({"quantize", "--x", "0.15", "--step", "0.1", "--qmax", "7", "--explain"});
+    CHECK(x.out.find("x/Δ = 0.15 / 0.1 = 1.5 = 3/2 exactly") != std::string::npos);
+    CHECK(x.out.find("round(1.5) = 2   (half away from zero)") != std::string::npos);
+    // Not a short decimal: the double path, and the output says nothing about exactness.
+    auto sci = parse_json(run_inferlab({"quantize", "--x", "1.5e-1", "--step", "0.1", "--qmax", "7", "--json"}));
+    CHECK(sci["exact_arithmetic"] == false);
+}

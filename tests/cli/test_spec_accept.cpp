@@ -78,3 +78,22 @@ TEST_CASE("spec-accept: bad input exits 2 with one clear line", "[cli][spec-acce
     expect_error({"spec-accept", "--p", "0.6,0.3,0.1", "--q", "x,0.4,0.2"}, "--q 'x'");
     expect_error({"spec-accept"}, "nothing to compute");
 }
+
+// Issue #14: "best" only where a γ helps and where it is an optimum.
+TEST_CASE("spec-accept: α = 0 has no best γ, α = 1 shows the table's edge", "[cli][spec-accept][issue14]") {
+    auto zero = run_inferlab({"spec-accept", "--alpha", "0", "--gamma", "4", "--cost-ratio", "0.1"});
+    CHECK(zero.status == 0);
+    CHECK(zero.out.find("← best") == std::string::npos);
+    CHECK(zero.out.find("No γ helps at α = 0, c = 0.1") != std::string::npos);
+    auto zj = parse_json(run_inferlab({"spec-accept", "--alpha", "0", "--gamma", "4", "--cost-ratio", "0.1", "--json"}));
+    CHECK(zj["best_gamma"].is_null());
+    auto one = run_inferlab({"spec-accept", "--alpha", "1", "--gamma", "4", "--cost-ratio", "0.1"});
+    CHECK(one.out.find("← best shown (table's edge)") != std::string::npos);
+    CHECK(one.out.find("γ = 8 is the table's edge, not an optimum: γ = 9 would be faster still") != std::string::npos);
+    auto oj = parse_json(run_inferlab({"spec-accept", "--alpha", "1", "--gamma", "4", "--cost-ratio", "0.1", "--json"}));
+    CHECK(oj["best_gamma"] == 8);
+    CHECK(oj["best_gamma_at_table_edge"] == true);
+    auto g1 = run_inferlab({"spec-accept", "--alpha", "0.5", "--gamma", "1"});
+    CHECK(g1.out.find("γ = 1 draft (positions") != std::string::npos);
+    CHECK(g1.out.find("→ 1 token\n") != std::string::npos);
+}

@@ -41,3 +41,9 @@ TEST_CASE("000_5f2b20623495609b.txt §2.1.3: reads ×1.50, aggregate ×5.34", "[
     CHECK(rounded(static_cast<double>(step(8).bytes) / static_cast<double>(step(1).bytes), 2) == 1.50);
     CHECK(rounded(step(8).aggregate_tokens_per_s / step(1).aggregate_tokens_per_s, 2) == 5.34);
 }
+
+TEST_CASE("000_5f2b20623495609b.txt §2.1.3: 70亿 parameters × 2 bytes = 14 GB of weights", "[textbook][doc1]") {
+    // "另为教学预算设一个70亿参数模型，权重按每数值2字节存储，合计14 GB": computed, not typed in.
+    CHECK(weight_bytes_of(7000000000ULL, 16) == 14000000000ULL);
+    CHECK(weight_bytes_of(7000000000ULL, 16) == step(1).weight_bytes);
+}

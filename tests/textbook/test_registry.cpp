@@ -27,6 +27,21 @@ TEST_CASE("the registry holds the foundation's KV examples", "[textbook][registr
         CHECK(ids.count(id) == 1);
 }
 
+// Issue #14: examples compute what the document computes, from the document's inputs.
+TEST_CASE("computed examples: 14 GB from 7e9 × 2 B, H_q·d, a round's counts", "[textbook][registry]") {
+    std::set<std::string> ids;
+    for (const auto& e : examples()) {
+        ids.insert(e.id);
+        if (e.id == "decode.doc1.weights" || e.id == "kv.doc2.q-proj-width" || e.id == "spec.doc1.round-proposals" ||
+            e.id == "spec.doc1.round-verified") {
+            INFO(e.id);
+            CHECK(check_example(e).pass);
+        }
+    }
+    CHECK(ids.count("decode.doc1.weights") == 1);
+    CHECK(examples().size() >= 52);  // 51 before, plus the weights
+}
+
 TEST_CASE("expected texts parse with the tolerance of their printed digits", "[textbook][registry]") {
     CHECK(parse_expected("1 GiB").value == 1073741824.0);
     CHECK(parse_expected("1,073,741,824 B").value == 1073741824.0);

@@ -130,3 +130,53 @@ TEST_CASE("simulation agrees with the exact values and is reproducible", "[besto
     auto c = simulate_best_of_n(0.3, 4, v, d, 0.3, 200000, 43);
     CHECK(c.verifier.mean != a.verifier.mean);
 }
+
+// Issue #14, item 8: 1 − (1 − p)^N in doubles is 0 for p = 10^−17 (1 − p rounds to 1).
+TEST_CASE("coverage keeps its digits for tiny p and is p itself at N = 1", "[bestofn][issue14]") {
+    using Catch::Matchers::WithinRel;
+    // Independent: N·p − C(N,2)·p² + … = 10^−16 − 4.5·10^−33; 1e-15 relative: a few ulps of log1p/expm1.
+    CHECK_THAT(coverage(1e-17, 10), WithinRel(1e-16, 1e-15));
+    // N·p − C(N,2)·p² with N = 10^6, p = 10^−12; 1e-12 relative: the series is cut before C(N,3)·p³ ≈ 1.7e-19.
+    CHECK_THAT(coverage(1e-12, 1000000), WithinRel(1e-6 - 4.999995e-13, 1e-12));
+    CHECK(coverage(0.3, 1) == 0.3);  // exactly: one candidate is correct with probability p
+    CHECK_THAT(coverage(0.1, 2), WithinRel(0.19, 1e-15));  // 1e-15 relative: 1 − 0.9² in doubles
+    CHECK(coverage(0, 5) == 0);
+    CHECK(coverage(1, 5) == 1);
+}
+
+TEST_CASE("a verifier that accepts nothing leaves every N at the fallback", "[bestofn][issue14]") {
+    Verifier none{0, 0, true};
+    for (std::uint64_t n : {1, 2, 8, 64}) CHECK(verifier_selection(0.3, n, none) == 0.3);
+    CHECK(verifier_selection_limit(0.3, none) == 0.3);  // not 0: the random pick is right with p
+    Verifier abstain{0, 0, false};
+    CHECK(verifier_selection_limit(0.3, abstain) == 0);
+    CHECK(verifier_selection(0.3, 4, abstain) == 0);
+    using Catch::Matchers::WithinRel;
+    Verifier v{0.9, 0.2, true};
+    // p·TPR/q with q = 0.3·0.9 + 0.7·0.2 = 0.41; 1e-15 relative: one division.
+    CHECK_THAT(verifier_selection_limit(0.3, v), WithinRel(0.27 / 0.41, 1e-15));
+}
+
+TEST_CASE("coverage target 1 is reached at N = 1 when p = 1 and never below", "[bestofn][issue14]") {
+    CHECK(min_n_for_coverage(1, 1) == std::optional<std::uint64_t>(1));
+    CHECK_FALSE(min_n_for_coverage(0.5, 1));
+    CHECK_FALSE(min_n_for_coverage(0, 0.5));
+}
+
+TEST_CASE("budget mode leaves voting out without an answer distribution and says when it caps N", "[bestofn][issue14]") {
+    auto plans = compare_at_budget(0.3, 16, 1, 1, Verifier{0.9, 0.1, true}, {});
+    REQUIRE(plans.size() == 2);
+    CHECK(plans[0].strategy == "single sample");
+    CHECK(plans[1].strategy == "best-of-N + verifier");
+    auto big = compare_at_budget(0.6, 500, 1, 0, Verifier{}, spread_wrong(0.6, 2));
+    REQUIRE(big.size() == 3);
+    CHECK(big[2].n == 200);
+    CHECK(big[2].capped);
+    CHECK_FALSE(big[1].capped);
+}
+
+TEST_CASE("simulation without an answer distribution runs past N = 200", "[bestofn][issue14]") {
+    SimulationResult s = simulate_best_of_n(0.3, 300, Verifier{}, {}, 0, 50, 1);
+    CHECK(s.coverage.trials == 50);
+    CHECK(s.majority.trials == 0);  // not simulated: nobody asked for voting
+}

@@ -8,6 +8,7 @@
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/model/bench.hpp"
+#include "inferlab/model/init_estimate.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/transformer.hpp"
 #include "inferlab/model/weights.hpp"
@@ -423,4 +424,31 @@ TEST_CASE("the hand-written matvec equals Eigen's product", "[model]") {
             MatrixRM ref = xs * big.transpose();
             CHECK((ys - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
         }
+}
+
+// Issue #14: random weights are estimated before they are drawn, and report their progress.
+TEST_CASE("random-weight estimate: values, float32 bytes and time at a given rate", "[model][issue14]") {
+    Dims d = small(8, 2, false);
+    // Counted by hand from the shapes: V·D (embedding) + L·(2·D + 2·D·D + 2·D·KV + 3·D·H) + D + V·D (untied head).
+    const std::uint64_t D = 64, H = 96, L = 2, KV = 2 * 8, V = 50;
+    const std::uint64_t values = V * D + L * (2 * D + 2 * D * D + 2 * D * KV + 3 * D * H) + D + V * D;
+    RandomInitEstimate e = estimate_random_init(d, 1e6);
+    CHECK(e.values == values);
+    CHECK(e.weight_bytes == 4 * values);
+    CHECK_THAT(e.seconds, Catch::Matchers::WithinRel(double(values) / 1e6, 1e-15));  // one division
+    const double rate = measure_normal_rate();
+    CHECK(std::isfinite(rate));
+    CHECK(rate > 0);
+    auto avail = available_memory_bytes();
+    if (std::ifstream("/proc/meminfo")) {
+        REQUIRE(avail);
+        CHECK(*avail > 0);
+    }
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
+    auto w = random_weights(d, 1, [&](std::uint64_t done, std::uint64_t total) { calls.emplace_back(done, total); });
+    REQUIRE(calls.size() == 1);  // fewer than 2^24 values: only the final report
+    CHECK(calls[0].first == w->floats());
+    CHECK(calls[0].second == w->floats());
+    auto plain = random_weights(d, 1);
+    CHECK(std::equal(w->data(), w->data() + w->floats(), plain->data()));  // reporting changes no draw
 }

@@ -99,3 +99,40 @@ TEST_CASE("KIVI: with outlier channels, K per channel beats K per token", "[quan
     KvQuantComparison c = compare_kv_quantization(k, v, 4, Rounding::HalfAwayFromZero, nullptr);
     CHECK(c.k_per_channel.mse < c.k_per_token.mse);
 }
+
+// Issue #14, item 7: the decimals a student types are exact fractions, so a tie is a tie.
+TEST_CASE("exact rounding of fractions: ties under both rules", "[quant][issue14]") {
+    CHECK(round_exact(Rational(3, 2), Rounding::HalfAwayFromZero, nullptr) == 2);
+    CHECK(round_exact(Rational(3, 2), Rounding::HalfToEven, nullptr) == 2);
+    CHECK(round_exact(Rational(7, 2), Rounding::HalfToEven, nullptr) == 4);
+    CHECK(round_exact(Rational(5, 2), Rounding::HalfToEven, nullptr) == 2);
+    CHECK(round_exact(Rational(5, 2), Rounding::HalfAwayFromZero, nullptr) == 3);
+    CHECK(round_exact(Rational(-3, 2), Rounding::HalfAwayFromZero, nullptr) == -2);
+    CHECK(round_exact(Rational(-5, 2), Rounding::HalfAwayFromZero, nullptr) == -3);
+    CHECK(round_exact(Rational(-5, 2), Rounding::HalfToEven, nullptr) == -2);
+    CHECK(round_exact(Rational(-1, 3), Rounding::HalfAwayFromZero, nullptr) == 0);
+    CHECK(round_exact(Rational(2, 3), Rounding::HalfToEven, nullptr) == 1);
+    CHECK(round_exact(Rational(4), Rounding::HalfToEven, nullptr) == 4);
+}
+
+TEST_CASE("0.15/0.1 quantizes as 3/2 and 0.35/0.1 as 7/2", "[quant][issue14]") {
+    // In doubles 0.15/0.1 is 1.4999999999999998: the reason for the exact path.
+    CHECK(0.15 / 0.1 < 1.5);
+    auto away = quantize_scalar_exact(Rational(15, 100), Rational(1, 10), 7, Rounding::HalfAwayFromZero, nullptr);
+    CHECK(away.exact);
+    CHECK(away.scaled_fraction == "3/2");
+    CHECK(away.rounded == 2);
+    CHECK(away.level == 2);
+    CHECK_THAT(away.error, WithinAbs(0.05, 1e-17));  // 1e-17: 1/20 rounded to a double once
+    auto even = quantize_scalar_exact(Rational(15, 100), Rational(1, 10), 7, Rounding::HalfToEven, nullptr);
+    CHECK(even.level == 2);
+    auto even35 = quantize_scalar_exact(Rational(35, 100), Rational(1, 10), 7, Rounding::HalfToEven, nullptr);
+    CHECK(even35.level == 4);
+    auto even25 = quantize_scalar_exact(Rational(25, 100), Rational(1, 10), 7, Rounding::HalfToEven, nullptr);
+    CHECK(even25.level == 2);
+    auto clipped = quantize_scalar_exact(Rational(15, 10), Rational(1, 10), 7, Rounding::HalfToEven, nullptr);
+    CHECK(clipped.rounded == 15);
+    CHECK(clipped.level == 7);
+    CHECK(clipped.clipped);
+    CHECK_THROWS_AS(quantize_scalar_exact(Rational(1), Rational(0), 7, Rounding::HalfToEven, nullptr), InputError);
+}

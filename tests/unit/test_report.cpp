@@ -35,3 +35,25 @@ TEST_CASE("bar charts scale to the largest value", "[report]") {
     CHECK(s.find("8 |########## 2\n") != std::string::npos);
     CHECK(s.find("legend:  # agg") != std::string::npos);
 }
+
+TEST_CASE("short numbers print as typed, long ones at six digits", "[report][issue14]") {
+    CHECK(format_short(0.1 + 0.2) == "0.3");  // 0.30000000000000004: 17 digits, so 6
+    CHECK(format_short(0.3) == "0.3");
+    CHECK(format_short(0.7599) == "0.7599");
+    CHECK(format_short(1e-16) == "1e-16");
+    CHECK(format_short(1.0000000000000001e-16) == "1e-16");
+    CHECK(format_short(1.0 / 3) == "0.333333");
+    CHECK(format_short(100) == "100");
+    CHECK(format_short(0) == "0");
+    CHECK(format_short(-0.25) == "-0.25");
+    CHECK(format_short(std::numeric_limits<double>::quiet_NaN()) == "n/a");
+}
+
+TEST_CASE("counts take the noun's number", "[report][issue14]") {
+    CHECK(count_noun(1, "device") == "1 device");
+    CHECK(count_noun(8, "device") == "8 devices");
+    CHECK(count_noun(0, "token") == "0 tokens");
+    CHECK(count_noun(1024, "token") == "1,024 tokens");
+    CHECK(count_noun(2, "entry", "entries") == "2 entries");
+    CHECK(count_noun(1, "entry", "entries") == "1 entry");
+}

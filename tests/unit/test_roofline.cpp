@@ -84,7 +84,8 @@ TEST_CASE("prefill, TTFT, TPOT and end-to-end", "[roofline]") {
     CHECK_THAT(l.ttft_s, WithinRel(flops / 1e15, 1e-15));
     CHECK(l.decode.steps == 10);
     CHECK(l.decode.start_len == 1001);
-    CHECK_THAT(l.end_to_end_s, WithinRel(l.ttft_s + 10 * l.tpot_s, 1e-15));
+    REQUIRE(l.tpot_s);
+    CHECK_THAT(l.end_to_end_s, WithinRel(l.ttft_s + 10 * *l.tpot_s, 1e-15));  // 1e-15 relative: sum vs mean × count
     Machine no_pi{1e12, std::nullopt, std::nullopt};
     CHECK_THROWS_WITH(prefill_bound(m, 1, 1000, no_pi), Catch::Contains("--peak-flops"));
 }
@@ -97,4 +98,34 @@ TEST_CASE("hardware presets parse and name their sources", "[roofline][hardware]
     CHECK(*h.memory_bytes == 80ULL << 30);
     for (const auto& p : hardware_presets()) CHECK_FALSE(p.source.empty());
     CHECK_THROWS_WITH(find_hardware("--hw", "tpu9"), Catch::Contains("--hw 'tpu9': is not a known hardware preset"));
+}
+
+// Issue #14, item 9: one accounting of a whole generation.
+TEST_CASE("a generation of N tokens is prefill plus N − 1 decode steps, in every figure", "[roofline][issue14]") {
+    DecodeModel m;
+    m.weight_bytes = 14000000000ULL;
+    m.params = 7000000000ULL;
+    m.kv_spec = uniform_kv(32, 8, 128, 16);
+    Machine hw{1e12, 1e15, std::nullopt};
+    GenerationBound g = generation_decode_steps(m, 1, 2048, 512, hw);
+    CHECK(g.steps == 511);
+    CHECK(g.start_len == 2049);
+    double expect = 0;  // step k reads W + (2048 + k)·131072 B for k = 1..511
+    for (int k = 1; k <= 511; ++k) expect += (14e9 + 131072.0 * (2048 + k)) / 1e12;
+    CHECK_THAT(g.total_time_s, WithinRel(expect, 1e-12));  // 1e-12 relative: summation order only
+    LatencyBound l = latency_bound(m, 1, 2048, 512, hw);
+    CHECK(l.decode.steps == 511);
+    CHECK_THAT(l.end_to_end_s, WithinRel(l.ttft_s + expect, 1e-12));  // 1e-12 relative: as above
+    REQUIRE(l.tpot_s);
+    CHECK_THAT(*l.tpot_s, WithinRel(expect / 511, 1e-12));
+    LatencyBound one = latency_bound(m, 1, 2048, 1, hw);
+    CHECK(one.decode.steps == 0);
+    CHECK_FALSE(one.tpot_s);
+    CHECK(one.end_to_end_s == one.ttft_s);
+}
+
+TEST_CASE("weight bytes are parameters times bits, rounded up to whole bytes", "[roofline][issue14]") {
+    CHECK(weight_bytes_of(7000000000ULL, 16) == 14000000000ULL);  // first document §2.1.3: 7B × 2 B = 14 GB
+    CHECK(weight_bytes_of(7, 4) == 4);                              // 3.5 B of int4 occupies 4
+    CHECK_THROWS_AS(weight_bytes_of(UINT64_MAX, 16), OverflowError);
 }

@@ -129,3 +129,35 @@ TEST_CASE("shared statistics: the 99% half-width and KL divergence", "[stats]") 
     CHECK_THAT(kl_divergence({1, 0}, {0.5, 0.5}), WithinRel(std::log(2.0), 1e-15));
     CHECK(std::isfinite(kl_divergence({0.5, 0.5}, {1, 0})));
 }
+
+// Issue #14: "best" must not mark a slowdown (α = 0) or the table's last row (α = 1).
+TEST_CASE("choosing γ: no γ helps at α = 0, the table's edge at α = 1", "[spec][issue14]") {
+    GammaChoice none = choose_gamma(0, 0.1, 8);
+    CHECK_FALSE(none.best);
+    CHECK_THAT(none.best_speedup, WithinRel(1 / 1.1, 1e-15));  // γ = 1: 1 token for 1.1 target passes
+    GammaChoice one = choose_gamma(1, 0.1, 8);
+    REQUIRE(one.best);
+    CHECK(*one.best == 8);
+    CHECK(one.at_edge);
+    // α = 0.8, c = 0.1: written out independently, (1 − α^(γ+1)) / ((1 − α)(γc + 1)).
+    std::size_t best = 0;
+    double top = 0;
+    for (std::size_t g = 1; g <= 8; ++g) {
+        double s = (1 - std::pow(0.8, double(g + 1))) / (0.2 * (0.1 * double(g) + 1));
+        if (s > top) top = s, best = g;
+    }
+    GammaChoice mid = choose_gamma(0.8, 0.1, 8);
+    REQUIRE(mid.best);
+    CHECK(*mid.best == best);
+    CHECK_FALSE(mid.at_edge);
+}
+
+TEST_CASE("a round's proposals and verified positions are counted from its steps", "[spec][issue14]") {
+    RoundWalkthrough w = walk_round(4, {"accept", "accept", "reject"});
+    CHECK(w.draft_proposals == 4);   // first document §3.1.1: "draft 花了四项提议成本"
+    CHECK(w.target_positions == 4);  // "target 也验证了四个位置", the discarded fourth included
+    RoundWalkthrough all = walk_round(3, {"accept", "accept", "accept"});
+    CHECK(all.draft_proposals == 3);  // the bonus token costs the draft nothing
+    CHECK(all.target_positions == 3);
+    CHECK(all.tokens_advanced == 4);
+}

@@ -9,9 +9,12 @@
 
 namespace inferlab {
 
-// 1 − (1 − p)^N.
+// 1 − (1 − p)^N, as −expm1(N·log1p(−p)): the direct form loses every digit when p is tiny
+// (1 − (1 − 10^−17)^10 is 0 in doubles, truly 10^−16). N = 1 gives p itself, not p through
+// a logarithm and back.
 double coverage(double p, std::uint64_t n);
-// Smallest N with coverage(p, N) ≥ target; nullopt when p = 0 (never) — target must be < 1.
+// Smallest N with coverage(p, N) ≥ target; nullopt when no N reaches it (p = 0 with a
+// positive target, or target 1 with p < 1). Target 1 is reached at N = 1 when p = 1.
 std::optional<std::uint64_t> min_n_for_coverage(double p, double target);
 
 // A verifier that accepts a correct candidate with probability tpr and a wrong one with fpr.
@@ -26,6 +29,9 @@ struct Verifier {
 double verifier_accept_rate(double p, const Verifier& v);
 // Exact: with q = p·tpr + (1−p)·fpr, P = (1 − (1−q)^N)·p·tpr/q + (1−q)^N·[fallback]·p(1−tpr)/(1−q).
 double verifier_selection(double p, std::uint64_t n, const Verifier& v);
+// verifier_selection as N → ∞: p·tpr/q when q > 0. When q = 0 no candidate is ever accepted,
+// so every N gives the fallback's value: p (random pick) or 0 (abstain).
+double verifier_selection_limit(double p, const Verifier& v);
 
 // Majority vote: answer 0 is correct with probability dist[0]; dist[1..k] are wrong answers.
 // Plurality wins; a tie is broken uniformly at random among the tied answers. Exact, by
@@ -46,17 +52,21 @@ double coverage_beta(double p, double rho, std::uint64_t n);
 // P = p^N + (1 − bias)·(1 − (1−p)^N − p^N).
 double biased_judge_selection(double p, std::uint64_t n, double bias);
 
-// Equal total cost: single sample, best-of-N with a verifier, majority vote.
+// Equal total cost: single sample, best-of-N with a verifier, majority vote. Majority vote is
+// compared only when the answer distribution is given (an empty `dist` leaves it out: how many
+// wrong answers share the votes decides it), and at most 200 votes are counted exactly.
 struct BudgetPlan {
     std::string strategy;
     std::uint64_t n = 0;        // candidates the budget buys
     double cost = 0;            // spent
     double p_correct = 0;       // exact probability the final answer is correct
+    bool capped = false;        // the budget buys more than the exact computation takes (majority: 200)
 };
 std::vector<BudgetPlan> compare_at_budget(double p, double budget, double cost_sample, double cost_judge,
                                           const Verifier& v, const std::vector<double>& dist);
 
-// Monte Carlo of each strategy with a fixed seed.
+// Monte Carlo of each strategy with a fixed seed. An empty `dist` skips majority vote (its
+// estimate is then empty, trials = 0).
 struct Estimate {
     double mean = 0;
     double half_width = 0;  // 99% normal-approximation interval: 2.576·sqrt(m(1−m)/trials), at least 3/trials

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "inferlab/kv.hpp"
+#include "inferlab/rational.hpp"
 
 namespace inferlab {
 
@@ -26,6 +27,9 @@ std::string to_string(Granularity g);
 
 // round(y) under the rule; `rng` is used (and required) only for Stochastic.
 double round_with(double y, Rounding rule, Rng* rng);
+// The same rules on an exact fraction, so a tie is a tie: 3/2 → 2 (half away, half even),
+// 7/2 → 4 (half even). In doubles 0.15/0.1 is 1.4999999999999998 and would round to 1.
+std::int64_t round_exact(const Rational& y, Rounding rule, Rng* rng);
 
 // Q = 2^(b−1) − 1 for b in 2..16.
 std::int64_t symmetric_qmax(unsigned bits);
@@ -39,8 +43,14 @@ struct ScalarQuant {
     double dequantized = 0;       // Δ·level
     double error = 0;             // x̂ − x
     bool clipped = false;
+    bool exact = false;           // computed in fractions (quantize_scalar_exact)
+    std::string scaled_fraction;  // x / Δ as a reduced fraction when exact ("3/2")
 };
 ScalarQuant quantize_scalar(double x, double step, std::int64_t qmax, Rounding rule, Rng* rng);
+// The same quantizer in exact fractions, for decimals typed by a person (0.15 and 0.1 are 3/20
+// and 1/10, not the binary doubles nearest them). Throws OverflowError when a fraction leaves
+// 64 bits; the caller then uses quantize_scalar.
+ScalarQuant quantize_scalar_exact(const Rational& x, const Rational& step, std::int64_t qmax, Rounding rule, Rng* rng);
 
 // A matrix of values, row-major; a vector is one row.
 struct Matrix {

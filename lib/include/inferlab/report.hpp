@@ -1,6 +1,7 @@
 #pragma once
 // Printers shared by every subcommand: aligned text tables, CSV, terminal charts, and the
 // guard that keeps NaN and infinity out of every output.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,5 +36,14 @@ void require_finite(const nlohmann::json& j, const std::string& path = "$");
 
 // Display width of UTF-8 text (code points, not bytes).
 std::size_t display_width(const std::string& s);
+
+// The shortest text that reads back as exactly `v` (0.3, 0.7599, 1e-16) when it needs at most
+// `max_sig` significant digits; otherwise `v` rounded to `max_sig` significant digits, trailing
+// zeros dropped (0.30000000000000004 → "0.3", 1/3 → "0.333333"). NaN and infinity print as "n/a".
+std::string format_short(double v, int max_sig = 6);
+
+// "1 device", "8 devices", "1,024 tokens": the count (thousands grouped) and the noun in the
+// number it takes. `plural` defaults to `singular` + "s".
+std::string count_noun(std::uint64_t n, const std::string& singular, const std::string& plural = "");
 
 }  // namespace inferlab

@@ -26,6 +26,9 @@ struct DecodeModel {
     bool has_attention_shape() const { return attn_layers && attn_q_heads && attn_head_dim; }
 };
 
+// W = P·b/8 bytes for P parameters of b bits each, rounded up to whole bytes (int4 packs two a byte).
+std::uint64_t weight_bytes_of(std::uint64_t params, unsigned bits);
+
 struct Machine {
     double bandwidth = 0;                        // β, B/s
     std::optional<double> peak_flops;            // π, FLOP/s
@@ -81,13 +84,20 @@ struct PrefillBound {
 };
 PrefillBound prefill_bound(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len, const Machine& hw);
 
+// The one accounting of a whole generation of N output tokens after a prompt of P: token 1
+// comes from prefill; tokens 2..N each take a decode step, N − 1 steps reading S = P+1 … P+N−1
+// cached tokens. Every whole-generation figure (decode total, TPOT, end-to-end) uses these steps.
+GenerationBound generation_decode_steps(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len,
+                                        std::uint64_t output_len, const Machine& hw);
+
 // TTFT, TPOT and end-to-end for P prompt tokens and N output tokens (second document's terms):
-// the first output token comes from prefill; tokens 2..N each take a decode step reading
-// S = P+1 … P+N−1 cached tokens. TPOT = mean of those steps; E2E = TTFT + (N−1)·TPOT.
+// TTFT = the prefill bound; TPOT = mean of the N − 1 decode steps (absent when N = 1: no token
+// follows the first); E2E = TTFT + decode total = TTFT + (N−1)·TPOT.
 struct LatencyBound {
     PrefillBound prefill;
-    GenerationBound decode;  // the N−1 steps after the first token
-    double ttft_s = 0, tpot_s = 0, end_to_end_s = 0;
+    GenerationBound decode;  // generation_decode_steps: the N−1 steps after the first token
+    double ttft_s = 0, end_to_end_s = 0;
+    std::optional<double> tpot_s;
 };
 LatencyBound latency_bound(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len,
                            std::uint64_t output_len, const Machine& hw);

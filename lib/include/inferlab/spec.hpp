@@ -44,6 +44,8 @@ struct RoundStep {
     std::size_t position = 0;   // 1-based draft position
     std::string fate;           // "accepted", "rejected: resampled from the residual", "discarded", "bonus"
     std::string why;
+    bool drafted = false;         // the draft model proposed this position (it paid one proposal)
+    bool target_verified = false; // the target's pass computed this draft's distribution (discarded ones too)
 };
 struct RoundWalkthrough {
     std::size_t gamma = 0;
@@ -57,6 +59,16 @@ RoundWalkthrough walk_round(std::size_t gamma, const std::vector<std::string>& o
 // Expected behaviour at acceptance rate α (i.i.d. positions) and draft length γ.
 double expected_tokens_per_round(double alpha, std::size_t gamma);      // (1 − α^(γ+1)) / (1 − α)
 double speedup(double alpha, std::size_t gamma, double cost_ratio);     // ... / (γc + 1)
+// The draft length worth choosing among 1..max_gamma. `best` is empty when no γ speeds decoding
+// up (every speedup ≤ 1: at α = 0 each round costs γc + 1 target passes for one token). `at_edge`
+// says the best is max_gamma and γ = max_gamma + 1 would do better still (at α = 1 with c < 1
+// the speedup (γ + 1)/(γc + 1) grows with every γ): the table's end, not an optimum.
+struct GammaChoice {
+    std::optional<std::size_t> best;
+    double best_speedup = 0;
+    bool at_edge = false;
+};
+GammaChoice choose_gamma(double alpha, double cost_ratio, std::size_t max_gamma);
 std::vector<double> accepted_count_distribution(double alpha, std::size_t gamma);  // P(k drafts accepted), k = 0..γ
 
 // Simulation of the real algorithm and of the shortcut that accepts any draft whose draft

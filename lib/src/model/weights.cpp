@@ -130,15 +130,21 @@ MatMap Weights::w3(int l) const {
 VecMap Weights::rms_final() const { return VecMap(data() + o_rms_final_, d_.dim); }
 MatMap Weights::classifier() const { return MatMap(data() + o_cls_, d_.vocab_size, d_.dim); }
 
-std::unique_ptr<Weights> random_weights(const Dims& d, std::uint64_t seed) {
+std::unique_ptr<Weights> random_weights(const Dims& d, std::uint64_t seed,
+                                        const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
     auto w = std::make_unique<Weights>(d);
     Rng rng(seed);
     float* p = w->data();
+    std::uint64_t done = 0;
+    const std::uint64_t total = w->floats();
+    auto tick = [&] {
+        if (progress && (++done & ((std::uint64_t{1} << 24) - 1)) == 0) progress(done, total);
+    };
     auto fill = [&](std::uint64_t offset, std::uint64_t count, double scale) {
-        for (std::uint64_t i = 0; i < count; ++i) p[offset + i] = static_cast<float>(rng.normal() * scale);
+        for (std::uint64_t i = 0; i < count; ++i, tick()) p[offset + i] = static_cast<float>(rng.normal() * scale);
     };
     auto ones = [&](std::uint64_t offset, std::uint64_t count) {
-        for (std::uint64_t i = 0; i < count; ++i) p[offset + i] = static_cast<float>(1.0 + 0.1 * rng.normal());
+        for (std::uint64_t i = 0; i < count; ++i, tick()) p[offset + i] = static_cast<float>(1.0 + 0.1 * rng.normal());
     };
     const std::uint64_t L = d.n_layers, D = d.dim, KV = d.kv_dim(), H = d.hidden_dim, V = d.vocab_size;
     std::uint64_t o = 0;
@@ -154,6 +160,7 @@ std::unique_ptr<Weights> random_weights(const Dims& d, std::uint64_t seed) {
     fill(o, L * H * D, 1 / std::sqrt(double(D))), o += L * H * D;
     ones(o, D), o += D;
     if (!d.shared_classifier) fill(o, V * D, 1 / std::sqrt(double(D)));
+    if (progress) progress(total, total);
     return w;
 }
 

@@ -7,6 +7,7 @@
 // kernel allows it; the matrices below are views into it, row-major [out, in], y = W·x.
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -104,7 +105,9 @@ private:
 
 // Seeded random weights: the embedding ~ N(0, 0.02²) (GPT-2's scale), other matrices ~ N(0, 1/in)
 // (so activations keep their scale), norm weights 1 + N(0, 0.1). The same seed gives the same weights on every machine.
-std::unique_ptr<Weights> random_weights(const Dims& d, std::uint64_t seed);
+// `progress`, when set, hears (values filled, total) every 2^24 values and at the end.
+std::unique_ptr<Weights> random_weights(const Dims& d, std::uint64_t seed,
+                                        const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
 
 // A draft for speculative decoding made from a target: its first `layers` layers (embedding,
 // final norm and LM head shared), every weight scaled by (1 + perturb·N(0, 1)) with `seed`.
