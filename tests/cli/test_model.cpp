@@ -141,7 +141,13 @@ TEST_CASE("model bench: the documented keys, bytes per step from kv-mem's formul
                    j["bytes_per_step"].get<double>() * j["decode_tokens_per_s"].get<double>() / 1e9) <= 1e-9 * j["achieved_gbs"].get<double>());
     REQUIRE(j["batch"].size() == 2);
     CHECK(j["batch"][1]["ratio_to_batch_1"].get<double>() > 0);
-    CHECK(j["batch"][1]["bound_aggregate_tokens_per_s"].get<double>() > j["batch"][0]["bound_aggregate_tokens_per_s"].get<double>());
+    // The bound's aggregate never falls with the batch: its memory part B·β/D_B rises, its compute
+    // part π/F per token does not change. When the measured π is low (a loaded machine) both batches
+    // are compute-bound and the two are equal; it rises strictly when batch 2 is bound by reading.
+    const double bound1 = j["batch"][0]["bound_aggregate_tokens_per_s"].get<double>();
+    const double bound2 = j["batch"][1]["bound_aggregate_tokens_per_s"].get<double>();
+    CHECK(bound2 >= bound1 * (1 - 1e-12));  // 1e-12 relative: the same quotient reached two ways
+    if (j["batch"][1]["compute_bound"] == false) CHECK(bound2 > bound1);
     // bf16: the float32 and bf16 decode alternate in the same run, and the ratio is theirs.
     auto args = base;
     args.insert(args.end(), {"--weight-dtype", "bf16"});
