@@ -104,7 +104,7 @@ double rel_diff(const model::MatrixRM& a, const model::MatrixRM& b) {
 
 TEST_CASE("spec-accept: the output distribution equals p exactly, for any p and q", "[property][spec]") {
     // First document §3.1.2: q·α + (1 − Σ q·α)·r = p. Exact fractions, so equality is exact.
-    check_property("output = p", 300, [] {
+    check_property("output = p", 1000, [] {
         const auto n = *rc::gen::inRange<std::size_t>(1, 9);
         const auto p = *gen_distribution(n);
         const auto q = *gen_distribution(n);
@@ -120,7 +120,7 @@ TEST_CASE("spec-accept: the output distribution equals p exactly, for any p and 
 
 TEST_CASE("quantize: inside the clip range the error is at most half a step", "[property][quant]") {
     // First document §4.1: x̂ = Δ·clip(round(x/Δ), −Q, Q); |x − x̂| ≤ Δ/2 when |x/Δ| ≤ Q.
-    check_property("scalar |x − x̂| ≤ Δ/2", 500, [] {
+    check_property("scalar |x − x̂| ≤ Δ/2", 2000, [] {
         const double step = *rc::gen::inRange(1, 100001) * 1e-4;     // Δ in (0, 10]
         const double x = *rc::gen::inRange(-2000000, 2000001) * 1e-4;  // x in [−200, 200]
         const std::int64_t qmax = *rc::gen::inRange<std::int64_t>(1, 128);
@@ -203,6 +203,28 @@ TEST_CASE("kv bytes: additive over requests and layers, monotone in every dimens
         const auto spec = uniform_kv(f[0], f[3], f[4], bits);
         RC_ASSERT(kv_bytes(spec, std::vector<std::uint64_t>(f[1], f[2])).total_bytes == base);
     });
+    check_property("a wider, deeper or higher-precision layer never takes fewer bytes", 300, [] {
+        KvSpec spec;
+        const auto layers = *rc::gen::inRange(1, 5);
+        for (int i = 0; i < layers; ++i) spec.layers.push_back(gen_layer());
+        const auto seqs = *rc::gen::container<std::vector<std::uint64_t>>(
+            *rc::gen::inRange<std::size_t>(1, 4), rc::gen::inRange<std::uint64_t>(1, 50000));
+        const std::uint64_t base = kv_bytes(spec, seqs).total_bytes;
+        // Grow one field of one layer: H_kv, d_k, d_v, b_k, b_v or the window (a longer window, or
+        // none at all, holds at least as many positions); or add a layer.
+        KvSpec grown = spec;
+        KvLayer& l = grown.layers[*rc::gen::inRange<std::size_t>(0, spec.layers.size())];
+        switch (*rc::gen::inRange(0, 7)) {
+            case 0: l.h_kv += 1; break;
+            case 1: l.d_k += 1; break;
+            case 2: l.d_v += 1; break;
+            case 3: l.bits_k *= 2; break;
+            case 4: l.bits_v *= 2; break;
+            case 5: l.window = l.window == 0 ? 0 : *rc::gen::element<std::uint64_t>(0, l.window + 1); break;
+            default: grown.layers.push_back(gen_layer()); break;
+        }
+        RC_ASSERT(kv_bytes(grown, seqs).total_bytes >= base);
+    });
     check_property("more tokens never take fewer bytes, sliding layers included", 200, [] {
         KvSpec spec;
         const auto layers = *rc::gen::inRange(1, 5);
@@ -240,10 +262,19 @@ TEST_CASE("best-of-n: no chooser selects a correct answer more often than one is
         RC_ASSERT(vote >= 0.0);
         RC_ASSERT(vote <= coverage(p, n) + 1e-12);  // 1e-12 absolute: sums of products of probabilities
     });
+    check_property("a biased judge ≤ coverage", 300, [] {
+        const double p = *rc::gen::inRange(0, 1001) / 1000.0;
+        const auto n = *rc::gen::inRange<std::uint64_t>(1, 257);
+        const double bias = *rc::gen::inRange(0, 1001) / 1000.0;
+        const double sel = biased_judge_selection(p, n, bias);
+        RC_ASSERT(sel >= -1e-12);                   // 1e-12 absolute: differences of powers in double
+        RC_ASSERT(sel <= coverage(p, n) + 1e-12);   // as above
+    });
 }
 
 TEST_CASE("model: no cache, contiguous and paged caches agree for random shapes", "[property][model]") {
-    check_property("three cache paths, one set of logits", 100, [] {
+    // Random H_q, H_kv, d, L, FFN width, vocabulary, length, block size, window and attention form.
+    check_property("three cache paths, one set of logits", 300, [] {
         model::Dims d;
         const int kv_heads = *rc::gen::inRange(1, 4);
         d.n_kv_heads = kv_heads;
@@ -260,16 +291,20 @@ TEST_CASE("model: no cache, contiguous and paged caches agree for random shapes"
         std::vector<int> tokens;
         for (int i = 0; i < length; ++i) tokens.push_back(*rc::gen::inRange(0, d.vocab_size));
         const auto seed = *rc::gen::inRange<std::uint64_t>(1, 1000000);
+        model::ForwardOptions opt;
+        opt.window = *rc::gen::element(0, 0, 1, 3, 8);  // dense, or each query sees the last W positions
+        opt.attention = *rc::gen::element(model::AttentionKind::Plain, model::AttentionKind::Online);
+        opt.online_block = *rc::gen::inRange(1, 9);
 
         auto w = model::random_weights(d, seed);
         model::Transformer m(*w);
-        const model::MatrixRM none = model::logits_without_cache(m, tokens);  // [length, vocab]
+        const model::MatrixRM none = model::logits_without_cache(m, tokens, opt);  // [length, vocab]
         model::ContiguousCache c(d);
-        const model::MatrixRM cont = m.forward(tokens, c);
+        const model::MatrixRM cont = m.forward(tokens, c, opt);
         // Enough blocks for the sequence, plus spares so the shuffled free list matters.
         model::BlockPool pool(d, block, (length + block - 1) / block + 3, seed);
         model::PagedCache pc(pool, d);
-        const model::MatrixRM paged = m.forward(tokens, pc);
+        const model::MatrixRM paged = m.forward(tokens, pc, opt);
         RC_ASSERT(none.rows() == length);
         RC_ASSERT(none.cols() == d.vocab_size);
         // 1e-5 relative to each row's largest logit: float32 sums run over different row counts
