@@ -17,7 +17,7 @@ TEST_CASE("model speculate: greedy equals the target, counts and prediction are 
     CHECK(g["tokens"] == plain["generated"]);
 }
 
-TEST_CASE("model kv-quant: int8 bytes per token equal kv-mem's figure", "[cli][model]") {
+TEST_CASE("model kv-quant: bytes per token counted by hand, int8 keeps the greedy tokens, int4 KIVI does not", "[cli][model]") {
     auto j = parse_json(run_inferlab({"model", "kv-quant", "--model", "demo-gqa", "--bits", "8", "--scheme", "per-token", "--tokens",
                                       "32", "--gen", "20", "--json"}));
     // demo-gqa: L = 6, H_kv = 2, d = 48. int8 codes 2·L·H_kv·d·1 B = 1152 B plus one fp16 scale per
