@@ -1,4 +1,7 @@
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "inferlab/error.hpp"
 #ifdef INFERLAB_WITH_CUDA
@@ -26,7 +29,8 @@ void add_sample_seed(CLI::App* sub, std::string& seed) {
 
 namespace {
 
-// Refuse random weights this machine cannot hold; announce a long fill, and report its progress.
+// Refuse random weights this machine cannot hold; on a terminal, announce a long fill and report
+// its progress.
 std::function<void(std::uint64_t, std::uint64_t)> check_random_init(const Dims& d, const std::string& flag,
                                                                      const std::string& name) {
     const RandomInitEstimate e = estimate_random_init(d, measure_normal_rate());
@@ -35,7 +39,9 @@ std::function<void(std::uint64_t, std::uint64_t)> check_random_init(const Dims& 
                          fmt::format("random float32 weights need {} ({} values × 4 B), more than the {} this machine "
                                      "has available (MemAvailable)",
                                      bytes_all_units(e.weight_bytes), group_thousands(e.values), bytes_all_units(*avail)));
-    if (e.seconds < 2) return {};
+    // Progress is for a person watching: only on a terminal, so scripts and logs see stderr empty
+    // unless something went wrong.
+    if (e.seconds < 2 || !isatty(fileno(stderr))) return {};
     fmt::print(stderr, "inferlab: {} random weights: {} values, {}, about {} s to draw on this machine\n", name,
                group_thousands(e.values), bytes_all_units(e.weight_bytes), format_real(e.seconds, 2));
     return [next = std::uint64_t{0}](std::uint64_t done, std::uint64_t total) mutable {

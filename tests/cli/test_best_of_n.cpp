@@ -7,6 +7,7 @@ using Catch::Matchers::WithinAbs;
 
 TEST_CASE("best-of-n must-show: coverage 0.7599", "[cli][best-of-n]") {
     auto j = parse_json(run_inferlab({"best-of-n", "--p", "0.3", "--n", "4", "--json"}));
+    // 1e-12 absolute: 0.7599 is exact in decimal; the JSON carries 1 − 0.7^4 as a double.
     CHECK_THAT(j["coverage"].get<double>(), WithinAbs(0.7599, 1e-12));
     auto h = run_inferlab({"best-of-n", "--p", "0.3", "--n", "4"});
     CHECK(h.status == 0);

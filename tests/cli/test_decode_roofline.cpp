@@ -3,6 +3,7 @@
 #include "../support/cli.hpp"
 
 using namespace inferlab::test;
+using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
 namespace {
@@ -17,18 +18,27 @@ void check_doc_rows(const nlohmann::json& j) {
     CHECK(b["bytes_per_step"] == 22589934592ULL);
     // 1e-12 relative: a division or two in double.
     CHECK_THAT(a["step_time_s"].get<double>(), WithinRel(0.015073741824, 1e-12));
-    CHECK_THAT(a["aggregate_tokens_per_s"].get<double>(), WithinRel(66.34, 1e-3));
-    CHECK_THAT(a["per_request_tokens_per_s"].get<double>(), WithinRel(66.34, 1e-3));
-    CHECK_THAT(b["aggregate_tokens_per_s"].get<double>(), WithinRel(354.14, 1e-4));
-    CHECK_THAT(b["per_request_tokens_per_s"].get<double>(), WithinRel(44.27, 1e-3));
+    // 0.005 absolute: 000_5f2b20623495609b.txt §2.1.3 prints these rates to two decimals, so the
+    // value must round to the printed one (66.30 or 44.25 would fail).
+    CHECK_THAT(a["aggregate_tokens_per_s"].get<double>(), WithinAbs(66.34, 0.005));
+    CHECK_THAT(a["per_request_tokens_per_s"].get<double>(), WithinAbs(66.34, 0.005));
+    CHECK_THAT(b["aggregate_tokens_per_s"].get<double>(), WithinAbs(354.14, 0.005));
+    CHECK_THAT(b["per_request_tokens_per_s"].get<double>(), WithinAbs(44.27, 0.005));
+    // And exactly the bytes over β: 10^12 / 15,073,741,824 and 8 × 10^12 / 22,589,934,592.
+    // 1e-12 relative: one division in double.
+    CHECK_THAT(a["aggregate_tokens_per_s"].get<double>(), WithinRel(1e12 / 15073741824.0, 1e-12));
+    CHECK_THAT(b["aggregate_tokens_per_s"].get<double>(), WithinRel(8e12 / 22589934592.0, 1e-12));
 }
 }  // namespace
 
 TEST_CASE("decode-roofline must-show: the document's table as JSON", "[cli][decode-roofline]") {
     auto j = parse_json(run_inferlab([] { auto a = kDoc; a.push_back("--json"); return a; }()));
     check_doc_rows(j);
-    CHECK_THAT(j["comparison"]["reads_ratio"].get<double>(), WithinRel(1.4987, 1e-3));
-    CHECK_THAT(j["comparison"]["aggregate_ratio"].get<double>(), WithinRel(5.338, 1e-3));
+    // 0.005 absolute: the document prints "约1.50倍" and "约5.34倍" (two decimals).
+    CHECK_THAT(j["comparison"]["reads_ratio"].get<double>(), WithinAbs(1.50, 0.005));
+    CHECK_THAT(j["comparison"]["aggregate_ratio"].get<double>(), WithinAbs(5.34, 0.005));
+    // Exactly the ratio of the byte counts, 22,589,934,592 / 15,073,741,824 (1e-12 relative: one division).
+    CHECK_THAT(j["comparison"]["reads_ratio"].get<double>(), WithinRel(22589934592.0 / 15073741824.0, 1e-12));
 }
 
 TEST_CASE("decode-roofline: the same rows from a model config", "[cli][decode-roofline]") {
@@ -71,12 +81,23 @@ TEST_CASE("decode-roofline: presets, compute limit, memory fit, ranges and a cha
 }
 
 TEST_CASE("decode-roofline: a whole generation and latency bounds", "[cli][decode-roofline]") {
-    auto j = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "1",
-                                      "--prompt-len", "2048", "--output-len", "512", "--json"}));
+    // The §2.1.3 model (W = 14 GB from 7e9 bf16 parameters, s_token = 2·32·8·128·2 B = 131,072 B),
+    // β = 10^12 B/s, π = 10^15 FLOP/s, a prompt of P = 1000 tokens and N = 11 output tokens.
+    auto j = parse_json(run_inferlab({"decode-roofline", "--config", data_path("doc1-7b.json"), "--params", "7e9",
+                                      "--weight-dtype", "bf16", "--bandwidth", "1e12", "--peak-flops", "1e15", "--seq-len",
+                                      "1", "--prompt-len", "1000", "--output-len", "11", "--json"}));
     const auto& g = j["generation"][0];
     CHECK(g["decode_total_s"].get<double>() < g["charged_at_final_length_s"].get<double>());
-    CHECK_THAT(g["end_to_end_s"].get<double>(),
-               WithinRel(g["ttft_s"].get<double>() + 511 * g["tpot_s"].get<double>(), 1e-12));
+    // Prefill is compute-bound: 2·7e9·P FLOPs for the weights plus 2·L·H_q·d·P² for the scores.
+    const double ttft = (2 * 7e9 * 1000 + 2.0 * 32 * 32 * 128 * 1000 * 1000) / 1e15;
+    // Then N − 1 = 10 decode steps, each reading W and the K/V of S = P+1 … P+10 positions.
+    double decode = 0;
+    for (int s = 1001; s <= 1010; ++s) decode += (14e9 + 131072.0 * s) / 1e12;
+    // 1e-12 relative: sums of ten quotients in double, in another order.
+    CHECK(g["prefill_bound"] == "compute");
+    CHECK_THAT(g["ttft_s"].get<double>(), WithinRel(ttft, 1e-12));
+    CHECK_THAT(g["tpot_s"].get<double>(), WithinRel(decode / 10, 1e-12));
+    CHECK_THAT(g["end_to_end_s"].get<double>(), WithinRel(ttft + decode, 1e-12));
 }
 
 TEST_CASE("decode-roofline: bad input exits 2 with one clear line", "[cli][decode-roofline][errors]") {

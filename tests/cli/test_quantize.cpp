@@ -8,6 +8,7 @@ using Catch::Matchers::WithinAbs;
 TEST_CASE("quantize must-show: level 4, dequantized 0.4, error 0.03", "[cli][quantize]") {
     auto j = parse_json(run_inferlab({"quantize", "--x", "0.37", "--step", "0.1", "--qmax", "7", "--json"}));
     CHECK(j["level"] == 4);
+    // 1e-12 absolute: §4.1's 0.4 and 0.03 are exact in decimal; x/Δ and Δ·4 round in double.
     CHECK_THAT(j["dequantized"].get<double>(), WithinAbs(0.4, 1e-12));
     CHECK_THAT(j["error"].get<double>(), WithinAbs(0.03, 1e-12));
     CHECK(j["clipped"] == false);

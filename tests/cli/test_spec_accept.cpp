@@ -6,6 +6,8 @@ using namespace inferlab::test;
 using Catch::Matchers::WithinAbs;
 
 namespace {
+// 1e-12 absolute, here and for the single values below: fractions with denominators up to 10
+// printed as doubles (the exact fractions are checked as strings where the JSON has them).
 void check_list(const nlohmann::json& j, const std::vector<double>& want) {
     REQUIRE(j.size() == want.size());
     for (std::size_t i = 0; i < want.size(); ++i) CHECK_THAT(j[i].get<double>(), WithinAbs(want[i], 1e-12));
@@ -47,6 +49,8 @@ TEST_CASE("spec-accept must-show: 10^6 samples match p, the shortcut does not", 
     for (std::size_t x = 0; x < 3; ++x) {
         double p = j["p"][x].get<double>();
         double f = j["simulation"]["speculative"][x].get<double>();
+        // The 99% half-width of a frequency over 10^6 samples, widened by 1.5 so that three cells
+        // checked at once (each 1% likely to fall outside at 1.0) do not make a fixed seed fragile.
         CHECK(std::abs(f - p) <= 2.576 * std::sqrt(p * (1 - p) / 1e6) * 1.5);
     }
     CHECK(j["simulation"]["greedy"][0] == 1.0);
@@ -65,7 +69,7 @@ TEST_CASE("spec-accept: logits with temperature and top-k", "[cli][spec-accept]"
     auto j = parse_json(run_inferlab({"spec-accept", "--p-logits", "2,1,0", "--q-logits", "1,1,1", "--top-k", "2", "--json"}));
     CHECK(j["exact_arithmetic"] == false);
     CHECK(j["p"][2] == 0.0);
-    CHECK(j["max_abs_error"].get<double>() < 1e-12);
+    CHECK(j["max_abs_error"].get<double>() < 1e-12);  // floating point here (logits): sums of three terms below 1
 }
 
 TEST_CASE("spec-accept: bad input exits 2 with one clear line", "[cli][spec-accept][errors]") {

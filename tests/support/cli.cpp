@@ -30,7 +30,7 @@ int make_temp(std::string& path) {
 
 }  // namespace
 
-CliResult run_inferlab(const std::vector<std::string>& args) {
+CliResult run_inferlab(const std::vector<std::string>& args, const std::string& cwd) {
     std::string out_path, err_path;
     int out_fd = make_temp(out_path), err_fd = make_temp(err_path);
     REQUIRE(out_fd >= 0);
@@ -42,6 +42,7 @@ CliResult run_inferlab(const std::vector<std::string>& args) {
         dup2(err_fd, 2);
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
+        if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
         std::vector<char*> argv;
         std::string bin = INFERLAB_BIN;
         argv.push_back(bin.data());

@@ -13,7 +13,9 @@ struct CliResult {
     std::string err;
 };
 
-CliResult run_inferlab(const std::vector<std::string>& args);
+// Runs inferlab with `args`; with a non-empty `cwd`, in that directory (for examples that write
+// and read back a file by a relative name).
+CliResult run_inferlab(const std::vector<std::string>& args, const std::string& cwd = "");
 
 // Path of a file under tests/data/.
 std::string data_path(const std::string& name);

@@ -56,6 +56,7 @@ double brute_majority(const std::vector<double>& d, int n) {
 }  // namespace
 
 TEST_CASE("coverage and its inverse", "[bestofn]") {
+    // 1e-15 absolute: 0.7599 is exact in decimal; 1 − 0.7^4 rounds a few times in double.
     CHECK_THAT(coverage(0.3, 4), WithinAbs(0.7599, 1e-15));
     CHECK(coverage(0, 10) == 0);
     CHECK(coverage(1, 1) == 1);
@@ -78,7 +79,8 @@ TEST_CASE("verifier selection equals brute-force enumeration", "[bestofn]") {
 
 TEST_CASE("imperfect verifier: selection below coverage", "[bestofn]") {
     for (std::uint64_t n = 2; n <= 32; ++n) CHECK(verifier_selection(0.3, n, Verifier{0.9, 0.2, true}) < coverage(0.3, n));
-    // A perfect verifier selects whenever a correct candidate is present.
+    // A perfect verifier selects whenever a correct candidate is present (1e-15 absolute: the same
+    // probability reached by two expressions in double).
     CHECK_THAT(verifier_selection(0.3, 4, Verifier{1, 0, false}), WithinAbs(coverage(0.3, 4), 1e-15));
 }
 
@@ -96,6 +98,8 @@ TEST_CASE("correlated errors lower coverage for the same mean p", "[bestofn]") {
         CHECK(coverage_hard_fraction(0.3, 0.4, n) < coverage(0.3, n));
         CHECK(coverage_beta(0.3, 0.3, n) < coverage(0.3, n));
     }
+    // With no correlation (ρ = 0, h = 0) both reduce to the independent case: 1e-15 absolute, the
+    // same probability by two expressions in double.
     CHECK_THAT(coverage_beta(0.3, 0, 4), WithinAbs(coverage(0.3, 4), 1e-15));
     CHECK_THAT(coverage_hard_fraction(0.3, 0, 4), WithinAbs(coverage(0.3, 4), 1e-15));
     // Beta(a, b) with N = 1 keeps the mean.
@@ -103,6 +107,7 @@ TEST_CASE("correlated errors lower coverage for the same mean p", "[bestofn]") {
 }
 
 TEST_CASE("a biased judge: more candidates can lower selection", "[bestofn]") {
+    // 1e-15 absolute here and below: closed forms that reduce to these values, in double.
     CHECK_THAT(biased_judge_selection(0.9, 1, 0.3), WithinAbs(0.9, 1e-15));
     CHECK(biased_judge_selection(0.9, 8, 0.3) < biased_judge_selection(0.9, 2, 0.3));
     CHECK_THAT(biased_judge_selection(0.3, 4, 0), WithinAbs(coverage(0.3, 4), 1e-15));

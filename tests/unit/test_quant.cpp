@@ -12,6 +12,7 @@ using Catch::Matchers::WithinRel;
 TEST_CASE("scalar quantizer: level, x̂, error, clipping", "[quant]") {
     ScalarQuant q = quantize_scalar(0.37, 0.1, 7, Rounding::HalfAwayFromZero, nullptr);
     CHECK(q.level == 4);
+    // 1e-15 absolute: 0.37/0.1 and 0.1·4 each round once in double (values below 1).
     CHECK_THAT(q.dequantized, WithinAbs(0.4, 1e-15));
     CHECK_THAT(q.error, WithinAbs(0.03, 1e-15));
     CHECK_FALSE(q.clipped);
@@ -85,6 +86,8 @@ TEST_CASE("storage: 32 int8 values with one fp16 scale are 34 B, 8.5 bits", "[qu
 TEST_CASE("quantized KV bytes use kv-mem's function and count metadata", "[quant][kv]") {
     KvSpec spec = uniform_kv(32, 8, 128, 8);
     KvQuantBytes q = kv_quantized_bytes(spec, {8192}, 8, 64, 16, 0);
+    // 2 (K, V) × 32 layers × 8192 tokens × 8 heads × 128 × 1 B: half of §2.1.1's 1 GiB at BF16.
+    CHECK(q.data_bytes == 2ULL * 32 * 8192 * 8 * 128);
     CHECK(q.data_bytes == kv_bytes(spec, {8192}).total_bytes);
     // 2 × 32 layers × 8 heads × (128/64) groups × 2 B per scale, per token.
     CHECK(q.metadata_bytes == 8192ULL * 2 * 32 * 8 * 2 * 2);

@@ -65,14 +65,14 @@ TEST_CASE("q(x) = 0 where p(x) > 0: the residual supplies x", "[spec]") {
 TEST_CASE("sampling distribution: temperature, top-k, top-p", "[spec]") {
     auto d = sampling_distribution({2, 1, 0}, 1, 0, 1);
     double z = std::exp(2) + std::exp(1) + 1;
-    CHECK_THAT(d[0], WithinRel(std::exp(2) / z, 1e-12));
+    CHECK_THAT(d[0], WithinRel(std::exp(2) / z, 1e-12));  // 1e-12 relative: exp and a sum of three, in double
     auto k = sampling_distribution({2, 1, 0}, 1, 2, 1);
     CHECK(k[2] == 0);
-    CHECK_THAT(k[0] + k[1], WithinAbs(1, 1e-15));
+    CHECK_THAT(k[0] + k[1], WithinAbs(1, 1e-15));  // 1e-15 absolute: two renormalised terms
     auto p = sampling_distribution({2, 1, 0}, 1, 0, 0.5);  // the top token alone has 0.665 ≥ 0.5
     CHECK(p[0] == 1);
     auto cold = sampling_distribution({2, 1, 0}, 0.01, 0, 1);
-    CHECK(cold[0] > 0.999999);
+    CHECK(cold[0] > 0.999999);  // T = 0.01: e^-100 of the mass left on the others
 }
 
 TEST_CASE("round walkthrough and its validation", "[spec]") {
@@ -91,6 +91,7 @@ TEST_CASE("round walkthrough and its validation", "[spec]") {
 }
 
 TEST_CASE("expected tokens per round and speedup", "[spec]") {
+    // (1 − 0.8^5)/(1 − 0.8) = 3.3616 exactly in decimal; 1e-12 relative: pow and one division in double.
     CHECK_THAT(expected_tokens_per_round(0.8, 4), WithinRel(3.3616, 1e-12));
     CHECK(expected_tokens_per_round(1, 4) == 5);
     auto d = accepted_count_distribution(0.8, 4);
@@ -99,34 +100,38 @@ TEST_CASE("expected tokens per round and speedup", "[spec]") {
         mean += d[k] * static_cast<double>(k + 1);
         total += d[k];
     }
-    CHECK_THAT(total, WithinAbs(1, 1e-15));
+    CHECK_THAT(total, WithinAbs(1, 1e-15));  // 1e-15 absolute: five terms below 1
     CHECK_THAT(mean, WithinRel(3.3616, 1e-12));  // the distribution agrees with the closed form
-    CHECK_THAT(speedup(0.8, 4, 0.1), WithinRel(3.3616 / 1.4, 1e-12));
+    CHECK_THAT(speedup(0.8, 4, 0.1), WithinRel(3.3616 / 1.4, 1e-12));  // γc + 1 = 1.4; as above
 }
 
 TEST_CASE("simulation: the rule keeps p, the threshold shortcut does not", "[spec]") {
     std::vector<double> p = {0.6, 0.3, 0.1}, q = {0.4, 0.4, 0.2};
     auto c = simulate_speculative(p, q, 0.3, 200000, 11);
+    // Fixed seed: a correct sampler passes a 0.1% χ² test; the shortcut's output (0.52, not 0.6, for
+    // the first token) is about 70 standard errors away at 200,000 samples, so p < 1e-6 with room.
     CHECK(fit_test(c.speculative, p).p_value > 0.001);
     CHECK(fit_test(c.threshold_shortcut, p).p_value < 1e-6);
     auto s = threshold_shortcut_distribution(p, q, 0.3);
-    CHECK_THAT(s[0], WithinAbs(0.52, 1e-15));
+    CHECK_THAT(s[0], WithinAbs(0.52, 1e-15));  // 0.4 + 0.2·0.6, exact in decimal; 1e-15: three roundings
     CHECK(fit_test(c.threshold_shortcut, s).p_value > 0.001);
     CHECK(c.greedy[0] == 200000);
 }
 
 TEST_CASE("chi-square tail against known values", "[spec]") {
     // Q(k/2, x/2) for χ²: 2 dof tail is exp(−x/2).
+    // 1e-12 relative: a series or continued fraction converged to double precision.
     CHECK_THAT(gamma_q(1, 2.0), WithinRel(std::exp(-2.0), 1e-12));
+    // 1e-9 relative: the table's quantiles are printed to 16 digits, the tail is that sensitive.
     CHECK_THAT(gamma_q(0.5, 0.5 * 3.841458820694124), WithinRel(0.05, 1e-9));  // 95th percentile of χ²(1)
     CHECK_THAT(gamma_q(5, 0.5 * 23.209251158954356), WithinRel(0.01, 1e-9));  // 99th percentile of χ²(10)
 }
 
 TEST_CASE("shared statistics: the 99% half-width and KL divergence", "[stats]") {
-    CHECK_THAT(proportion_half_width_99(0.5, 10000), WithinRel(2.576 * 0.005, 1e-12));
+    CHECK_THAT(proportion_half_width_99(0.5, 10000), WithinRel(2.576 * 0.005, 1e-12));  // z·√(pq/n), one sqrt
     CHECK(proportion_half_width_99(0.5, 0) == 0);
     CHECK(kl_divergence({0.5, 0.5}, {0.5, 0.5}) == 0);
-    CHECK_THAT(kl_divergence({1, 0}, {0.5, 0.5}), WithinRel(std::log(2.0), 1e-15));
+    CHECK_THAT(kl_divergence({1, 0}, {0.5, 0.5}), WithinRel(std::log(2.0), 1e-15));  // one log
     CHECK(std::isfinite(kl_divergence({0.5, 0.5}, {1, 0})));
 }
 
