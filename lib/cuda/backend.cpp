@@ -126,7 +126,7 @@ private:
     const int* device_ints(DeviceInts& d, const std::vector<int>& v) {
         if (d.shadow != v) {
             if (d.buf.bytes() < v.size() * sizeof(int)) d.buf = DeviceBuffer(std::max<std::size_t>(v.size(), 16) * 2 * sizeof(int));
-            if (!v.empty()) d.buf.upload(v.data(), v.size() * sizeof(int));
+            staging_.upload(d.buf.data(), v.data(), v.size() * sizeof(int));
             d.shadow = v;
         }
         return d.buf.i();
@@ -145,7 +145,7 @@ private:
         const std::size_t bytes = rows.size() * sizeof(DecodeRow);
         if (rows_host_.size() != bytes || std::memcmp(rows_host_.data(), rows.data(), bytes) != 0) {
             if (rows_dev_.bytes() < bytes) rows_dev_ = DeviceBuffer(std::max<std::size_t>(bytes, 64 * sizeof(DecodeRow)) * 2);
-            rows_dev_.upload(rows.data(), bytes);
+            staging_.upload(rows_dev_.data(), rows.data(), bytes);
             rows_host_.assign(reinterpret_cast<const unsigned char*>(rows.data()), reinterpret_cast<const unsigned char*>(rows.data()) + bytes);
         }
         return static_cast<const DecodeRow*>(rows_dev_.data());
@@ -171,6 +171,9 @@ private:
     DeviceBuffer weights_;  // the whole float buffer, same layout as the host's
     std::multimap<std::size_t, float*> pool_;
     model::Buffer scratch_;
+    // Positions, row descriptors and block tables go up through here: asynchronous copies from
+    // pinned memory, declared before the device buffers they fill so it is destroyed after them.
+    StagingRing staging_{std::size_t(4) << 20};
     DeviceInts pos_;
     DeviceBuffer rows_dev_;                  // DecodeRow [B] of the last step and layer
     std::vector<unsigned char> rows_host_;  // what rows_dev_ holds

@@ -78,27 +78,40 @@ __global__ void matvec_kernel(const float* __restrict__ w, const float* __restri
     if (lane == 0) y[row] = acc;
 }
 
-// One warp per weight row, every input row accumulated from the same loaded weights.
-template <int MaxRows>
-__global__ void matmul_rows_kernel(const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n,
-                                   int rows, int cols) {
+// One warp per weight row, every input row accumulated from the same loaded weights; N (the input
+// rows) is a template argument so the accumulators stay in registers with no per-row guard.
+// 16-byte loads of W and x when cols is a multiple of 4 (rows then stay 16-byte aligned).
+template <int N>
+__global__ void matmul_rows_kernel(const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int rows,
+                                   int cols) {
     const int row = blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp;
     const int lane = threadIdx.x % kWarp;
     if (row >= rows) return;
     const float* wr = w + static_cast<size_t>(row) * cols;
-    float acc[MaxRows];
+    float acc[N];
 #pragma unroll
-    for (int b = 0; b < MaxRows; ++b) acc[b] = 0.0f;
-    for (int i = lane; i < cols; i += kWarp) {
-        const float wv = wr[i];
+    for (int b = 0; b < N; ++b) acc[b] = 0.0f;
+    if (cols % 4 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0) {
+        const float4* w4 = reinterpret_cast<const float4*>(wr);
+        for (int i = lane; i < cols / 4; i += kWarp) {
+            const float4 a = w4[i];
 #pragma unroll
-        for (int b = 0; b < MaxRows; ++b)
-            if (b < n) acc[b] += wv * x[static_cast<size_t>(b) * cols + i];
+            for (int b = 0; b < N; ++b) {
+                const float4 v = reinterpret_cast<const float4*>(x + static_cast<size_t>(b) * cols)[i];
+                acc[b] += a.x * v.x + a.y * v.y + a.z * v.z + a.w * v.w;
+            }
+        }
+    } else {
+        for (int i = lane; i < cols; i += kWarp) {
+            const float wv = wr[i];
+#pragma unroll
+            for (int b = 0; b < N; ++b) acc[b] += wv * x[static_cast<size_t>(b) * cols + i];
+        }
     }
 #pragma unroll
-    for (int b = 0; b < MaxRows; ++b) {
+    for (int b = 0; b < N; ++b) {
         const float s = warp_sum(acc[b]);
-        if (lane == 0 && b < n) y[static_cast<size_t>(b) * rows + row] = s;
+        if (lane == 0) y[static_cast<size_t>(b) * rows + row] = s;
     }
 }
 
@@ -168,7 +181,34 @@ __device__ size_t kv_offset(const KvLayout& kv, int h, int pos) {
 }
 
 constexpr int kAttnThreads = 128;  // 4 warps
+constexpr int kWarpsPerBlock = kAttnThreads / 32;
 constexpr int kKeyTile = 32;       // keys whose row addresses are resolved together, scored, then applied to V
+constexpr int kKeysPerWarp = kKeyTile / kWarpsPerBlock;
+static_assert(kKeysPerWarp == 8, "transpose_sum8 reduces eight values");
+
+// Eight per-lane values v[0..7], each to be summed over the warp: after 4 + 2 + 1 + 1 + 1 = 9
+// shuffles, v[0] of lane L holds the warp sum of value m = 4·bit4(L) + 2·bit3(L) + bit2(L),
+// which is returned. Each step keeps half the values and sends the other half to the partner lane.
+__device__ inline int transpose_sum8(float* v, int lane) {
+    const bool h16 = lane & 16, h8 = lane & 8, h4 = lane & 4;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const float send = h16 ? v[k] : v[k + 4], keep = h16 ? v[k + 4] : v[k];
+        v[k] = keep + __shfl_xor_sync(0xffffffffu, send, 16);
+    }
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+        const float send = h8 ? v[k] : v[k + 2], keep = h8 ? v[k + 2] : v[k];
+        v[k] = keep + __shfl_xor_sync(0xffffffffu, send, 8);
+    }
+    {
+        const float send = h4 ? v[0] : v[1], keep = h4 ? v[1] : v[0];
+        v[0] = keep + __shfl_xor_sync(0xffffffffu, send, 4);
+    }
+    v[0] += __shfl_xor_sync(0xffffffffu, v[0], 2);
+    v[0] += __shfl_xor_sync(0xffffffffu, v[0], 1);
+    return (h16 ? 4 : 0) + (h8 ? 2 : 0) + (h4 ? 1 : 0);
+}
 
 // Warp-wide sum and max that leave the result in every lane (butterfly).
 __device__ float warp_allsum(float v) {
@@ -232,27 +272,34 @@ __global__ void decode_attention_split(const float* __restrict__ q, const Decode
         const int n = min(kKeyTile, hi - t0);
         for (int i = tid; i < n; i += nthreads) off[i] = kv_offset(kv, kvh, t0 + i);
         __syncthreads();
-        for (int i = warp; i < n; i += warps) {  // a warp per key: lanes across d
-            const float* kr = kv.k + off[i];
-            if (vec) {
-                const float4* k4 = reinterpret_cast<const float4*>(kr);
-                const float4 zero = {0.0f, 0.0f, 0.0f, 0.0f};
-                const float4 ka = lane < d4 ? k4[lane] : zero, kb = lane + kWarp < d4 ? k4[lane + kWarp] : zero;
-                for (int j = 0; j < g; ++j) {
-                    const float4* q4 = reinterpret_cast<const float4*>(qs + j * d);
-                    float s = 0.0f;
-                    if (lane < d4) {
-                        const float4 x = q4[lane];
-                        s += ka.x * x.x + ka.y * x.y + ka.z * x.z + ka.w * x.w;
-                    }
-                    if (lane + kWarp < d4) {
-                        const float4 x = q4[lane + kWarp];
-                        s += kb.x * x.x + kb.y * x.y + kb.z * x.z + kb.w * x.w;
-                    }
-                    s = warp_allsum(s);
-                    if (lane == 0) ps[j * kKeyTile + i] = s;
-                }
-            } else {
+        if (vec) {
+            // A warp scores kKeysPerWarp keys: all their 16-byte loads issued first (bytes in
+            // flight), then per query head 8 partial dots reduced together in 9 shuffles (a
+            // transposing butterfly) rather than 8 × 5.
+            float4 ka[kKeysPerWarp], kb[kKeysPerWarp];
+            const float4 zero = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+            for (int m = 0; m < kKeysPerWarp; ++m) {
+                const int i = warp + m * kWarpsPerBlock;
+                const float4* k4 = reinterpret_cast<const float4*>(kv.k + (i < n ? off[i] : 0));
+                ka[m] = i < n && lane < d4 ? k4[lane] : zero;
+                kb[m] = i < n && lane + kWarp < d4 ? k4[lane + kWarp] : zero;
+            }
+            for (int j = 0; j < g; ++j) {
+                const float4* q4 = reinterpret_cast<const float4*>(qs + j * d);
+                const float4 qa = lane < d4 ? q4[lane] : zero, qb = lane + kWarp < d4 ? q4[lane + kWarp] : zero;
+                float part[kKeysPerWarp];
+#pragma unroll
+                for (int m = 0; m < kKeysPerWarp; ++m)
+                    part[m] = ka[m].x * qa.x + ka[m].y * qa.y + ka[m].z * qa.z + ka[m].w * qa.w + kb[m].x * qb.x +
+                              kb[m].y * qb.y + kb[m].z * qb.z + kb[m].w * qb.w;
+                const int m = transpose_sum8(part, lane);  // lane now holds key m's full dot
+                const int i = warp + m * kWarpsPerBlock;
+                if (lane % 4 == 0 && i < n) ps[j * kKeyTile + i] = part[0];
+            }
+        } else {
+            for (int i = warp; i < n; i += warps) {  // a warp per key: lanes across d
+                const float* kr = kv.k + off[i];
                 for (int j = 0; j < g; ++j) {
                     float s = 0.0f;
                     for (int c = lane; c < d; c += kWarp) s += kr[c] * qs[j * d + c];
@@ -287,6 +334,7 @@ __global__ void decode_attention_split(const float* __restrict__ q, const Decode
                 float4 acc = reinterpret_cast<float4*>(os)[u];
                 const float cj = cs[j];
                 acc.x *= cj, acc.y *= cj, acc.z *= cj, acc.w *= cj;
+#pragma unroll 4
                 for (int i = 0; i < n; ++i) {
                     const float p = ps[j * kKeyTile + i];
                     const float4 v = reinterpret_cast<const float4*>(kv.v + off[i])[c];
@@ -404,17 +452,48 @@ int blocks_for(int n, int threads) { return (n + threads - 1) / threads; }
 
 }  // namespace
 
+namespace {
+// Warps (rows) per block: 8, or fewer when that would leave multiprocessors idle (a 1024-row
+// matrix in blocks of 8 rows is 128 blocks for 132 SMs).
+int rows_per_block(int rows) {
+    int per = 8;
+    while (per > 1 && (rows + per - 1) / per < 4 * multiprocessor_count()) per /= 2;
+    return per;
+}
+template <int N>
+void launch_matmul_rows(const float* w, const float* x, float* y, int rows, int cols) {
+    const int per = rows_per_block(rows);
+    INFERLAB_LAUNCH(matmul_rows_kernel<N>, blocks_for(rows, per), per * kWarp, 0, w, x, y, rows, cols);
+    INFERLAB_CUDA_LAUNCH_CHECK("matmul_rows_kernel");
+}
+}  // namespace
+
 void matvec(const float* w, const float* x, float* y, int rows, int cols) {
-    const int threads = 256, rows_per_block = threads / kWarp;
-    INFERLAB_LAUNCH(matvec_kernel, blocks_for(rows, rows_per_block), threads, 0, w, x, y, rows, cols);
+    const int per = rows_per_block(rows);
+    INFERLAB_LAUNCH(matvec_kernel, blocks_for(rows, per), per * kWarp, 0, w, x, y, rows, cols);
     INFERLAB_CUDA_LAUNCH_CHECK("matvec_kernel");
 }
 
 void matmul_rows(const float* w, const float* x, float* y, int n, int rows, int cols) {
-    if (n < 1 || n > 16) throw Error("cuda::matmul_rows takes 1 to 16 rows");
-    const int threads = 256, rows_per_block = threads / kWarp;
-    INFERLAB_LAUNCH(matmul_rows_kernel<16>, blocks_for(rows, rows_per_block), threads, 0, w, x, y, n, rows, cols);
-    INFERLAB_CUDA_LAUNCH_CHECK("matmul_rows_kernel");
+    switch (n) {
+        case 1: return launch_matmul_rows<1>(w, x, y, rows, cols);
+        case 2: return launch_matmul_rows<2>(w, x, y, rows, cols);
+        case 3: return launch_matmul_rows<3>(w, x, y, rows, cols);
+        case 4: return launch_matmul_rows<4>(w, x, y, rows, cols);
+        case 5: return launch_matmul_rows<5>(w, x, y, rows, cols);
+        case 6: return launch_matmul_rows<6>(w, x, y, rows, cols);
+        case 7: return launch_matmul_rows<7>(w, x, y, rows, cols);
+        case 8: return launch_matmul_rows<8>(w, x, y, rows, cols);
+        case 9: return launch_matmul_rows<9>(w, x, y, rows, cols);
+        case 10: return launch_matmul_rows<10>(w, x, y, rows, cols);
+        case 11: return launch_matmul_rows<11>(w, x, y, rows, cols);
+        case 12: return launch_matmul_rows<12>(w, x, y, rows, cols);
+        case 13: return launch_matmul_rows<13>(w, x, y, rows, cols);
+        case 14: return launch_matmul_rows<14>(w, x, y, rows, cols);
+        case 15: return launch_matmul_rows<15>(w, x, y, rows, cols);
+        case 16: return launch_matmul_rows<16>(w, x, y, rows, cols);
+        default: throw Error("cuda::matmul_rows takes 1 to 16 rows");
+    }
 }
 
 void rmsnorm(const float* x, const float* w, float* y, int rows, int n, float eps) {
@@ -443,10 +522,10 @@ void softmax(float* x, int rows, int n) {
 }
 
 namespace {
-// Keys per split: enough splits that H_kv·B·splits blocks give every multiprocessor about four,
+// Keys per split: enough splits that H_kv·B·splits blocks give every multiprocessor about sixteen,
 // whole tiles per split, and no split shorter than two tiles (the merge costs (2 + d)·4 B per split).
 int decode_split_len(int n_rows, int max_len, int n_kv_heads) {
-    const long long want = 4ll * multiprocessor_count();
+    const long long want = 16ll * multiprocessor_count();  // 16 blocks of 4 warps: a full SM's worth in flight
     const long long per_split = std::max(1ll, (long long)n_rows * n_kv_heads);
     long long splits = std::max(1ll, (want + per_split - 1) / per_split);
     splits = std::min(splits, std::max(1ll, (long long)max_len / (2 * kKeyTile)));

@@ -104,6 +104,18 @@ void copy_on_device(void* dst, const void* src, std::size_t bytes) {
     INFERLAB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice));
 }
 
+void* malloc_pinned(std::size_t bytes) {
+    void* p = nullptr;
+    INFERLAB_CUDA_CHECK(cudaMallocHost(&p, std::max<std::size_t>(bytes, 4)));
+    return p;
+}
+void free_pinned(void* p) noexcept {
+    if (p) cudaFreeHost(p);
+}
+void copy_to_device_async(void* dst, const void* pinned_host, std::size_t bytes) {
+    INFERLAB_CUDA_CHECK(cudaMemcpyAsync(dst, pinned_host, bytes, cudaMemcpyHostToDevice));
+}
+
 double time_ms(void (*fn)(void*), void* arg, int reps) {
     cudaEvent_t a, b;
     INFERLAB_CUDA_CHECK(cudaEventCreate(&a));

@@ -41,6 +41,9 @@ void copy_to_device(void* dst, const void* host, std::size_t bytes) { std::memcp
 void copy_to_host(void* host, const void* src, std::size_t bytes) { std::memcpy(host, src, bytes); }
 void copy_on_device(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
 void synchronize() {}
+void* malloc_pinned(std::size_t bytes) { return malloc_device(bytes); }
+void free_pinned(void* p) noexcept { free_device(p); }
+void copy_to_device_async(void* dst, const void* pinned_host, std::size_t bytes) { std::memcpy(dst, pinned_host, bytes); }
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : p_(malloc_device(bytes)), bytes_(bytes) {}
 DeviceBuffer::~DeviceBuffer() { free_device(p_); }

@@ -46,6 +46,28 @@ void zero_device(void* p, std::size_t bytes);
 void copy_to_device(void* dst, const void* host, std::size_t bytes);
 void copy_to_host(void* host, const void* src, std::size_t bytes);
 void copy_on_device(void* dst, const void* src, std::size_t bytes);  // stream-ordered
+// Page-locked host memory, and a copy from it that returns at once (stream-ordered: kernels
+// launched before it finish first, kernels after it see the data). The host bytes must stay
+// unchanged until the copy has run: see StagingRing.
+void* malloc_pinned(std::size_t bytes);
+void free_pinned(void* p) noexcept;
+void copy_to_device_async(void* dst, const void* pinned_host, std::size_t bytes);
+
+// Small host-to-device uploads without a synchronous copy each: each upload takes the next slot of
+// a pinned ring and copies asynchronously; only when the ring wraps does the host wait for the
+// device (one synchronize per ring's worth of uploads, so a slot is never rewritten in flight).
+class StagingRing {
+public:
+    explicit StagingRing(std::size_t bytes);
+    ~StagingRing();
+    StagingRing(const StagingRing&) = delete;
+    StagingRing& operator=(const StagingRing&) = delete;
+    void upload(void* device_dst, const void* host, std::size_t bytes);
+
+private:
+    unsigned char* ring_ = nullptr;
+    std::size_t size_ = 0, at_ = 0;
+};
 
 // Milliseconds per call of `fn` (CUDA events around `reps` calls after one warm-up call).
 double time_ms(void (*fn)(void*), void* arg, int reps);
