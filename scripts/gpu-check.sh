@@ -97,6 +97,18 @@ step "cuda tests" "$bin/cuda_tests" --durations yes
 step "compute-sanitizer memcheck over the kernel tests" timeout 240 compute-sanitizer --tool memcheck --error-exitcode 1 "$bin/cuda_tests" "[kernels]"
 step "kernel tests with a synchronize after every launch" env INFERLAB_CUDA_SYNC=1 "$bin/cuda_tests" "[kernels]"
 step "benchmark" "$bin/cuda_bench"
+# Hardware counters for one decode-attention launch (memory throughput against peak); clocks left
+# alone. Only ncu's report is kept: the benchmark's own table under the profiler is not a timing.
+ncu_report() {
+  local f; f="$(mktemp)"
+  timeout 120 ncu --clock-control none -k regex:decode_attention_split -c 1 --section SpeedOfLight --log-file "$f" "$bin/cuda_bench" > /dev/null
+  local rc=$?
+  cat "$f"
+  return $rc
+}
+if command -v ncu >/dev/null; then
+  step "ncu: decode attention speed of light" ncu_report
+fi
 step "model logits on the GPU" "$bin/inferlab" model logits --model demo-gqa --tokens 1,2,3 --backend cuda --path paged
 # The first document's Figure 17 on the GPU: no cache, contiguous and paged agree (exit 1 if not).
 step "model check-cache on the GPU" "$bin/inferlab" model check-cache --model demo-gqa --length 64 --backend cuda

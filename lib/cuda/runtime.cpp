@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -13,8 +14,15 @@
 
 namespace inferlab::cuda {
 
+namespace {
+std::uint64_t g_launches = 0;  // kernel launches so far (host thread of the backend; a count, not a lock)
+}  // namespace
+
+std::uint64_t launch_count() { return g_launches; }
+
 namespace detail {
 void after_launch(const char* kernel, const char* file, int line) {
+    ++g_launches;
     // Read once: INFERLAB_CUDA_SYNC=1 turns every launch into launch + synchronize (debugging only).
     static const bool sync = [] {
         const char* e = std::getenv("INFERLAB_CUDA_SYNC");

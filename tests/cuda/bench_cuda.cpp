@@ -139,6 +139,25 @@ void bench_decode(int B, int len, bool paged) {
         time_ms(Rotating::run, &r, 40), bytes, 0.7);
 }
 
+// Prefill attention is compute-bound: reported in TFLOP/s (4·H_q·d per query-key pair, causal).
+void bench_prefill(int T) {
+    const int hq = 32, hkv = 8, d = 128;
+    DeviceBuffer q = random_device(std::size_t(T) * hq * d, 100), k = random_device(std::size_t(hkv) * T * d, 101),
+                 v = random_device(std::size_t(hkv) * T * d, 102), out(std::size_t(T) * hq * d * 4);
+    KvLayout kv;
+    kv.k = k.f();
+    kv.v = v.f();
+    kv.n_kv_heads = hkv;
+    kv.head_dim = d;
+    kv.seq_max = T;
+    Rotating r;
+    r.calls.push_back([&] { prefill_attention(q.f(), kv, 0, T, hq, 0, out.f()); });
+    const double ms = time_ms(Rotating::run, &r, 5);
+    const double flops = 4.0 * hq * d * (double(T) * (T + 1) / 2);
+    std::printf("%-52s %9.4f ms %9.2f TFLOP/s (fp32 CUDA cores: about 67 by the datasheet)\n",
+                fmt::format("prefill attn T={} H_q=32 H_kv=8 d=128 causal", T).c_str(), ms, flops / (ms * 1e-3) / 1e12);
+}
+
 void bench_elementwise() {
     const int rows = 64, n = 4096;
     const std::size_t f = std::size_t(rows) * n;
@@ -183,6 +202,7 @@ int main() {
     bench_decode(16, 2048, true);
     bench_decode(64, 512, false);
     bench_elementwise();
+    bench_prefill(2048);
 
     // Whole model, batch 1: decode steps of ref-110m (float32 weights on the device) timed with a
     // synchronize at each end, beside decode-roofline's bound at the measured copy bandwidth.
@@ -201,17 +221,19 @@ int main() {
         cudaEventCreate(&a);
         cudaEventCreate(&b);
         cudaEventRecord(a);
+        const std::uint64_t launches0 = launch_count();
         for (int i = 0; i < steps; ++i) gpu.forward(std::vector<int>{(i * 7) % 32000}, cache);
         cudaEventRecord(b);
         cudaEventSynchronize(b);
         float ms = 0;
         cudaEventElapsedTime(&ms, a, b);
+        const double launches = double(launch_count() - launches0) / steps;
         Machine hw;
         hw.bandwidth = g_copy * 1e9;  // the measured copy bandwidth itself, as the bound's memory rate
         const DecodeStep bound = decode_step(model::reference_decode_model(w->dims()), {std::uint64_t(128 + 4 + steps / 2)}, hw);
         const double tps = steps / (ms * 1e-3);
-        std::printf("\n%s decode, batch 1: %.3f ms/step, %.1f tokens/s; decode-roofline bound %.1f tokens/s; bound/measured %.2fx %s\n",
-                    name, ms / steps, tps, bound.aggregate_tokens_per_s, bound.aggregate_tokens_per_s / tps,
+        std::printf("\n%s decode, batch 1: %.3f ms/step (%.0f kernel launches a step), %.1f tokens/s; decode-roofline bound %.1f tokens/s; bound/measured %.2fx %s\n",
+                    name, ms / steps, launches, tps, bound.aggregate_tokens_per_s, bound.aggregate_tokens_per_s / tps,
                     bound.aggregate_tokens_per_s / tps <= 1.5 ? "(target met)" : "(BELOW target: over 1.5x)");
     }
     return 0;

@@ -3,6 +3,7 @@
 // device reports a few multiprocessors so that launch sizing picks several splits on small cases.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -15,8 +16,14 @@
 
 namespace inferlab::cuda {
 
+namespace {
+std::uint64_t g_launches = 0;
+}  // namespace
+std::uint64_t launch_count() { return g_launches; }
+
 namespace detail {
 void after_launch(const char* kernel, const char* file, int line) {
+    ++g_launches;
     const cudaError_t e = cudaGetLastError();  // the emulation runs each launch to completion, so this is also its result
     if (e != cudaSuccess)
         throw Error(std::string("CUDA kernel ") + kernel + " failed at " + file + ":" + std::to_string(line) + ": " +

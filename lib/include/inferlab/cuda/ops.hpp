@@ -13,6 +13,8 @@ bool available(std::string* why = nullptr);
 std::string device_name();
 // The device's streaming multiprocessors (132 on an H200): launch sizes are chosen from it.
 int multiprocessor_count();
+// Kernel launches made through lib/cuda so far (the benchmark reports launches per decode step).
+std::uint64_t launch_count();
 
 // Device memory, freed on destruction; new memory holds NaN in every float (all-ones bytes), so a
 // kernel that reads what nothing wrote gives NaN, not a plausible zero.
