@@ -1,6 +1,7 @@
 #include "inferlab/cuda/backend.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -74,12 +75,10 @@ public:
     void rope(Tensor& v, const std::vector<int>& pos, int head_dim, float theta) override {
         cuda::rope(v.data(), device_ints(pos_, pos), v.rows(), v.cols(), head_dim, theta);
     }
+    // All rows of the step in one launch: their row descriptors go up once per layer.
     void store_kv(const Tensor& k, const Tensor& v, const StepRows& step, int layer) override {
-        for (int r = 0; r < k.rows(); ++r) {
-            const model::KvCache& c = *step.rows[std::size_t(r)].cache;
-            const KvLayout kv = layout(c, layer, step);
-            cuda::store_kv(k.row(r), v.row(r), const_cast<float*>(kv.k), const_cast<float*>(kv.v), kv, step.pos[std::size_t(r)]);
-        }
+        const DecodeRow* rows = decode_rows(step, layer, 0);
+        cuda::store_kv(k.data(), v.data(), rows, k.rows(), step.n_kv_heads, step.head_dim);
     }
     void attention(const Tensor& q, const StepRows& step, int layer, const ForwardOptions& opt, Tensor& out) override {
         out.resize(q.rows(), q.cols());
@@ -97,15 +96,13 @@ public:
             }
             return;
         }
-        // Scores then softmax, split over key chunks (flash-decoding) and merged: one launch pair per row.
-        for (int r = 0; r < q.rows(); ++r) {
-            const int hi = step.pos[std::size_t(r)] + 1;
-            const int lo = opt.window > 0 ? std::max(0, hi - opt.window) : 0;
-            const std::size_t need = decode_attention_scratch(hi - lo, n_heads, step.head_dim);
-            if (scratch_.size() < need) scratch_ = model::Buffer(*this, need);
-            const KvLayout kv = layout(*step.rows[std::size_t(r)].cache, layer, step);
-            decode_attention(q.row(r), kv, lo, hi, n_heads, out.row(r), scratch_.data(), scratch_.size());
-        }
+        // Every row in one launch pair (flash-decoding splits merged by their softmax statistics).
+        const DecodeRow* rows = decode_rows(step, layer, opt.window);
+        const int max_len = max_len_;
+        const std::size_t need = decode_attention_scratch(q.rows(), max_len, n_heads, step.n_kv_heads, step.head_dim);
+        if (scratch_.size() < need) scratch_ = model::Buffer(*this, need);
+        decode_attention(q.data(), rows, q.rows(), max_len, n_heads, step.n_kv_heads, step.head_dim, out.data(), scratch_.data(),
+                         scratch_.size());
     }
     void swiglu(Tensor& a, const Tensor& b) override { cuda::swiglu(a.data(), b.data(), static_cast<int>(a.size())); }
     void add(Tensor& y, const Tensor& x) override { cuda::add(y.data(), x.data(), static_cast<int>(y.size())); }
@@ -129,10 +126,29 @@ private:
     const int* device_ints(DeviceInts& d, const std::vector<int>& v) {
         if (d.shadow != v) {
             if (d.buf.bytes() < v.size() * sizeof(int)) d.buf = DeviceBuffer(std::max<std::size_t>(v.size(), 16) * 2 * sizeof(int));
-            if (!v.empty()) d.buf.upload(v.data(), v.size() * sizeof(int));
+            staging_.upload(d.buf.data(), v.data(), v.size() * sizeof(int));
             d.shadow = v;
         }
         return d.buf.i();
+    }
+    // The step's row descriptors [B] on the device (each row's cache, and positions [lo, pos + 1)),
+    // uploaded only when they differ from the last ones sent; max_len_ is the longest span.
+    const DecodeRow* decode_rows(const StepRows& step, int layer, int window) {
+        std::vector<DecodeRow> rows(step.rows.size());
+        max_len_ = 0;
+        for (std::size_t r = 0; r < rows.size(); ++r) {
+            rows[r].kv = layout(*step.rows[r].cache, layer, step);
+            rows[r].hi = step.pos[r] + 1;
+            rows[r].lo = window > 0 ? std::max(0, rows[r].hi - window) : 0;
+            max_len_ = std::max(max_len_, rows[r].hi - rows[r].lo);
+        }
+        const std::size_t bytes = rows.size() * sizeof(DecodeRow);
+        if (rows_host_.size() != bytes || std::memcmp(rows_host_.data(), rows.data(), bytes) != 0) {
+            if (rows_dev_.bytes() < bytes) rows_dev_ = DeviceBuffer(std::max<std::size_t>(bytes, 64 * sizeof(DecodeRow)) * 2);
+            staging_.upload(rows_dev_.data(), rows.data(), bytes);
+            rows_host_.assign(reinterpret_cast<const unsigned char*>(rows.data()), reinterpret_cast<const unsigned char*>(rows.data()) + bytes);
+        }
+        return static_cast<const DecodeRow*>(rows_dev_.data());
     }
     KvLayout layout(const model::KvCache& c, int layer, const StepRows& step) {
         const model::KvPlacement p = c.placement(layer);
@@ -155,7 +171,13 @@ private:
     DeviceBuffer weights_;  // the whole float buffer, same layout as the host's
     std::multimap<std::size_t, float*> pool_;
     model::Buffer scratch_;
+    // Positions, row descriptors and block tables go up through here: asynchronous copies from
+    // pinned memory, declared before the device buffers they fill so it is destroyed after them.
+    StagingRing staging_{std::size_t(4) << 20};
     DeviceInts pos_;
+    DeviceBuffer rows_dev_;                  // DecodeRow [B] of the last step and layer
+    std::vector<unsigned char> rows_host_;  // what rows_dev_ holds
+    int max_len_ = 0;
     std::unordered_map<const model::KvCache*, DeviceInts> tables_;  // block tables by cache (compared before upload)
 };
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "check.cuh"
@@ -76,33 +78,46 @@ __global__ void matvec_kernel(const float* __restrict__ w, const float* __restri
     if (lane == 0) y[row] = acc;
 }
 
-// One warp per weight row, every input row accumulated from the same loaded weights.
-template <int MaxRows>
-__global__ void matmul_rows_kernel(const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n,
-                                   int rows, int cols) {
+// One warp per weight row, every input row accumulated from the same loaded weights; N (the input
+// rows) is a template argument so the accumulators stay in registers with no per-row guard.
+// 16-byte loads of W and x when cols is a multiple of 4 (rows then stay 16-byte aligned).
+template <int N>
+__global__ void matmul_rows_kernel(const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int rows,
+                                   int cols) {
     const int row = blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp;
     const int lane = threadIdx.x % kWarp;
     if (row >= rows) return;
     const float* wr = w + static_cast<size_t>(row) * cols;
-    float acc[MaxRows];
+    float acc[N];
 #pragma unroll
-    for (int b = 0; b < MaxRows; ++b) acc[b] = 0.0f;
-    for (int i = lane; i < cols; i += kWarp) {
-        const float wv = wr[i];
+    for (int b = 0; b < N; ++b) acc[b] = 0.0f;
+    if (cols % 4 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0) {
+        const float4* w4 = reinterpret_cast<const float4*>(wr);
+        for (int i = lane; i < cols / 4; i += kWarp) {
+            const float4 a = w4[i];
 #pragma unroll
-        for (int b = 0; b < MaxRows; ++b)
-            if (b < n) acc[b] += wv * x[static_cast<size_t>(b) * cols + i];
+            for (int b = 0; b < N; ++b) {
+                const float4 v = reinterpret_cast<const float4*>(x + static_cast<size_t>(b) * cols)[i];
+                acc[b] += a.x * v.x + a.y * v.y + a.z * v.z + a.w * v.w;
+            }
+        }
+    } else {
+        for (int i = lane; i < cols; i += kWarp) {
+            const float wv = wr[i];
+#pragma unroll
+            for (int b = 0; b < N; ++b) acc[b] += wv * x[static_cast<size_t>(b) * cols + i];
+        }
     }
 #pragma unroll
-    for (int b = 0; b < MaxRows; ++b) {
+    for (int b = 0; b < N; ++b) {
         const float s = warp_sum(acc[b]);
-        if (lane == 0 && b < n) y[static_cast<size_t>(b) * rows + row] = s;
+        if (lane == 0) y[static_cast<size_t>(b) * rows + row] = s;
     }
 }
 
 __global__ void rmsnorm_kernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y, int n,
                                float eps) {
-    __shared__ float shared[32];
+    INFERLAB_DYNAMIC_SHARED(float, shared);  // [32] warp partials
     const float* xr = x + static_cast<size_t>(blockIdx.x) * n;
     float* yr = y + static_cast<size_t>(blockIdx.x) * n;
     float ss = 0.0f;
@@ -143,7 +158,7 @@ __global__ void add_kernel(float* y, const float* __restrict__ x, int n) {
 }
 
 __global__ void softmax_kernel(float* x, int n) {
-    __shared__ float shared[32];
+    INFERLAB_DYNAMIC_SHARED(float, shared);  // [32] warp partials
     float* r = x + static_cast<size_t>(blockIdx.x) * n;
     float m = -FLT_MAX;
     for (int i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, r[i]);
@@ -165,65 +180,203 @@ __device__ size_t kv_offset(const KvLayout& kv, int h, int pos) {
     return (static_cast<size_t>(h) * kv.seq_max + pos) * kv.head_dim;
 }
 
-constexpr int kAttnThreads = 128;
-constexpr int kChunk = 256;  // keys per split in decode attention
+constexpr int kAttnThreads = 128;  // 4 warps
+constexpr int kWarpsPerBlock = kAttnThreads / 32;
+constexpr int kKeyTile = 32;       // keys whose row addresses are resolved together, scored, then applied to V
+constexpr int kKeysPerWarp = kKeyTile / kWarpsPerBlock;
+static_assert(kKeysPerWarp == 8, "transpose_sum8 reduces eight values");
 
-// Flash-decoding, pass 1: block (head, split) scores its chunk of keys, keeps the chunk's max m,
-// sum l and unnormalised output o, all read in place from the cache of K/V head h / group.
-__global__ void decode_attention_partial(const float* __restrict__ q, KvLayout kv, int first, int len, int group,
-                                         float* m_out, float* l_out, float* o_out) {
-    extern __shared__ float sh[];  // q [d], scores [kChunk], reduction [32]
-    const int d = kv.head_dim;
-    float* qs = sh;
-    float* scores = sh + d;
-    float* red = scores + kChunk;
-    const int h = blockIdx.x, split = blockIdx.y, splits = gridDim.y;
-    const int kvh = h / group;
-    const int lo = first + split * kChunk, hi = min(len, lo + kChunk);
-    for (int i = threadIdx.x; i < d; i += blockDim.x) qs[i] = q[static_cast<size_t>(h) * d + i];
-    __syncthreads();
+// Eight per-lane values v[0..7], each to be summed over the warp: after 4 + 2 + 1 + 1 + 1 = 9
+// shuffles, v[0] of lane L holds the warp sum of value m = 4·bit4(L) + 2·bit3(L) + bit2(L),
+// which is returned. Each step keeps half the values and sends the other half to the partner lane.
+__device__ inline int transpose_sum8(float* v, int lane) {
+    const bool h16 = lane & 16, h8 = lane & 8, h4 = lane & 4;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const float send = h16 ? v[k] : v[k + 4], keep = h16 ? v[k + 4] : v[k];
+        v[k] = keep + __shfl_xor_sync(0xffffffffu, send, 16);
+    }
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+        const float send = h8 ? v[k] : v[k + 2], keep = h8 ? v[k + 2] : v[k];
+        v[k] = keep + __shfl_xor_sync(0xffffffffu, send, 8);
+    }
+    {
+        const float send = h4 ? v[0] : v[1], keep = h4 ? v[1] : v[0];
+        v[0] = keep + __shfl_xor_sync(0xffffffffu, send, 4);
+    }
+    v[0] += __shfl_xor_sync(0xffffffffu, v[0], 2);
+    v[0] += __shfl_xor_sync(0xffffffffu, v[0], 1);
+    return (h16 ? 4 : 0) + (h8 ? 2 : 0) + (h4 ? 1 : 0);
+}
+
+// Warp-wide sum and max that leave the result in every lane (butterfly).
+__device__ float warp_allsum(float v) {
+    for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ float warp_allmax(float v) {
+    for (int o = kWarp / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// Shared memory of decode_attention_split, in this order: row offsets [kKeyTile] (size_t), then
+// floats: q [g, d] (scaled by 1/√d), o [g, d], p [g, kKeyTile], m [g], l [g], correction [g].
+__host__ __device__ inline std::size_t decode_shared_bytes(int g, int d) {
+    return kKeyTile * sizeof(std::size_t) + (2 * std::size_t(g) * d + std::size_t(g) * kKeyTile + 3 * std::size_t(g)) * sizeof(float);
+}
+
+// Flash-decoding, pass 1. Block (K/V head kvh, split, row b) reads its split of K/V head kvh ONCE
+// for all g = H_q/H_kv query heads that share it (FlashInfer's decode layout), so a step's K/V bytes
+// come from memory once: 2·len·H_kv·d·4 B per row. Keys go by tiles of kKeyTile: one thread per
+// key resolves its row address (the paged block-table divide and modulo once per key per tile,
+// not per element), a warp scores one key with its lanes across d (16-byte loads: one warp reads a
+// d = 128 row in one go), then each thread updates its g·d/4 output quads from the tile's V rows
+// (16-byte loads, consecutive threads on consecutive bytes). Online softmax per query head: running
+// max m, sum l, output o rescaled by e^(m_old − m_new). Writes m, l [B, H_q, splits] and o
+// [B, H_q, splits, d]: (2 + d)·4 B per query head and split. An empty split writes m = −FLT_MAX,
+// l = 0, o = 0, which the merge weighs by zero.
+__global__ void decode_attention_split(const float* __restrict__ q, const DecodeRow* __restrict__ rows, int n_heads,
+                                       int split_len, float* __restrict__ m_out, float* __restrict__ l_out,
+                                       float* __restrict__ o_out) {
+    INFERLAB_DYNAMIC_SHARED(unsigned char, raw);
+    const DecodeRow& row = rows[blockIdx.z];
+    const KvLayout& kv = row.kv;
+    const int d = kv.head_dim, g = n_heads / kv.n_kv_heads;
+    const int kvh = blockIdx.x, split = blockIdx.y, splits = gridDim.y, b = blockIdx.z;
+    const int tid = threadIdx.x, nthreads = blockDim.x, warp = tid / kWarp, lane = tid % kWarp, warps = nthreads / kWarp;
+    std::size_t* off = reinterpret_cast<std::size_t*>(raw);                   // [kKeyTile]
+    float* qs = reinterpret_cast<float*>(raw + kKeyTile * sizeof(std::size_t));  // [g, d]
+    float* os = qs + g * d;                                                     // [g, d]
+    float* ps = os + g * d;                                                     // [g, kKeyTile]
+    float* ms = ps + g * kKeyTile;                                              // [g]
+    float* ls = ms + g;                                                         // [g]
+    float* cs = ls + g;                                                         // [g]
+    const int lo = row.lo + split * split_len, hi = min(row.hi, lo + split_len);
+    const std::size_t qhead0 = std::size_t(b) * n_heads + std::size_t(kvh) * g;  // first query head of this group
     const float scale = rsqrtf(static_cast<float>(d));
-    float local_max = -FLT_MAX;
-    for (int p = lo + threadIdx.x; p < hi; p += blockDim.x) {
-        const float* k = kv.k + kv_offset(kv, kvh, p);
-        float s = 0.0f;
-        for (int i = 0; i < d; ++i) s += qs[i] * k[i];
-        s *= scale;
-        scores[p - lo] = s;
-        local_max = fmaxf(local_max, s);
+    for (int e = tid; e < g * d; e += nthreads) {
+        qs[e] = q[qhead0 * d + e] * scale;
+        os[e] = 0.0f;
     }
-    const float m = block_max(local_max, red);
-    float local_sum = 0.0f;
-    for (int p = lo + threadIdx.x; p < hi; p += blockDim.x) {
-        const float e = expf(scores[p - lo] - m);
-        scores[p - lo] = e;
-        local_sum += e;
+    for (int j = tid; j < g; j += nthreads) {
+        ms[j] = -FLT_MAX;
+        ls[j] = 0.0f;
     }
-    const float l = block_sum(local_sum, red);  // also a barrier: every score is written
-    for (int i = threadIdx.x; i < d; i += blockDim.x) {
-        float o = 0.0f;
-        for (int p = lo; p < hi; ++p) o += scores[p - lo] * kv.v[kv_offset(kv, kvh, p) + i];
-        o_out[(static_cast<size_t>(h) * splits + split) * d + i] = o;
+    __syncthreads();
+    // 16-byte path: d a multiple of 4 (rows stay 16-byte aligned) and d ≤ 256 (two quads per lane).
+    const bool vec = d % 4 == 0 && d <= 256 && reinterpret_cast<std::uintptr_t>(kv.k) % 16 == 0 &&
+                     reinterpret_cast<std::uintptr_t>(kv.v) % 16 == 0;
+    const int d4 = d / 4;
+    for (int t0 = lo; t0 < hi; t0 += kKeyTile) {
+        const int n = min(kKeyTile, hi - t0);
+        for (int i = tid; i < n; i += nthreads) off[i] = kv_offset(kv, kvh, t0 + i);
+        __syncthreads();
+        if (vec) {
+            // A warp scores kKeysPerWarp keys: all their 16-byte loads issued first (bytes in
+            // flight), then per query head 8 partial dots reduced together in 9 shuffles (a
+            // transposing butterfly) rather than 8 × 5.
+            float4 ka[kKeysPerWarp], kb[kKeysPerWarp];
+            const float4 zero = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+            for (int m = 0; m < kKeysPerWarp; ++m) {
+                const int i = warp + m * kWarpsPerBlock;
+                const float4* k4 = reinterpret_cast<const float4*>(kv.k + (i < n ? off[i] : 0));
+                ka[m] = i < n && lane < d4 ? k4[lane] : zero;
+                kb[m] = i < n && lane + kWarp < d4 ? k4[lane + kWarp] : zero;
+            }
+            for (int j = 0; j < g; ++j) {
+                const float4* q4 = reinterpret_cast<const float4*>(qs + j * d);
+                const float4 qa = lane < d4 ? q4[lane] : zero, qb = lane + kWarp < d4 ? q4[lane + kWarp] : zero;
+                float part[kKeysPerWarp];
+#pragma unroll
+                for (int m = 0; m < kKeysPerWarp; ++m)
+                    part[m] = ka[m].x * qa.x + ka[m].y * qa.y + ka[m].z * qa.z + ka[m].w * qa.w + kb[m].x * qb.x +
+                              kb[m].y * qb.y + kb[m].z * qb.z + kb[m].w * qb.w;
+                const int m = transpose_sum8(part, lane);  // lane now holds key m's full dot
+                const int i = warp + m * kWarpsPerBlock;
+                if (lane % 4 == 0 && i < n) ps[j * kKeyTile + i] = part[0];
+            }
+        } else {
+            for (int i = warp; i < n; i += warps) {  // a warp per key: lanes across d
+                const float* kr = kv.k + off[i];
+                for (int j = 0; j < g; ++j) {
+                    float s = 0.0f;
+                    for (int c = lane; c < d; c += kWarp) s += kr[c] * qs[j * d + c];
+                    s = warp_allsum(s);
+                    if (lane == 0) ps[j * kKeyTile + i] = s;
+                }
+            }
+        }
+        __syncthreads();
+        for (int j = warp; j < g; j += warps) {  // a warp per query head: the tile's softmax update
+            float mx = -FLT_MAX;
+            for (int i = lane; i < n; i += kWarp) mx = fmaxf(mx, ps[j * kKeyTile + i]);
+            const float m_old = ms[j], m_new = fmaxf(m_old, warp_allmax(mx));
+            float sum = 0.0f;
+            for (int i = lane; i < n; i += kWarp) {
+                const float p = expf(ps[j * kKeyTile + i] - m_new);
+                ps[j * kKeyTile + i] = p;
+                sum += p;
+            }
+            sum = warp_allsum(sum);
+            if (lane == 0) {
+                const float c = expf(m_old - m_new);
+                ms[j] = m_new;
+                ls[j] = ls[j] * c + sum;
+                cs[j] = c;
+            }
+        }
+        __syncthreads();
+        if (vec) {
+            for (int u = tid; u < g * d4; u += nthreads) {  // output quad u = (query j, quad c)
+                const int j = u / d4, c = u % d4;
+                float4 acc = reinterpret_cast<float4*>(os)[u];
+                const float cj = cs[j];
+                acc.x *= cj, acc.y *= cj, acc.z *= cj, acc.w *= cj;
+#pragma unroll 4
+                for (int i = 0; i < n; ++i) {
+                    const float p = ps[j * kKeyTile + i];
+                    const float4 v = reinterpret_cast<const float4*>(kv.v + off[i])[c];
+                    acc.x += p * v.x, acc.y += p * v.y, acc.z += p * v.z, acc.w += p * v.w;
+                }
+                reinterpret_cast<float4*>(os)[u] = acc;
+            }
+        } else {
+            for (int e = tid; e < g * d; e += nthreads) {
+                const int j = e / d, c = e % d;
+                float acc = os[e] * cs[j];
+                for (int i = 0; i < n; ++i) acc += ps[j * kKeyTile + i] * kv.v[off[i] + c];
+                os[e] = acc;
+            }
+        }
+        __syncthreads();  // the next tile overwrites off and ps
     }
-    if (threadIdx.x == 0) {
-        m_out[h * splits + split] = m;
-        l_out[h * splits + split] = l;
+    for (int e = tid; e < g * d; e += nthreads) {
+        const int j = e / d, c = e % d;
+        o_out[((qhead0 + j) * splits + split) * d + c] = os[e];
+    }
+    for (int j = tid; j < g; j += nthreads) {
+        m_out[(qhead0 + j) * splits + split] = ms[j];
+        l_out[(qhead0 + j) * splits + split] = ls[j];
     }
 }
 
-// Flash-decoding, pass 2: merge the splits of each head: M = max m_j, L = Σ l_j·e^(m_j − M),
-// out = Σ o_j·e^(m_j − M) / L.
+// Flash-decoding, pass 2: block (query head h, row b) merges its splits: M = max m_j,
+// L = Σ l_j·e^(m_j − M), out = Σ o_j·e^(m_j − M) / L. Reads (2 + d)·4 B per split, writes d·4 B.
 __global__ void decode_attention_merge(const float* __restrict__ m_in, const float* __restrict__ l_in,
-                                       const float* __restrict__ o_in, int splits, int d, float* out) {
-    const int h = blockIdx.x;
+                                       const float* __restrict__ o_in, int n_heads, int splits, int d, float* __restrict__ out) {
+    const std::size_t hb = std::size_t(blockIdx.y) * n_heads + blockIdx.x;  // (row, query head)
+    const float* m = m_in + hb * splits;
+    const float* l = l_in + hb * splits;
     float M = -FLT_MAX;
-    for (int j = 0; j < splits; ++j) M = fmaxf(M, m_in[h * splits + j]);
+    for (int j = 0; j < splits; ++j) M = fmaxf(M, m[j]);
     float L = 0.0f;
-    for (int j = 0; j < splits; ++j) L += l_in[h * splits + j] * expf(m_in[h * splits + j] - M);
+    for (int j = 0; j < splits; ++j) L += l[j] * expf(m[j] - M);
     for (int i = threadIdx.x; i < d; i += blockDim.x) {
         float o = 0.0f;
-        for (int j = 0; j < splits; ++j) o += o_in[(static_cast<size_t>(h) * splits + j) * d + i] * expf(m_in[h * splits + j] - M);
-        out[static_cast<size_t>(h) * d + i] = o / L;
+        for (int j = 0; j < splits; ++j) o += o_in[(hb * splits + j) * d + i] * expf(m[j] - M);
+        out[hb * d + i] = o / L;
     }
 }
 
@@ -232,7 +385,7 @@ __global__ void decode_attention_merge(const float* __restrict__ m_in, const flo
 constexpr int kTile = 64;
 __global__ void prefill_attention_kernel(const float* __restrict__ q, KvLayout kv, int start, int n_heads, int group,
                                          int window, float* out) {
-    extern __shared__ float sh[];  // q [d], tile scores [kTile], reduction [32], acc [d]
+    INFERLAB_DYNAMIC_SHARED(float, sh);  // q [d], tile scores [kTile], reduction [32], acc [d]
     const int d = kv.head_dim;
     const int t = blockIdx.x, h = blockIdx.y, kvh = h / group;
     float* qs = sh;
@@ -281,186 +434,144 @@ __global__ void prefill_attention_kernel(const float* __restrict__ q, KvLayout k
     for (int i = threadIdx.x; i < d; i += blockDim.x) orow[i] = acc[i] / l;
 }
 
-__global__ void store_kv_kernel(const float* __restrict__ k, const float* __restrict__ v, float* kb, float* vb, KvLayout kv,
-                                int pos) {
-    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    const int total = kv.n_kv_heads * kv.head_dim;
-    if (idx >= total) return;
-    const int h = idx / kv.head_dim, i = idx % kv.head_dim;
-    const size_t off = kv_offset(kv, h, pos) + i;
-    kb[off] = k[idx];
-    vb[off] = v[idx];
+// Writes K and V of every row of a step at its position rows[r].hi − 1: element (r, head, i).
+// Reads and writes 2·B·H_kv·d·4 B.
+__global__ void store_kv_kernel(const float* __restrict__ k, const float* __restrict__ v, const DecodeRow* __restrict__ rows,
+                                int n_rows, int n_kv_heads, int head_dim) {
+    const std::size_t per_row = std::size_t(n_kv_heads) * head_dim;
+    const std::size_t idx = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= per_row * n_rows) return;
+    const int r = int(idx / per_row), h = int(idx % per_row / head_dim), i = int(idx % head_dim);
+    const KvLayout& kv = rows[r].kv;
+    const std::size_t at = kv_offset(kv, h, rows[r].hi - 1) + i;
+    const_cast<float*>(kv.k)[at] = k[idx];  // the cache's own storage: KvLayout is const for the readers
+    const_cast<float*>(kv.v)[at] = v[idx];
 }
 
 int blocks_for(int n, int threads) { return (n + threads - 1) / threads; }
 
 }  // namespace
 
-bool available(std::string* why) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) {
-        if (why) *why = std::string("the CUDA runtime reports: ") + cudaGetErrorString(e);
-        cudaGetLastError();
-        return false;
-    }
-    if (count == 0) {
-        if (why) *why = "no CUDA device is visible";
-        return false;
-    }
-    return true;
+namespace {
+// Warps (rows) per block: 8, or fewer when that would leave multiprocessors idle (a 1024-row
+// matrix in blocks of 8 rows is 128 blocks for 132 SMs).
+int rows_per_block(int rows) {
+    int per = 8;
+    while (per > 1 && (rows + per - 1) / per < 4 * multiprocessor_count()) per /= 2;
+    return per;
 }
-
-std::string device_name() {
-    cudaDeviceProp p{};
-    INFERLAB_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
-    return p.name;
+template <int N>
+void launch_matmul_rows(const float* w, const float* x, float* y, int rows, int cols) {
+    const int per = rows_per_block(rows);
+    INFERLAB_LAUNCH(matmul_rows_kernel<N>, blocks_for(rows, per), per * kWarp, 0, w, x, y, rows, cols);
+    INFERLAB_CUDA_LAUNCH_CHECK("matmul_rows_kernel");
 }
-
-DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    INFERLAB_CUDA_CHECK(cudaMalloc(&p_, std::max<std::size_t>(bytes, 4)));
-    INFERLAB_CUDA_CHECK(cudaMemset(p_, 0, std::max<std::size_t>(bytes, 4)));
-}
-DeviceBuffer::~DeviceBuffer() {
-    if (p_) cudaFree(p_);
-}
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-    if (this != &o) {
-        if (p_) cudaFree(p_);
-        p_ = std::exchange(o.p_, nullptr);
-        bytes_ = std::exchange(o.bytes_, 0);
-    }
-    return *this;
-}
-void DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
-    INFERLAB_CUDA_CHECK(cudaMemcpy(static_cast<char*>(p_) + offset, host, bytes, cudaMemcpyHostToDevice));
-}
-void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) const {
-    INFERLAB_CUDA_CHECK(cudaMemcpy(host, static_cast<const char*>(p_) + offset, bytes, cudaMemcpyDeviceToHost));
-}
-
-void synchronize() { INFERLAB_CUDA_CHECK(cudaDeviceSynchronize()); }
-
-void* malloc_device(std::size_t bytes) {
-    void* p = nullptr;
-    INFERLAB_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(bytes, 4)));
-    return p;
-}
-void free_device(void* p) noexcept {
-    if (p) cudaFree(p);
-}
-void zero_device(void* p, std::size_t bytes) { INFERLAB_CUDA_CHECK(cudaMemset(p, 0, bytes)); }
-void copy_to_device(void* dst, const void* host, std::size_t bytes) {
-    INFERLAB_CUDA_CHECK(cudaMemcpy(dst, host, bytes, cudaMemcpyHostToDevice));
-}
-void copy_to_host(void* host, const void* src, std::size_t bytes) {
-    INFERLAB_CUDA_CHECK(cudaMemcpy(host, src, bytes, cudaMemcpyDeviceToHost));
-}
-void copy_on_device(void* dst, const void* src, std::size_t bytes) {
-    INFERLAB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice));
-}
-
-double time_ms(void (*fn)(void*), void* arg, int reps) {
-    cudaEvent_t a, b;
-    INFERLAB_CUDA_CHECK(cudaEventCreate(&a));
-    INFERLAB_CUDA_CHECK(cudaEventCreate(&b));
-    fn(arg);
-    INFERLAB_CUDA_CHECK(cudaEventRecord(a));
-    for (int i = 0; i < reps; ++i) fn(arg);
-    INFERLAB_CUDA_CHECK(cudaEventRecord(b));
-    INFERLAB_CUDA_CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    INFERLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return static_cast<double>(ms) / reps;
-}
-
-double copy_bandwidth_gbs(std::size_t bytes, int reps) {
-    DeviceBuffer src(bytes), dst(bytes);
-    struct Arg {
-        void* d;
-        const void* s;
-        std::size_t n;
-    } arg{dst.f(), src.f(), bytes};
-    const double ms = time_ms(
-        [](void* p) {
-            auto* x = static_cast<Arg*>(p);
-            INFERLAB_CUDA_CHECK(cudaMemcpyAsync(x->d, x->s, x->n, cudaMemcpyDeviceToDevice));
-        },
-        &arg, reps);
-    return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
-}
+}  // namespace
 
 void matvec(const float* w, const float* x, float* y, int rows, int cols) {
-    const int threads = 256, rows_per_block = threads / kWarp;
-    matvec_kernel<<<blocks_for(rows, rows_per_block), threads>>>(w, x, y, rows, cols);
-    INFERLAB_CUDA_LAUNCH_CHECK();
+    const int per = rows_per_block(rows);
+    INFERLAB_LAUNCH(matvec_kernel, blocks_for(rows, per), per * kWarp, 0, w, x, y, rows, cols);
+    INFERLAB_CUDA_LAUNCH_CHECK("matvec_kernel");
 }
 
 void matmul_rows(const float* w, const float* x, float* y, int n, int rows, int cols) {
-    if (n < 1 || n > 16) throw Error("cuda::matmul_rows takes 1 to 16 rows");
-    const int threads = 256, rows_per_block = threads / kWarp;
-    matmul_rows_kernel<16><<<blocks_for(rows, rows_per_block), threads>>>(w, x, y, n, rows, cols);
-    INFERLAB_CUDA_LAUNCH_CHECK();
+    switch (n) {
+        case 1: return launch_matmul_rows<1>(w, x, y, rows, cols);
+        case 2: return launch_matmul_rows<2>(w, x, y, rows, cols);
+        case 3: return launch_matmul_rows<3>(w, x, y, rows, cols);
+        case 4: return launch_matmul_rows<4>(w, x, y, rows, cols);
+        case 5: return launch_matmul_rows<5>(w, x, y, rows, cols);
+        case 6: return launch_matmul_rows<6>(w, x, y, rows, cols);
+        case 7: return launch_matmul_rows<7>(w, x, y, rows, cols);
+        case 8: return launch_matmul_rows<8>(w, x, y, rows, cols);
+        case 9: return launch_matmul_rows<9>(w, x, y, rows, cols);
+        case 10: return launch_matmul_rows<10>(w, x, y, rows, cols);
+        case 11: return launch_matmul_rows<11>(w, x, y, rows, cols);
+        case 12: return launch_matmul_rows<12>(w, x, y, rows, cols);
+        case 13: return launch_matmul_rows<13>(w, x, y, rows, cols);
+        case 14: return launch_matmul_rows<14>(w, x, y, rows, cols);
+        case 15: return launch_matmul_rows<15>(w, x, y, rows, cols);
+        case 16: return launch_matmul_rows<16>(w, x, y, rows, cols);
+        default: throw Error("cuda::matmul_rows takes 1 to 16 rows");
+    }
 }
 
 void rmsnorm(const float* x, const float* w, float* y, int rows, int n, float eps) {
-    rmsnorm_kernel<<<rows, 256>>>(x, w, y, n, eps);
-    INFERLAB_CUDA_LAUNCH_CHECK();
+    INFERLAB_LAUNCH(rmsnorm_kernel, rows, 256, 32 * sizeof(float), x, w, y, n, eps);
+    INFERLAB_CUDA_LAUNCH_CHECK("rmsnorm_kernel");
 }
 
 void rope(float* v, const int* pos, int rows, int width, int head_dim, float theta) {
-    rope_kernel<<<blocks_for(rows * width / 2, 256), 256>>>(v, pos, rows, width, head_dim, theta);
-    INFERLAB_CUDA_LAUNCH_CHECK();
+    INFERLAB_LAUNCH(rope_kernel, blocks_for(rows * width / 2, 256), 256, 0, v, pos, rows, width, head_dim, theta);
+    INFERLAB_CUDA_LAUNCH_CHECK("rope_kernel");
 }
 
 void swiglu(float* a, const float* b, int n) {
-    swiglu_kernel<<<blocks_for(n, 256), 256>>>(a, b, n);
-    INFERLAB_CUDA_LAUNCH_CHECK();
+    INFERLAB_LAUNCH(swiglu_kernel, blocks_for(n, 256), 256, 0, a, b, n);
+    INFERLAB_CUDA_LAUNCH_CHECK("swiglu_kernel");
 }
 
 void add(float* y, const float* x, int n) {
-    add_kernel<<<blocks_for(n, 256), 256>>>(y, x, n);
-    INFERLAB_CUDA_LAUNCH_CHECK();
+    INFERLAB_LAUNCH(add_kernel, blocks_for(n, 256), 256, 0, y, x, n);
+    INFERLAB_CUDA_LAUNCH_CHECK("add_kernel");
 }
 
 void softmax(float* x, int rows, int n) {
-    softmax_kernel<<<rows, 256>>>(x, n);
-    INFERLAB_CUDA_LAUNCH_CHECK();
+    INFERLAB_LAUNCH(softmax_kernel, rows, 256, 32 * sizeof(float), x, n);
+    INFERLAB_CUDA_LAUNCH_CHECK("softmax_kernel");
 }
 
-std::size_t decode_attention_scratch(int len, int n_heads, int head_dim) {
-    const std::size_t splits = static_cast<std::size_t>((len + kChunk - 1) / kChunk);
-    return static_cast<std::size_t>(n_heads) * splits * (2 + static_cast<std::size_t>(head_dim));
+namespace {
+// Keys per split: enough splits that H_kv·B·splits blocks give every multiprocessor about sixteen,
+// whole tiles per split, and no split shorter than two tiles (the merge costs (2 + d)·4 B per split).
+int decode_split_len(int n_rows, int max_len, int n_kv_heads) {
+    const long long want = 16ll * multiprocessor_count();  // 16 blocks of 4 warps: a full SM's worth in flight
+    const long long per_split = std::max(1ll, (long long)n_rows * n_kv_heads);
+    long long splits = std::max(1ll, (want + per_split - 1) / per_split);
+    splits = std::min(splits, std::max(1ll, (long long)max_len / (2 * kKeyTile)));
+    const long long len = (max_len + splits - 1) / splits;
+    return int((len + kKeyTile - 1) / kKeyTile * kKeyTile);
+}
+}  // namespace
+
+std::size_t decode_attention_scratch(int n_rows, int max_len, int n_heads, int n_kv_heads, int head_dim) {
+    const int split_len = decode_split_len(n_rows, max_len, n_kv_heads);
+    const std::size_t splits = std::size_t((max_len + split_len - 1) / split_len);
+    return std::size_t(n_rows) * n_heads * splits * (2 + std::size_t(head_dim));
 }
 
-void decode_attention(const float* q, const KvLayout& kv, int lo, int hi, int n_heads, float* out, float* scratch,
-                      std::size_t scratch_floats) {
-    if (lo < 0 || hi <= lo) throw Error("cuda::decode_attention needs at least one cached position");
-    const int len = hi - lo;
-    const int splits = (len + kChunk - 1) / kChunk;
-    if (scratch_floats < decode_attention_scratch(len, n_heads, kv.head_dim)) throw Error("cuda::decode_attention: scratch too small");
-    float* m = scratch;
-    float* l = m + n_heads * splits;
-    float* o = l + n_heads * splits;
-    const std::size_t shared = (static_cast<std::size_t>(kv.head_dim) + kChunk + 32) * sizeof(float);
-    decode_attention_partial<<<dim3(n_heads, splits), kAttnThreads, shared>>>(q, kv, lo, hi, n_heads / kv.n_kv_heads, m, l, o);
-    INFERLAB_CUDA_LAUNCH_CHECK();
-    decode_attention_merge<<<n_heads, kAttnThreads>>>(m, l, o, splits, kv.head_dim, out);
-    INFERLAB_CUDA_LAUNCH_CHECK();
+void decode_attention(const float* q, const DecodeRow* rows, int n_rows, int max_len, int n_heads, int n_kv_heads,
+                      int head_dim, float* out, float* scratch, std::size_t scratch_floats) {
+    if (n_rows < 1 || max_len < 1) throw Error("cuda::decode_attention needs at least one row with one cached position");
+    if (n_kv_heads < 1 || n_heads % n_kv_heads != 0) throw Error("cuda::decode_attention: H_q must be a multiple of H_kv");
+    if (scratch_floats < decode_attention_scratch(n_rows, max_len, n_heads, n_kv_heads, head_dim))
+        throw Error("cuda::decode_attention: scratch too small");
+    const int split_len = decode_split_len(n_rows, max_len, n_kv_heads);
+    const int splits = (max_len + split_len - 1) / split_len;
+    const std::size_t heads = std::size_t(n_rows) * n_heads * splits;
+    float* m = scratch;  // [B, H_q, splits]
+    float* l = m + heads;  // [B, H_q, splits]
+    float* o = l + heads;  // [B, H_q, splits, d]
+    const std::size_t shared = decode_shared_bytes(n_heads / n_kv_heads, head_dim);
+    if (shared > 48 * 1024) {  // past the default limit only with the opt-in (227 KiB on Hopper)
+        INFERLAB_CUDA_CHECK(cudaFuncSetAttribute(decode_attention_split, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+    }
+    INFERLAB_LAUNCH(decode_attention_split, dim3(n_kv_heads, splits, n_rows), kAttnThreads, shared, q, rows, n_heads, split_len, m, l, o);
+    INFERLAB_CUDA_LAUNCH_CHECK("decode_attention_split");
+    INFERLAB_LAUNCH(decode_attention_merge, dim3(n_heads, n_rows), kAttnThreads, 0, m, l, o, n_heads, splits, head_dim, out);
+    INFERLAB_CUDA_LAUNCH_CHECK("decode_attention_merge");
 }
 
 void prefill_attention(const float* q, const KvLayout& kv, int start, int t, int n_heads, int window, float* out) {
     const std::size_t shared = (2 * static_cast<std::size_t>(kv.head_dim) + kTile + 32) * sizeof(float);
-    prefill_attention_kernel<<<dim3(t, n_heads), kAttnThreads, shared>>>(q, kv, start, n_heads, n_heads / kv.n_kv_heads, window, out);
-    INFERLAB_CUDA_LAUNCH_CHECK();
+    INFERLAB_LAUNCH(prefill_attention_kernel, dim3(t, n_heads), kAttnThreads, shared, q, kv, start, n_heads, n_heads / kv.n_kv_heads, window, out);
+    INFERLAB_CUDA_LAUNCH_CHECK("prefill_attention_kernel");
 }
 
-void store_kv(const float* k, const float* v, float* k_base, float* v_base, const KvLayout& kv, int pos) {
-    store_kv_kernel<<<blocks_for(kv.n_kv_heads * kv.head_dim, 256), 256>>>(k, v, k_base, v_base, kv, pos);
-    INFERLAB_CUDA_LAUNCH_CHECK();
+void store_kv(const float* k, const float* v, const DecodeRow* rows, int n_rows, int n_kv_heads, int head_dim) {
+    const std::size_t n = std::size_t(n_rows) * n_kv_heads * head_dim;
+    INFERLAB_LAUNCH(store_kv_kernel, unsigned((n + 255) / 256), 256, 0, k, v, rows, n_rows, n_kv_heads, head_dim);
+    INFERLAB_CUDA_LAUNCH_CHECK("store_kv_kernel");
 }
 
 }  // namespace inferlab::cuda

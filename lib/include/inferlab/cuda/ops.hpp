@@ -11,8 +11,13 @@ namespace inferlab::cuda {
 // True when a CUDA device can be used; otherwise `why` says what is missing.
 bool available(std::string* why = nullptr);
 std::string device_name();
+// The device's streaming multiprocessors (132 on an H200): launch sizes are chosen from it.
+int multiprocessor_count();
+// Kernel launches made through lib/cuda so far (the benchmark reports launches per decode step).
+std::uint64_t launch_count();
 
-// Device memory, freed on destruction.
+// Device memory, freed on destruction; new memory holds NaN in every float (all-ones bytes), so a
+// kernel that reads what nothing wrote gives NaN, not a plausible zero.
 class DeviceBuffer {
 public:
     DeviceBuffer() = default;
@@ -24,6 +29,7 @@ public:
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
     float* f() const { return static_cast<float*>(p_); }
     int* i() const { return static_cast<int*>(p_); }
+    void* data() const { return p_; }
     std::size_t bytes() const { return bytes_; }
     void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
     void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
@@ -42,6 +48,28 @@ void zero_device(void* p, std::size_t bytes);
 void copy_to_device(void* dst, const void* host, std::size_t bytes);
 void copy_to_host(void* host, const void* src, std::size_t bytes);
 void copy_on_device(void* dst, const void* src, std::size_t bytes);  // stream-ordered
+// Page-locked host memory, and a copy from it that returns at once (stream-ordered: kernels
+// launched before it finish first, kernels after it see the data). The host bytes must stay
+// unchanged until the copy has run: see StagingRing.
+void* malloc_pinned(std::size_t bytes);
+void free_pinned(void* p) noexcept;
+void copy_to_device_async(void* dst, const void* pinned_host, std::size_t bytes);
+
+// Small host-to-device uploads without a synchronous copy each: each upload takes the next slot of
+// a pinned ring and copies asynchronously; only when the ring wraps does the host wait for the
+// device (one synchronize per ring's worth of uploads, so a slot is never rewritten in flight).
+class StagingRing {
+public:
+    explicit StagingRing(std::size_t bytes);
+    ~StagingRing();
+    StagingRing(const StagingRing&) = delete;
+    StagingRing& operator=(const StagingRing&) = delete;
+    void upload(void* device_dst, const void* host, std::size_t bytes);
+
+private:
+    unsigned char* ring_ = nullptr;
+    std::size_t size_ = 0, at_ = 0;
+};
 
 // Milliseconds per call of `fn` (CUDA events around `reps` calls after one warm-up call).
 double time_ms(void (*fn)(void*), void* arg, int reps);
@@ -74,22 +102,32 @@ struct KvLayout {
     int block_size = 0, n_layers = 0, layer = 0;
 };
 
-// Decode attention of one token: q [H_q, d] against positions [lo, hi) of each K/V head (query
-// head h reads K/V head h / (H_q/H_kv), in place, never copied per query head). Long sequences
-// are split across blocks (flash-decoding) and the partial softmax results merged.
-// lo > 0 is a sliding window. With len = hi − lo: moves (H_q·d + 2·len·H_kv·d + H_q·d)·4 B (K/V
-// read once per query head sharing them from L2); 4·H_q·len·d FLOPs.
-void decode_attention(const float* q, const KvLayout& kv, int lo, int hi, int n_heads, float* out, float* scratch,
-                      std::size_t scratch_floats);
-// Floats of scratch decode_attention needs for this length (hi − lo) and head count.
-std::size_t decode_attention_scratch(int len, int n_heads, int head_dim);
+// One row of a batched decode step: its cache, and the positions [lo, hi) its query attends to
+// (lo > 0 is a sliding window; hi − 1 is the row's own position, where store_kv writes).
+struct DecodeRow {
+    KvLayout kv;
+    int lo = 0, hi = 0;
+};
+
+// Decode attention of a batch of rows in one launch pair: q [B, H_q, d] against each row's cache
+// (rows: device array [B]); query head h reads K/V head h / (H_q/H_kv), in place. A block holds the
+// g = H_q/H_kv query heads of one K/V head and one split of keys, so K/V are read from memory once
+// per step; splits (flash-decoding) are chosen from the multiprocessor count and merged by their
+// softmax statistics. With len = hi − lo summed over rows: reads 2·len·H_kv·d·4 B of K/V plus
+// B·H_q·d·4 B of q, writes B·H_q·d·4 B, plus (2 + d)·4 B per (row, query head, split) of scratch
+// written and read back; 4·H_q·len·d FLOPs.
+void decode_attention(const float* q, const DecodeRow* rows, int n_rows, int max_len, int n_heads, int n_kv_heads,
+                      int head_dim, float* out, float* scratch, std::size_t scratch_floats);
+// Floats of scratch decode_attention needs for B rows whose longest span hi − lo is max_len.
+std::size_t decode_attention_scratch(int n_rows, int max_len, int n_heads, int n_kv_heads, int head_dim);
 
 // Prefill attention with an online softmax: T queries [T, H_q, d] at positions start..start+T−1
 // over a contiguous or paged cache, causal; window > 0 keeps each query's last `window` positions.
 // 4·H_q·d·Σ_t(start + t + 1) FLOPs (dense).
 void prefill_attention(const float* q, const KvLayout& kv, int start, int t, int n_heads, int window, float* out);
 
-// Writes one row's K and V [H_kv·d] into the cache at `pos` (contiguous or paged).
-void store_kv(const float* k, const float* v, float* k_base, float* v_base, const KvLayout& kv, int pos);
+// Writes each row's K and V [B, H_kv·d] into its cache at position rows[r].hi − 1 (rows: device
+// array [B]), contiguous or paged, in one launch. Moves 2·B·H_kv·d·4 B in and out.
+void store_kv(const float* k, const float* v, const DecodeRow* rows, int n_rows, int n_kv_heads, int head_dim);
 
 }  // namespace inferlab::cuda
