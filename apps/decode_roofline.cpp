@@ -196,6 +196,25 @@ void list_hw(const RooflineOptions& o) {
     emit(r, o.out);
 }
 
+// Mixture of experts: total and active parameters, and what a step reads (roofline.hpp's MoeWeights).
+void moe_lines(const Inputs& in, Report& r) {
+    const MoeWeights& e = *in.model.moe;
+    const ParamCount& pc = *in.counted;
+    auto& j = r.json;
+    std::string& h = r.human;
+    j["inputs"]["moe"] = {{"total_params", pc.total}, {"active_params_per_token", pc.active_per_token},
+                          {"experts", e.experts}, {"experts_per_token", e.top_k}, {"shared_experts", in.config->shared_experts},
+                          {"moe_layers", e.moe_layers}, {"expert_params", pc.expert_params},
+                          {"always_read_bytes", e.always_read_bytes}, {"expert_bytes", e.expert_bytes}};
+    h += fmt::format("  MoE: {} parameters in all, {} active per token ({} of {} routed experts{} in {} layers)\n"
+                     "       a step reads everything but the routed experts ({}) plus the experts its B tokens route to:\n"
+                     "       E·(1 − (1 − k/E)^B) per layer in expectation, uniform independent routing assumed; "
+                     "k = {} at B = 1\n",
+                     group_thousands(pc.total), group_thousands(pc.active_per_token), e.top_k, e.experts,
+                     in.config->shared_experts ? fmt::format(" + {} shared", in.config->shared_experts) : "",
+                     e.moe_layers, bytes_all_units(e.always_read_bytes), e.top_k);
+}
+
 void run(const RooflineOptions& o) {
     if (o.list_hw) return list_hw(o);
     Inputs in = gather(o);
@@ -266,21 +285,7 @@ void run(const RooflineOptions& o) {
     std::string& x = r.explain;
     h += fmt::format("Decode step read volume: D_B = W + Σ_i M_KV,i; t_B ≥ D_B / β (first document §2.1.3)\n");
     h += fmt::format("  W    = {}   [{}]\n", bytes_all_units(m.weight_bytes), in.weights_from);
-    if (m.moe && in.counted) {
-        const MoeWeights& e = *m.moe;
-        const ParamCount& pc = *in.counted;
-        j["inputs"]["moe"] = {{"total_params", pc.total}, {"active_params_per_token", pc.active_per_token},
-                              {"experts", e.experts}, {"experts_per_token", e.top_k}, {"shared_experts", in.config->shared_experts},
-                              {"moe_layers", e.moe_layers}, {"expert_params", pc.expert_params},
-                              {"always_read_bytes", e.always_read_bytes}, {"expert_bytes", e.expert_bytes}};
-        h += fmt::format("  MoE: {} parameters in all, {} active per token ({} of {} routed experts{} in {} layers)\n"
-                         "       a step reads everything but the routed experts ({}) plus the experts its B tokens route to:\n"
-                         "       E·(1 − (1 − k/E)^B) per layer in expectation, uniform independent routing assumed; "
-                         "k = {} at B = 1\n",
-                         group_thousands(pc.total), group_thousands(pc.active_per_token), e.top_k, e.experts,
-                         in.config->shared_experts ? fmt::format(" + {} shared", in.config->shared_experts) : "",
-                         e.moe_layers, bytes_all_units(e.always_read_bytes), e.top_k);
-    }
+    if (m.moe && in.counted) moe_lines(in, r);
     h += fmt::format("  M_KV = {}\n", in.kv_from);
     h += fmt::format("  β    = {}   [{}]\n", rate_text(hw.bandwidth), in.bandwidth_from);
     if (hw.peak_flops)

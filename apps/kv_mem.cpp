@@ -207,6 +207,31 @@ std::vector<std::pair<std::string, KvLayer>> layer_runs(const KvSpec& spec) {
     return out;
 }
 
+std::string describe_layer(const KvLayer& l);
+
+// Human lines for the layers: runs of identical layers, or, when layers interleave (Gemma's
+// alternating windows give 42 runs), one line per distinct layer with its layer indices.
+std::vector<std::string> layer_summary(const KvSpec& spec) {
+    auto runs = layer_runs(spec);
+    std::vector<std::string> out;
+    if (runs.size() <= 8) {
+        for (const auto& [range, l] : runs) out.push_back(fmt::format("layers {}: {}", range, describe_layer(l)));
+        return out;
+    }
+    std::vector<std::pair<KvLayer, std::vector<std::size_t>>> kinds;
+    for (std::size_t i = 0; i < spec.layers.size(); ++i) {
+        auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == spec.layers[i]; });
+        if (it == kinds.end()) kinds.push_back({spec.layers[i], {i}});
+        else it->second.push_back(i);
+    }
+    for (const auto& [l, idx] : kinds) {
+        std::string list = idx.size() <= 6 ? fmt::format("{}", fmt::join(idx, ", "))
+                                           : fmt::format("{}, {}, {}, …, {}", idx[0], idx[1], idx[2], idx.back());
+        out.push_back(fmt::format("{} layer{} ({}): {}", idx.size(), idx.size() == 1 ? "" : "s", list, describe_layer(l)));
+    }
+    return out;
+}
+
 std::string describe_layer(const KvLayer& l) {
     std::string s = l.latent ? fmt::format("latent width {} (MLA)", l.d_k)
                              : (l.d_k == l.d_v ? fmt::format("H_kv={} d={}", l.h_kv, l.d_k)
@@ -220,6 +245,50 @@ std::string describe_layer(const KvLayer& l) {
 nlohmann::json layer_json(const KvLayer& l) {
     return {{"h_kv", l.h_kv}, {"d_k", l.d_k}, {"d_v", l.d_v}, {"bits_k", l.bits_k}, {"bits_v", l.bits_v},
             {"window", l.window}, {"latent", l.latent}};
+}
+
+// --block-size: paged allocation, one block table per window (see kv_paged).
+void paged_section(const KvSpec& spec, const std::vector<std::uint64_t>& lens, std::uint64_t bs, Report& r) {
+    auto& j = r.json;
+    std::string& h = r.human;
+    std::string& x = r.explain;
+    PagedUsage p = kv_paged(spec, lens, bs);
+    j["paged"] = {{"block_size", bs}, {"used_bytes", p.used_bytes}, {"allocated_bytes", p.allocated_bytes},
+                  {"waste_bytes", p.waste_bytes}, {"groups", nlohmann::json::array()}};
+    if (p.groups.size() == 1)
+        j["paged"].update({{"blocks_per_request", p.blocks_per_request}, {"total_blocks", p.total_blocks},
+                           {"block_bytes", p.block_bytes}});
+    double waste = p.allocated_bytes ? 100.0 * static_cast<double>(p.waste_bytes) / static_cast<double>(p.allocated_bytes) : 0;
+    j["paged"]["waste_percent"] = waste;
+    auto per_request = [](const PagedGroup& grp) {
+        return grp.blocks_per_request.size() <= 8 ? fmt::format("{}", fmt::join(grp.blocks_per_request, ", ")) : "varies";
+    };
+    if (p.groups.size() == 1) {
+        h += fmt::format("\nPaged      blocks of {} tokens ({} each across all layers)\n", bs, bytes_all_units(p.block_bytes));
+        h += fmt::format("  blocks     {} in all ({} per request: ceil(S / {}))\n", p.total_blocks,
+                         per_request(p.groups.front()), bs);
+    } else {
+        // Sliding layers hold fewer positions, so they get their own block table: one
+        // block count per group, each with its own block bytes; allocated sums them.
+        h += fmt::format("\nPaged      blocks of {} tokens, one block table per attention kind:\n", bs);
+    }
+    for (const auto& grp : p.groups) {
+        j["paged"]["groups"].push_back({{"window", grp.window}, {"layers", grp.layers}, {"block_bytes", grp.block_bytes},
+                                        {"blocks_per_request", grp.blocks_per_request}, {"total_blocks", grp.total_blocks}});
+        if (p.groups.size() == 1) continue;
+        h += fmt::format("  {} ({} layer{}): {} blocks of {} ({} per request: ceil({} / {})) = {}\n",
+                         grp.window ? fmt::format("sliding W={}", grp.window) : std::string("full attention"),
+                         grp.layers, grp.layers == 1 ? "" : "s", group_thousands(grp.total_blocks),
+                         bytes_all_units(grp.block_bytes), per_request(grp),
+                         grp.window ? fmt::format("min(S, {})", grp.window) : std::string("S"), bs,
+                         bytes_all_units(grp.total_blocks * grp.block_bytes));
+    }
+    h += fmt::format("  used       {}\n  allocated  {}\n  waste      {} ({}% of allocated, the unfilled tail blocks)\n",
+                     bytes_all_units(p.used_bytes), bytes_all_units(p.allocated_bytes), bytes_all_units(p.waste_bytes),
+                     format_real(waste, 4));
+    x += fmt::format("\nPaged allocation: blocks_i = ceil(min(S_i, W) / {}) per block table (W = S for full attention); "
+                     "allocated = Σ blocks × block bytes = {}; waste = allocated − used = {}\n",
+                     bs, bytes_all_units(p.allocated_bytes), bytes_all_units(p.waste_bytes));
 }
 
 // --budget: what fits on one device after its share of the weights. With --tp N each device holds
@@ -354,7 +423,7 @@ void run(const KvMemOptions& o, CLI::App& sub) {
                          g.dtype_name, b_text(l0.bits_k), g.source);
     } else {
         h += fmt::format("model       L={} layers, {}   [{}]\n", L, g.dtype_name, g.source);
-        for (const auto& [range, l] : layer_runs(spec)) h += fmt::format("  layers {}: {}\n", range, describe_layer(l));
+        for (const auto& line : layer_summary(spec)) h += "  " + line + "\n";
         j["model"]["layer_runs"] = nlohmann::json::array();
         for (const auto& [range, l] : layer_runs(spec)) {
             auto lj = layer_json(l);
@@ -481,46 +550,7 @@ void run(const KvMemOptions& o, CLI::App& sub) {
         }
 
         // ---- paged ----
-        if (!o.block_size.empty()) {
-            std::uint64_t bs = parse_positive_int("--block-size", o.block_size);
-            PagedUsage p = kv_paged(spec, lens, bs);
-            j["paged"] = {{"block_size", bs}, {"used_bytes", p.used_bytes}, {"allocated_bytes", p.allocated_bytes},
-                          {"waste_bytes", p.waste_bytes}, {"groups", nlohmann::json::array()}};
-            if (p.groups.size() == 1)
-                j["paged"].update({{"blocks_per_request", p.blocks_per_request}, {"total_blocks", p.total_blocks},
-                                   {"block_bytes", p.block_bytes}});
-            double waste = p.allocated_bytes ? 100.0 * static_cast<double>(p.waste_bytes) / static_cast<double>(p.allocated_bytes) : 0;
-            j["paged"]["waste_percent"] = waste;
-            auto per_request = [](const PagedGroup& grp) {
-                return grp.blocks_per_request.size() <= 8 ? fmt::format("{}", fmt::join(grp.blocks_per_request, ", ")) : "varies";
-            };
-            if (p.groups.size() == 1) {
-                h += fmt::format("\nPaged      blocks of {} tokens ({} each across all layers)\n", bs, bytes_all_units(p.block_bytes));
-                h += fmt::format("  blocks     {} in all ({} per request: ceil(S / {}))\n", p.total_blocks,
-                                 per_request(p.groups.front()), bs);
-            } else {
-                // Sliding layers hold fewer positions, so they get their own block table: one
-                // block count per group, each with its own block bytes; allocated sums them.
-                h += fmt::format("\nPaged      blocks of {} tokens, one block table per attention kind:\n", bs);
-            }
-            for (const auto& grp : p.groups) {
-                j["paged"]["groups"].push_back({{"window", grp.window}, {"layers", grp.layers}, {"block_bytes", grp.block_bytes},
-                                                {"blocks_per_request", grp.blocks_per_request}, {"total_blocks", grp.total_blocks}});
-                if (p.groups.size() == 1) continue;
-                h += fmt::format("  {} ({} layer{}): {} blocks of {} ({} per request: ceil({} / {})) = {}\n",
-                                 grp.window ? fmt::format("sliding W={}", grp.window) : std::string("full attention"),
-                                 grp.layers, grp.layers == 1 ? "" : "s", group_thousands(grp.total_blocks),
-                                 bytes_all_units(grp.block_bytes), per_request(grp),
-                                 grp.window ? fmt::format("min(S, {})", grp.window) : std::string("S"), bs,
-                                 bytes_all_units(grp.total_blocks * grp.block_bytes));
-            }
-            h += fmt::format("  used       {}\n  allocated  {}\n  waste      {} ({}% of allocated, the unfilled tail blocks)\n",
-                             bytes_all_units(p.used_bytes), bytes_all_units(p.allocated_bytes), bytes_all_units(p.waste_bytes),
-                             format_real(waste, 4));
-            x += fmt::format("\nPaged allocation: blocks_i = ceil(min(S_i, W) / {}) per block table (W = S for full attention); "
-                             "allocated = Σ blocks × block bytes = {}; waste = allocated − used = {}\n",
-                             bs, bytes_all_units(p.allocated_bytes), bytes_all_units(p.waste_bytes));
-        }
+        if (!o.block_size.empty()) paged_section(spec, lens, parse_positive_int("--block-size", o.block_size), r);
 
         // ---- tensor parallel ----
         if (!o.tp.empty()) {

@@ -118,7 +118,7 @@ void apply_window_rule(const json& j, const std::string& name, ModelConfig& c, s
     auto every_nth_full = [&](std::uint64_t n, const std::string& why) {
         // transformers: layer i slides when (i + 1) % n != 0, so layers n−1, 2n−1, … are global.
         for (std::uint64_t i = 0; i < c.layers; ++i) c.window_per_layer[i] = (i + 1) % n ? window : 0;
-        c.window_rule = fmt::format("{}: every {}-th layer full attention (layers {}, {}, …), the others slide with "
+        c.window_rule = fmt::format("{}: one layer in {} is full attention (layers {}, {}, …), the others slide with "
                                     "window {} ({})",
                                     t, n, n - 1, 2 * n - 1, W, why);
     };
