@@ -83,7 +83,7 @@ Inputs gather(const RooflineOptions& o) {
         std::uint64_t total = in.counted ? in.counted->total : *in.model.params;
         in.model.weight_bytes = bytes_of(total);
         in.weights_from = fmt::format("{} parameters × {} B ({}){}", group_thousands(total), exact_ratio(wdt->bits, 8, 3),
-                                      wdt->name, in.counted ? ", counted from the config" : "");
+                                      wdt->name, in.counted ? ", counted from the config; " + in.config->tied_rule : "");
         if (in.counted && in.config->experts) {
             const ParamCount& pc = *in.counted;
             in.model.moe = MoeWeights{bytes_of(pc.always_read), bytes_of(pc.expert_params), pc.moe_layers,
@@ -287,6 +287,10 @@ void run(const RooflineOptions& o) {
     h += fmt::format("  W    = {}   [{}]\n", bytes_all_units(m.weight_bytes), in.weights_from);
     if (m.moe && in.counted) moe_lines(in, r);
     h += fmt::format("  M_KV = {}\n", in.kv_from);
+    if (in.config && !in.config->window_rule.empty()) {
+        j["inputs"]["window_rule"] = in.config->window_rule;
+        h += fmt::format("         sliding window: {}; KV bytes and attention FLOPs both honour it\n", in.config->window_rule);
+    }
     h += fmt::format("  β    = {}   [{}]\n", rate_text(hw.bandwidth), in.bandwidth_from);
     if (hw.peak_flops)
         h += fmt::format("  π    = {} FLOP/s   [{}]; ridge point π/β = {} FLOP/B\n", format_real(*hw.peak_flops, 6),

@@ -136,3 +136,23 @@ TEST_CASE("attention FLOPs honour sliding windows and MLA's head widths", "[roof
     // Prefill P = 1000: full layer 2·4·16·(1000²/2) = 64,000,000; sliding 2·4·20·(100²/2 + 900·100) = 15,200,000
     CHECK_THAT(prefill_bound(m, 1, 1000, hw).flops, WithinRel(79200000.0, 1e-15));
 }
+
+TEST_CASE("compute_bound_from agrees with a plain scan for an MoE model", "[roofline]") {
+    // The bisection relies on compute − memory time growing once it is positive (weight reads
+    // concave in B); a scan over decode_step itself is the reference.
+    DecodeModel m;
+    m.weight_bytes = 93405585408ULL;
+    m.params = 12879925248ULL;
+    m.moe = MoeWeights{3211272192ULL, 352321536ULL, 32, 8, 2};
+    m.kv_spec = uniform_kv(32, 8, 128, 16);
+    m.attn_layers = 32;
+    m.attn_q_heads = 32;
+    m.attn_head_dim = 128;
+    Machine hw{3.35e12, 989e12, std::nullopt};
+    auto from = compute_bound_from(m, 16, hw);
+    REQUIRE(from);
+    std::uint64_t scan = 1;
+    while (!decode_step(m, std::vector<std::uint64_t>(scan, 16), hw).compute_bound) ++scan;
+    CHECK(*from == scan);
+    CHECK(*from > 1);
+}
