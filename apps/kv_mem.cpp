@@ -139,7 +139,10 @@ Geometry build_geometry(const KvMemOptions& o, CLI::App& sub) {
     if (!o.config.empty() || !o.model.empty()) {
         if (!o.q_heads.empty()) throw InputError("--q-heads comes from the config; do not give it with --config/--model");
         ModelConfig c = o.config.empty() ? load_named_model(o.model) : load_config_file(o.config);
-        require_precision_flags(c, {{"--dtype", !o.dtype.empty() || !o.bytes_per_elem.empty()}});
+        // Every precision this run needs, in one message: the KV's, and the weights' for --budget.
+        const bool weights_known = o.budget.empty() || !o.weights_bytes.empty() || !o.weight_dtype.empty();
+        require_precision_flags(c, {{"--dtype", !o.dtype.empty() || !o.bytes_per_elem.empty()},
+                                    {"--weight-dtype", weights_known}});
         g.bits = precision_bits(o, c.dtype, &g.dtype_name);
         g.spec = kv_spec_from_config(c, g.bits);
         g.source = c.source;

@@ -39,6 +39,9 @@ TEST_CASE("kv-mem needs no intermediate_size, and one rule for a config without 
     CHECK_THAT(r.out, Catch::Contains("M_KV = 102,400 B"));
     expect_error({"kv-mem", "--model", "gpt2", "--seq-len", "100"},
                  "config 'gpt2' names no torch_dtype, and inferlab does not guess a precision: give --dtype");
+    expect_error({"kv-mem", "--model", "gpt2", "--budget", "80GiB"}, "give --dtype and --weight-dtype");
+    expect_error({"kv-mem", "--model", "gpt2", "--budget", "80GiB", "--dtype", "fp32"}, "give --weight-dtype");
+    CHECK(run_inferlab({"kv-mem", "--model", "gpt2", "--budget", "80GiB", "--dtype", "fp32", "--weight-dtype", "fp32"}).status == 0);
     expect_error({"decode-roofline", "--model", "gpt2", "--seq-len", "100", "--bandwidth", "1TB/s"},
                  "give --weight-dtype and --kv-dtype");
     expect_error({"quantize", "--model", "gpt2", "--seq-len", "100"}, "give --kv-dtype");
