@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real model from its config: Llama 3 8B's KV cache, its budget on an 80 GiB card, and
-# what a sliding window (Mistral 7B, Gemma-2) a latent cache (DeepSeek-V3) and experts (Mixtral) change.
+# what a sliding window (Mistral 7B, Gemma-2), a latent cache (DeepSeek-V3) and experts (Mixtral) change.
 # Usage: examples/real-model.sh   (uses `inferlab` on PATH, or $INFERLAB)
 set -euo pipefail
 inferlab="${INFERLAB:-inferlab}"
