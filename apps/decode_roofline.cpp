@@ -49,7 +49,9 @@ struct Inputs {
     std::vector<std::uint64_t> batches;
     std::string weights_from, kv_from, bandwidth_from, flops_from, memory_from;
     std::optional<ModelConfig> config;
+    std::optional<ParamCount> counted;   // the config's parameters, unless --params overrides them
     std::optional<Hardware> hw;
+    bool lens_from_prompt = false;       // no --seq-len: the per-step table reads S = --prompt-len
 };
 
 Inputs gather(const RooflineOptions& o) {
@@ -59,11 +61,16 @@ Inputs gather(const RooflineOptions& o) {
         in.config = o.config.empty() ? load_named_model(o.model) : load_config_file(o.config);
 
     // ---- weights ----
+    // One rule for a config without torch_dtype: name every precision flag this run still needs.
+    if (in.config)
+        require_precision_flags(*in.config, {{"--weight-dtype", !o.weight_dtype.empty() || !o.weights_bytes.empty()},
+                                             {"--kv-dtype", !o.kv_dtype.empty() || !o.kv_bytes_per_request.empty()}});
     std::optional<DType> wdt;
     if (!o.weight_dtype.empty()) wdt = parse_dtype("--weight-dtype", o.weight_dtype);
     else if (in.config && in.config->dtype) wdt = in.config->dtype;
+    if (in.config && o.params.empty()) in.counted = count_params(*in.config);
     if (!o.params.empty()) in.model.params = parse_count_with_suffix("--params", o.params);
-    else if (in.config) in.model.params = count_params(*in.config).active_per_token;
+    else if (in.counted) in.model.params = in.counted->active_per_token;
     if (!o.weights_bytes.empty()) {
         in.model.weight_bytes = parse_bytes("--weights-bytes", o.weights_bytes);
         if (in.model.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, "must be positive");
@@ -72,10 +79,16 @@ Inputs gather(const RooflineOptions& o) {
             in.model.params = to_u64(static_cast<u128>(in.model.weight_bytes) * 8 / wdt->bits, "parameter count");
     } else if (in.model.params) {
         if (!wdt) throw InputError("--params needs --weight-dtype (bf16, fp8, int4, ...) to give the weight bytes");
-        std::uint64_t total = !o.params.empty() ? *in.model.params : count_params(*in.config).total;
-        in.model.weight_bytes = to_u64((static_cast<u128>(total) * wdt->bits + 7) / 8, "weight bytes");
+        auto bytes_of = [&](std::uint64_t n) { return to_u64((static_cast<u128>(n) * wdt->bits + 7) / 8, "weight bytes"); };
+        std::uint64_t total = in.counted ? in.counted->total : *in.model.params;
+        in.model.weight_bytes = bytes_of(total);
         in.weights_from = fmt::format("{} parameters × {} B ({}){}", group_thousands(total), exact_ratio(wdt->bits, 8, 3),
-                                      wdt->name, o.params.empty() ? ", counted from the config" : "");
+                                      wdt->name, in.counted ? ", counted from the config; " + in.config->tied_rule : "");
+        if (in.counted && in.config->experts) {
+            const ParamCount& pc = *in.counted;
+            in.model.moe = MoeWeights{bytes_of(pc.always_read), bytes_of(pc.expert_params), pc.moe_layers,
+                                      in.config->experts, in.config->experts_per_token};
+        }
     } else {
         throw InputError("no weights: give --weights-bytes (e.g. 14GB), --params with --weight-dtype, or --config/--model");
     }
@@ -108,30 +121,41 @@ Inputs gather(const RooflineOptions& o) {
 
     // ---- KV ----
     if (!o.seq_len.empty()) {
-        for (const auto& item : split_list("--seq-len", o.seq_len)) {
+        for (const auto& item : split_count_list("--seq-len", o.seq_len)) {
             std::uint64_t s = parse_tokens("--seq-len", item);
             if (s == 0) throw InputError("--seq-len", item, "must be a positive token count");
             in.lens.push_back(s);
         }
+    } else if (!o.prompt_len.empty() && in.config) {
+        // A whole generation needs no separate --seq-len: the step table shows the first decode
+        // step's read, at S = P cached tokens.
+        std::uint64_t p = parse_tokens("--prompt-len", o.prompt_len);
+        if (p == 0) throw InputError("--prompt-len", o.prompt_len, "must be a positive token count");
+        in.lens.push_back(p);
+        in.lens_from_prompt = true;
     }
     if (!o.kv_bytes_per_request.empty()) {
         in.model.kv_bytes_per_request = parse_bytes("--kv-bytes-per-request", o.kv_bytes_per_request);
         in.kv_from = "--kv-bytes-per-request " + o.kv_bytes_per_request;
         if (!o.kv_dtype.empty()) throw InputError("--kv-dtype does not apply with --kv-bytes-per-request");
     } else if (in.config) {
-        if (in.lens.empty()) throw InputError("--seq-len is required to derive the KV bytes from the model");
-        DType kd = !o.kv_dtype.empty() ? parse_dtype("--kv-dtype", o.kv_dtype)
-                                       : (in.config->dtype ? *in.config->dtype
-                                                           : throw InputError("the config names no torch_dtype: give --kv-dtype"));
+        if (in.lens.empty())
+            throw InputError("--seq-len is required to derive the KV bytes from the model (or give --prompt-len)");
+        DType kd = !o.kv_dtype.empty() ? parse_dtype("--kv-dtype", o.kv_dtype) : *in.config->dtype;
         in.model.kv_spec = kv_spec_from_config(*in.config, kd.bits);
-        in.kv_from = fmt::format("{} at {} (kv-mem's formula)", in.config->name, kd.name);
+        in.kv_from = fmt::format("{} at {} (kv-mem's formula{})", in.config->name, kd.name,
+                                 in.lens_from_prompt ? "; S = --prompt-len, no --seq-len given" : "");
     } else {
         throw InputError("no KV size: give --kv-bytes-per-request (e.g. 1GiB), or a model with --config/--model and --seq-len");
     }
-    if (in.config && !in.config->mla) {
-        in.model.attn_layers = in.config->layers;
-        in.model.attn_q_heads = in.config->q_heads;
-        in.model.attn_head_dim = in.config->head_dim;
+    if (in.config) {
+        // Attention FLOPs layer by layer: sliding layers attend to min(S, W) positions; MLA's heads
+        // are d_qk = nope + rope wide for QKᵀ and v_head_dim for V (the decompressed form).
+        const ModelConfig& c = *in.config;
+        for (std::uint64_t l = 0; l < c.layers; ++l)
+            in.model.attn_per_layer.push_back(c.mla ? AttnLayer{c.q_heads, c.qk_nope_head_dim + c.qk_rope_head_dim,
+                                                                c.v_head_dim, c.window_per_layer[l]}
+                                                    : AttnLayer{c.q_heads, c.head_dim, c.head_dim, c.window_per_layer[l]});
     }
 
     // ---- batches ----
@@ -241,6 +265,25 @@ void generation_section(const RooflineOptions& o, const Inputs& in, Report& r) {
          "TTFT = prefill bound; TPOT = decode total / (N−1); end-to-end = TTFT + decode total.\n";
 }
 
+// Mixture of experts: total and active parameters, and what a step reads (roofline.hpp's MoeWeights).
+void moe_lines(const Inputs& in, Report& r) {
+    const MoeWeights& e = *in.model.moe;
+    const ParamCount& pc = *in.counted;
+    auto& j = r.json;
+    std::string& h = r.human;
+    j["inputs"]["moe"] = {{"total_params", pc.total}, {"active_params_per_token", pc.active_per_token},
+                          {"experts", e.experts}, {"experts_per_token", e.top_k}, {"shared_experts", in.config->shared_experts},
+                          {"moe_layers", e.moe_layers}, {"expert_params", pc.expert_params},
+                          {"always_read_bytes", e.always_read_bytes}, {"expert_bytes", e.expert_bytes}};
+    h += fmt::format("  MoE: {} parameters in all, {} active per token ({} of {} routed experts{} in {} layers)\n"
+                     "       a step reads everything but the routed experts ({}) plus the experts its B tokens route to:\n"
+                     "       E·(1 − (1 − k/E)^B) per layer in expectation, uniform independent routing assumed; "
+                     "k = {} at B = 1\n",
+                     group_thousands(pc.total), group_thousands(pc.active_per_token), e.top_k, e.experts,
+                     in.config->shared_experts ? fmt::format(" + {} shared", in.config->shared_experts) : "",
+                     e.moe_layers, bytes_all_units(e.always_read_bytes), e.top_k);
+}
+
 void run(const RooflineOptions& o) {
     if (o.list_hw) return list_hw(o);
     Inputs in = gather(o);
@@ -269,6 +312,7 @@ void run(const RooflineOptions& o) {
         t.columns.push_back("bound");
     }
     if (hw.memory_bytes) t.columns.push_back("fits");
+    if (m.moe) t.columns.insert(t.columns.begin() + 1, "experts read/layer");
     j["rows"] = nlohmann::json::array();
     for (const auto& s : rows) {
         std::vector<std::string> cells = {std::to_string(s.batch), gb3(s.bytes), gib3(s.bytes), ms(s.step_time_s),
@@ -284,6 +328,10 @@ void run(const RooflineOptions& o) {
                               {"aggregate_tokens_per_s", s.aggregate_tokens_per_s},
                               {"per_request_tokens_per_s", s.per_request_tokens_per_s},
                               {"bound", s.compute_bound ? "compute" : "memory"}};
+        if (s.experts_read_per_layer) {
+            row["experts_read_per_layer"] = *s.experts_read_per_layer;
+            cells.insert(cells.begin() + 1, format_real(*s.experts_read_per_layer, 4));
+        }
         if (s.flops) {
             row["flops_per_step"] = *s.flops;
             row["arithmetic_intensity"] = *s.intensity;
@@ -306,7 +354,12 @@ void run(const RooflineOptions& o) {
     std::string& x = r.explain;
     h += fmt::format("Decode step read volume: D_B = W + Σ_i M_KV,i; t_B ≥ D_B / β (first document §2.1.3)\n");
     h += fmt::format("  W    = {}   [{}]\n", bytes_all_units(m.weight_bytes), in.weights_from);
+    if (m.moe && in.counted) moe_lines(in, r);
     h += fmt::format("  M_KV = {}\n", in.kv_from);
+    if (in.config && !in.config->window_rule.empty()) {
+        j["inputs"]["window_rule"] = in.config->window_rule;
+        h += fmt::format("         sliding window: {}; KV bytes and attention FLOPs both honour it\n", in.config->window_rule);
+    }
     h += fmt::format("  β    = {}   [{}]\n", rate_text(hw.bandwidth), in.bandwidth_from);
     if (hw.peak_flops)
         h += fmt::format("  π    = {} FLOP/s   [{}]; ridge point π/β = {} FLOP/B\n", format_real(*hw.peak_flops, 6),
@@ -318,6 +371,11 @@ void run(const RooflineOptions& o) {
          "request's whole KV history once, and produces one token per request.\n"
          "  D_B = W + Σ_i M_KV,i      t_B ≥ D_B / β      R_all ≤ B / t_B      R_one ≤ 1 / t_B\n";
     x += fmt::format("  W = {}\n", bytes_all_units(m.weight_bytes));
+    if (m.moe)
+        x += fmt::format("  MoE: W_B = W_always + L_moe · E·(1 − (1 − k/E)^B) · W_expert = {} + {} × E_B × {} "
+                         "(E = {}, k = {}); the FLOPs count the active parameters: 2·P_active per token\n",
+                         group_thousands(m.moe->always_read_bytes), m.moe->moe_layers, group_thousands(m.moe->expert_bytes),
+                         m.moe->experts, m.moe->top_k);
     if (m.kv_bytes_per_request)
         x += fmt::format("  M_KV = {} per request\n", bytes_all_units(*m.kv_bytes_per_request));
     x += "  Caution: 1 GiB = 1.073741824 GB; convert every term to the same unit before adding (W in GB, M_KV in GiB).\n";
@@ -417,7 +475,14 @@ void setup_decode_roofline(CLI::App& app) {
         {"inferlab decode-roofline --weights-bytes 14GB --kv-bytes-per-request 1GiB --bandwidth 1TB/s --batch 1,8",
          "    → B=1: 15.074 GB, 15.074 ms, 66.34 tok/s;  B=8: 22.590 GB, 22.590 ms, 354.14 aggregate, 44.27 per request",
          "inferlab decode-roofline --model llama-3-8b --seq-len 8192 --hw h100-sxm --batch 1..64",
-         "inferlab decode-roofline --model llama-3-8b --hw h100-sxm --seq-len 1 --prompt-len 2048 --output-len 512 --batch 1,8"},
+         "inferlab decode-roofline --model llama-3-8b --hw h100-sxm --prompt-len 2048 --output-len 512 --batch 1,8",
+         "inferlab decode-roofline --model mixtral-8x7b --hw h100-sxm --seq-len 4096 --batch 1,8,64"},
+        "Mixture of experts: a step reads the non-expert weights, the shared experts and, per MoE layer, the\n"
+        "experts its B tokens route to: E·(1 − (1 − k/E)^B) in expectation, assuming each token picks k of E\n"
+        "experts uniformly and independently (exactly k at B = 1). FLOPs count the active parameters.\n"
+        "Attention FLOPs: 2·H_q·(d_qk + d_v) per layer and cached position, min(S, W) positions on a sliding layer.\n"
+        "A config without torch_dtype needs --weight-dtype and --kv-dtype (one error names both).\n"
+        "Without --seq-len, --prompt-len P sets the per-step table's S = P.\n"
         "JSON keys: inputs{...}, rows[]{batch, bytes_per_step, weight_bytes, kv_bytes, bytes_per_step_gb,\n"
         "bytes_per_step_gib, memory_time_s, compute_time_s, step_time_s, flops_per_step, arithmetic_intensity, bound,\n"
         "aggregate_tokens_per_s, per_request_tokens_per_s, fits}, comparison{reads_ratio, aggregate_ratio,\n"

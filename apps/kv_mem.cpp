@@ -41,7 +41,7 @@ struct Geometry {
 std::vector<std::uint64_t> parse_lengths(const KvMemOptions& o, CLI::App& sub) {
     if (o.seq_len.empty()) return {};
     std::vector<std::uint64_t> lens;
-    for (const auto& item : split_list("--seq-len", o.seq_len)) {
+    for (const auto& item : split_count_list("--seq-len", o.seq_len)) {
         std::uint64_t s = parse_tokens("--seq-len", item);
         if (s == 0) throw InputError("--seq-len", item, "must be a positive token count");
         lens.push_back(s);
@@ -139,6 +139,10 @@ Geometry build_geometry(const KvMemOptions& o, CLI::App& sub) {
     if (!o.config.empty() || !o.model.empty()) {
         if (!o.q_heads.empty()) throw InputError("--q-heads comes from the config; do not give it with --config/--model");
         ModelConfig c = o.config.empty() ? load_named_model(o.model) : load_config_file(o.config);
+        // Every precision this run needs, in one message: the KV's, and the weights' for --budget.
+        const bool weights_known = o.budget.empty() || !o.weights_bytes.empty() || !o.weight_dtype.empty();
+        require_precision_flags(c, {{"--dtype", !o.dtype.empty() || !o.bytes_per_elem.empty()},
+                                    {"--weight-dtype", weights_known}});
         g.bits = precision_bits(o, c.dtype, &g.dtype_name);
         g.spec = kv_spec_from_config(c, g.bits);
         g.source = c.source;
@@ -206,6 +210,31 @@ std::vector<std::pair<std::string, KvLayer>> layer_runs(const KvSpec& spec) {
     return out;
 }
 
+std::string describe_layer(const KvLayer& l);
+
+// Human lines for the layers: runs of identical layers, or, when layers interleave (Gemma's
+// alternating windows give 42 runs), one line per distinct layer with its layer indices.
+std::vector<std::string> layer_summary(const KvSpec& spec) {
+    auto runs = layer_runs(spec);
+    std::vector<std::string> out;
+    if (runs.size() <= 8) {
+        for (const auto& [range, l] : runs) out.push_back(fmt::format("layers {}: {}", range, describe_layer(l)));
+        return out;
+    }
+    std::vector<std::pair<KvLayer, std::vector<std::size_t>>> kinds;
+    for (std::size_t i = 0; i < spec.layers.size(); ++i) {
+        auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == spec.layers[i]; });
+        if (it == kinds.end()) kinds.push_back({spec.layers[i], {i}});
+        else it->second.push_back(i);
+    }
+    for (const auto& [l, idx] : kinds) {
+        std::string list = idx.size() <= 6 ? fmt::format("{}", fmt::join(idx, ", "))
+                                           : fmt::format("{}, {}, {}, …, {}", idx[0], idx[1], idx[2], idx.back());
+        out.push_back(fmt::format("{} layer{} ({}): {}", idx.size(), idx.size() == 1 ? "" : "s", list, describe_layer(l)));
+    }
+    return out;
+}
+
 std::string describe_layer(const KvLayer& l) {
     std::string s = l.latent ? fmt::format("latent width {} (MLA)", l.d_k)
                              : (l.d_k == l.d_v ? fmt::format("H_kv={} d={}", l.h_kv, l.d_k)
@@ -219,6 +248,141 @@ std::string describe_layer(const KvLayer& l) {
 nlohmann::json layer_json(const KvLayer& l) {
     return {{"h_kv", l.h_kv}, {"d_k", l.d_k}, {"d_v", l.d_v}, {"bits_k", l.bits_k}, {"bits_v", l.bits_v},
             {"window", l.window}, {"latent", l.latent}};
+}
+
+// --block-size: paged allocation, one block table per window (see kv_paged).
+void paged_section(const KvSpec& spec, const std::vector<std::uint64_t>& lens, std::uint64_t bs, Report& r) {
+    auto& j = r.json;
+    std::string& h = r.human;
+    std::string& x = r.explain;
+    PagedUsage p = kv_paged(spec, lens, bs);
+    j["paged"] = {{"block_size", bs}, {"used_bytes", p.used_bytes}, {"allocated_bytes", p.allocated_bytes},
+                  {"waste_bytes", p.waste_bytes}, {"groups", nlohmann::json::array()}};
+    if (p.groups.size() == 1)
+        j["paged"].update({{"blocks_per_request", p.blocks_per_request}, {"total_blocks", p.total_blocks},
+                           {"block_bytes", p.block_bytes}});
+    double waste = p.allocated_bytes ? 100.0 * static_cast<double>(p.waste_bytes) / static_cast<double>(p.allocated_bytes) : 0;
+    j["paged"]["waste_percent"] = waste;
+    auto per_request = [](const PagedGroup& grp) {
+        return grp.blocks_per_request.size() <= 8 ? fmt::format("{}", fmt::join(grp.blocks_per_request, ", ")) : "varies";
+    };
+    if (p.groups.size() == 1) {
+        h += fmt::format("\nPaged      blocks of {} tokens ({} each across all layers)\n", bs, bytes_all_units(p.block_bytes));
+        h += fmt::format("  blocks     {} in all ({} per request: ceil(S / {}))\n", p.total_blocks,
+                         per_request(p.groups.front()), bs);
+    } else {
+        // Sliding layers hold fewer positions, so they get their own block table: one
+        // block count per group, each with its own block bytes; allocated sums them.
+        h += fmt::format("\nPaged      blocks of {} tokens, one block table per attention kind:\n", bs);
+    }
+    for (const auto& grp : p.groups) {
+        j["paged"]["groups"].push_back({{"window", grp.window}, {"layers", grp.layers}, {"block_bytes", grp.block_bytes},
+                                        {"blocks_per_request", grp.blocks_per_request}, {"total_blocks", grp.total_blocks}});
+        if (p.groups.size() == 1) continue;
+        h += fmt::format("  {} ({} layer{}): {} blocks of {} ({} per request: ceil({} / {})) = {}\n",
+                         grp.window ? fmt::format("sliding W={}", grp.window) : std::string("full attention"),
+                         grp.layers, grp.layers == 1 ? "" : "s", group_thousands(grp.total_blocks),
+                         bytes_all_units(grp.block_bytes), per_request(grp),
+                         grp.window ? fmt::format("min(S, {})", grp.window) : std::string("S"), bs,
+                         bytes_all_units(grp.total_blocks * grp.block_bytes));
+    }
+    h += fmt::format("  used       {}\n  allocated  {}\n  waste      {} ({}% of allocated, the unfilled tail blocks)\n",
+                     bytes_all_units(p.used_bytes), bytes_all_units(p.allocated_bytes), bytes_all_units(p.waste_bytes),
+                     format_real(waste, 4));
+    x += fmt::format("\nPaged allocation: blocks_i = ceil(min(S_i, W) / {}) per block table (W = S for full attention); "
+                     "allocated = Σ blocks × block bytes = {}; waste = allocated − used = {}\n",
+                     bs, bytes_all_units(p.allocated_bytes), bytes_all_units(p.waste_bytes));
+}
+
+// --budget: what fits on one device after its share of the weights. With --tp N each device holds
+// W / N of the weights and its share of every layer's K/V heads (kv_spec_per_device).
+void budget_section(const KvMemOptions& o, const Geometry& g, const std::vector<std::uint64_t>& lens, Report& r) {
+    auto& j = r.json;
+    std::string& h = r.human;
+    std::string& x = r.explain;
+    std::uint64_t budget = parse_bytes("--budget", o.budget);
+    if (budget == 0) throw InputError("--budget", o.budget, "must be positive");
+    std::uint64_t weights = 0;
+    std::string weights_from = "--weights-bytes";
+    if (!o.weights_bytes.empty()) {
+        weights = parse_bytes("--weights-bytes", o.weights_bytes);
+    } else if (g.config) {
+        ParamCount pc = count_params(*g.config);
+        require_precision_flags(*g.config, {{"--weight-dtype", !o.weight_dtype.empty()}});
+        DType wd = !o.weight_dtype.empty() ? parse_dtype("--weight-dtype", o.weight_dtype) : *g.config->dtype;
+        weights = to_u64((static_cast<u128>(pc.total) * wd.bits + 7) / 8, "weight bytes");
+        weights_from = fmt::format("{} parameters (counted from the config; {}) × {} B ({})", group_thousands(pc.total),
+                                   g.config->tied_rule, b_text(wd.bits), wd.name);
+    } else {
+        throw InputError("--budget needs the weights: give --weights-bytes (e.g. 14GB), or a model with --config/--model");
+    }
+    std::optional<std::uint64_t> seq = lens.empty() ? std::nullopt : std::optional<std::uint64_t>(lens.front());
+    if (lens.size() > 1 && !std::all_of(lens.begin(), lens.end(), [&](auto s) { return s == lens.front(); }))
+        throw InputError("--budget", o.budget, "asks for the largest batch at one --seq-len; give a single length");
+    std::optional<std::uint64_t> bs;
+    if (!o.block_size.empty()) bs = parse_positive_int("--block-size", o.block_size);
+    std::uint64_t devices = o.tp.empty() ? 1 : parse_positive_int("--tp", o.tp);
+    const KvSpec spec = devices > 1 ? kv_spec_per_device(g.spec, devices) : g.spec;
+    const std::uint64_t weights_dev = weights / devices + (weights % devices != 0);
+    const std::uint64_t s_token = bytes_per_token(spec);
+    KvBudget b = kv_budget(spec, budget, weights_dev, seq, bs);
+    auto& bj = j["budget"];
+    bj = {{"budget_bytes", b.budget_bytes}, {"weights_bytes", weights}, {"devices", devices},
+          {"weights_bytes_per_device", b.weights_bytes}, {"available_bytes", b.available_bytes}, {"weights_from", weights_from}};
+    const std::string per_dev = devices > 1 ? fmt::format(" per device (--tp {})", devices) : "";
+    h += fmt::format("\nBudget      {} per device\n  weights   {}   [{}]\n", bytes_all_units(budget), bytes_all_units(weights),
+                     weights_from);
+    if (devices > 1)
+        h += fmt::format("  weights per device  ceil(W / {}) = {}; each device holds 1/{} of the K/V heads ({} per token)\n",
+                         devices, bytes_all_units(b.weights_bytes), devices, bytes_all_units(s_token));
+    h += fmt::format("  for KV    {}{}\n", bytes_all_units(b.available_bytes), per_dev);
+    x += fmt::format("\nBudget: available = budget − weights{} = {} − {} = {} B\n",
+                     devices > 1 ? fmt::format(" / {}", devices) : "", budget, b.weights_bytes, b.available_bytes);
+    if (b.max_tokens) {
+        bj["max_tokens"] = *b.max_tokens;
+        h += fmt::format("  most tokens cached       {} (floor(available / s_token) = floor({} / {})){}\n",
+                         group_thousands(*b.max_tokens), b.available_bytes, s_token, per_dev);
+        x += fmt::format("  max tokens = floor({} / {}) = {}\n", b.available_bytes, s_token, *b.max_tokens);
+    }
+    if (b.max_batch) {
+        bj["seq_len"] = *b.seq_len;
+        bj["request_bytes"] = *b.request_bytes;
+        bj["max_batch"] = *b.max_batch;
+        h += fmt::format("  largest batch at S={}   {} request{} ({} each{})\n", group_thousands(*b.seq_len), *b.max_batch,
+                         *b.max_batch == 1 ? "" : "s", bytes_all_units(*b.request_bytes), devices > 1 ? " per device" : "");
+        x += fmt::format("  max batch at S={} = floor({} / {}) = {}\n", *b.seq_len, b.available_bytes, *b.request_bytes,
+                         *b.max_batch);
+    }
+    if (b.max_blocks) {
+        bj["block_size"] = *b.block_size;
+        bj["block_bytes"] = *b.block_bytes;
+        bj["max_blocks"] = *b.max_blocks;
+        h += fmt::format("  whole blocks of {}      {} ({} each)\n", *b.block_size, group_thousands(*b.max_blocks),
+                         bytes_all_units(*b.block_bytes));
+        x += fmt::format("  blocks = floor({} / {}) = {}\n", b.available_bytes, *b.block_bytes, *b.max_blocks);
+    }
+    if (b.max_concurrency) {
+        const PagedUsage& one = *b.request_paged;
+        bj["block_size"] = *b.block_size;
+        bj["request_allocated_bytes"] = one.allocated_bytes;
+        bj["max_concurrency"] = *b.max_concurrency;
+        if (b.blocks_per_request) {
+            bj["blocks_per_request"] = *b.blocks_per_request;
+            h += fmt::format("  concurrent requests      {} (each needs {} blocks at S={})\n", *b.max_concurrency,
+                             *b.blocks_per_request, group_thousands(*b.seq_len));
+            x += fmt::format("  concurrency = floor(blocks / ceil(S / block)) = floor({} / {}) = {}\n", *b.max_blocks,
+                             *b.blocks_per_request, *b.max_concurrency);
+        } else {
+            std::string parts;
+            for (const auto& grp : one.groups)
+                parts += fmt::format("{}{} × {} ({})", parts.empty() ? "" : " + ", grp.total_blocks, bytes_all_units(grp.block_bytes),
+                                     grp.window ? fmt::format("sliding W={}", grp.window) : std::string("full"));
+            h += fmt::format("  concurrent requests      {} (each allocates {} = {} at S={})\n", *b.max_concurrency,
+                             bytes_all_units(one.allocated_bytes), parts, group_thousands(*b.seq_len));
+            x += fmt::format("  concurrency = floor(available / allocated per request) = floor({} / {}) = {}\n",
+                             b.available_bytes, one.allocated_bytes, *b.max_concurrency);
+        }
+    }
 }
 
 void run(const KvMemOptions& o, CLI::App& sub) {
@@ -262,7 +426,7 @@ void run(const KvMemOptions& o, CLI::App& sub) {
                          g.dtype_name, b_text(l0.bits_k), g.source);
     } else {
         h += fmt::format("model       L={} layers, {}   [{}]\n", L, g.dtype_name, g.source);
-        for (const auto& [range, l] : layer_runs(spec)) h += fmt::format("  layers {}: {}\n", range, describe_layer(l));
+        for (const auto& line : layer_summary(spec)) h += "  " + line + "\n";
         j["model"]["layer_runs"] = nlohmann::json::array();
         for (const auto& [range, l] : layer_runs(spec)) {
             auto lj = layer_json(l);
@@ -275,6 +439,10 @@ void run(const KvMemOptions& o, CLI::App& sub) {
         j["model"]["window_rule"] = g.config->window_rule;
         h += fmt::format("  sliding window: {} (a sliding layer keeps the last W positions, the newest included)\n",
                          g.config->window_rule);
+    }
+    if (g.config && !g.config->defaults_applied.empty()) {
+        j["model"]["defaults_applied"] = g.config->defaults_applied;
+        h += fmt::format("  keys the config leaves out: {}\n", fmt::join(g.config->defaults_applied, "; "));
     }
 
     // ---- per token ----
@@ -391,25 +559,7 @@ void run(const KvMemOptions& o, CLI::App& sub) {
         }
 
         // ---- paged ----
-        if (!o.block_size.empty()) {
-            std::uint64_t bs = parse_positive_int("--block-size", o.block_size);
-            PagedUsage p = kv_paged(spec, lens, bs);
-            j["paged"] = {{"block_size", bs},           {"blocks_per_request", p.blocks_per_request},
-                          {"total_blocks", p.total_blocks}, {"block_bytes", p.block_bytes},
-                          {"used_bytes", p.used_bytes},  {"allocated_bytes", p.allocated_bytes},
-                          {"waste_bytes", p.waste_bytes}};
-            double waste = p.allocated_bytes ? 100.0 * static_cast<double>(p.waste_bytes) / static_cast<double>(p.allocated_bytes) : 0;
-            j["paged"]["waste_percent"] = waste;
-            h += fmt::format("\nPaged      blocks of {} tokens ({} each across all layers)\n", bs, bytes_all_units(p.block_bytes));
-            h += fmt::format("  blocks     {} in all ({} per request: ceil(S / {}))\n", p.total_blocks,
-                             p.blocks_per_request.size() <= 8 ? fmt::format("{}", fmt::join(p.blocks_per_request, ", ")) : "varies", bs);
-            h += fmt::format("  used       {}\n  allocated  {}\n  waste      {} ({}% of allocated, the unfilled tail blocks)\n",
-                             bytes_all_units(p.used_bytes), bytes_all_units(p.allocated_bytes), bytes_all_units(p.waste_bytes),
-                             format_real(waste, 4));
-            x += fmt::format("\nPaged allocation: blocks_i = ceil(S_i / {}); allocated = Σ_i blocks_i × {} × s_token = {}; "
-                             "waste = allocated − used = {}\n",
-                             bs, bs, bytes_all_units(p.allocated_bytes), bytes_all_units(p.waste_bytes));
-        }
+        if (!o.block_size.empty()) paged_section(spec, lens, parse_positive_int("--block-size", o.block_size), r);
 
         // ---- tensor parallel ----
         if (!o.tp.empty()) {
@@ -433,68 +583,7 @@ void run(const KvMemOptions& o, CLI::App& sub) {
         }
     }
 
-    // ---- budget ----
-    if (budget_mode) {
-        std::uint64_t budget = parse_bytes("--budget", o.budget);
-        if (budget == 0) throw InputError("--budget", o.budget, "must be positive");
-        std::uint64_t weights = 0;
-        std::string weights_from = "--weights-bytes";
-        if (!o.weights_bytes.empty()) {
-            weights = parse_bytes("--weights-bytes", o.weights_bytes);
-        } else if (g.config) {
-            ParamCount pc = count_params(*g.config);
-            if (o.weight_dtype.empty() && !g.config->dtype)
-                throw InputError("the config names no torch_dtype: give --weight-dtype (or --weights-bytes) for --budget");
-            DType wd = !o.weight_dtype.empty() ? parse_dtype("--weight-dtype", o.weight_dtype) : *g.config->dtype;
-            weights = to_u64((static_cast<u128>(pc.total) * wd.bits + 7) / 8, "weight bytes");
-            weights_from = fmt::format("{} parameters (counted from the config) × {} B ({})", group_thousands(pc.total),
-                                       b_text(wd.bits), wd.name);
-        } else {
-            throw InputError("--budget needs the weights: give --weights-bytes (e.g. 14GB), or a model with --config/--model");
-        }
-        std::optional<std::uint64_t> seq = lens.empty() ? std::nullopt : std::optional<std::uint64_t>(lens.front());
-        if (lens.size() > 1 && !std::all_of(lens.begin(), lens.end(), [&](auto s) { return s == lens.front(); }))
-            throw InputError("--budget", o.budget, "asks for the largest batch at one --seq-len; give a single length");
-        std::optional<std::uint64_t> bs;
-        if (!o.block_size.empty()) bs = parse_positive_int("--block-size", o.block_size);
-        KvBudget b = kv_budget(spec, budget, weights, seq, bs);
-        auto& bj = j["budget"];
-        bj = {{"budget_bytes", b.budget_bytes}, {"weights_bytes", b.weights_bytes}, {"available_bytes", b.available_bytes},
-              {"weights_from", weights_from}};
-        h += fmt::format("\nBudget      {}\n  weights   {}   [{}]\n  for KV    {}\n", bytes_all_units(budget),
-                         bytes_all_units(weights), weights_from, bytes_all_units(b.available_bytes));
-        x += fmt::format("\nBudget: available = budget − weights = {} − {} = {} B\n", budget, weights, b.available_bytes);
-        if (b.max_tokens) {
-            bj["max_tokens"] = *b.max_tokens;
-            h += fmt::format("  most tokens cached       {} (floor(available / s_token) = floor({} / {}))\n",
-                             group_thousands(*b.max_tokens), b.available_bytes, s_token);
-            x += fmt::format("  max tokens = floor({} / {}) = {}\n", b.available_bytes, s_token, *b.max_tokens);
-        }
-        if (b.max_batch) {
-            bj["seq_len"] = *b.seq_len;
-            bj["request_bytes"] = *b.request_bytes;
-            bj["max_batch"] = *b.max_batch;
-            h += fmt::format("  largest batch at S={}   {} requests ({} each)\n", group_thousands(*b.seq_len), *b.max_batch,
-                             bytes_all_units(*b.request_bytes));
-            x += fmt::format("  max batch at S={} = floor({} / {}) = {}\n", *b.seq_len, b.available_bytes, *b.request_bytes,
-                             *b.max_batch);
-        }
-        if (b.max_blocks) {
-            bj["block_size"] = *b.block_size;
-            bj["block_bytes"] = *b.block_bytes;
-            bj["max_blocks"] = *b.max_blocks;
-            h += fmt::format("  whole blocks of {}      {} ({} each)\n", *b.block_size, group_thousands(*b.max_blocks),
-                             bytes_all_units(*b.block_bytes));
-            x += fmt::format("  blocks = floor({} / {}) = {}\n", b.available_bytes, *b.block_bytes, *b.max_blocks);
-            if (b.max_concurrency) {
-                bj["blocks_per_request"] = *b.blocks_per_request;
-                bj["max_concurrency"] = *b.max_concurrency;
-                h += fmt::format("  concurrent requests      {} (each needs {} blocks at S={})\n", *b.max_concurrency,
-                                 *b.blocks_per_request, group_thousands(*b.seq_len));
-                x += fmt::format("  concurrency = floor(blocks / ceil(S / block)) = {}\n", *b.max_concurrency);
-            }
-        }
-    }
+    if (budget_mode) budget_section(o, g, lens, r);
     if (x.empty()) x = h;
     emit(r, o.out);
 }
@@ -509,7 +598,7 @@ void setup_kv_mem(CLI::App& app) {
     sub->add_option("--head-dim", opt->head_dim, "d, width of one head");
     sub->add_option("--hidden-size", opt->hidden_size, "hidden size; with --q-heads gives d = hidden / H_q");
     sub->add_option("--q-heads", opt->q_heads, "H_q, query heads: adds the MHA/GQA/MQA comparison");
-    sub->add_option("--seq-len", opt->seq_len, "S, tokens per request; a list (8192,4096,300) for requests of different lengths; 8Ki = 8192, 8k = 8000");
+    sub->add_option("--seq-len", opt->seq_len, "S, tokens per request; a list (8192,4096,300) for requests of different lengths; 8Ki = 8192, 8k = 8000 (8K rejected)");
     sub->add_option("--batch", opt->batch, "B, requests of the same length (default 1)");
     sub->add_option("--dtype", opt->dtype, "KV precision: fp32, fp16, bf16, fp8, int8, int4");
     sub->add_option("--bytes-per-elem", opt->bytes_per_elem, "b, bytes per element instead of --dtype (0.5 for 4 bits)");
@@ -519,7 +608,7 @@ void setup_kv_mem(CLI::App& app) {
     sub->add_flag("--list-models", opt->list_models, "list the shipped model configs");
     sub->add_option("--block-size", opt->block_size, "tokens per block: paged allocation, waste");
     sub->add_option("--tp", opt->tp, "devices the K/V heads are split across (tensor parallelism)");
-    sub->add_option("--budget", opt->budget, "memory per device (80GiB, 141GB): what fits after the weights");
+    sub->add_option("--budget", opt->budget, "memory per device (80GiB, 141GB): what fits after the weights (with --tp: W/N and 1/N of the heads per device)");
     sub->add_option("--weights-bytes", opt->weights_bytes, "weight bytes for --budget (14GB)");
     sub->add_option("--weight-dtype", opt->weight_dtype, "weight precision for --budget with a model (default: its torch_dtype)");
     add_output_flags(*sub, opt->out);
@@ -531,7 +620,16 @@ void setup_kv_mem(CLI::App& app) {
          "inferlab kv-mem --model llama-3-8b --seq-len 8192 --batch 8 --block-size 16 --tp 4",
          "inferlab kv-mem --model llama-3-8b --budget 80GiB --seq-len 8192 --block-size 16"},
         "Sizes: B, kB/MB/GB/TB (10^3k) or KiB/MiB/GiB/TiB (2^10k); bare G is rejected as ambiguous.\n"
-        "Token counts: 8192, 8Ki (= 8192) or 8k (= 8000).\n"
+        "Token counts: 8192, 8Ki (= 8192) or 8k (= 8000); uppercase 8K is rejected as ambiguous.\n"
+        "Lists: commas separate requests (8192,4096); a list that reads as one number with thousands\n"
+        "groups (8,192 or 1,000,000) is rejected: write 8192, or put a space after each comma (8, 192).\n"
+        "Rules for real configs (each stated in the output):\n"
+        "  sliding windows without layer_types: gemma2 alternates (even layers slide), gemma3 and cohere2 make\n"
+        "  every n-th layer global (sliding_window_pattern, default 6 and 4), mistral/mixtral/phi3 slide every\n"
+        "  layer, qwen2/qwen3 slide from max_window_layers on only with use_sliding_window; any other model_type\n"
+        "  with a window is refused (add layer_types). No tie_word_embeddings: the model type's Hugging Face\n"
+        "  default (Gemma, Gemma-2/3, Cohere-2, GPT-2 tied; Llama, Mistral, Qwen, Phi-3, DeepSeek untied).\n"
+        "  No torch_dtype: give --dtype (and --weight-dtype for --budget); nothing is assumed.\n"
         "JSON keys: total_bytes, bytes_per_token (no sliding layers), bytes_per_token_per_layer, per_request_bytes,\n"
         "per_layer_bytes, seq_lens, model, head_sharing, paged, tensor_parallel, budget, mla."));
     sub->callback([opt, sub] { run(*opt, *sub); });

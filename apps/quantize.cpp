@@ -1,6 +1,8 @@
 // inferlab quantize: the grid, the error, and what the bits really save.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -25,7 +27,7 @@ struct QuantizeOptions {
     std::string scheme = "symmetric", granularity = "tensor", group_size, rounding = "half-away";
     std::string source_dtype = "fp32", scale_dtype = "fp16", zero_bits = "8", elements;
     std::string kv_gen, outlier_channels = "4", outlier_factor = "20", k_file, v_file;
-    std::string model, config, seq_len;
+    std::string model, config, seq_len, kv_dtype;
     OutputFlags out;
 };
 
@@ -317,16 +319,18 @@ void kv_model_storage(const QuantizeOptions& o, Report& r) {
                                            : parse_positive_int("--group-size", o.group_size);
     const unsigned sb = parse_dtype("--scale-dtype", o.scale_dtype).bits;
     const unsigned zb = o.scheme == "asymmetric" ? static_cast<unsigned>(parse_nonnegative_int("--zero-bits", o.zero_bits)) : 0;
-    const unsigned base = cfg.dtype ? cfg.dtype->bits : 16;
-    Table t{{"KV precision", "data", "scales+zeros", "total", "bytes/token", "vs " + std::string(cfg.dtype ? cfg.dtype->name : "bf16")},
-            {}, {false}};
+    // One rule for a config without torch_dtype (as kv-mem and decode-roofline): never assume one.
+    require_precision_flags(cfg, {{"--kv-dtype", !o.kv_dtype.empty()}});
+    const DType base_dtype = o.kv_dtype.empty() ? *cfg.dtype : parse_dtype("--kv-dtype", o.kv_dtype);
+    const unsigned base = base_dtype.bits;
+    Table t{{"KV precision", "data", "scales+zeros", "total", "bytes/token", "vs " + base_dtype.name}, {}, {false}};
     const std::uint64_t ref = kv_bytes(kv_spec_from_config(cfg, base), {s}).total_bytes;
     r.json = {{"model", cfg.name}, {"seq_len", s}, {"group_size", g}, {"rows", nlohmann::json::array()}};
     for (unsigned bits : {base, 8u, 4u}) {
         KvQuantBytes q = bits == base ? KvQuantBytes{ref, 0, ref, 0}
                                       : kv_quantized_bytes(kv_spec_from_config(cfg, bits), {s}, bits, g, sb, zb);
         if (bits == base) q.bytes_per_token = bytes_per_token(kv_spec_from_config(cfg, base));
-        std::string name = bits == base ? (cfg.dtype ? cfg.dtype->name : "bf16") : fmt::format("int{}", bits);
+        std::string name = bits == base ? base_dtype.name : fmt::format("int{}", bits);
         t.rows.push_back({name, bytes_all_units(q.data_bytes), group_thousands(q.metadata_bytes) + " B",
                           bytes_all_units(q.total_bytes), group_thousands(q.bytes_per_token) + " B",
                           format_real(static_cast<double>(q.total_bytes) / static_cast<double>(ref), 4)});
@@ -336,6 +340,11 @@ void kv_model_storage(const QuantizeOptions& o, Report& r) {
     r.human = fmt::format("KV cache of {} at S = {} (kv-mem's formula), quantized with one {} scale per {}{}:\n",
                           cfg.name, s, o.scale_dtype, g == 1 ? std::string("element") : count_noun(g, "element"), zb ? fmt::format(" and a {}-bit zero point", zb) : "");
     r.human += render_text(t, "  ");
+    const auto sliding = std::count_if(cfg.window_per_layer.begin(), cfg.window_per_layer.end(), [](auto w) { return w != 0; });
+    if (sliding)
+        r.human += fmt::format("  bytes/token counts every layer before windows cap the {} sliding layers ({}); the totals "
+                               "at S = {} honour the windows\n",
+                               sliding, cfg.window_rule, s);
     r.explain = "bytes = kv-mem's bytes at b bits + (elements / group) × (scale + zero bits) / 8\n\n" + r.human;
     r.csv = t;
 }
@@ -389,6 +398,7 @@ void setup_quantize(CLI::App& app) {
     sub->add_option("--model", opt->model, "a shipped model: its KV cache at int8/int4 with metadata (kv-mem's formula)");
     sub->add_option("--config", opt->config, "a config.json, as --model");
     sub->add_option("--seq-len", opt->seq_len, "tokens, with --model/--config");
+    sub->add_option("--kv-dtype", opt->kv_dtype, "KV precision before quantizing, with --model/--config (default: the config's torch_dtype)");
     add_output_flags(*sub, opt->out, true);
     sub->footer(examples_footer(
         {"inferlab quantize --x 0.37 --step 0.1 --qmax 7", "    → level 4, x̂ = 0.4, error 0.03 (first document §4.1)",

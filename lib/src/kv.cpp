@@ -1,5 +1,6 @@
 #include "inferlab/kv.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 #include "inferlab/error.hpp"
@@ -83,26 +84,43 @@ PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_le
     PagedUsage out;
     out.block_size = block_size;
     const std::string what = "paged KV bytes";
-    out.block_bytes = checked_mul(bytes_per_token(spec), block_size, what);
     out.used_bytes = kv_bytes(spec, seq_lens).total_bytes;
-    for (std::uint64_t s : seq_lens) {
-        std::uint64_t blocks = (s + block_size - 1) / block_size;
-        out.blocks_per_request.push_back(blocks);
-        out.total_blocks = checked_add(out.total_blocks, blocks, what);
-        for (const auto& l : spec.layers) {
-            std::uint64_t pos = positions_cached(l, s);
-            std::uint64_t layer_blocks = (pos + block_size - 1) / block_size;
-            u128 bits = mul128(layer_token_bits(l), mul128(layer_blocks, block_size, what), what);
-            out.allocated_bytes = checked_add(out.allocated_bytes, bits_to_bytes(bits, what), what);
+    // Group layers by window; a layer's block is rounded up to whole bytes on its own, so every
+    // layer's allocation covers its exact bytes and waste is never negative.
+    for (const auto& l : spec.layers) {
+        auto it = std::find_if(out.groups.begin(), out.groups.end(), [&](const PagedGroup& g) { return g.window == l.window; });
+        if (it == out.groups.end()) {
+            out.groups.push_back(PagedGroup{l.window, 0, 0, {}, 0});
+            it = out.groups.end() - 1;
         }
+        it->layers += 1;
+        it->block_bytes = checked_add(it->block_bytes, bits_to_bytes(mul128(layer_token_bits(l), block_size, what), what), what);
+    }
+    std::sort(out.groups.begin(), out.groups.end(), [](const PagedGroup& a, const PagedGroup& b) {
+        return (a.window == 0 ? 0 : 1) < (b.window == 0 ? 0 : 1) || (a.window != 0 && b.window != 0 && a.window < b.window);
+    });
+    for (auto& g : out.groups) {
+        for (std::uint64_t s : seq_lens) {
+            const std::uint64_t pos = g.window != 0 && g.window < s ? g.window : s;
+            const std::uint64_t blocks = pos / block_size + (pos % block_size != 0);
+            g.blocks_per_request.push_back(blocks);
+            g.total_blocks = checked_add(g.total_blocks, blocks, what);
+        }
+        out.allocated_bytes = checked_add(out.allocated_bytes, checked_mul(g.total_blocks, g.block_bytes, what), what);
+    }
+    if (out.groups.size() == 1) {
+        out.blocks_per_request = out.groups.front().blocks_per_request;
+        out.total_blocks = out.groups.front().total_blocks;
+        out.block_bytes = out.groups.front().block_bytes;
     }
     out.waste_bytes = out.allocated_bytes - out.used_bytes;
     return out;
 }
 
-TpShare kv_tensor_parallel(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t devices) {
+KvSpec kv_spec_per_device(const KvSpec& spec, std::uint64_t devices, TpShare* info) {
     if (devices == 0) throw InputError("--tp", "0", "must be a positive integer");
-    TpShare out;
+    TpShare local;
+    TpShare& out = info ? *info : local;
     out.devices = devices;
     KvSpec share = spec;
     bool first = true;
@@ -134,6 +152,12 @@ TpShare kv_tensor_parallel(const KvSpec& spec, const std::vector<std::uint64_t>&
         }
         l.h_kv = heads;
     }
+    return share;
+}
+
+TpShare kv_tensor_parallel(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t devices) {
+    TpShare out;
+    KvSpec share = kv_spec_per_device(spec, devices, &out);
     out.per_device_bytes = kv_bytes(share, seq_lens).total_bytes;
     out.all_devices_bytes = checked_mul(out.per_device_bytes, devices, "KV bytes over all devices");
     return out;
@@ -184,13 +208,17 @@ KvBudget kv_budget(const KvSpec& spec, std::uint64_t budget_bytes, std::uint64_t
     }
     if (block_size) {
         out.block_size = block_size;
-        out.block_bytes = checked_mul(per_token, *block_size, "bytes of one block");
-        out.max_blocks = out.available_bytes / *out.block_bytes;
+        // The layout of one request decides everything: with sliding layers there is no single
+        // block pool, so only the per-request allocation (all groups) divides the budget.
+        PagedUsage one = kv_paged(spec, {seq_len ? *seq_len : *block_size}, *block_size);
+        if (one.groups.size() == 1) {
+            out.block_bytes = one.block_bytes;
+            out.max_blocks = out.available_bytes / one.block_bytes;
+        }
         if (seq_len) {
-            PagedUsage one = kv_paged(spec, {*seq_len}, *block_size);
-            out.blocks_per_request = one.blocks_per_request.front();
-            // With sliding layers a request's allocation is smaller than blocks × block_bytes.
+            if (one.groups.size() == 1) out.blocks_per_request = one.blocks_per_request.front();
             out.max_concurrency = out.available_bytes / one.allocated_bytes;
+            out.request_paged = one;
         }
     }
     return out;

@@ -1,5 +1,8 @@
 #include "inferlab/model_config.hpp"
 
+#include <fmt/format.h>
+
+#include <array>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -59,16 +62,125 @@ bool optional_bool(const json& j, const char* key, bool fallback) {
 
 }  // namespace
 
+namespace {
+
+// What each model type's Hugging Face config class assumes for keys a config.json leaves out.
+// Sources: transformers' configuration_<type>.py (defaults of __init__, layer_types rules).
+struct TypeRules {
+    const char* type;
+    bool tied;                   // tie_word_embeddings default
+    std::uint64_t norms_per_layer;
+    bool qk_norm;
+    const char* config_class;
+};
+constexpr TypeRules kTypeRules[] = {
+    {"llama", false, 2, false, "LlamaConfig"},         {"mistral", false, 2, false, "MistralConfig"},
+    {"mixtral", false, 2, false, "MixtralConfig"},     {"qwen2", false, 2, false, "Qwen2Config"},
+    {"qwen2_moe", false, 2, false, "Qwen2MoeConfig"},  {"qwen3", false, 2, true, "Qwen3Config"},
+    {"qwen3_moe", false, 2, true, "Qwen3MoeConfig"},   {"phi3", false, 2, false, "Phi3Config"},
+    {"deepseek_v2", false, 2, false, "DeepseekV2Config"}, {"deepseek_v3", false, 2, false, "DeepseekV3Config"},
+    {"gemma", true, 2, false, "GemmaConfig"},          {"gemma2", true, 4, false, "Gemma2Config"},
+    {"gemma3_text", true, 4, true, "Gemma3TextConfig"}, {"gemma3", true, 4, true, "Gemma3TextConfig"},
+    {"cohere2", true, 1, false, "Cohere2Config"},      {"gpt2", true, 2, false, "GPT2Config"},
+};
+
+const TypeRules* type_rules(const std::string& type) {
+    for (const auto& r : kTypeRules)
+        if (type == r.type) return &r;
+    return nullptr;
+}
+
+// Gemma3TextConfig's defaults: the published Gemma-3 4B/12B/27B configs give only a few text_config
+// keys and rely on these for the rest.
+void apply_gemma3_defaults(json& j, ModelConfig& c) {
+    const std::pair<const char*, std::uint64_t> defaults[] = {
+        {"vocab_size", 262208}, {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256},
+        {"sliding_window", 4096}, {"max_position_embeddings", 131072}};
+    for (const auto& [key, value] : defaults) {
+        if (j.contains(key)) continue;
+        j[key] = value;
+        c.defaults_applied.push_back(std::string(key) + " = " + std::to_string(value) + " (Gemma3TextConfig default)");
+    }
+}
+
+std::uint64_t pattern_key(const json& j, const std::string& name, std::uint64_t fallback, bool* given) {
+    std::string found;
+    const json* v = find_key(j, {"sliding_window_pattern", "_sliding_window_pattern"}, &found);
+    *given = v != nullptr;
+    return v ? as_positive(*v, name, found) : fallback;
+}
+
+// Lays out full and sliding layers the way the model type's Hugging Face class does when the
+// config has no layer_types; refuses a window it has no rule for.
+void apply_window_rule(const json& j, const std::string& name, ModelConfig& c, std::uint64_t window) {
+    const std::string& t = c.model_type;
+    const std::string W = std::to_string(window);
+    auto every_nth_full = [&](std::uint64_t n, const std::string& why) {
+        // transformers: layer i slides when (i + 1) % n != 0, so layers n−1, 2n−1, … are global.
+        for (std::uint64_t i = 0; i < c.layers; ++i) c.window_per_layer[i] = (i + 1) % n ? window : 0;
+        c.window_rule = fmt::format("{}: one layer in {} is full attention (layers {}, {}, …), the others slide with "
+                                    "window {} ({})",
+                                    t, n, n - 1, 2 * n - 1, W, why);
+    };
+    if (t == "gemma2") {
+        for (std::uint64_t i = 0; i < c.layers; ++i) c.window_per_layer[i] = i % 2 == 0 ? window : 0;
+        c.window_rule = "gemma2: layers alternate, even layers (0, 2, …) slide with window " + W +
+                        ", odd layers full attention (Gemma2Config's layout; the config has no layer_types)";
+    } else if (t == "gemma3_text" || t == "gemma3" || t == "cohere2") {
+        bool given = false;
+        const std::uint64_t n = pattern_key(j, name, t == "cohere2" ? 4 : 6, &given);
+        every_nth_full(n, given ? "sliding_window_pattern " + std::to_string(n) + " in the config"
+                                : std::string(t == "cohere2" ? "Cohere2Config" : "Gemma3TextConfig") +
+                                      "'s default sliding_window_pattern " + std::to_string(n));
+    } else if (t == "qwen2" || t == "qwen2_moe" || t == "qwen3" || t == "qwen3_moe") {
+        // Qwen2Config: use_sliding_window defaults to false; when true, layers from max_window_layers on slide.
+        if (!optional_bool(j, "use_sliding_window", false)) {
+            c.window_rule = t + ": use_sliding_window is " +
+                            (j.contains("use_sliding_window") ? "false" : "absent (default false)") +
+                            ": every layer uses full attention, sliding_window " + W + " is not applied";
+            return;
+        }
+        const std::uint64_t full_first = std::min(optional_positive(j, name, {"max_window_layers"}, 28), c.layers);
+        for (std::uint64_t i = full_first; i < c.layers; ++i) c.window_per_layer[i] = window;
+        c.window_rule = fmt::format("{}: use_sliding_window, layers {} on slide with window {} (max_window_layers {}{})",
+                                    t, full_first, W, full_first,
+                                    j.contains("max_window_layers") ? "" : ", Qwen2Config's default 28");
+    } else if (t == "mistral" || t == "mixtral" || t == "phi3") {
+        if (!optional_bool(j, "use_sliding_window", true)) {
+            c.window_rule = "use_sliding_window is false: every layer uses full attention";
+            return;
+        }
+        for (auto& w : c.window_per_layer) w = window;
+        c.window_rule = t + ": every layer slides with window " + W + " (the model type applies sliding_window to all layers)";
+    } else if (j.contains("use_sliding_window") && !optional_bool(j, "use_sliding_window", true)) {
+        c.window_rule = "use_sliding_window is false: every layer uses full attention";
+    } else {
+        throw InputError("config '" + name + "' sets sliding_window " + W + " but model_type '" + t +
+                         "' has no window layout inferlab knows (known: mistral, mixtral, phi3, qwen2/qwen3, gemma2, "
+                         "gemma3, cohere2): add 'layer_types' with one \"full_attention\" or \"sliding_attention\" per layer");
+    }
+}
+
+}  // namespace
+
 ModelConfig parse_hf_config(const json& top, const std::string& name) {
     if (!top.is_object()) throw InputError("config '" + name + "'", top.type_name(), "must be a JSON object");
-    const json& j = top.contains("text_config") && top["text_config"].is_object() ? top["text_config"] : top;
+    const bool wrapped = top.contains("text_config") && top["text_config"].is_object();
+    json j = wrapped ? top["text_config"] : top;
     ModelConfig c;
     c.name = name;
+    c.text_config = wrapped;
     if (auto it = top.find("_inferlab_source"); it != top.end() && it->is_string()) c.source = it->get<std::string>();
     else c.source = name;
     if (auto it = j.find("model_type"); it != j.end() && it->is_string()) c.model_type = it->get<std::string>();
     if (c.model_type.empty())
         if (auto it = top.find("model_type"); it != top.end() && it->is_string()) c.model_type = it->get<std::string>();
+    if (c.model_type == "gemma3_text" || c.model_type == "gemma3") apply_gemma3_defaults(j, c);
+    if (c.model_type == "gemma2" && !j.contains("sliding_window")) {
+        j["sliding_window"] = 4096;
+        c.defaults_applied.push_back("sliding_window = 4096 (Gemma2Config default)");
+    }
+    const TypeRules* rules = type_rules(c.model_type);
 
     c.layers = require(j, name, {"num_hidden_layers", "n_layer", "num_layers"});
     if (c.layers > 100000)
@@ -92,16 +204,40 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
     c.vocab = optional_positive(j, name, {"vocab_size"}, 0);
     c.max_positions = optional_positive(j, name, {"max_position_embeddings", "n_positions", "n_ctx"}, 0);
     const bool gpt2_style = j.contains("n_embd") || c.model_type == "gpt2";
+    auto tie_key = [&]() -> const json* {
+        for (const json* o : std::array<const json*, 2>{&j, &top})
+            if (auto it = o->find("tie_word_embeddings"); it != o->end() && it->is_boolean()) return &*it;
+        return nullptr;
+    };
     if (gpt2_style) {
         c.gated_mlp = false;
         c.tied_embeddings = true;  // GPT-2 always ties wte and the LM head
-        c.qkv_bias = true;
+        c.tied_rule = "GPT-2 ties the LM head to the token embedding";
+        c.qkv_bias = c.out_bias = c.mlp_bias = c.norm_bias = true;  // Conv1D layers and LayerNorms all carry biases
         c.learned_positions = c.max_positions;
         c.intermediate = optional_positive(j, name, {"n_inner"}, 4 * c.hidden);
     } else {
         c.intermediate = optional_positive(j, name, {"intermediate_size", "ffn_dim"}, 0);
-        c.tied_embeddings = optional_bool(j, "tie_word_embeddings", false);
-        c.qkv_bias = optional_bool(j, "attention_bias", c.model_type == "qwen2");
+        if (const json* t = tie_key()) {
+            c.tied_embeddings = t->get<bool>();
+            c.tied_rule = std::string("tie_word_embeddings ") + (c.tied_embeddings ? "true" : "false") + " in the config";
+        } else if (rules) {
+            c.tied_embeddings = rules->tied;
+            c.tied_rule = std::string("tie_word_embeddings absent: ") + rules->config_class + "'s default (" +
+                          (rules->tied ? "tied" : "untied") + ")";
+        } else {
+            c.tied_embeddings = true;
+            c.tied_rule = "tie_word_embeddings absent and model_type '" + c.model_type +
+                          "' unknown to inferlab: Hugging Face's PretrainedConfig default (tied) assumed";
+        }
+        const bool attention_bias = optional_bool(j, "attention_bias", false);
+        c.qkv_bias = attention_bias || c.model_type == "qwen2" || c.model_type == "qwen2_moe";
+        c.out_bias = attention_bias;  // Llama-family attention_bias covers o_proj too; Qwen2's QKV bias does not
+        c.mlp_bias = optional_bool(j, "mlp_bias", false);
+        if (rules) {
+            c.norms_per_layer = rules->norms_per_layer;
+            c.qk_norm = rules->qk_norm;
+        }
     }
     std::string dtype_key;
     if (const json* d = find_key(j, {"torch_dtype", "dtype"}, &dtype_key); d) {
@@ -136,18 +272,9 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
                                  "must be \"full_attention\" or \"sliding_attention\"");
             }
         }
-        c.window_rule = "layer_types: per-layer full or sliding attention";
-    } else if (window && !optional_bool(j, "use_sliding_window", true)) {
-        c.window_rule = "use_sliding_window is false: every layer uses full attention";
+        c.window_rule = "layer_types in the config: per-layer full or sliding attention";
     } else if (window) {
-        // Qwen2 style: the first max_window_layers layers use full attention.
-        std::uint64_t full_first = 0;
-        if (j.contains("use_sliding_window"))
-            full_first = std::min(optional_positive(j, name, {"max_window_layers"}, 0), c.layers);
-        for (std::uint64_t i = full_first; i < c.layers; ++i) c.window_per_layer[i] = window;
-        c.window_rule = full_first ? "sliding_window with max_window_layers: layers from " + std::to_string(full_first) +
-                                         " on slide"
-                                   : "sliding_window: every layer slides";
+        apply_window_rule(j, name, c, window);
     }
 
     // MLA
@@ -164,13 +291,30 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
     if (c.experts) {
         c.shared_experts = optional_positive(j, name, {"n_shared_experts"}, 0);
         c.experts_per_token = require(j, name, {"num_experts_per_tok"});
+        if (c.experts_per_token > c.experts)
+            throw InputError(key_where(name, "num_experts_per_tok"), std::to_string(c.experts_per_token),
+                             "must be at most the expert count " + std::to_string(c.experts));
         c.expert_intermediate = optional_positive(j, name, {"moe_intermediate_size"}, c.intermediate);
         if (auto it = j.find("first_k_dense_replace"); it != j.end() && it->is_number_integer())
             c.dense_layers = std::min<std::uint64_t>(it->get<std::uint64_t>(), c.layers);
+        if (auto it = j.find("topk_method"); it != j.end() && it->is_string()) c.router_bias = *it == "noaux_tc";
     }
-    if (!c.intermediate && !c.experts)
-        throw InputError("config '" + name + "': missing key 'intermediate_size' (the FFN width)");
+    if (auto it = j.find("num_nextn_predict_layers"); it != j.end() && it->is_number_integer() && it->get<std::int64_t>() > 0)
+        c.mtp_layers = it->get<std::uint64_t>();
     return c;
+}
+
+void require_precision_flags(const ModelConfig& cfg, const std::vector<std::pair<std::string, bool>>& flags) {
+    if (cfg.dtype) return;
+    std::vector<std::string> missing;
+    for (const auto& [flag, given] : flags)
+        if (!given) missing.push_back(flag);
+    if (missing.empty()) return;
+    std::string list;
+    for (std::size_t i = 0; i < missing.size(); ++i)
+        list += (i == 0 ? "" : (i + 1 == missing.size() ? " and " : ", ")) + missing[i];
+    throw InputError("config '" + cfg.name + "' names no torch_dtype, and inferlab does not guess a precision: give " +
+                     list + " (fp32, bf16, fp16, fp8, int8, int4)");
 }
 
 ModelConfig load_config_file(const std::string& path) {
@@ -191,7 +335,13 @@ std::vector<ShippedModel> shipped_models() {
     std::vector<ShippedModel> out;
     for (const auto& m : detail::kShippedModels) {
         json j = json::parse(m.json);
-        out.push_back({m.name, j.value("_inferlab_source", std::string("examples/models/") + m.name + ".json")});
+        ShippedModel s{m.name, j.value("_inferlab_source", std::string("examples/models/") + m.name + ".json"), "", std::nullopt, ""};
+        if (auto it = j.find("_inferlab_published_params"); it != j.end() && it->is_object()) {
+            s.published_label = it->value("label", "");
+            s.published_source = it->value("source", "");
+            if (auto e = it->find("exact"); e != it->end() && e->is_number_unsigned()) s.published_exact = e->get<std::uint64_t>();
+        }
+        out.push_back(s);
     }
     return out;
 }
@@ -230,11 +380,16 @@ ParamCount count_params(const ModelConfig& c) {
     const std::string what = "parameter count";
     auto mul = [&](std::initializer_list<std::uint64_t> f) { return checked_product(f, what); };
     auto add = [&](std::uint64_t a, std::uint64_t b) { return checked_add(a, b, what); };
+    // Keys asked for only here, where they are used (kv-mem needs neither).
+    if (!c.vocab) throw InputError("config '" + c.name + "': missing key 'vocab_size', needed for the parameter count");
+    const bool has_dense_layers = !c.experts || c.dense_layers > 0;
+    if (!c.intermediate && has_dense_layers)
+        throw InputError("config '" + c.name + "': missing key 'intermediate_size' (the FFN width), needed for the parameter count");
     ParamCount p;
     p.embedding = add(mul({c.vocab, c.hidden}), mul({c.learned_positions, c.hidden}));
     p.lm_head = c.tied_embeddings ? 0 : mul({c.vocab, c.hidden});
     const std::uint64_t q_width = c.q_heads * c.head_dim, kv_width = c.kv_heads * c.head_dim;
-    std::uint64_t attn = 0;
+    std::uint64_t attn = 0;  // one layer
     if (c.mla) {
         const std::uint64_t qk = c.qk_nope_head_dim + c.qk_rope_head_dim;
         std::uint64_t q = c.q_lora_rank ? add(mul({c.hidden, c.q_lora_rank}), mul({c.q_lora_rank, c.q_heads, qk}))
@@ -243,30 +398,51 @@ ParamCount count_params(const ModelConfig& c) {
         std::uint64_t kv_up = mul({c.kv_lora_rank, c.q_heads, c.qk_nope_head_dim + c.v_head_dim});
         std::uint64_t o = mul({c.q_heads, c.v_head_dim, c.hidden});
         attn = add(add(q, kv_down), add(kv_up, o));
-        attn = add(attn, c.kv_lora_rank + c.q_lora_rank);  // the latent RMSNorms
+        attn = add(attn, c.kv_lora_rank + c.q_lora_rank);  // the latent RMSNorms (q_a only with a q_lora_rank)
     } else {
         attn = add(add(mul({c.hidden, q_width}), mul({2, c.hidden, kv_width})), mul({q_width, c.hidden}));
         if (c.qkv_bias) attn = add(attn, q_width + 2 * kv_width);
+        if (c.out_bias) attn = add(attn, c.hidden);
+        if (c.qk_norm) attn = add(attn, 2 * c.head_dim);  // q_norm and k_norm: one weight of width d each
     }
     const std::uint64_t mats = c.gated_mlp ? 3 : 2;
-    const std::uint64_t dense_ffn = mul({mats, c.hidden, c.intermediate});
-    std::uint64_t ffn_total = 0, ffn_active = 0;
+    // One FFN of width `inter`: its matrices, plus biases (GPT-2: c_fc has inter, c_proj hidden).
+    auto ffn_of = [&](std::uint64_t inter) {
+        std::uint64_t f = mul({mats, c.hidden, inter});
+        if (c.mlp_bias) f = add(f, (mats - 1) * inter + c.hidden);
+        return f;
+    };
+    std::uint64_t ffn_total = 0, ffn_active = 0, routed_all = 0;
     for (std::uint64_t i = 0; i < c.layers; ++i) {
         if (c.experts && i >= c.dense_layers) {
-            std::uint64_t one = mul({mats, c.hidden, c.expert_intermediate});
-            ffn_total = add(ffn_total, add(mul({c.experts + c.shared_experts, one}), mul({c.hidden, c.experts})));
-            ffn_active = add(ffn_active, add(mul({c.experts_per_token + c.shared_experts, one}), mul({c.hidden, c.experts})));
+            const std::uint64_t one = ffn_of(c.expert_intermediate);
+            // Router: hidden × E weights, plus DeepSeek-V3's per-expert score-correction bias.
+            const std::uint64_t router = add(mul({c.hidden, c.experts}), c.router_bias ? c.experts : 0);
+            ffn_total = add(ffn_total, add(mul({c.experts + c.shared_experts, one}), router));
+            ffn_active = add(ffn_active, add(mul({c.experts_per_token + c.shared_experts, one}), router));
+            routed_all = add(routed_all, mul({c.experts, one}));
+            p.expert_params = one;
+            ++p.moe_layers;
         } else {
-            ffn_total = add(ffn_total, dense_ffn);
-            ffn_active = add(ffn_active, dense_ffn);
+            ffn_total = add(ffn_total, ffn_of(c.intermediate));
+            ffn_active = add(ffn_active, ffn_of(c.intermediate));
         }
     }
     p.attention = mul({c.layers, attn});
     p.ffn = ffn_total;
-    p.norms = add(mul({c.layers, 2, c.hidden}), c.hidden);
+    // Every norm has a weight of width hidden (a LayerNorm also a bias); one more after the last layer.
+    const std::uint64_t per_norm = c.norm_bias ? 2 * c.hidden : c.hidden;
+    p.norms = add(mul({c.layers, c.norms_per_layer, per_norm}), per_norm);
     p.total = add(add(add(p.embedding, p.attention), add(p.ffn, p.norms)), p.lm_head);
     p.active_per_token = c.experts ? add(add(add(p.embedding, p.attention), add(ffn_active, p.norms)), p.lm_head)
                                    : p.total;
+    p.always_read = p.total - routed_all;
+    if (c.mtp_layers)
+        p.not_counted.push_back(fmt::format("the multi-token-prediction module (num_nextn_predict_layers {}): not part of "
+                                            "the main model the published count describes",
+                                            c.mtp_layers));
+    if (c.text_config)
+        p.not_counted.push_back("the towers beside text_config (vision encoder, projector): only the language model is counted");
     return p;
 }
 

@@ -252,7 +252,6 @@ KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint6
                                 std::uint64_t group, unsigned scale_bits, unsigned zero_bits) {
     if (group == 0) throw InputError("--group-size", "0", "must be a positive integer");
     KvSpec data = spec, count = spec;
-    bool window = false;
     for (std::size_t l = 0; l < spec.layers.size(); ++l) {
         auto& d = data.layers[l];
         if (d.d_k % group != 0 || (d.d_v && d.d_v % group != 0))
@@ -264,13 +263,13 @@ KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint6
         c.d_k = d.d_k / group;
         c.d_v = d.d_v / group;
         c.bits_k = c.bits_v = scale_bits + zero_bits;
-        window = window || d.window;
     }
     KvQuantBytes out;
     out.data_bytes = kv_bytes(data, seq_lens).total_bytes;
     out.metadata_bytes = kv_bytes(count, seq_lens).total_bytes;
     out.total_bytes = checked_add(out.data_bytes, out.metadata_bytes, "quantized KV bytes");
-    if (!window) out.bytes_per_token = checked_add(bytes_per_token(data), bytes_per_token(count), "quantized KV bytes");
+    // Per token before windows cap sliding layers, as kv-mem's s_token: never 0 for a windowed model.
+    out.bytes_per_token = checked_add(bytes_per_token(data), bytes_per_token(count), "quantized KV bytes");
     return out;
 }
 

@@ -203,8 +203,10 @@ double parse_flops(const std::string& where, const std::string& text) {
 }
 
 std::uint64_t parse_tokens(const std::string& where, const std::string& text) {
-    static const Unit kTokenUnits[] = {{"", 1}, {"k", 1000}, {"K", 1000}, {"M", 1000000}, {"Ki", pow2(10)}, {"Mi", pow2(20)}};
+    static const Unit kTokenUnits[] = {{"", 1}, {"k", 1000}, {"M", 1000000}, {"Ki", pow2(10)}, {"Mi", pow2(20)}};
     auto [d, suffix] = split_number(where, text);
+    if (trim(suffix) == "K")
+        throw InputError(where, text, "uppercase K is ambiguous for tokens: 8k = 8,000, 8Ki = 8,192");
     const u128 unit = table_unit(where, text, suffix, kTokenUnits, "token-count suffix",
                                  "use k (1000), M (10^6), Ki (1024) or Mi (2^20)");
     return whole_value(where, text, d, unit, "tokens");
@@ -275,10 +277,32 @@ std::vector<std::string> split_list(const std::string& where, const std::string&
     return out;
 }
 
+std::vector<std::string> split_count_list(const std::string& where, const std::string& text) {
+    // d{1,3}(,ddd)+ with nothing else: the way group_thousands prints one number.
+    const std::string t = trim(text);
+    std::size_t first = 0;
+    while (first < t.size() && std::isdigit(static_cast<unsigned char>(t[first]))) ++first;
+    bool grouped = first >= 1 && first <= 3 && first < t.size();
+    for (std::size_t i = first; grouped && i < t.size(); i += 4) {
+        grouped = i + 4 <= t.size() && t[i] == ',';
+        for (std::size_t k = i + 1; grouped && k < i + 4; ++k) grouped = std::isdigit(static_cast<unsigned char>(t[k])) != 0;
+    }
+    if (grouped) {
+        std::string joined;
+        for (char ch : t)
+            if (ch != ',') joined.push_back(ch);
+        throw InputError(where, text,
+                         "reads as one number with thousands separators: write " + joined +
+                             " (no commas), or put a space after each comma for a list of separate values (" +
+                             t.substr(0, t.find(',')) + ", " + t.substr(t.find(',') + 1, 3) + ")");
+    }
+    return split_list(where, text);
+}
+
 std::vector<std::uint64_t> parse_int_list_or_range(const std::string& where, const std::string& text,
                                                    std::uint64_t max_items) {
     std::vector<std::uint64_t> out;
-    for (const auto& item : split_list(where, text)) {
+    for (const auto& item : split_count_list(where, text)) {
         auto dots = item.find("..");
         if (dots == std::string::npos) {
             out.push_back(parse_positive_int(where, item));

@@ -104,3 +104,37 @@ TEST_CASE("budget: tokens, batch and blocks after the weights", "[kv]") {
     CHECK_THROWS_WITH(kv_budget(spec, 10ULL << 30, 14000000000ULL, 8192, std::nullopt),
                       Catch::Contains("leaves no room for the KV cache"));
 }
+
+TEST_CASE("paged allocation with sliding layers: one block table per window, allocation adds up", "[kv]") {
+    // Issue #14: "512 blocks of 262,144 B" beside "allocated 100,663,296 B". Two full layers and two
+    // sliding layers (W = 4096) of 1 head × d 64 at 1 B: 128 B per layer-token, 2,048 B per 16-token block.
+    KvSpec spec = uniform_kv(4, 1, 64, 8);
+    spec.layers[1].window = spec.layers[3].window = 4096;
+    PagedUsage p = kv_paged(spec, {8192}, 16);
+    REQUIRE(p.groups.size() == 2);
+    CHECK(p.groups[0].window == 0);
+    CHECK(p.groups[0].layers == 2);
+    CHECK(p.groups[0].block_bytes == 2 * 2048);       // two layers × 16 tokens × 128 B
+    CHECK(p.groups[0].total_blocks == 512);           // ceil(8192 / 16)
+    CHECK(p.groups[1].window == 4096);
+    CHECK(p.groups[1].total_blocks == 256);           // ceil(min(8192, 4096) / 16)
+    // allocated = 512 × 4,096 + 256 × 4,096 = 3,145,728 = used (2 × 8192 + 2 × 4096) × 128: no tail blocks
+    CHECK(p.allocated_bytes == 512ULL * 4096 + 256ULL * 4096);
+    CHECK(p.used_bytes == (2ULL * 8192 + 2ULL * 4096) * 128);
+    CHECK(p.waste_bytes == 0);
+    CHECK(p.blocks_per_request.empty());  // no single block count describes this cache
+    // Budget: concurrency divides by one request's whole allocation, and no single-pool figures.
+    KvBudget b = kv_budget(spec, 10000000, 0, 8192, 16);
+    CHECK_FALSE(b.max_blocks);
+    CHECK(*b.max_concurrency == 10000000 / 3145728);  // 3 requests
+}
+
+TEST_CASE("the share of the cache one tensor-parallel device holds", "[kv]") {
+    KvSpec spec = uniform_kv(32, 8, 128, 16);
+    KvSpec dev = kv_spec_per_device(spec, 4);
+    CHECK(dev.layers[0].h_kv == 2);
+    CHECK(bytes_per_token(dev) == 131072 / 4);
+    // Issue #14: the budget per device must use this share and W / N.
+    KvBudget b = kv_budget(dev, 80ULL << 30, 16000000000ULL / 4, 8192, std::nullopt);
+    CHECK(*b.max_tokens == ((80ULL << 30) - 4000000000ULL) / 32768);
+}

@@ -136,3 +136,61 @@ TEST_CASE("weight bytes are parameters times bits, rounded up to whole bytes", "
     CHECK(weight_bytes_of(7, 4) == 4);                              // 3.5 B of int4 occupies 4
     CHECK_THROWS_AS(weight_bytes_of(UINT64_MAX, 16), OverflowError);
 }
+
+TEST_CASE("MoE: a decode step reads the experts its batch routes to", "[roofline]") {
+    // Issue #14 / first document Figure 9: Mixtral-8x7B at bf16 (tests/data/configs/mixtral-8x7b-v0.1.json).
+    // Expert 3·4096·14336 = 176,160,768 parameters = 352,321,536 B; 32 MoE layers of 8 experts, top 2.
+    // Always read: 46,702,792,704 − 32·8·176,160,768 = 1,605,636,096 parameters = 3,211,272,192 B.
+    DecodeModel m;
+    m.weight_bytes = 93405585408ULL;  // 46,702,792,704 × 2 B: every expert is resident
+    m.params = 12879925248ULL;        // active per token
+    m.moe = MoeWeights{3211272192ULL, 352321536ULL, 32, 8, 2};
+    Machine hw{1e12, std::nullopt, std::nullopt};
+    // B = 1: exactly 2 experts per layer: 3,211,272,192 + 32 × 2 × 352,321,536 = 25,759,850,496 B (the 12,879,925,248 active parameters × 2 B)
+    DecodeStep one = decode_step(m, {1}, hw);
+    CHECK(one.weight_bytes == 25759850496ULL);
+    CHECK(*one.experts_read_per_layer == 2.0);
+    // B = 4: 8·(1 − (6/8)^4) = 8 × 175/256 = 5.46875 experts (exact in binary)
+    // → 3,211,272,192 + 32 × 5.46875 × 352,321,536 = 64,867,540,992 B
+    DecodeStep four = decode_step(m, {1, 1, 1, 1}, hw);
+    CHECK_THAT(*four.experts_read_per_layer, WithinRel(5.46875, 1e-15));  // pow in long double, exact here
+    CHECK(four.weight_bytes == 64867540992ULL);
+    // Large batches read every expert, never more.
+    CHECK(weight_bytes_read(m, 100000) == m.weight_bytes);
+    CHECK_THAT(expected_experts_read(256, 8, 1), WithinRel(8.0, 0.0));
+    CHECK_THAT(expected_experts_read(256, 8, 2), WithinRel(256.0 * (1 - (248.0 / 256) * (248.0 / 256)), 1e-12));  // long double vs double
+}
+
+TEST_CASE("attention FLOPs honour sliding windows and MLA's head widths", "[roofline]") {
+    DecodeModel m;
+    m.weight_bytes = 1000;
+    m.params = 0;
+    m.kv_bytes_per_request = 0;
+    // Two layers of 4 heads: one full with d = 8, one sliding (W = 100) MLA-like with d_qk 12, d_v 8.
+    m.attn_per_layer = {AttnLayer{4, 8, 8, 0}, AttnLayer{4, 12, 8, 100}};
+    Machine hw{1e12, 1e15, std::nullopt};
+    // S = 1000: 2·4·16·1000 + 2·4·20·100 = 128,000 + 16,000 = 144,000 FLOPs
+    CHECK_THAT(*decode_step(m, {1000}, hw).flops, WithinRel(144000.0, 1e-15));  // small integers, exact in double
+    // Prefill P = 1000: full layer 2·4·16·(1000²/2) = 64,000,000; sliding 2·4·20·(100²/2 + 900·100) = 15,200,000
+    CHECK_THAT(prefill_bound(m, 1, 1000, hw).flops, WithinRel(79200000.0, 1e-15));
+}
+
+TEST_CASE("compute_bound_from agrees with a plain scan for an MoE model", "[roofline]") {
+    // The bisection relies on compute − memory time growing once it is positive (weight reads
+    // concave in B); a scan over decode_step itself is the reference.
+    DecodeModel m;
+    m.weight_bytes = 93405585408ULL;
+    m.params = 12879925248ULL;
+    m.moe = MoeWeights{3211272192ULL, 352321536ULL, 32, 8, 2};
+    m.kv_spec = uniform_kv(32, 8, 128, 16);
+    m.attn_layers = 32;
+    m.attn_q_heads = 32;
+    m.attn_head_dim = 128;
+    Machine hw{3.35e12, 1e14, std::nullopt};  // a low π keeps the scan short
+    auto from = compute_bound_from(m, 16, hw);
+    REQUIRE(from);
+    std::uint64_t scan = 1;
+    while (!decode_step(m, std::vector<std::uint64_t>(scan, 16), hw).compute_bound) ++scan;
+    CHECK(*from == scan);
+    CHECK(*from > 1);
+}

@@ -33,7 +33,9 @@ TEST_CASE("token counts: k is 1000, Ki is 1024", "[units]") {
     CHECK(parse_tokens("--seq-len", "8192") == 8192);
     CHECK(parse_tokens("--seq-len", "8Ki") == 8192);
     CHECK(parse_tokens("--seq-len", "8k") == 8000);
-    CHECK(parse_tokens("--seq-len", "8K") == 8000);
+    // Issue #14: "8K context" usually means 8,192, so uppercase K is refused with the two readings.
+    CHECK_THROWS_WITH(parse_tokens("--seq-len", "8K"),
+                      "--seq-len '8K': uppercase K is ambiguous for tokens: 8k = 8,000, 8Ki = 8,192");
     CHECK(parse_tokens("--seq-len", "1Mi") == 1048576);
     CHECK(parse_tokens("--seq-len", "1.5k") == 1500);
     CHECK_THROWS_WITH(parse_tokens("--seq-len", "8KiB"), Catch::Contains("unknown token-count suffix"));
@@ -67,6 +69,21 @@ TEST_CASE("lists split on commas and reject empty items", "[units]") {
     CHECK(split_list("--seq-len", "8192, 4096,300") == std::vector<std::string>{"8192", "4096", "300"});
     CHECK_THROWS_WITH(split_list("--batch", ""), Catch::Contains("empty list"));
     CHECK_THROWS_WITH(split_list("--batch", "1,,8"), Catch::Contains("empty item"));
+}
+
+TEST_CASE("count lists refuse what reads as one number with thousands groups", "[units]") {
+    // Issue #14: "8,192", inferlab's own printed format pasted back, was two requests of 8 and 192.
+    CHECK_THROWS_WITH(split_count_list("--seq-len", "8,192"),
+                      "--seq-len '8,192': reads as one number with thousands separators: write 8192 (no commas), "
+                      "or put a space after each comma for a list of separate values (8, 192)");
+    CHECK_THROWS_WITH(split_count_list("--seq-len", "1,048,576"), Catch::Contains("write 1048576"));
+    CHECK_THROWS_WITH(parse_int_list_or_range("--batch", "1,000"), Catch::Contains("thousands separators"));
+    CHECK(split_count_list("--seq-len", "8192,4096,300") == std::vector<std::string>{"8192", "4096", "300"});
+    CHECK(split_count_list("--seq-len", "8, 192") == std::vector<std::string>{"8", "192"});
+    CHECK(split_count_list("--seq-len", "8192") == std::vector<std::string>{"8192"});
+    CHECK(split_count_list("--seq-len", "8,19") == std::vector<std::string>{"8", "19"});
+    CHECK(split_count_list("--seq-len", "1234,567") == std::vector<std::string>{"1234", "567"});
+    CHECK(parse_int_list_or_range("--batch", "1,8,64") == std::vector<std::uint64_t>{1, 8, 64});
 }
 
 TEST_CASE("exact printing of byte counts in both unit systems", "[units]") {

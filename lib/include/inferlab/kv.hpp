@@ -60,14 +60,26 @@ KvBreakdown kv_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_l
 std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::uint64_t seq_len,
                                std::uint64_t h_kv, std::uint64_t d, std::uint32_t bits);
 
-// Paged allocation (PagedAttention): each request holds ceil(S/block) blocks per layer.
+// Paged allocation (PagedAttention). Layers that keep the same positions share a block table:
+// one group for full attention, one per sliding window W (a request there holds at most
+// ceil(min(S, W)/block) blocks). Allocated bytes are exactly Σ_groups blocks × block bytes.
+struct PagedGroup {
+    std::uint64_t window = 0;                        // 0: full attention
+    std::uint64_t layers = 0;                        // layers in the group
+    std::uint64_t block_bytes = 0;                   // block_size tokens of every layer in the group
+    std::vector<std::uint64_t> blocks_per_request;   // ceil(min(S_i, W) / block)
+    std::uint64_t total_blocks = 0;
+};
 struct PagedUsage {
     std::uint64_t block_size = 0;                    // tokens per block
-    std::vector<std::uint64_t> blocks_per_request;   // for a full-attention layer
-    std::uint64_t total_blocks = 0;                  // sum of blocks_per_request
-    std::uint64_t block_bytes = 0;                   // one block across all layers (uniform spec)
+    std::vector<PagedGroup> groups;                  // full attention first, then windows ascending
+    // With one group (no sliding layers) these are that group's; with several they are empty/0,
+    // since no single block size describes the cache.
+    std::vector<std::uint64_t> blocks_per_request;
+    std::uint64_t total_blocks = 0;
+    std::uint64_t block_bytes = 0;
     std::uint64_t used_bytes = 0;                    // = kv_bytes(...).total_bytes
-    std::uint64_t allocated_bytes = 0;               // whole blocks
+    std::uint64_t allocated_bytes = 0;               // Σ_groups total_blocks × block_bytes
     std::uint64_t waste_bytes = 0;                   // allocated − used
 };
 PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t block_size);
@@ -84,6 +96,9 @@ struct TpShare {
     std::uint64_t all_devices_bytes = 0;  // per_device × N (includes replicas)
 };
 TpShare kv_tensor_parallel(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t devices);
+// The part of the cache one of N devices holds: every layer's H_kv split N ways (at least one
+// head, replicated when N > H_kv); an MLA latent stays whole. `info` (optional) gets the split.
+KvSpec kv_spec_per_device(const KvSpec& spec, std::uint64_t devices, TpShare* info = nullptr);
 
 // MHA / GQA / MQA for the same query heads (second document's table).
 struct HeadSharing {
@@ -108,10 +123,11 @@ struct KvBudget {
     std::optional<std::uint64_t> request_bytes;    // bytes of one request at seq_len
     std::optional<std::uint64_t> max_batch;        // floor(available / request_bytes)
     std::optional<std::uint64_t> block_size;
-    std::optional<std::uint64_t> block_bytes;
-    std::optional<std::uint64_t> max_blocks;       // whole blocks that fit
-    std::optional<std::uint64_t> blocks_per_request;
-    std::optional<std::uint64_t> max_concurrency;  // requests of seq_len the blocks allow
+    std::optional<std::uint64_t> block_bytes;      // one group only (no sliding layers)
+    std::optional<std::uint64_t> max_blocks;       // whole blocks that fit (one group only)
+    std::optional<std::uint64_t> blocks_per_request;  // one group only
+    std::optional<PagedUsage> request_paged;       // one request of seq_len, paged: its groups and allocation
+    std::optional<std::uint64_t> max_concurrency;  // floor(available / allocated bytes of one request)
 };
 KvBudget kv_budget(const KvSpec& spec, std::uint64_t budget_bytes, std::uint64_t weights_bytes,
                    std::optional<std::uint64_t> seq_len, std::optional<std::uint64_t> block_size);

@@ -104,7 +104,7 @@ StorageCost storage_cost(std::uint64_t elements, std::uint64_t group, unsigned b
 // (and zero point) per group of `group` elements of each head vector. `group` must divide d.
 struct KvQuantBytes {
     std::uint64_t data_bytes = 0, metadata_bytes = 0, total_bytes = 0;
-    std::uint64_t bytes_per_token = 0;   // 0 when sliding layers make it length-dependent
+    std::uint64_t bytes_per_token = 0;   // every layer's bytes of one token, before sliding windows cap layers
 };
 KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, unsigned bits,
                                 std::uint64_t group, unsigned scale_bits, unsigned zero_bits);

@@ -16,18 +16,44 @@
 
 namespace inferlab {
 
+// Mixture of experts: what a step reads depends on how many distinct experts its tokens route to.
+// Routing assumption (stated in --help and README): each token picks its k experts uniformly at
+// random, independently of the other tokens, so T tokens touch E·(1 − (1 − k/E)^T) distinct
+// experts per layer in expectation (exactly k at T = 1).
+struct MoeWeights {
+    std::uint64_t always_read_bytes = 0;  // attention, shared experts, routers, dense layers, embeddings, head
+    std::uint64_t expert_bytes = 0;       // one routed expert of one layer
+    std::uint64_t moe_layers = 0, experts = 0, top_k = 0;
+};
+
+// One layer's attention, for FLOPs: 2·H_q·(d_qk + d_v) per cached position it attends to,
+// min(S, W) positions for a sliding layer (window 0: all S).
+struct AttnLayer {
+    std::uint64_t q_heads = 0, d_qk = 0, d_v = 0, window = 0;
+};
+
 struct DecodeModel {
-    std::uint64_t weight_bytes = 0;                 // W
+    std::uint64_t weight_bytes = 0;                 // W (MoE: every expert; a step reads less, see moe)
     std::optional<std::uint64_t> params;            // P, for FLOPs (2 per parameter per token)
     std::optional<KvSpec> kv_spec;                  // KV bytes from lengths (kv-mem's function)
     std::optional<std::uint64_t> kv_bytes_per_request;  // or a fixed M_KV per request
     // Attention shape for 4·L·H_q·d·S FLOPs per request (all zero: not counted).
     std::uint64_t attn_layers = 0, attn_q_heads = 0, attn_head_dim = 0;
-    bool has_attention_shape() const { return attn_layers && attn_q_heads && attn_head_dim; }
+    // Per-layer attention (sliding windows, MLA's d_qk ≠ d_v); when given it replaces the three above.
+    std::vector<AttnLayer> attn_per_layer;
+    std::optional<MoeWeights> moe;
+    bool has_attention_shape() const {
+        return !attn_per_layer.empty() || (attn_layers && attn_q_heads && attn_head_dim);
+    }
 };
 
 // W = P·b/8 bytes for P parameters of b bits each, rounded up to whole bytes (int4 packs two a byte).
 std::uint64_t weight_bytes_of(std::uint64_t params, unsigned bits);
+// E·(1 − (1 − k/E)^T): expected distinct experts per layer that T tokens route to (uniform routing).
+double expected_experts_read(std::uint64_t experts, std::uint64_t top_k, std::uint64_t tokens);
+// Weight bytes a step over `tokens` tokens reads: W for a dense model; for MoE the always-read part
+// plus moe_layers × expected experts × expert bytes (an expectation, rounded to a whole byte).
+std::uint64_t weight_bytes_read(const DecodeModel& m, std::uint64_t tokens);
 
 struct Machine {
     double bandwidth = 0;                        // β, B/s
@@ -37,7 +63,8 @@ struct Machine {
 
 struct DecodeStep {
     std::uint64_t batch = 0;
-    std::uint64_t weight_bytes = 0;
+    std::uint64_t weight_bytes = 0;       // weights read by this step (MoE: the experts routed to)
+    std::optional<double> experts_read_per_layer;  // MoE: expected distinct routed experts per layer
     std::uint64_t kv_bytes = 0;           // Σ_i M_KV,i
     std::uint64_t bytes = 0;              // D_B
     double memory_time_s = 0;             // D_B / β

@@ -21,7 +21,8 @@ double parse_rate(const std::string& where, const std::string& text);
 // Floating-point operations per second: "989e12", "989TFLOPS", "1.2PFLOP/s". Must be > 0.
 double parse_flops(const std::string& where, const std::string& text);
 
-// Token count: "8192", "8Ki" (8192), "8k" or "8K" (8000), "1M" (10^6), "1Mi" (2^20).
+// Token count: "8192", "8Ki" (8192), "8k" (8000), "1M" (10^6), "1Mi" (2^20). Uppercase "8K" is
+// rejected: "8K context" usually means 8,192, so the reader must choose 8k or 8Ki.
 std::uint64_t parse_tokens(const std::string& where, const std::string& text);
 
 // Plain integers ("32"; scientific "1e3" accepted when whole).
@@ -38,6 +39,12 @@ double parse_probability(const std::string& where, const std::string& text);  //
 
 // "a,b,c" -> {"a","b","c"}; an empty list or an empty item is an error naming `where`.
 std::vector<std::string> split_list(const std::string& where, const std::string& text);
+
+// A list of counts (--seq-len, --batch), split as split_list does. Rule for the separator: the
+// comma separates items, and a list written exactly like one number with thousands groups
+// ("8,192", "1,000,000": digits, then groups of three after each comma, no spaces) is rejected
+// with a hint, since inferlab prints counts that way; "8192", "8192,4096" and "8, 192" are fine.
+std::vector<std::string> split_count_list(const std::string& where, const std::string& text);
 
 // "1,8", "1..64" or a mix ("1..4,16,64"): positive integers in the order given. A range whose
 // end is below its start, or more than `max_items` values, is an error naming `where`.
