@@ -11,6 +11,7 @@
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/model/bench.hpp"
+#include "inferlab/model/kernels.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/transformer.hpp"
 #include "inferlab/model/weights.hpp"
@@ -26,7 +27,7 @@ using namespace inferlab::model;
 
 struct PathOptions {
     std::string path = "contiguous", attention = "plain", window = "0", block_size = "16", threads = "1";
-    std::string backend = "cpu";
+    std::string backend = "cpu", kernels;
 };
 
 void add_path_options(CLI::App* sub, PathOptions& p) {
@@ -36,6 +37,7 @@ void add_path_options(CLI::App* sub, PathOptions& p) {
     sub->add_option("--block-size", p.block_size, "paged cache: tokens per block (default 16)");
     sub->add_option("--threads", p.threads, "threads (default 1)");
     sub->add_option("--backend", p.backend, "cpu (default) or cuda (a build with -DINFERLAB_CUDA=ON and a GPU)");
+    add_kernels_option(sub, p.kernels);
 }
 
 ForwardOptions forward_options(const PathOptions& p) {
@@ -47,6 +49,7 @@ ForwardOptions forward_options(const PathOptions& p) {
     std::uint64_t t = parse_positive_int("--threads", p.threads);
     if (t > 256) throw InputError("--threads", p.threads, "must be at most 256");
     o.threads = static_cast<int>(t);
+    o.kernels = kernels_option(p.kernels);
     return o;
 }
 
@@ -119,6 +122,7 @@ void run_logits(const LogitsOptions& o) {
     Report r;
     r.json["path"] = o.path.path;
     r.json["backend"] = o.path.backend;
+    r.json["kernels"] = to_string(opt.kernels);
     r.json["tokens"] = tokens;
     r.json["logits"] = nlohmann::json::array();
     Table t{{"pos", "token", "top-5 next tokens (logit)"}, {}, {true, true, false}};
@@ -307,8 +311,8 @@ void run_generate(const GenerateOptions& o) {
 // ---- bench ----
 struct BenchOptions {
     ModelSource src;
-    std::string threads = "1", prompt_len = "128", gen = "32", probe_mib = "512", contexts = "128,512,1024", batches = "1,8";
-    std::string weight_dtype = "fp32";
+    std::string threads = "1", prompt_len = "128", gen = "32", probe_mib = "512", contexts, batches = "1,8";
+    std::string weight_dtype = "fp32", kernels;
     bool skip_nocache = false;
     OutputFlags flags;
 };
@@ -327,6 +331,7 @@ void run_bench(const BenchOptions& o) {
     std::uint64_t th = parse_positive_int("--threads", o.threads);
     if (th > 256) throw InputError("--threads", o.threads, "must be at most 256");
     opt.threads = static_cast<int>(th);
+    opt.kernels = kernels_option(o.kernels);
     Eigen::setNbThreads(opt.threads);
     Bf16Weights bf16;
     unsigned weight_bits = 32;
@@ -340,10 +345,12 @@ void run_bench(const BenchOptions& o) {
     const int G = static_cast<int>(parse_positive_int("--gen", o.gen));
     if (P + G > d.seq_len) throw InputError("--gen", o.gen, "with --prompt-len exceeds the maximum sequence length");
     const std::uint64_t probe = parse_positive_int("--probe-mib", o.probe_mib);
-    auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
+    auto contexts = o.contexts.empty() ? default_bench_contexts(d) : parse_int_list_or_range("--contexts", o.contexts, 16);
     auto batches = parse_int_list_or_range("--batches", o.batches, 16);
     for (auto s : contexts)
-        if (s + 3 > static_cast<std::uint64_t>(d.seq_len)) throw InputError("--contexts", std::to_string(s), "exceeds the maximum sequence length");
+        if (!bench_context_fits(d, s))
+            throw InputError("--contexts", std::to_string(s),
+                             fmt::format("exceeds the maximum sequence length {} less the {} timed steps", d.seq_len, kContextTimedSteps));
 
     BandwidthProbe bw = measure_read_bandwidth(probe << 20, opt.threads, 5);
     const double mm = measure_matmul_gflops(512, opt.threads, 3);
@@ -566,9 +573,10 @@ void setup_model(CLI::App& app) {
     sb->add_option("--prompt-len", be->prompt_len, "prefill tokens (default 128)");
     sb->add_option("--gen", be->gen, "decode tokens (default 32)");
     sb->add_option("--probe-mib", be->probe_mib, "bandwidth probe buffer in MiB (default 512)");
-    sb->add_option("--contexts", be->contexts, "context lengths of the scaling table (default 128,512,1024)");
+    sb->add_option("--contexts", be->contexts, "context lengths of the scaling table (default: 128, 512, ... while S + 3 fits the model's maximum sequence length)");
     sb->add_option("--batches", be->batches, "batch sizes of the batch-decode table (default 1,8)");
     sb->add_flag("--skip-nocache", be->skip_nocache, "leave out the no-cache timings");
+    add_kernels_option(sb, be->kernels);
     sb->add_option("--weight-dtype", be->weight_dtype, "fp32 (default) or bf16: decode reads bf16 weights, arithmetic stays float32");
     add_output_flags(*sb, be->flags);
     sb->footer(examples_footer({"inferlab model bench --model ref-110m --threads 2",

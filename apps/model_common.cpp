@@ -4,6 +4,7 @@
 #ifdef INFERLAB_WITH_CUDA
 #include "inferlab/cuda/backend.hpp"
 #endif
+#include "inferlab/model/kernels.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
@@ -30,6 +31,16 @@ std::unique_ptr<Weights> load(const ModelSource& s, std::string* described) {
     ModelConfig c = !s.config.empty() ? load_config_file(s.config) : load_named_model(s.model.empty() ? "demo-gqa" : s.model);
     if (described) *described = fmt::format("{} with random weights (seed {})", c.name, seed);
     return random_weights(dims_from_config(c), seed);
+}
+
+void add_kernels_option(CLI::App* sub, std::string& kernels) {
+    sub->add_option("--kernels", kernels,
+                    "CPU kernels: fast (AVX-512 where the CPU has it) or reference (plain loops); default: "
+                    "INFERLAB_KERNELS, else fast");
+}
+
+Kernels kernels_option(const std::string& kernels) {
+    return kernels.empty() ? default_kernels() : parse_kernels("--kernels", kernels);
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const Weights& w) {

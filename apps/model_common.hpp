@@ -19,6 +19,9 @@ void add_source(CLI::App* sub, ModelSource& s);
 // A checkpoint, or seeded random weights from a config (default: the shipped demo-gqa).
 std::unique_ptr<model::Weights> load(const ModelSource& s, std::string* described = nullptr);
 std::string dims_text(const model::Dims& d);
+// --kernels fast|reference on a model subcommand (default: INFERLAB_KERNELS, else fast), and its value.
+void add_kernels_option(CLI::App* sub, std::string& kernels);
+model::Kernels kernels_option(const std::string& kernels);
 // The backend --backend names: nullptr for "cpu" (use model::cpu_backend()), a CUDA backend
 // holding a device copy of `w` for "cuda"; InputError for anything else, or for cuda in a build
 // without it or on a machine without a GPU.

@@ -37,7 +37,7 @@ Sampling parse_sampling(bool greedy, const std::string& temperature, const std::
 struct SpeculateOptionsCli {
     ModelSource src;
     std::string gamma = "4", tokens = "64", prompt = "1,2,3,4", draft_layers, perturb = "0.05", draft_seed = "2";
-    std::string temperature = "1", top_k = "0", top_p = "1", threads = "1", cost_ratio;
+    std::string temperature = "1", top_k = "0", top_p = "1", threads = "1", cost_ratio, kernels;
     bool greedy = false;
     OutputFlags flags;
 };
@@ -56,6 +56,7 @@ void run_speculate(const SpeculateOptionsCli& o) {
     so.sampling = parse_sampling(o.greedy, o.temperature, o.top_k, o.top_p);
     so.seed = parse_nonnegative_int("--seed", o.src.seed);
     so.forward.threads = static_cast<int>(parse_positive_int("--threads", o.threads));
+    so.forward.kernels = kernels_option(o.kernels);
     auto prompt = parse_token_list("--prompt", o.prompt, td);
     SpeculateResult r = speculative_generate(target, draft, prompt, so);
 
@@ -219,7 +220,7 @@ void run_kv_quant(const KvQuantOptions& o) {
 // ---- roofline ----
 struct RooflineCli {
     ModelSource src;
-    std::string batches = "1,8", contexts = "64", threads = "1", probe_mib = "512", repeats = "3";
+    std::string batches = "1,8", contexts = "64", threads = "1", probe_mib = "512", repeats = "3", kernels;
     OutputFlags flags;
 };
 
@@ -230,6 +231,7 @@ void run_roofline(const RooflineCli& o) {
     const Dims& d = w->dims();
     ForwardOptions opt;
     opt.threads = static_cast<int>(parse_positive_int("--threads", o.threads));
+    opt.kernels = kernels_option(o.kernels);
     const int repeats = static_cast<int>(parse_positive_int("--repeats", o.repeats));
     auto batches = parse_int_list_or_range("--batches", o.batches, 32);
     auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
@@ -296,6 +298,7 @@ void setup_model_measure(CLI::App* model) {
     s->add_option("--top-p", sp->top_p, "top-p (1: off)");
     s->add_flag("--greedy", sp->greedy, "greedy drafts and verification (equals greedy target decoding)");
     s->add_option("--threads", sp->threads, "threads (default 1)");
+    add_kernels_option(s, sp->kernels);
     s->add_option("--cost-ratio", sp->cost_ratio, "draft/target cost for a predicted speedup");
     add_output_flags(*s, sp->flags, true);
     s->footer(examples_footer({"inferlab model speculate --model demo-gqa --gamma 4 --seed 1 --tokens 200"},
@@ -325,6 +328,7 @@ void setup_model_measure(CLI::App* model) {
     rf->add_option("--batches", ro->batches, "batch sizes (default 1,8)");
     rf->add_option("--contexts", ro->contexts, "cached tokens per sequence (default 64)");
     rf->add_option("--threads", ro->threads, "threads (default 1)");
+    add_kernels_option(rf, ro->kernels);
     rf->add_option("--probe-mib", ro->probe_mib, "bandwidth probe buffer in MiB (default 512)");
     rf->add_option("--repeats", ro->repeats, "timed steps per row, best kept (default 3)");
     add_output_flags(*rf, ro->flags, true);

@@ -24,6 +24,18 @@ std::uint64_t decode_step_bytes(const Dims& d, std::uint64_t seq_len, unsigned w
     return floats * weight_bits / 8 + kv;
 }
 
+bool bench_context_fits(const Dims& d, std::uint64_t context) {
+    return context + kContextTimedSteps <= static_cast<std::uint64_t>(d.seq_len);
+}
+
+std::vector<std::uint64_t> default_bench_contexts(const Dims& d) {
+    std::uint64_t s = 128;
+    if (!bench_context_fits(d, s)) s = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(d.seq_len) / 8);
+    std::vector<std::uint64_t> out;
+    for (; bench_context_fits(d, s); s *= 4) out.push_back(s);
+    return out;
+}
+
 DecodeModel reference_decode_model(const Dims& d, unsigned weight_bits) {
     DecodeModel m;
     m.weight_bytes = decode_step_bytes(d, 0, weight_bits);

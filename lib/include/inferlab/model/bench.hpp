@@ -2,6 +2,7 @@
 // Measurements of the reference model on this machine: read bandwidth (STREAM-style, on huge
 // pages), matrix-multiply rate, and what one decode step must read.
 #include <cstdint>
+#include <vector>
 
 #include "inferlab/model/transformer.hpp"
 #include "inferlab/model/weights.hpp"
@@ -14,6 +15,14 @@ namespace inferlab::model {
 // of every layer, the latter from kv-mem's formula at float32.
 // `weight_bits` is 32 for float32 weights, 16 for bf16 ones (the KV cache stays float32).
 std::uint64_t decode_step_bytes(const Dims& d, std::uint64_t seq_len, unsigned weight_bits = 32);
+
+// bench's context-scaling table times this many decode steps after a prefill of S tokens, so S
+// fits when S + kContextTimedSteps ≤ the model's maximum sequence length.
+constexpr int kContextTimedSteps = 3;
+bool bench_context_fits(const Dims& d, std::uint64_t context);
+// The table's contexts when none are given: 128, ×4 after that, each one that fits the model (a
+// model shorter than 128 + 3 positions starts at S_max/8 instead). Never empty for S_max ≥ 4.
+std::vector<std::uint64_t> default_bench_contexts(const Dims& d);
 
 struct BandwidthProbe {
     double read_gbs = 0;       // best of `repeats` passes, decimal GB/s
