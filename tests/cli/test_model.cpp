@@ -145,5 +145,5 @@ TEST_CASE("model bench: the documented keys, bytes per step from kv-mem's formul
     CHECK(b["bf16_logit_change"].get<double>() > 0);
     CHECK(b["bf16_logit_change"].get<double>() < 0.05);
     CHECK(b["bytes_per_step"].get<std::uint64_t>() == b["parameters"].get<std::uint64_t>() * 2 + kv["total_bytes"].get<std::uint64_t>());
-    expect_error({"model", "bench", "--weight-dtype", "fp8"}, "--weight-dtype 'fp8': must be fp32 or bf16");
+    expect_error({"model", "bench", "--weight-dtype", "fp8"}, "--weight-dtype 'fp8': must be fp32, bf16, int8, int4 or all");
 }

@@ -85,3 +85,54 @@ TEST_CASE("model bench: the example in its --help runs", "[cli][model][slow]") {
     CHECK(r.err.empty());
     CHECK(r.out.find("One decode step at context S") != std::string::npos);
 }
+
+TEST_CASE("model bench --weight-dtype all: four dtypes in one run, bytes equal quantize's and kv-mem's figures", "[cli][model][qweights]") {
+    auto j = parse_json(run_inferlab({"model", "bench", "--model", "demo-gqa", "--weight-dtype", "all", "--prompt-len", "8", "--gen", "4",
+                                      "--probe-mib", "8", "--contexts", "16", "--batches", "1", "--skip-nocache", "--json"}));
+    REQUIRE(j["dtypes"].size() == 4);
+    const char* names[] = {"fp32", "bf16", "int8", "int4"};
+    for (std::size_t i = 0; i < 4; ++i) CHECK(j["dtypes"][i]["dtype"] == names[i]);
+    // demo-gqa: L = 6, dim 288, tied head. The products' matrices are every parameter but the
+    // 2L + 1 RMSNorm vectors of 288; those stay float32. One step at S = 8 + 4/2 = 10.
+    const std::uint64_t params = j["parameters"].get<std::uint64_t>(), norms = 13 * 288;
+    const std::uint64_t kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "10", "--dtype", "fp32", "--json"}))["total_bytes"];
+    CHECK(j["dtypes"][0]["bytes_per_step"].get<std::uint64_t>() == params * 4 + kv);
+    for (auto [i, bits] : {std::pair<std::size_t, const char*>{2, "8"}, {3, "4"}}) {
+        INFO("int" << bits);
+        auto q = parse_json(run_inferlab({"quantize", "--elements", std::to_string(params - norms), "--bits", bits, "--group-size", "32",
+                                          "--scale-dtype", "fp16", "--json"}));
+        CHECK(j["dtypes"][i]["bytes_per_step"].get<std::uint64_t>() == q["total_bytes"].get<std::uint64_t>() + norms * 4 + kv);
+    }
+    // float32 against itself is exact; the others move the logits, int4 by more than int8.
+    CHECK(j["dtypes"][0]["max_rel_logit_diff"] == 0.0);
+    CHECK(j["dtypes"][0]["greedy_agreement"] == 1.0);
+    CHECK(j["dtypes"][2]["max_rel_logit_diff"].get<double>() > 0);
+    CHECK(j["dtypes"][2]["mean_kl"].get<double>() < j["dtypes"][3]["mean_kl"].get<double>());
+    CHECK(j["fp32_decode_tokens_per_s"] == j["dtypes"][0]["tokens_per_s"]);
+    CHECK(j["probe_kernel_gbs"].get<double>() > 0);
+    CHECK(j["measured_read_gbs"].get<double>() >= j["probe_kernel_gbs"].get<double>());
+    expect_error({"model", "bench", "--weight-dtype", "int3"}, "--weight-dtype 'int3': must be fp32, bf16, int8, int4 or all");
+    expect_error({"model", "bench", "--config", data_path("tiny-model.json"), "--weight-dtype", "int8", "--prompt-len", "2", "--gen", "2"},
+                 "'16': is a product's input width (dim or hidden); int8/int4 weights need multiples of 32");
+}
+
+TEST_CASE("model logits and generate --weight-dtype int8/int4: fast equals reference kernels, wrong values exit 2", "[cli][model][qweights]") {
+    for (const char* t : {"int8", "int4"}) {
+        INFO(t);
+        const std::vector<std::string> base = {"model", "logits", "--model", "demo-gqa", "--tokens", "1,5,9,2", "--weight-dtype", t, "--json"};
+        auto fast = base, plain = base;
+        fast.insert(fast.end(), {"--kernels", "fast"});
+        plain.insert(plain.end(), {"--kernels", "reference"});
+        const auto a = parse_json(run_inferlab(fast)), b = parse_json(run_inferlab(plain));
+        CHECK(a["weight_dtype"] == t);
+        for (std::size_t i = 0; i < 4; ++i)
+            for (std::size_t k = 0; k < a["logits"][i].size(); ++k)
+                // 1e-4 absolute (logits O(1)): the same dequantized weights, float32 sums in another order.
+                REQUIRE_THAT(a["logits"][i][k].get<double>(), WithinAbs(b["logits"][i][k].get<double>(), 1e-4));
+        auto g = run_inferlab({"model", "generate", "--model", "demo-gqa", "--steps", "4", "--weight-dtype", t});
+        CHECK(g.status == 0);
+    }
+    expect_error({"model", "logits", "--tokens", "1", "--weight-dtype", "fp8"}, "--weight-dtype 'fp8': must be fp32, bf16, int8 or int4");
+    expect_error({"model", "generate", "--config", data_path("tiny-model.json"), "--prompt", "1", "--steps", "2", "--weight-dtype", "int4"},
+                 "int8/int4 weights need multiples of 32");
+}

@@ -44,8 +44,9 @@ void rmsnorm_rows(TMap out, const CTMap& x, const VecMap& weight, float eps) {
 
 // Y [rows, out] = X [rows, in] · Wᵀ, W row-major [out, in].
 void project(TMap y, const CTMap& x, const MatMap& w, const ForwardOptions& opt) {
-    // Quantized weights (a decode step, a short draft): the packed levels, read in place.
-    if (opt.qweights && x.rows() <= kFewRows)
+    // Quantized weights: every product reads the packed levels in place (16 rows at a time), so
+    // that prefill and decode run the same int8/int4 model.
+    if (opt.qweights)
         if (const QMatrix* q = opt.qweights->find(w.data())) {
             if (opt.kernels == Kernels::Reference) ref::matmul_quantized(*q, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);
             else matmul_quantized(*q, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);

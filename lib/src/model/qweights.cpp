@@ -179,6 +179,27 @@ std::uint64_t product_weight_bytes(const Dims& d, WeightDtype t) {
     return storage_cost(n, kQGroup, weight_dtype_bits(t), 32, 16, 0).total_bytes;
 }
 
+void WeightsAt::apply(ForwardOptions& opt) const {
+    opt.bf16 = dtype == WeightDtype::BF16 ? &bf16 : nullptr;
+    opt.qweights = q.get();
+}
+
+std::string WeightsAt::arithmetic() const {
+    switch (dtype) {
+        case WeightDtype::F32: return "float32";
+        case WeightDtype::BF16: return "bf16 weights widened to float32, float32 FMAs";
+        default: return fmt::format("int{} levels × fp16 scales widened to float32, float32 FMAs (no integer dot products)", weight_dtype_bits(dtype));
+    }
+}
+
+WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads) {
+    WeightsAt a;
+    a.dtype = dtype;
+    if (dtype == WeightDtype::BF16) a.bf16 = to_bf16(w);
+    if (dtype == WeightDtype::Int8 || dtype == WeightDtype::Int4) a.q = std::make_unique<QWeights>(w, dtype, threads);
+    return a;
+}
+
 namespace ref {
 
 void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int threads) {

@@ -49,7 +49,7 @@ struct ForwardOptions {
     bool fast_matvec = true; // CPU backend: one-row products through the hand-written kernel (tested against Eigen)
     const Bf16Weights* bf16 = nullptr;  // CPU backend: products of up to 16 rows read bf16 weights
     Kernels kernels = default_kernels();  // CPU backend: fast or reference kernels
-    const QWeights* qweights = nullptr;   // CPU backend: products of up to 16 rows read int8/int4 weights (qweights.hpp)
+    const QWeights* qweights = nullptr;   // CPU backend: every product reads int8/int4 weights (qweights.hpp)
 };
 
 // One row of a forward pass: a token at a position of a sequence whose cache it extends.

@@ -14,7 +14,11 @@
 //         widened to 16 lanes gives weights 0–15 (low nibbles) and 16–31 (high) in x's order.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+
+#include "inferlab/model/backend.hpp"
+#include "inferlab/model/transformer.hpp"
 
 #include "inferlab/model/weights.hpp"
 #include "inferlab/quant.hpp"
@@ -78,6 +82,20 @@ std::uint64_t product_weight_bytes(const Dims& d, WeightDtype t);
 // Whether the model's product matrices can be quantized in groups of 32 (every input width a
 // multiple of 32); InputError naming `where` and the first width that is not.
 void require_quantizable(const Dims& d, const std::string& where);
+
+// A model's weights at one dtype for the CPU backend's decode products: nothing for fp32, the
+// bf16 copy, or the quantized matrices. apply() points a ForwardOptions at them (call it on the
+// object that stays alive: the options hold its address).
+struct WeightsAt {
+    WeightDtype dtype = WeightDtype::F32;
+    Bf16Weights bf16;
+    std::unique_ptr<QWeights> q;
+    void apply(ForwardOptions& opt) const;
+    // What the products do, for output: "float32", "bf16 widened to float32", "int8 levels × fp16
+    // scales widened to float32" (this build has no integer dot-product path).
+    std::string arithmetic() const;
+};
+WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads);
 
 namespace ref {
 // Y [rows, out] = X [rows, in] · Ŵᵀ with Ŵ = the dequantized weights, one running sum per output.
