@@ -8,6 +8,7 @@
 #include "common.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/model/bench.hpp"
+#include "inferlab/model/qweights.hpp"
 #include "inferlab/model/quant_cache.hpp"
 #include "inferlab/model/speculative.hpp"
 #include "inferlab/quant.hpp"
@@ -220,7 +221,7 @@ void run_kv_quant(const KvQuantOptions& o) {
 // ---- roofline ----
 struct RooflineCli {
     ModelSource src;
-    std::string batches = "1,8", contexts = "64", threads = "1", probe_mib = "512", repeats = "3", kernels;
+    std::string batches = "1,8", contexts = "64", threads = "1", probe_mib = "512", repeats = "3", kernels, weight_dtype = "fp32";
     OutputFlags flags;
 };
 
@@ -232,12 +233,15 @@ void run_roofline(const RooflineCli& o) {
     ForwardOptions opt;
     opt.threads = static_cast<int>(parse_positive_int("--threads", o.threads));
     opt.kernels = kernels_option(o.kernels);
+    const WeightDtype wdt = parse_weight_dtype("--weight-dtype", o.weight_dtype);
+    const WeightsAt at = make_weights_at(*w, wdt, opt.threads);
+    at.apply(opt);  // every timed step reads the weights at this dtype
     const int repeats = static_cast<int>(parse_positive_int("--repeats", o.repeats));
     auto batches = parse_int_list_or_range("--batches", o.batches, 32);
     auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
     BandwidthProbe bw = measure_read_bandwidth(parse_positive_int("--probe-mib", o.probe_mib) << 20, opt.threads, 5);
-    const double pi = measure_batch_product_gflops(8, opt.threads, 3);
-    DecodeModel dm = reference_decode_model(d);
+    const double pi = measure_batch_product_gflops(8, opt.threads, 3, weight_dtype_bits(wdt));
+    DecodeModel dm = reference_decode_model(d, wdt);
     // The document's read-volume model counts bytes only; beside it, the same with this
     // machine's compute roof π, which is where batching stops being free.
     Machine hw;
@@ -248,6 +252,7 @@ void run_roofline(const RooflineCli& o) {
               {"measured_read_gbs", bw.read_gbs},
               {"measured_batch_product_gflops", pi},
               {"threads", opt.threads},
+              {"weight_dtype", to_string(wdt)},
               {"rows", nlohmann::json::array()}};
     Table t{{"S", "batch", "bytes/step", "predicted agg tok/s", "measured agg tok/s", "measured/predicted", "measured per-request tok/s",
              "with π: agg tok/s", "bound is"},
@@ -329,6 +334,7 @@ void setup_model_measure(CLI::App* model) {
     rf->add_option("--contexts", ro->contexts, "cached tokens per sequence (default 64)");
     rf->add_option("--threads", ro->threads, "threads (default 1)");
     add_kernels_option(rf, ro->kernels);
+    rf->add_option("--weight-dtype", ro->weight_dtype, "fp32 (default), bf16, int8 or int4: the weights each timed step reads");
     rf->add_option("--probe-mib", ro->probe_mib, "bandwidth probe buffer in MiB (default 512)");
     rf->add_option("--repeats", ro->repeats, "timed steps per row, best kept (default 3)");
     add_output_flags(*rf, ro->flags, true);

@@ -136,3 +136,19 @@ TEST_CASE("model logits and generate --weight-dtype int8/int4: fast equals refer
     expect_error({"model", "generate", "--config", data_path("tiny-model.json"), "--prompt", "1", "--steps", "2", "--weight-dtype", "int4"},
                  "int8/int4 weights need multiples of 32");
 }
+
+TEST_CASE("model roofline --weight-dtype int8: the timed steps and the bound use the int8 bytes", "[cli][model][qweights]") {
+    const std::vector<std::string> base = {"model", "roofline", "--model", "demo-gqa", "--batches", "1", "--contexts", "16", "--probe-mib", "8",
+                                           "--repeats", "2", "--json"};
+    auto f = parse_json(run_inferlab(base));
+    auto args = base;
+    args.insert(args.end(), {"--weight-dtype", "int8"});
+    auto q = parse_json(run_inferlab(args));
+    CHECK(q["weight_dtype"] == "int8");
+    // The same K/V; the weights at 8.5 bits instead of 32: demo-gqa's 2L + 1 = 13 norm vectors of 288 stay float32.
+    const std::uint64_t fb = f["rows"][0]["bytes_per_step"], qb = q["rows"][0]["bytes_per_step"];
+    auto kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "16", "--dtype", "fp32", "--json"}))["total_bytes"].get<std::uint64_t>();
+    const std::uint64_t products = (fb - kv) / 4 - 13 * 288;
+    CHECK(qb == products + products / 32 * 2 + 13 * 288 * 4 + kv);
+    expect_error({"model", "roofline", "--weight-dtype", "int2"}, "--weight-dtype 'int2': must be fp32, bf16, int8 or int4");
+}
