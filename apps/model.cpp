@@ -393,6 +393,9 @@ void run_bench(const BenchOptions& o) {
     const bool quantized = wdt == WeightDtype::Int8 || wdt == WeightDtype::Int4;
     if (all || quantized) require_quantizable(d, "--weight-dtype " + o.weight_dtype + ": width");
     const unsigned weight_bits = weight_dtype_bits(wdt);
+    // With all, the decode line and the tables after the comparison use the last of the four (int4).
+    const WeightDtype table_dt = all ? WeightDtype::Int4 : wdt;
+    const bool by_dtype = quantized || all;
     if (wdt == WeightDtype::BF16) bf16 = to_bf16(*w);
     const int P = static_cast<int>(parse_positive_int("--prompt-len", o.prompt_len));
     const int G = static_cast<int>(parse_positive_int("--gen", o.gen));
@@ -407,7 +410,7 @@ void run_bench(const BenchOptions& o) {
 
     BandwidthProbe bw = measure_read_bandwidth(probe << 20, opt.threads, 5);
     const double mm = measure_matmul_gflops(512, opt.threads, 3);
-    const double pi = measure_batch_product_gflops(8, opt.threads, 3, weight_bits);
+    const double pi = measure_batch_product_gflops(8, opt.threads, 3, weight_dtype_bits(table_dt));
     Rng rng(7);
     std::vector<int> prompt;
     for (int i = 0; i < P; ++i) prompt.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
@@ -461,7 +464,7 @@ void run_bench(const BenchOptions& o) {
         }
         tps = G / seconds_since(t0);
     }
-    const std::uint64_t step_bytes = quantized ? decode_step_bytes(d, std::uint64_t(P + G / 2), wdt)
+    const std::uint64_t step_bytes = by_dtype ? decode_step_bytes(d, std::uint64_t(P + G / 2), table_dt)
                                                : decode_step_bytes(d, std::uint64_t(P + G / 2), weight_bits);
     const double achieved = achieved_gbs(step_bytes, tps);
 
@@ -507,7 +510,7 @@ void run_bench(const BenchOptions& o) {
                      probe, bw.huge_pages ? "on" : "refused", bw.read_gbs, bw.kernel_gbs, bw.sum_gbs);
     h += fmt::format("Matrix multiply (Eigen, 512³): {:.2f} GFLOP/s\n", mm);
     h += fmt::format("Batch product (the decode kernel, {} weights, 8 rows, in cache): {:.2f} GFLOP/s, this machine's compute roof π\n",
-                     o.weight_dtype, pi);
+                     to_string(table_dt), pi);
     h += fmt::format("Prefill {} tokens (float32 products): {:.1f} tokens/s, {:.2f} GFLOP/s = {:.0f}% of π, {:.0f}% of Eigen's GEMM rate\n",
                      P, P / prefill_s, prefill_rate, 100 * prefill_rate / pi, 100 * prefill_rate / mm);
     h += fmt::format("Decode {} tokens ({} weights): {:.2f} tokens/s; one step reads {} → {:.2f} GB/s = {:.0f}% of the measured "
@@ -517,7 +520,11 @@ void run_bench(const BenchOptions& o) {
     if (achieved > bw.read_gbs)
         h += fmt::format("  PROBE DEFECT: the decode read {:.2f} GB/s, faster than the probe's {:.2f} GB/s; the fraction above is not a result\n",
                          achieved, bw.read_gbs);
-    if (!dtypes.empty()) dtype_comparison(dtypes, d, std::uint64_t(P + G / 2), measured_machine(bw, pi), j, h);
+    if (!dtypes.empty()) {
+        dtype_comparison(dtypes, d, std::uint64_t(P + G / 2), measured_machine(bw, pi), j, h);
+        h += "  int8/int4 arithmetic: " + ats.back().arithmetic() + "\n";
+        j["quantized_arithmetic"] = ats.back().arithmetic();
+    }
     if (weight_bits == 16) {
         h += fmt::format("  the same steps with float32 weights, alternated with these: {:.2f} tokens/s; bf16 = {:.2f}× float32\n",
                          fp32_tps, speedup);
@@ -561,7 +568,7 @@ void run_bench(const BenchOptions& o) {
     // it, decode-roofline's bound for the same bytes and FLOPs on this machine's measured β and π.
     const int batch_ctx = std::min(P, 16);
     const Machine here = measured_machine(bw, pi);
-    const DecodeModel dm = quantized ? reference_decode_model(d, wdt) : reference_decode_model(d, weight_bits);
+    const DecodeModel dm = by_dtype ? reference_decode_model(d, table_dt) : reference_decode_model(d, weight_bits);
     Table bt{{"batch", "aggregate tok/s", "per-request tok/s", "× batch 1", "bound (β, π measured)", "bound is"}, {}, {}};
     j["batch"] = nlohmann::json::array();
     double batch1 = 0;

@@ -188,7 +188,7 @@ std::string WeightsAt::arithmetic() const {
     switch (dtype) {
         case WeightDtype::F32: return "float32";
         case WeightDtype::BF16: return "bf16 weights widened to float32, float32 FMAs";
-        default: return fmt::format("int{} levels × fp16 scales widened to float32, float32 FMAs (no integer dot products)", weight_dtype_bits(dtype));
+        default: return "levels × fp16 group scales widened to float32, float32 FMAs (no integer dot products: no VNNI path yet)";
     }
 }
 

@@ -91,8 +91,8 @@ struct WeightsAt {
     Bf16Weights bf16;
     std::unique_ptr<QWeights> q;
     void apply(ForwardOptions& opt) const;
-    // What the products do, for output: "float32", "bf16 widened to float32", "int8 levels × fp16
-    // scales widened to float32" (this build has no integer dot-product path).
+    // What the products do, for output (the int8/int4 kernels widen the levels and use float32
+    // FMAs on every CPU: there is no integer dot-product path yet).
     std::string arithmetic() const;
 };
 WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads);
