@@ -53,7 +53,7 @@ TEST_CASE("model logits: --kernels reference and fast give the same logits, and 
     }
 }
 
-TEST_CASE("--kernels and INFERLAB_KERNELS: a wrong value exits 2 and names it", "[cli][model][errors]") {
+TEST_CASE("model commands: a wrong --kernels or INFERLAB_KERNELS value exits 2 and names it", "[cli][model][errors]") {
     expect_error({"model", "logits", "--tokens", "1", "--kernels", "avx2"}, "--kernels 'avx2': must be fast or reference");
     expect_error({"model", "speculate", "--kernels", "x"}, "--kernels 'x': must be fast or reference");
     expect_error({"model", "roofline", "--kernels", "x"}, "--kernels 'x': must be fast or reference");
