@@ -126,6 +126,7 @@ void run_speculate(const SpeculateOptionsCli& o) {
 struct KvQuantOptions {
     ModelSource src;
     std::string bits = "8", scheme = "kivi", group = "32", tokens = "128", gen = "100", prompt = "1,2,3,4";
+    std::string kernels, weight_dtype = "fp32";
     OutputFlags flags;
 };
 
@@ -146,13 +147,18 @@ void run_kv_quant(const KvQuantOptions& o) {
     std::vector<int> tokens;
     Rng rng(parse_nonnegative_int("--seed", o.src.seed) + 77);
     for (int i = 0; i < n; ++i) tokens.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
+    // Both caches are read by the same model: the weights at --weight-dtype, the same kernels.
+    ForwardOptions opt;
+    opt.kernels = kernels_option(o.kernels);
+    const WeightsAt at = make_weights_at(*w, parse_weight_dtype("--weight-dtype", o.weight_dtype), 1);
+    at.apply(opt);
     ContiguousCache fc(d);
     QuantizedCache qc(d, bits, scheme, group);
     // Token by token, so each step reads a cache that is already quantized.
     MatrixRM lf(n, d.vocab_size), lq(n, d.vocab_size);
     for (int i = 0; i < n; ++i) {
-        lf.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, fc).row(0);
-        lq.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, qc).row(0);
+        lf.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, fc, opt).row(0);
+        lq.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, qc, opt).row(0);
     }
     double max_abs = 0, max_kl = 0, mean_kl = 0;
     int agree = 0;
@@ -174,7 +180,7 @@ void run_kv_quant(const KvQuantOptions& o) {
     ContiguousCache gf(d);
     QuantizedCache gq(d, bits, scheme, group);
     int first_diff = -1;
-    MatrixRM a = m.forward(prompt, gf), b = m.forward(prompt, gq);
+    MatrixRM a = m.forward(prompt, gf, opt), b = m.forward(prompt, gq, opt);
     for (int i = 0; i < gen; ++i) {
         Eigen::Index ta = 0, tb = 0;
         a.row(a.rows() - 1).maxCoeff(&ta);
@@ -183,8 +189,8 @@ void run_kv_quant(const KvQuantOptions& o) {
             first_diff = i;
             break;
         }
-        a = m.forward(std::vector<int>{int(ta)}, gf);
-        b = m.forward(std::vector<int>{int(tb)}, gq);
+        a = m.forward(std::vector<int>{int(ta)}, gf, opt);
+        b = m.forward(std::vector<int>{int(tb)}, gq, opt);
     }
     // Bytes per token: measured from the cache's storage, and kv-mem's figure with metadata.
     const std::uint64_t measured = qc.bytes_per_token();
@@ -201,10 +207,10 @@ void run_kv_quant(const KvQuantOptions& o) {
               {"bytes_per_token_measured", measured}, {"bytes_per_token_kv_mem", formula.bytes_per_token},
               {"bytes_per_token_fp32", f32}};
     std::string& h = r.human;
-    h += fmt::format("KV cache at int{} ({}) on {}; weights stay float32\n", bits,
+    h += fmt::format("KV cache at int{} ({}) on {}; weights {} for both caches\n", bits,
                      scheme == KvQuantScheme::Kivi ? fmt::format("KIVI: K per channel over groups of {} tokens, V per token", group)
                                                    : "per token for K and V",
-                     what);
+                     what, to_string(at.dtype));
     h += fmt::format("  over {} positions: max |logit error| {:.3e}; KL(float ‖ quantized) mean {:.3e}, max {:.3e}; greedy "
                      "next token agrees at {}/{} positions\n",
                      n, max_abs, mean_kl, max_kl, agree, n);
@@ -321,6 +327,8 @@ void setup_model_measure(CLI::App* model) {
     q->add_option("--tokens", kq->tokens, "positions compared (default 128)");
     q->add_option("--gen", kq->gen, "greedy tokens generated with each cache (default 100)");
     q->add_option("--prompt", kq->prompt, "prompt of that generation (default 1,2,3,4)");
+    add_kernels_option(q, kq->kernels);
+    q->add_option("--weight-dtype", kq->weight_dtype, "fp32 (default), bf16, int8 or int4: the weights of the model both caches serve");
     add_output_flags(*q, kq->flags);
     q->footer(examples_footer({"inferlab model kv-quant --model demo-gqa --bits 8 --scheme per-token"},
                               "JSON keys: max_abs_logit_error, mean_kl, max_kl, greedy_agreement, greedy_first_divergence (null: none),\n"

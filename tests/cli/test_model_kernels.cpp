@@ -152,3 +152,13 @@ TEST_CASE("model roofline --weight-dtype int8: the timed steps and the bound use
     CHECK(qb == products + products / 32 * 2 + 13 * 288 * 4 + kv);
     expect_error({"model", "roofline", "--weight-dtype", "int2"}, "--weight-dtype 'int2': must be fp32, bf16, int8 or int4");
 }
+
+TEST_CASE("model kv-quant --weight-dtype int8: both caches serve the int8 model, which the output names", "[cli][model][qweights]") {
+    auto r = run_inferlab({"model", "kv-quant", "--model", "demo-gqa", "--tokens", "16", "--gen", "4", "--weight-dtype", "int8"});
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("weights int8 for both caches") != std::string::npos);
+    // The KV error is measured against the float32 cache of the same int8 model, so it stays small.
+    auto j = parse_json(run_inferlab({"model", "kv-quant", "--model", "demo-gqa", "--tokens", "16", "--gen", "4", "--weight-dtype", "int8", "--json"}));
+    CHECK(j["mean_kl"].get<double>() < 1e-3);
+    expect_error({"model", "kv-quant", "--weight-dtype", "int5"}, "--weight-dtype 'int5': must be fp32, bf16, int8 or int4");
+}
