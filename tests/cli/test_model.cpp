@@ -135,7 +135,10 @@ TEST_CASE("model bench: the documented keys, bytes per step from kv-mem's formul
     REQUIRE(j["batch"].size() == 2);
     CHECK(j["batch"][0]["ratio_to_batch_1"].get<double>() == 1.0);
     CHECK(j["batch"][1]["ratio_to_batch_1"].get<double>() > 0);
-    CHECK(j["batch"][1]["bound_aggregate_tokens_per_s"].get<double>() > j["batch"][0]["bound_aggregate_tokens_per_s"].get<double>());
+    // ≥, not >: β here comes from an 8 MiB probe (in cache, and the decode kernel's stream can read
+    // it very fast) and π from a shared machine, so batch 1 can already be compute-bound, where the
+    // aggregate bound is flat in B.
+    CHECK(j["batch"][1]["bound_aggregate_tokens_per_s"].get<double>() >= j["batch"][0]["bound_aggregate_tokens_per_s"].get<double>());
     // bf16: the float32 and bf16 decode alternate in the same run, and the ratio is theirs.
     auto args = base;
     args.insert(args.end(), {"--weight-dtype", "bf16"});
