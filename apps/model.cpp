@@ -12,6 +12,7 @@
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/model/bench.hpp"
+#include "inferlab/model/kernels.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/transformer.hpp"
 #include "inferlab/model/weights.hpp"
@@ -27,7 +28,7 @@ using namespace inferlab::model;
 
 struct PathOptions {
     std::string path = "contiguous", attention = "plain", window = "0", block_size = "16", threads = "1";
-    std::string backend = "cpu";
+    std::string backend = "cpu", kernels, weight_dtype = "fp32";
 };
 
 void add_path_options(CLI::App* sub, PathOptions& p) {
@@ -37,6 +38,19 @@ void add_path_options(CLI::App* sub, PathOptions& p) {
     sub->add_option("--block-size", p.block_size, "paged cache: tokens per block (default 16)");
     add_threads_option(sub, p.threads);
     sub->add_option("--backend", p.backend, "cpu (default) or cuda (a build with -DINFERLAB_CUDA=ON and a GPU)");
+    add_kernels_option(sub, p.kernels);
+    sub->add_option("--weight-dtype", p.weight_dtype,
+                    "fp32 (default), bf16 (steps of up to 16 rows), int8 or int4 (every product; groups of 32, fp16 "
+                    "scales): the weights the products read; cpu backend only");
+}
+
+// The weights at --weight-dtype, quantized (or rounded to bf16) once at load; apply() them to the
+// options of the same run.
+WeightsAt weights_at(const PathOptions& p, const Weights& w, int threads) {
+    const WeightDtype t = parse_weight_dtype("--weight-dtype", p.weight_dtype);
+    if (t != WeightDtype::F32 && p.backend != "cpu")
+        throw InputError("--weight-dtype", p.weight_dtype, "applies to the cpu backend only");
+    return make_weights_at(w, t, threads);
 }
 
 ForwardOptions forward_options(const PathOptions& p) {
@@ -46,6 +60,7 @@ ForwardOptions forward_options(const PathOptions& p) {
     else throw InputError("--attention", p.attention, "must be plain or online");
     o.window = static_cast<int>(parse_nonnegative_int("--window", p.window));
     o.threads = parse_threads(p.threads);
+    o.kernels = kernels_option(p.kernels);
     return o;
 }
 
@@ -110,6 +125,8 @@ void run_logits(const LogitsOptions& o) {
     if (o.tokens.empty()) throw InputError("--tokens is required (e.g. 1,2,3)");
     auto tokens = parse_token_list("--tokens", o.tokens, w->dims());
     ForwardOptions opt = forward_options(o.path);
+    const WeightsAt at = weights_at(o.path, *w, opt.threads);
+    at.apply(opt);
     int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
     // The same model code on either backend: only where the ops run (and the caches live) differs.
     std::unique_ptr<Backend> backend = make_backend(o.path.backend, *w);
@@ -118,6 +135,8 @@ void run_logits(const LogitsOptions& o) {
     Report r;
     r.json["path"] = o.path.path;
     r.json["backend"] = o.path.backend;
+    r.json["kernels"] = to_string(opt.kernels);
+    r.json["weight_dtype"] = to_string(at.dtype);
     r.json["tokens"] = tokens;
     r.json["logits"] = nlohmann::json::array();
     Table t{{"pos", "token", "top-5 next tokens (logit)"}, {}, {true, true, false}};
@@ -162,6 +181,8 @@ void run_check(const CheckOptions& o) {
         for (std::uint64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
     }
     ForwardOptions opt = forward_options(o.path);
+    const WeightsAt at = weights_at(o.path, *w, opt.threads);
+    at.apply(opt);
     const int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
     const int chunk = static_cast<int>(parse_positive_int("--chunk", o.chunk));
     MatrixRM none = run_path(m, tokens, "nocache", bs, opt, seed);
@@ -248,6 +269,8 @@ void run_generate(const GenerateOptions& o) {
     const std::size_t top_k = parse_top_k(o.top_k);
     const double top_p = parse_top_p(o.top_p);
     ForwardOptions opt = forward_options(o.path);
+    const WeightsAt at = weights_at(o.path, *w, opt.threads);
+    at.apply(opt);
     const std::uint64_t seed = parse_nonnegative_int("--seed", o.src.seed);
     Rng rng(parse_nonnegative_int("--sample-seed", o.sample_seed));
     const int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
@@ -304,14 +327,47 @@ void run_generate(const GenerateOptions& o) {
 // ---- bench ----
 struct BenchOptions {
     ModelSource src;
-    std::string threads = "1", prompt_len = "128", gen = "32", probe_mib = "512", contexts = "128,512,1024", batches = "1,8";
-    std::string weight_dtype = "fp32";
+    std::string threads = "1", prompt_len = "128", gen = "32", probe_mib = "512", contexts, batches = "1,8";
+    std::string weight_dtype = "fp32", kernels;
     bool skip_nocache = false;
     OutputFlags flags;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The weight dtypes decoded in one run: bytes, speed, decode-roofline's bound for those bytes on
+// the measured β and π, and how far each moved the logits from float32 (the first document's
+// §4.1: fewer bits cut the bytes, the speed rises by less).
+void dtype_comparison(const std::vector<DtypeDecode>& dt, const Dims& d, std::uint64_t ctx, const Machine& here,
+                      nlohmann::json& j, std::string& h) {
+    const std::uint64_t llc = last_level_cache_bytes();
+    Table t{{"weights", "bytes/step", "bytes ÷", "tok/s", "speed ×", "bound tok/s", "of bound", "max rel Δlogit", "KL nats", "greedy =", "fits LLC"},
+            {}, {}};
+    j["dtypes"] = nlohmann::json::array();
+    j["last_level_cache_bytes"] = llc;
+    for (const auto& x : dt) {
+        const DecodeStep b = decode_step(reference_decode_model(d, x.dtype), {ctx}, here);
+        const double bytes_ratio = double(dt[0].bytes_per_step) / double(x.bytes_per_step);
+        const double speed_ratio = x.tokens_per_s / dt[0].tokens_per_s;
+        const bool in_cache = llc > 0 && decode_step_bytes(d, 0, x.dtype) <= llc;
+        t.rows.push_back({to_string(x.dtype), bytes_all_units(x.bytes_per_step), fmt::format("{:.2f}×", bytes_ratio),
+                          fmt::format("{:.2f}", x.tokens_per_s), fmt::format("{:.2f}×", speed_ratio),
+                          fmt::format("{:.2f}", b.aggregate_tokens_per_s), fmt::format("{:.0f}%", 100 * x.tokens_per_s / b.aggregate_tokens_per_s),
+                          fmt::format("{:.2e}", x.max_rel_logit_diff), fmt::format("{:.2e}", x.mean_kl),
+                          fmt::format("{:.0f}%", 100 * x.greedy_agreement), in_cache ? "yes: bound n/a" : "no"});
+        j["dtypes"].push_back({{"dtype", to_string(x.dtype)}, {"bytes_per_step", x.bytes_per_step}, {"bytes_ratio_to_fp32", bytes_ratio},
+                               {"tokens_per_s", x.tokens_per_s}, {"speed_ratio_to_fp32", speed_ratio},
+                               {"bound_tokens_per_s", b.aggregate_tokens_per_s}, {"fraction_of_bound", x.tokens_per_s / b.aggregate_tokens_per_s},
+                               {"max_rel_logit_diff", x.max_rel_logit_diff}, {"mean_kl", x.mean_kl},
+                               {"greedy_agreement", x.greedy_agreement}, {"weights_fit_in_last_level_cache", in_cache}});
+    }
+    h += fmt::format("\nWeight dtypes decoded in one run, interleaved step by step (each reads float32's greedy token); bound:\n"
+                     "decode-roofline for each dtype's bytes on the measured β and π; last-level cache {} (a model that fits\n"
+                     "there is read from cache and the DRAM bound does not apply). §4.1: the bytes fall faster than the speed rises.\n",
+                     llc ? bytes_all_units(llc) : "unknown");
+    h += render_text(t, "  ");
 }
 
 void run_bench(const BenchOptions& o) {
@@ -322,26 +378,33 @@ void run_bench(const BenchOptions& o) {
     const Dims& d = w->dims();
     ForwardOptions opt;
     opt.threads = parse_threads(o.threads);
+    opt.kernels = kernels_option(o.kernels);
     Eigen::setNbThreads(opt.threads);
     Bf16Weights bf16;
-    unsigned weight_bits = 32;
-    if (o.weight_dtype == "bf16") {
-        bf16 = to_bf16(*w);
-        weight_bits = 16;
-    } else if (o.weight_dtype != "fp32") {
-        throw InputError("--weight-dtype", o.weight_dtype, "must be fp32 or bf16");
-    }
+    const bool all = o.weight_dtype == "all";
+    if (!all && o.weight_dtype != "fp32" && o.weight_dtype != "bf16" && o.weight_dtype != "int8" && o.weight_dtype != "int4")
+        throw InputError("--weight-dtype", o.weight_dtype, "must be fp32, bf16, int8, int4 or all");
+    const WeightDtype wdt = all ? WeightDtype::F32 : parse_weight_dtype("--weight-dtype", o.weight_dtype);
+    const bool quantized = wdt == WeightDtype::Int8 || wdt == WeightDtype::Int4;
+    if (all || quantized) require_quantizable(d, "--weight-dtype " + o.weight_dtype + ": width");
+    const unsigned weight_bits = weight_dtype_bits(wdt);
+    // With all, the decode line and the tables after the comparison use the last of the four (int4).
+    const WeightDtype table_dt = all ? WeightDtype::Int4 : wdt;
+    const bool by_dtype = quantized || all;
+    if (wdt == WeightDtype::BF16) bf16 = to_bf16(*w);
     const int P = parse_token_count("--prompt-len", o.prompt_len, 0, static_cast<std::uint64_t>(d.seq_len));
     const int G = parse_token_count("--gen", o.gen, static_cast<std::uint64_t>(P), static_cast<std::uint64_t>(d.seq_len));
     const std::uint64_t probe = parse_positive_int("--probe-mib", o.probe_mib);
-    auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
+    auto contexts = o.contexts.empty() ? default_bench_contexts(d) : parse_int_list_or_range("--contexts", o.contexts, 16);
     auto batches = parse_int_list_or_range("--batches", o.batches, 16);
     for (auto s : contexts)
-        if (s + 3 > static_cast<std::uint64_t>(d.seq_len)) throw InputError("--contexts", std::to_string(s), "exceeds the maximum sequence length");
+        if (!bench_context_fits(d, s))
+            throw InputError("--contexts", std::to_string(s),
+                             fmt::format("exceeds the maximum sequence length {} less the {} timed steps", d.seq_len, kContextTimedSteps));
 
     BandwidthProbe bw = measure_read_bandwidth(probe << 20, opt.threads, 5);
     const double mm = measure_matmul_gflops(512, opt.threads, 3);
-    const double pi = measure_batch_product_gflops(8, opt.threads, 3, weight_bits);
+    const double pi = measure_batch_product_gflops(8, opt.threads, 3, weight_dtype_bits(table_dt));
     Rng rng(7);
     std::vector<int> prompt;
     for (int i = 0; i < P; ++i) prompt.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
@@ -357,6 +420,8 @@ void run_bench(const BenchOptions& o) {
     int tok = 0;
     logits.row(logits.rows() - 1).maxCoeff(&tok);
     double tps = 0, fp32_tps = 0, logit_change = 0, speedup = 0;
+    std::vector<WeightsAt> ats;
+    std::vector<DtypeDecode> dtypes;
     if (weight_bits == 16) {
         // bf16 weights (prefill above keeps float32 products): decode alternates a float32 step and
         // a bf16 step on two caches holding the same prompt, so their ratio is measured in one run.
@@ -368,6 +433,23 @@ void run_bench(const BenchOptions& o) {
         logit_change = c.max_logit_change;
         speedup = c.speedup();
         opt.bf16 = &bf16;  // the tables below decode with bf16 weights too
+    } else if (all || quantized) {
+        // float32 and the chosen dtypes decode in one run, interleaved step by step.
+        std::vector<WeightDtype> list = {WeightDtype::F32};
+        if (all) list.insert(list.end(), {WeightDtype::BF16, WeightDtype::Int8, WeightDtype::Int4});
+        else list.push_back(wdt);
+        ats.reserve(list.size());  // the options point into these: no reallocation after apply
+        std::vector<const WeightsAt*> ptrs;
+        for (WeightDtype t : list) {
+            ats.push_back(make_weights_at(*w, t, opt.threads));
+            ptrs.push_back(&ats.back());
+        }
+        dtypes = compare_decode_dtypes(m, prompt, G, opt, ptrs);
+        tps = dtypes.back().tokens_per_s;
+        fp32_tps = dtypes[0].tokens_per_s;
+        logit_change = dtypes.back().max_rel_logit_diff;
+        speedup = tps / fp32_tps;
+        ats.back().apply(opt);  // the tables below decode with these weights too
     } else {
         t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < G; ++i) {
@@ -376,7 +458,8 @@ void run_bench(const BenchOptions& o) {
         }
         tps = G / seconds_since(t0);
     }
-    const std::uint64_t step_bytes = decode_step_bytes(d, std::uint64_t(P + G / 2), weight_bits);
+    const std::uint64_t step_bytes = by_dtype ? decode_step_bytes(d, std::uint64_t(P + G / 2), table_dt)
+                                               : decode_step_bytes(d, std::uint64_t(P + G / 2), weight_bits);
     const double achieved = achieved_gbs(step_bytes, tps);
 
     Report r;
@@ -394,6 +477,9 @@ void run_bench(const BenchOptions& o) {
          {"bytes_per_step", step_bytes},
          {"achieved_gbs", achieved},
          {"measured_read_gbs", bw.read_gbs},
+         {"probe_kernel_gbs", bw.kernel_gbs},
+         {"probe_sum_gbs", bw.sum_gbs},
+         {"probe_defect", achieved > bw.read_gbs},
          {"probe_bytes", bw.bytes},
          {"probe_huge_pages", bw.huge_pages},
          {"bandwidth_fraction", achieved / bw.read_gbs},
@@ -403,6 +489,9 @@ void run_bench(const BenchOptions& o) {
     if (weight_bits == 16) {
         j["fp32_decode_tokens_per_s"] = fp32_tps;
         j["bf16_speedup"] = speedup;
+    } else if (!dtypes.empty()) {  // int8, int4 or all: float32 decoded beside them
+        j["fp32_decode_tokens_per_s"] = fp32_tps;
+        j["bf16_speedup"] = nullptr;
     } else {
         j["fp32_decode_tokens_per_s"] = tps;
         j["bf16_speedup"] = nullptr;
@@ -410,17 +499,26 @@ void run_bench(const BenchOptions& o) {
     std::string& h = r.human;
     h += fmt::format("Reference model: {} ({} parameters, {} threads)\n  {}\n", what, group_thousands(w->floats()), opt.threads,
                      dims_text(d));
-    h += fmt::format("Read bandwidth (STREAM-style sum over {} MiB, huge pages {}): {:.2f} GB/s\n", probe,
-                     bw.huge_pages ? "on" : "refused", bw.read_gbs);
+    h += fmt::format("Read bandwidth over {} MiB (huge pages {}): {:.2f} GB/s, the faster of the decode kernel's own stream "
+                     "({:.2f} GB/s) and a plain sum loop ({:.2f} GB/s)\n",
+                     probe, bw.huge_pages ? "on" : "refused", bw.read_gbs, bw.kernel_gbs, bw.sum_gbs);
     h += fmt::format("Matrix multiply (Eigen, 512³): {:.2f} GFLOP/s\n", mm);
     h += fmt::format("Batch product (the decode kernel, {} weights, 8 rows, in cache): {:.2f} GFLOP/s, this machine's compute roof π\n",
-                     o.weight_dtype, pi);
+                     to_string(table_dt), pi);
     h += fmt::format("Prefill {} tokens (float32 products): {:.1f} tokens/s, {:.2f} GFLOP/s = {:.0f}% of π, {:.0f}% of Eigen's GEMM rate\n",
                      P, P / prefill_s, prefill_rate, 100 * prefill_rate / pi, 100 * prefill_rate / mm);
     h += fmt::format("Decode {} tokens ({} weights): {:.2f} tokens/s; one step reads {} → {:.2f} GB/s = {:.0f}% of the measured "
                      "read bandwidth (weights on huge pages: {})\n",
-                     G, o.weight_dtype, tps, bytes_all_units(step_bytes), achieved, 100 * achieved / bw.read_gbs,
+                     G, dtypes.empty() ? o.weight_dtype : to_string(dtypes.back().dtype), tps, bytes_all_units(step_bytes), achieved, 100 * achieved / bw.read_gbs,
                      w->huge_pages() ? "yes" : "no");
+    if (achieved > bw.read_gbs)
+        h += fmt::format("  PROBE DEFECT: the decode read {:.2f} GB/s, faster than the probe's {:.2f} GB/s; the fraction above is not a result\n",
+                         achieved, bw.read_gbs);
+    if (!dtypes.empty()) {
+        dtype_comparison(dtypes, d, std::uint64_t(P + G / 2), measured_machine(bw, pi), j, h);
+        h += "  int8/int4 arithmetic: " + ats.back().arithmetic() + "\n";
+        j["quantized_arithmetic"] = ats.back().arithmetic();
+    }
     if (weight_bits == 16) {
         h += fmt::format("  the same steps with float32 weights, alternated with these: {:.2f} tokens/s; bf16 = {:.2f}× float32\n",
                          fp32_tps, speedup);
@@ -464,7 +562,7 @@ void run_bench(const BenchOptions& o) {
     // it, decode-roofline's bound for the same bytes and FLOPs on this machine's measured β and π.
     const int batch_ctx = std::min(P, 16);
     const Machine here = measured_machine(bw, pi);
-    const DecodeModel dm = reference_decode_model(d, weight_bits);
+    const DecodeModel dm = by_dtype ? reference_decode_model(d, table_dt) : reference_decode_model(d, weight_bits);
     Table bt{{"batch", "aggregate tok/s", "per-request tok/s", "× batch 1", "bound (β, π measured)", "bound is"}, {}, {}};
     j["batch"] = nlohmann::json::array();
     double batch1 = 0;
@@ -564,19 +662,26 @@ void setup_model(CLI::App& app) {
     sb->add_option("--prompt-len", be->prompt_len, "prefill tokens (default 128)");
     sb->add_option("--gen", be->gen, "decode tokens (default 32)");
     sb->add_option("--probe-mib", be->probe_mib, "bandwidth probe buffer in MiB (default 512)");
-    sb->add_option("--contexts", be->contexts, "context lengths of the scaling table (default 128,512,1024)");
+    sb->add_option("--contexts", be->contexts, "context lengths of the scaling table (default: 128, 512, ... while S + 3 fits the model's maximum sequence length)");
     sb->add_option("--batches", be->batches, "batch sizes of the batch-decode table (default 1,8)");
     sb->add_flag("--skip-nocache", be->skip_nocache, "leave out the no-cache timings");
-    sb->add_option("--weight-dtype", be->weight_dtype, "fp32 (default) or bf16: decode reads bf16 weights, arithmetic stays float32");
+    add_kernels_option(sb, be->kernels);
+    sb->add_option("--weight-dtype", be->weight_dtype,
+                   "fp32 (default), bf16, int8, int4 (groups of 32, fp16 scales; decode reads them packed, arithmetic in float32), "
+                   "or all: the four interleaved in one run");
     add_output_flags(*sb, be->flags);
     sb->footer(examples_footer({"inferlab model bench --model ref-110m --threads 2",
-                                "inferlab model bench --model ref-110m --weight-dtype bf16 --batches 1,2,4,8 --skip-nocache"},
+                                "inferlab model bench --model ref-110m --weight-dtype bf16 --batches 1,2,4,8 --skip-nocache",
+                                "inferlab model bench --model ref-110m --weight-dtype all --threads 2 --skip-nocache --batches 1,8"},
                                "JSON keys: decode_tokens_per_s, bytes_per_step, achieved_gbs, measured_read_gbs,\n"
                                "bandwidth_fraction, prefill_tokens_per_s, prefill_gflops, measured_matmul_gflops,\n"
                                "measured_batch_product_gflops, fp32_decode_tokens_per_s, bf16_speedup, bf16_logit_change,\n"
                                "context_scaling[]{seq_len, cached_step_s, nocache_step_s}, batch[]{batch,\n"
                                "aggregate_tokens_per_s, per_request_tokens_per_s, ratio_to_batch_1, bound_aggregate_tokens_per_s,\n"
-                               "compute_bound}, weights_on_huge_pages, probe_huge_pages, weight_dtype, threads, parameters."));
+                               "compute_bound}, weights_on_huge_pages, probe_huge_pages, weight_dtype, threads, parameters,\n"
+                               "probe_kernel_gbs, probe_sum_gbs, probe_defect; with int8, int4 or all: dtypes[]{dtype, bytes_per_step,\n"
+                               "bytes_ratio_to_fp32, tokens_per_s, speed_ratio_to_fp32, bound_tokens_per_s, fraction_of_bound,\n"
+                               "max_rel_logit_diff, mean_kl, greedy_agreement, weights_fit_in_last_level_cache}, last_level_cache_bytes."));
     sb->callback([be] { run_bench(*be); });
 }
 

@@ -8,6 +8,7 @@
 #include "inferlab/cuda/backend.hpp"
 #endif
 #include "inferlab/model/init_estimate.hpp"
+#include "inferlab/model/kernels.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
@@ -68,6 +69,16 @@ std::unique_ptr<Weights> load(const ModelSource& s, std::string* described) {
     const Dims d = dims_from_config(c);
     return random_weights(d, seed, check_random_init(d, s.config.empty() ? "--model" : "--config",
                                                      s.config.empty() ? c.name : s.config));
+}
+
+void add_kernels_option(CLI::App* sub, std::string& kernels) {
+    sub->add_option("--kernels", kernels,
+                    "CPU kernels: fast (AVX-512 where the CPU has it) or reference (plain loops); default: "
+                    "INFERLAB_KERNELS, else fast");
+}
+
+Kernels kernels_option(const std::string& kernels) {
+    return kernels.empty() ? default_kernels() : parse_kernels("--kernels", kernels);
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const Weights& w) {

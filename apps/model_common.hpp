@@ -25,6 +25,9 @@ void add_sample_seed(CLI::App* sub, std::string& seed);
 // stderr and reports progress there.
 std::unique_ptr<model::Weights> load(const ModelSource& s, std::string* described = nullptr);
 std::string dims_text(const model::Dims& d);
+// --kernels fast|reference on a model subcommand (default: INFERLAB_KERNELS, else fast), and its value.
+void add_kernels_option(CLI::App* sub, std::string& kernels);
+model::Kernels kernels_option(const std::string& kernels);
 // The backend --backend names: nullptr for "cpu" (use model::cpu_backend()), a CUDA backend
 // holding a device copy of `w` for "cuda"; InputError for anything else, or for cuda in a build
 // without it or on a machine without a GPU.

@@ -8,6 +8,7 @@
 #include "common.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/model/bench.hpp"
+#include "inferlab/model/qweights.hpp"
 #include "inferlab/model/quant_cache.hpp"
 #include "inferlab/model/speculative.hpp"
 #include "inferlab/quant.hpp"
@@ -38,7 +39,7 @@ Sampling parse_sampling(bool greedy, const std::string& temperature, const std::
 struct SpeculateOptionsCli {
     ModelSource src;
     std::string gamma = "4", tokens = "64", prompt = "1,2,3,4", draft_layers, perturb = "0.05", draft_seed = "2";
-    std::string temperature = "1", top_k = "0", top_p = "1", threads = "1", cost_ratio, sample_seed = "1";
+    std::string temperature = "1", top_k = "0", top_p = "1", threads = "1", cost_ratio, sample_seed = "1", kernels;
     bool greedy = false;
     OutputFlags flags;
 };
@@ -58,6 +59,7 @@ void run_speculate(const SpeculateOptionsCli& o) {
     so.sampling = parse_sampling(o.greedy, o.temperature, o.top_k, o.top_p);
     so.seed = parse_nonnegative_int("--sample-seed", o.sample_seed);
     so.forward.threads = parse_threads(o.threads);
+    so.forward.kernels = kernels_option(o.kernels);
     SpeculateResult r = speculative_generate(target, draft, prompt, so);
 
     std::uint64_t judged = 0, accepted = 0;
@@ -127,6 +129,7 @@ void run_speculate(const SpeculateOptionsCli& o) {
 struct KvQuantOptions {
     ModelSource src;
     std::string bits = "8", scheme = "kivi", group = "32", tokens = "128", gen = "100", prompt = "1,2,3,4";
+    std::string kernels, weight_dtype = "fp32";
     OutputFlags flags;
 };
 
@@ -145,13 +148,18 @@ void run_kv_quant(const KvQuantOptions& o) {
     std::vector<int> tokens;
     Rng rng(parse_nonnegative_int("--seed", o.src.seed) + 77);
     for (int i = 0; i < n; ++i) tokens.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
+    // Both caches are read by the same model: the weights at --weight-dtype, the same kernels.
+    ForwardOptions opt;
+    opt.kernels = kernels_option(o.kernels);
+    const WeightsAt at = make_weights_at(*w, parse_weight_dtype("--weight-dtype", o.weight_dtype), 1);
+    at.apply(opt);
     ContiguousCache fc(d);
     QuantizedCache qc(d, bits, scheme, group);
     // Token by token, so each step reads a cache that is already quantized.
     MatrixRM lf(n, d.vocab_size), lq(n, d.vocab_size);
     for (int i = 0; i < n; ++i) {
-        lf.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, fc).row(0);
-        lq.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, qc).row(0);
+        lf.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, fc, opt).row(0);
+        lq.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, qc, opt).row(0);
     }
     double max_abs = 0, max_kl = 0, mean_kl = 0;
     int agree = 0;
@@ -172,7 +180,7 @@ void run_kv_quant(const KvQuantOptions& o) {
     ContiguousCache gf(d);
     QuantizedCache gq(d, bits, scheme, group);
     int first_diff = -1;
-    MatrixRM a = m.forward(prompt, gf), b = m.forward(prompt, gq);
+    MatrixRM a = m.forward(prompt, gf, opt), b = m.forward(prompt, gq, opt);
     for (int i = 0; i < gen; ++i) {
         Eigen::Index ta = 0, tb = 0;
         a.row(a.rows() - 1).maxCoeff(&ta);
@@ -181,8 +189,8 @@ void run_kv_quant(const KvQuantOptions& o) {
             first_diff = i;
             break;
         }
-        a = m.forward(std::vector<int>{int(ta)}, gf);
-        b = m.forward(std::vector<int>{int(tb)}, gq);
+        a = m.forward(std::vector<int>{int(ta)}, gf, opt);
+        b = m.forward(std::vector<int>{int(tb)}, gq, opt);
     }
     // Bytes per token: measured from the cache's storage, and kv-mem's figure with metadata.
     const std::uint64_t measured = qc.bytes_per_token();
@@ -199,10 +207,10 @@ void run_kv_quant(const KvQuantOptions& o) {
               {"bytes_per_token_measured", measured}, {"bytes_per_token_kv_mem", formula.bytes_per_token},
               {"bytes_per_token_fp32", f32}};
     std::string& h = r.human;
-    h += fmt::format("KV cache at int{} ({}) on {}; weights stay float32\n", bits,
+    h += fmt::format("KV cache at int{} ({}) on {}; weights {} for both caches\n", bits,
                      scheme == KvQuantScheme::Kivi ? fmt::format("KIVI: K per channel over groups of {} tokens, V per token", group)
                                                    : "per token for K and V",
-                     what);
+                     what, to_string(at.dtype));
     h += fmt::format("  over {} positions: max |logit error| {:.3e}; KL(float ‖ quantized) mean {:.3e}, max {:.3e}; greedy "
                      "next token agrees at {}/{} positions\n",
                      n, max_abs, mean_kl, max_kl, agree, n);
@@ -219,7 +227,7 @@ void run_kv_quant(const KvQuantOptions& o) {
 // ---- roofline ----
 struct RooflineCli {
     ModelSource src;
-    std::string batches = "1,8", contexts = "64", threads = "1", probe_mib = "512", repeats = "3";
+    std::string batches = "1,8", contexts = "64", threads = "1", probe_mib = "512", repeats = "3", kernels, weight_dtype = "fp32";
     OutputFlags flags;
 };
 
@@ -230,12 +238,16 @@ void run_roofline(const RooflineCli& o) {
     const Dims& d = w->dims();
     ForwardOptions opt;
     opt.threads = parse_threads(o.threads);
+    opt.kernels = kernels_option(o.kernels);
+    const WeightDtype wdt = parse_weight_dtype("--weight-dtype", o.weight_dtype);
+    const WeightsAt at = make_weights_at(*w, wdt, opt.threads);
+    at.apply(opt);  // every timed step reads the weights at this dtype
     const int repeats = static_cast<int>(parse_positive_int("--repeats", o.repeats));
     auto batches = parse_int_list_or_range("--batches", o.batches, 32);
     auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
     BandwidthProbe bw = measure_read_bandwidth(parse_positive_int("--probe-mib", o.probe_mib) << 20, opt.threads, 5);
-    const double pi = measure_batch_product_gflops(8, opt.threads, 3);
-    DecodeModel dm = reference_decode_model(d);
+    const double pi = measure_batch_product_gflops(8, opt.threads, 3, weight_dtype_bits(wdt));
+    DecodeModel dm = reference_decode_model(d, wdt);
     // The document's read-volume model counts bytes only; beside it, the same with this
     // machine's compute roof π, which is where batching stops being free.
     Machine hw;
@@ -246,6 +258,7 @@ void run_roofline(const RooflineCli& o) {
               {"measured_read_gbs", bw.read_gbs},
               {"measured_batch_product_gflops", pi},
               {"threads", opt.threads},
+              {"weight_dtype", to_string(wdt)},
               {"rows", nlohmann::json::array()}};
     Table t{{"S", "batch", "bytes/step", "predicted agg tok/s", "measured agg tok/s", "measured/predicted", "measured per-request tok/s",
              "with π: agg tok/s", "bound is"},
@@ -300,6 +313,7 @@ void setup_model_measure(CLI::App* model) {
         ->check(rule(parse_top_p));
     s->add_flag("--greedy", sp->greedy, "greedy drafts and verification (equals greedy target decoding)");
     add_threads_option(s, sp->threads);
+    add_kernels_option(s, sp->kernels);
     s->add_option("--cost-ratio", sp->cost_ratio, "draft/target cost for a predicted speedup");
     add_output_flags(*s, sp->flags, true);
     s->footer(examples_footer({"inferlab model speculate --model demo-gqa --gamma 4 --seed 1 --tokens 200"},
@@ -317,6 +331,8 @@ void setup_model_measure(CLI::App* model) {
     q->add_option("--tokens", kq->tokens, "positions compared (default 128)");
     q->add_option("--gen", kq->gen, "greedy tokens generated with each cache (default 100)");
     q->add_option("--prompt", kq->prompt, "prompt of that generation (default 1,2,3,4)");
+    add_kernels_option(q, kq->kernels);
+    q->add_option("--weight-dtype", kq->weight_dtype, "fp32 (default), bf16, int8 or int4: the weights of the model both caches serve");
     add_output_flags(*q, kq->flags);
     q->footer(examples_footer({"inferlab model kv-quant --model demo-gqa --bits 8 --scheme per-token"},
                               "JSON keys: max_abs_logit_error, mean_kl, max_kl, greedy_agreement, greedy_first_divergence (null: none),\n"
@@ -329,6 +345,8 @@ void setup_model_measure(CLI::App* model) {
     rf->add_option("--batches", ro->batches, "batch sizes (default 1,8)");
     rf->add_option("--contexts", ro->contexts, "cached tokens per sequence (default 64)");
     add_threads_option(rf, ro->threads);
+    add_kernels_option(rf, ro->kernels);
+    rf->add_option("--weight-dtype", ro->weight_dtype, "fp32 (default), bf16, int8 or int4: the weights each timed step reads");
     rf->add_option("--probe-mib", ro->probe_mib, "bandwidth probe buffer in MiB (default 512)");
     rf->add_option("--repeats", ro->repeats, "timed steps per row, best kept (default 3)");
     add_output_flags(*rf, ro->flags, true);

@@ -160,7 +160,7 @@ TEST_CASE("model bench: the documented keys, bytes per step from kv-mem's formul
     // layers the logits here move by 0.4%, while weights read from the wrong place move them by order 1.
     CHECK(b["bf16_logit_change"].get<double>() < 0.02);
     CHECK(b["bytes_per_step"].get<std::uint64_t>() == b["parameters"].get<std::uint64_t>() * 2 + kv["total_bytes"].get<std::uint64_t>());
-    expect_error({"model", "bench", "--weight-dtype", "fp8"}, "--weight-dtype 'fp8': must be fp32 or bf16");
+    expect_error({"model", "bench", "--weight-dtype", "fp8"}, "--weight-dtype 'fp8': must be fp32, bf16, int8, int4 or all");
 }
 
 // Issue #14: sampling has its own seed; the weights' --seed does not move the draws.

@@ -10,6 +10,10 @@
 #include <vector>
 
 #include "inferlab/model/kv_cache.hpp"
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <string>
 
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
@@ -22,6 +26,31 @@ std::uint64_t decode_step_bytes(const Dims& d, std::uint64_t seq_len, unsigned w
     if (!d.shared_classifier) floats -= std::uint64_t(d.vocab_size - 1) * d.dim;
     const std::uint64_t kv = kv_bytes(uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), 32), {seq_len}).total_bytes;
     return floats * weight_bits / 8 + kv;
+}
+
+bool bench_context_fits(const Dims& d, std::uint64_t context) {
+    return context + kContextTimedSteps <= static_cast<std::uint64_t>(d.seq_len);
+}
+
+std::vector<std::uint64_t> default_bench_contexts(const Dims& d) {
+    std::uint64_t s = 128;
+    if (!bench_context_fits(d, s)) s = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(d.seq_len) / 8);
+    std::vector<std::uint64_t> out;
+    for (; bench_context_fits(d, s); s *= 4) out.push_back(s);
+    return out;
+}
+
+std::uint64_t decode_step_bytes(const Dims& d, std::uint64_t seq_len, WeightDtype t) {
+    const std::uint64_t D = std::uint64_t(d.dim), L = std::uint64_t(d.n_layers);
+    const std::uint64_t norms = (2 * L + 1) * D, embedding_row = d.shared_classifier ? 0 : D;  // float32
+    const std::uint64_t kv = kv_bytes(uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), 32), {seq_len}).total_bytes;
+    return product_weight_bytes(d, t) + (norms + embedding_row) * 4 + kv;
+}
+
+DecodeModel reference_decode_model(const Dims& d, WeightDtype t) {
+    DecodeModel m = reference_decode_model(d, 32);
+    m.weight_bytes = decode_step_bytes(d, 0, t);
+    return m;
 }
 
 DecodeModel reference_decode_model(const Dims& d, unsigned weight_bits) {
@@ -57,6 +86,86 @@ double time_decode_step(const Transformer& m, int batch, int context, int repeat
     return best;
 }
 
+std::uint64_t last_level_cache_bytes() {
+    std::uint64_t best = 0;
+    int best_level = 0;
+    for (int i = 0; i < 8; ++i) {
+        const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+        std::ifstream level(dir + "level"), size(dir + "size");
+        int lv = 0;
+        std::string sz;
+        if (!(level >> lv) || !(size >> sz) || sz.empty()) continue;
+        std::uint64_t v = 0;
+        std::size_t k = 0;
+        while (k < sz.size() && std::isdigit(static_cast<unsigned char>(sz[k]))) v = v * 10 + std::uint64_t(sz[k++] - '0');
+        if (k < sz.size() && sz[k] == 'K') v <<= 10;
+        else if (k < sz.size() && sz[k] == 'M') v <<= 20;
+        if (lv > best_level || (lv == best_level && v > best)) best_level = lv, best = v;
+    }
+    return best;
+}
+
+namespace {
+// Σ_i softmax(a)_i·(log softmax(a)_i − log softmax(b)_i), in double.
+double kl_logits(const MatrixRM& a, const MatrixRM& b) {
+    const double ma = a.maxCoeff(), mb = b.maxCoeff();
+    double za = 0, zb = 0;
+    for (Eigen::Index i = 0; i < a.cols(); ++i) {
+        za += std::exp(double(a(0, i)) - ma);
+        zb += std::exp(double(b(0, i)) - mb);
+    }
+    double kl = 0;
+    for (Eigen::Index i = 0; i < a.cols(); ++i) {
+        const double la = double(a(0, i)) - ma - std::log(za), lb = double(b(0, i)) - mb - std::log(zb);
+        kl += std::exp(la) * (la - lb);
+    }
+    return std::max(0.0, kl);
+}
+}  // namespace
+
+std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::vector<int>& prompt, int steps,
+                                               const ForwardOptions& opt, const std::vector<const WeightsAt*>& at) {
+    if (at.empty() || at[0]->dtype != WeightDtype::F32) throw std::logic_error("compare_decode_dtypes: float32 first");
+    const Dims& d = m.dims();
+    const std::size_t n = at.size();
+    std::vector<ForwardOptions> opts(n, opt);
+    std::vector<std::unique_ptr<ContiguousCache>> caches;
+    std::vector<double> seconds(n, 0.0);
+    std::vector<DtypeDecode> out(n);
+    MatrixRM last;
+    for (std::size_t k = 0; k < n; ++k) {
+        at[k]->apply(opts[k]);
+        caches.push_back(std::make_unique<ContiguousCache>(d));
+        last = m.forward(prompt, *caches.back(), opt);  // float32 prefill: every cache starts the same
+        out[k].dtype = at[k]->dtype;
+        out[k].bytes_per_step = decode_step_bytes(d, prompt.size() + std::uint64_t(steps) / 2, at[k]->dtype);
+    }
+    Eigen::Index next = 0;
+    last.row(last.rows() - 1).maxCoeff(&next);
+    std::vector<MatrixRM> logits(n);
+    for (int s = 0; s < steps; ++s) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t k = (std::size_t(s) + i) % n;
+            const auto t0 = std::chrono::steady_clock::now();
+            logits[k] = m.forward(std::vector<int>{static_cast<int>(next)}, *caches[k], opts[k]);
+            seconds[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+        Eigen::Index ref_arg = 0;
+        logits[0].row(0).maxCoeff(&ref_arg);
+        const double scale = std::max(1e-30, double(logits[0].cwiseAbs().maxCoeff()));
+        for (std::size_t k = 0; k < n; ++k) {
+            Eigen::Index arg = 0;
+            logits[k].row(0).maxCoeff(&arg);
+            out[k].greedy_agreement += arg == ref_arg ? 1.0 / steps : 0.0;
+            out[k].max_rel_logit_diff = std::max(out[k].max_rel_logit_diff, double((logits[k] - logits[0]).cwiseAbs().maxCoeff()) / scale);
+            out[k].mean_kl += kl_logits(logits[0], logits[k]) / steps;
+        }
+        next = ref_arg;
+    }
+    for (std::size_t k = 0; k < n; ++k) out[k].tokens_per_s = steps / seconds[k];
+    return out;
+}
+
 BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repeats) {
     BandwidthProbe p;
     p.threads = threads;
@@ -85,7 +194,24 @@ BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repe
         const double s = std::chrono::duration<double>(t1 - t0).count();
         best = std::max(best, static_cast<double>(size) / s / 1e9);
     }
-    p.read_gbs = best;
+    p.sum_gbs = best;
+    // The decode kernel's stream over the same pages: W [rows, 4096] float32 times x.
+    constexpr int kCols = 4096;
+    const Eigen::Index rows = static_cast<Eigen::Index>(n / kCols);
+    if (rows > 0) {
+        const MatMap w(buf, rows, kCols);
+        std::vector<float> x(kCols, 1e-3f), y(static_cast<std::size_t>(rows));
+        double kbest = 0;
+        for (int rep = 0; rep < repeats; ++rep) {
+            auto t0 = std::chrono::steady_clock::now();
+            matvec(w, x.data(), y.data(), threads);
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            kbest = std::max(kbest, double(rows) * kCols * sizeof(float) / s / 1e9);
+        }
+        sink = sink + y[0];
+        p.kernel_gbs = kbest;
+    }
+    p.read_gbs = std::max(p.sum_gbs, p.kernel_gbs);
     return p;
 }
 
@@ -112,12 +238,19 @@ double measure_batch_product_gflops(int rows, int threads, int repeats, unsigned
     for (std::size_t i = 0; i < w.size(); ++i) wb[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(w[i]) >> 16);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 89) * 1e-3f;
     const MatMap wm(w.data(), out, n);
+    // int8/int4: the same matrix quantized (qweights.hpp's layout), through the quantized kernel.
+    const unsigned qbits = weight_bits == 8 || weight_bits == 4 ? weight_bits : 8;
+    std::vector<std::uint8_t> levels(std::size_t(out) * n * qbits / 8);
+    std::vector<std::uint16_t> scales(std::size_t(out) * (n / kQGroup));
+    quantize_rows(w.data(), out, n, qbits, levels.data(), scales.data(), 1);
+    const QMatrix qm{out, n, qbits, levels.data(), scales.data()};
     constexpr int kCalls = 2000;  // ~1.5 GFLOP per batch row: long enough to time
     double best = 0;
     for (int rep = 0; rep < repeats; ++rep) {
         auto t0 = std::chrono::steady_clock::now();
         for (int c = 0; c < kCalls; ++c) {
             if (weight_bits == 16) matmul_few_rows_bf16(wb.data(), out, n, x.data(), rows, y.data(), threads);
+            else if (weight_bits == 8 || weight_bits == 4) matmul_quantized(qm, x.data(), rows, y.data(), threads);
             else matmul_few_rows(wm, x.data(), rows, y.data(), threads);
         }
         auto t1 = std::chrono::steady_clock::now();

@@ -14,10 +14,14 @@
 
 #include "inferlab/error.hpp"
 #include "inferlab/model/backend.hpp"
+#include "inferlab/model/kernels.hpp"
+#include "inferlab/model/qweights.hpp"
 #include "inferlab/model/transformer.hpp"
 
-// The CPU backend: Eigen for the reference arithmetic, hand-written kernels (each tested against
-// Eigen) for the products decode is bound by, OpenMP over rows and heads.
+// The CPU backend: hand-written AVX-512 kernels for the products and the attention decode is bound
+// by, OpenMP over rows and heads. Each has a plain reference beside it (kernels_ref.cpp, same
+// signature) that ForwardOptions::kernels selects on any CPU, and that runs where the CPU lacks
+// AVX-512 (Eigen's products there for float32 weights).
 namespace inferlab::model {
 namespace {
 
@@ -40,6 +44,25 @@ void rmsnorm_rows(TMap out, const CTMap& x, const VecMap& weight, float eps) {
 
 // Y [rows, out] = X [rows, in] · Wᵀ, W row-major [out, in].
 void project(TMap y, const CTMap& x, const MatMap& w, const ForwardOptions& opt) {
+    // Quantized weights: every product reads the packed levels in place (16 rows at a time), so
+    // that prefill and decode run the same int8/int4 model.
+    if (opt.qweights)
+        if (const QMatrix* q = opt.qweights->find(w.data())) {
+            if (opt.kernels == Kernels::Reference) ref::matmul_quantized(*q, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);
+            else matmul_quantized(*q, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);
+            return;
+        }
+    if (opt.kernels == Kernels::Reference) {
+        // The same choice of weights as below (bf16 for up to 16 rows), through the plain loops.
+        if (opt.bf16 && x.rows() <= kFewRows) {
+            const std::uint16_t* wb = opt.bf16->data() + (w.data() - opt.bf16->float_base);
+            ref::matmul_few_rows_bf16(wb, w.rows(), static_cast<int>(w.cols()), x.data(), static_cast<int>(x.rows()),
+                                      y.data(), opt.threads);
+        } else {
+            ref::matmul_few_rows(w, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);
+        }
+        return;
+    }
     if (opt.bf16 && x.rows() <= kFewRows) {
         const std::uint16_t* wb = opt.bf16->data() + (w.data() - opt.bf16->float_base);
         matmul_few_rows_bf16(wb, w.rows(), static_cast<int>(w.cols()), x.data(), static_cast<int>(x.rows()), y.data(),
@@ -92,12 +115,19 @@ void rope_row(float* v, int width, int head_dim, int pos, float theta) {
     }
 }
 
-#if defined(__x86_64__)
-// AVX-512F, and BW for the bf16 unpacking (every AVX-512 CPU since Skylake-SP has both).
+// AVX-512F, and BW for the bf16 unpacking (every AVX-512 CPU since Skylake-SP has both). The
+// int8/int4 kernels also use F16C for their scales, which every AVX-512 CPU has (clang 14's
+// __builtin_cpu_supports does not know "f16c", so it is not asked).
 bool has_avx512() {
+#if defined(__x86_64__)
     static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
     return yes;
+#else
+    return false;
+#endif
 }
+
+#if defined(__x86_64__)
 
 // Horizontal sum by halving (extracts through the maskz forms: GCC 12's plain ones trip
 // -Wuninitialized in its own header).
@@ -132,30 +162,6 @@ __attribute__((target("avx512f"))) void axpy_avx512(float a, const float* x, flo
     for (; i < n; ++i) y[i] += a * x[i];
 }
 #endif
-
-// Attention's two inner loops: q·k, and out += weight·v (AVX-512F when the CPU has it).
-float dot(const float* a, const float* b, int n) {
-#if defined(__x86_64__)
-    if (has_avx512()) return dot_avx512(a, b, n);
-#endif
-    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i];
-        s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2];
-        s3 += a[i + 3] * b[i + 3];
-    }
-    for (; i < n; ++i) s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
-}
-
-void axpy(float a, const float* x, float* y, int n) {
-#if defined(__x86_64__)
-    if (has_avx512()) return axpy_avx512(a, x, y, n);
-#endif
-    for (int i = 0; i < n; ++i) y[i] += a * x[i];
-}
 
 #if defined(__x86_64__)
 // The plain form for a head width D known at compile time: the query and the output row stay
@@ -209,8 +215,10 @@ __attribute__((target("avx512f"))) void attend_plain_avx512(const float* q, KvCa
 // One query head over keys [lo, hi) of its K/V head, read in place from the cache.
 void attend(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi, int d, const ForwardOptions& opt,
             float* out, std::vector<float>& scratch) {
+    if (opt.kernels == Kernels::Reference || !has_avx512())
+        return ref::attend(q, cache, layer, kvh, lo, hi, d, opt, out, scratch);
 #if defined(__x86_64__)
-    if (opt.attention == AttentionKind::Plain && has_avx512()) {
+    if (opt.attention == AttentionKind::Plain) {
         switch (d) {
             case 32: return attend_plain_avx512<32>(q, cache, layer, kvh, lo, hi, out, scratch);
             case 48: return attend_plain_avx512<48>(q, cache, layer, kvh, lo, hi, out, scratch);
@@ -220,7 +228,7 @@ void attend(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi, 
             default: break;  // other widths: the loops below
         }
     }
-#endif
+    // Any head width, plain or online: the reference's loops with AVX-512 dot products and axpys.
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     std::fill(out, out + d, 0.0f);
     if (opt.attention == AttentionKind::Plain) {
@@ -230,7 +238,7 @@ void attend(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi, 
             const int run = cache.run_length(p, hi);
             const float* k = cache.key(layer, kvh, p);
             for (int t = 0; t < run; ++t) {
-                const float s = dot(q, k + std::size_t(t) * d, d) * scale;
+                const float s = dot_avx512(q, k + std::size_t(t) * d, d) * scale;
                 scratch[std::size_t(p - lo + t)] = s;
                 mx = std::max(mx, s);
             }
@@ -244,7 +252,7 @@ void attend(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi, 
             for (int t = 0; t < run; ++t) {
                 const float wgt = scratch[std::size_t(p - lo + t)] / sum;
                 const float* vt = v + std::size_t(t) * d;
-                axpy(wgt, vt, out, d);
+                axpy_avx512(wgt, vt, out, d);
             }
             p += run;
         }
@@ -258,7 +266,7 @@ void attend(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi, 
         const int b1 = std::min(hi, b0 + B);
         float bm = -INFINITY;
         for (int p = b0; p < b1; ++p) {
-            const float s = dot(q, cache.key(layer, kvh, p), d) * scale;
+            const float s = dot_avx512(q, cache.key(layer, kvh, p), d) * scale;
             scratch[std::size_t(p - b0)] = s;
             bm = std::max(bm, s);
         }
@@ -269,11 +277,12 @@ void attend(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi, 
         for (int p = b0; p < b1; ++p) {
             const float e = std::exp(scratch[std::size_t(p - b0)] - m_new);
             l += e;
-            axpy(e, cache.value(layer, kvh, p), out, d);
+            axpy_avx512(e, cache.value(layer, kvh, p), out, d);
         }
         m = m_new;
     }
     for (int i = 0; i < d; ++i) out[i] /= l;
+#endif
 }
 
 }  // namespace
@@ -440,55 +449,135 @@ bool matmul_many_rows(const MatMap& w, const float* x, int rows, float* y, int t
     return false;
 }
 
-void matvec(const MatMap& w, const float* x, float* y, int threads) {
-    const Eigen::Index rows = w.rows();
-    const int n = static_cast<int>(w.cols());
-    const float* base = w.data();
 #if defined(__x86_64__)
-    if (has_avx512()) {
-        few_rows_avx512_threads(base, rows, n, x, 1, y, threads);
-        return;
-    }
+// Any number of input rows through the tiles, 16 at a time (the most a tile holds).
+template <typename WT>
+static void rows_avx512(const WT* w, Eigen::Index out, int n, const float* x, int rows, float* y, int threads) {
+    for (int b0 = 0; b0 < rows; b0 += 16)
+        few_rows_avx512_threads(w, out, n, x + std::size_t(b0) * std::size_t(n), std::min(16, rows - b0),
+                                y + std::size_t(b0) * std::size_t(out), threads);
+}
 #endif
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-    for (Eigen::Index r = 0; r < rows; ++r) {
-        const float* row = base + r * n;
-        // Eight independent accumulators: the loop is bound by reading `row`, not by adds.
-        float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        int i = 0;
-        for (; i + 8 <= n; i += 8)
-            for (int k = 0; k < 8; ++k) acc[k] += row[i + k] * x[i + k];
-        float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-        for (; i < n; ++i) s += row[i] * x[i];
-        y[r] = s;
-    }
+
+void matvec(const MatMap& w, const float* x, float* y, int threads) {
+    matmul_few_rows(w, x, 1, y, threads);
 }
 
 void matmul_few_rows(const MatMap& w, const float* x, int rows, float* y, int threads) {
-    const Eigen::Index out = w.rows();
-    const int n = static_cast<int>(w.cols());
-    const float* base = w.data();
 #if defined(__x86_64__)
-    if (has_avx512() && rows >= 1 && rows <= 16) {
-        few_rows_avx512_threads(base, out, n, x, rows, y, threads);
+    if (has_avx512()) {
+        rows_avx512(w.data(), w.rows(), static_cast<int>(w.cols()), x, rows, y, threads);
         return;
     }
 #endif
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-    for (Eigen::Index r = 0; r < out; ++r) {
-        // Each weight row is read once and used for every input row (batch decode's point).
-        const float* row = base + r * n;
-        for (int b = 0; b < rows; ++b) {
-            const float* xb = x + std::size_t(b) * std::size_t(n);
-            float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-            int i = 0;
-            for (; i + 8 <= n; i += 8)
-                for (int k = 0; k < 8; ++k) acc[k] += row[i + k] * xb[i + k];
-            float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-            for (; i < n; ++i) s += row[i] * xb[i];
-            y[std::size_t(b) * std::size_t(out) + std::size_t(r)] = s;
+    // No AVX-512: Eigen's product (vectorised for what the CPU has), Y [rows, out] = X·Wᵀ.
+    (void)threads;
+    Eigen::Map<MatrixRM> ym(y, rows, w.rows());
+    ym.noalias() = Eigen::Map<const MatrixRM>(x, rows, w.cols()) * w.transpose();
+}
+
+#if defined(__x86_64__)
+// Quantized weights (qweights.hpp): per group of 32, each of the NW rows' levels widened to two
+// float32 vectors (int8: 16 bytes sign-extended, twice; int4: one 16-byte load, low nibbles for
+// weights 0–15 and high nibbles for 16–31, minus 8) and multiplied by the group's fp16 scale
+// (Δ·q is exact in float32: 11 bits of Δ times at most 7 of q); then NW·NB fused multiply-adds
+// per 16 lanes, as in tile_avx512. The packed bytes are all that is read from memory. (The
+// conversions use their maskz forms with every lane set: GCC 12's plain ones trip
+// -Wmaybe-uninitialized in its own header.)
+template <unsigned BITS, int NW, int NB>
+__attribute__((target("avx512f,avx512bw,f16c"))) static void qtile_avx512(const QMatrix& w, int r0, const float* x, float* y,
+                                                                           std::size_t ldy) {
+    const int n = w.in, groups = n / kQGroup;
+    constexpr int kGroupBytes = kQGroup * int(BITS) / 8;
+    const std::size_t rb = w.row_bytes();
+    const std::uint8_t* lv = w.levels + std::size_t(r0) * rb;
+    const std::uint16_t* sc = w.scales + std::size_t(r0) * std::size_t(groups);
+    __m512 acc[NW][NB];
+#pragma GCC unroll 16
+    for (int i = 0; i < NW; ++i)
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_setzero_ps();
+    for (int g = 0; g < groups; ++g) {
+        __m512 lo[NW], hi[NW];
+#pragma GCC unroll 16
+        for (int i = 0; i < NW; ++i) {
+            const std::uint8_t* q = lv + std::size_t(i) * rb + std::size_t(g) * kGroupBytes;
+            // The next tile's rows, same slice (a hint: past the matrix's end it never faults).
+            _mm_prefetch(reinterpret_cast<const char*>(q + std::size_t(NW) * rb), _MM_HINT_T0);
+            const __m512 s = _mm512_set1_ps(_cvtsh_ss(sc[std::size_t(i) * std::size_t(groups) + std::size_t(g)]));
+            if constexpr (BITS == 8) {
+                lo[i] = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q))));
+                hi[i] = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16))));
+            } else {
+                const __m512i v = _mm512_maskz_cvtepu8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+                const __m512i eight = _mm512_set1_epi32(8);
+                lo[i] = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_sub_epi32(_mm512_and_si512(v, _mm512_set1_epi32(15)), eight));
+                hi[i] = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_sub_epi32(_mm512_maskz_srli_epi32(0xFFFF, v, 4), eight));
+            }
+            lo[i] = _mm512_mul_ps(lo[i], s);
+            hi[i] = _mm512_mul_ps(hi[i], s);
+        }
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) {
+            __m512 xl = _mm512_loadu_ps(x + std::size_t(b) * std::size_t(n) + std::size_t(g) * kQGroup);
+            __m512 xh = _mm512_loadu_ps(x + std::size_t(b) * std::size_t(n) + std::size_t(g) * kQGroup + 16);
+            __asm__("" : "+v"(xl), "+v"(xh));  // one load into a register, not one memory operand per FMA
+#pragma GCC unroll 16
+            for (int i = 0; i < NW; ++i) acc[i][b] = _mm512_fmadd_ps(hi[i], xh, _mm512_fmadd_ps(lo[i], xl, acc[i][b]));
         }
     }
+#pragma GCC unroll 16
+    for (int i = 0; i < NW; ++i)
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) y[std::size_t(b) * ldy + std::size_t(i)] = hsum512(acc[i][b]);
+}
+
+template <unsigned BITS, int NW, int K>
+static void qtail_avx512(const QMatrix& w, int r0, const float* x, int k, float* y, std::size_t ldy) {
+    if constexpr (K >= 1) {
+        if (k == K) qtile_avx512<BITS, NW, K>(w, r0, x, y, ldy);
+        else qtail_avx512<BITS, NW, K - 1>(w, r0, x, k, y, ldy);
+    }
+}
+
+// NW weight rows from r0 against `rows` ≤ 16 input rows, in blocks of NB = 16/NW.
+template <unsigned BITS, int NW>
+static void qgroup_avx512(const QMatrix& w, int r0, const float* x, int rows, float* y, std::size_t ldy) {
+    constexpr int NB = 16 / NW;
+    const std::size_t n = std::size_t(w.in);
+    int b = 0;
+    for (; b + NB <= rows; b += NB) qtile_avx512<BITS, NW, NB>(w, r0, x + std::size_t(b) * n, y + std::size_t(b) * ldy, ldy);
+    if (b < rows) qtail_avx512<BITS, NW, NB - 1>(w, r0, x + std::size_t(b) * n, rows - b, y + std::size_t(b) * ldy, ldy);
+}
+
+// Up to 16 input rows; the weight rows split over threads in whole tiles of four.
+template <unsigned BITS>
+static void qrows_avx512(const QMatrix& w, const float* x, int rows, float* y, int threads) {
+    const std::size_t ldy = std::size_t(w.out);
+    const int chunk = ((w.out + threads - 1) / threads + 3) / 4 * 4;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int t = 0; t < threads; ++t) {
+        const int r0 = std::min(w.out, t * chunk), r1 = std::min(w.out, r0 + chunk);
+        int r = r0;
+        for (; r + 4 <= r1; r += 4) qgroup_avx512<BITS, 4>(w, r, x, rows, y + r, ldy);
+        for (; r < r1; ++r) qgroup_avx512<BITS, 1>(w, r, x, rows, y + r, ldy);
+    }
+}
+#endif
+
+void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int threads) {
+#if defined(__x86_64__)
+    if (has_avx512()) {
+        for (int b0 = 0; b0 < rows; b0 += 16) {
+            const float* xb = x + std::size_t(b0) * std::size_t(w.in);
+            float* yb = y + std::size_t(b0) * std::size_t(w.out);
+            if (w.bits == 8) qrows_avx512<8>(w, xb, std::min(16, rows - b0), yb, threads);
+            else qrows_avx512<4>(w, xb, std::min(16, rows - b0), yb, threads);
+        }
+        return;
+    }
+#endif
+    ref::matmul_quantized(w, x, rows, y, threads);  // no AVX-512: the plain loops
 }
 
 Bf16Weights to_bf16(const Weights& w) {
@@ -507,45 +596,13 @@ Bf16Weights to_bf16(const Weights& w) {
 
 void matmul_few_rows_bf16(const std::uint16_t* w, Eigen::Index out, int n, const float* x, int rows, float* y, int threads) {
 #if defined(__x86_64__)
-    if (has_avx512() && rows >= 1 && rows <= 16) {
-        few_rows_avx512_threads(w, out, n, x, rows, y, threads);
+    if (has_avx512()) {
+        rows_avx512(w, out, n, x, rows, y, threads);
         return;
     }
 #endif
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-    for (Eigen::Index r = 0; r < out; ++r) {
-        const std::uint16_t* row = w + r * n;
-        if (rows == 1) {
-            // One input row: convert in the dot product itself, no staging buffer.
-            float a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-            int i = 0;
-            for (; i + 8 <= n; i += 8)
-                for (int k = 0; k < 8; ++k) a[k] += bf16_to_float(row[i + k]) * x[i + k];
-            for (; i < n; ++i) a[0] += bf16_to_float(row[i]) * x[i];
-            y[r] = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-            continue;
-        }
-        float wf[256];
-        float acc[16][8] = {};
-        // Convert a slice of the row once, then use it for every input row.
-        for (int i0 = 0; i0 < n; i0 += 256) {
-            const int len = std::min(256, n - i0);
-            for (int i = 0; i < len; ++i) wf[i] = bf16_to_float(row[i0 + i]);
-            for (int b = 0; b < rows; ++b) {
-                const float* xb = x + std::size_t(b) * std::size_t(n) + i0;
-                int i = 0;
-                for (; i + 8 <= len; i += 8)
-                    for (int k = 0; k < 8; ++k) acc[b][k] += wf[i + k] * xb[i + k];
-                for (; i < len; ++i) acc[b][0] += wf[i] * xb[i];
-            }
-        }
-        for (int b = 0; b < rows; ++b) {
-            const float* a = acc[b];
-            y[std::size_t(b) * std::size_t(out) + std::size_t(r)] = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-        }
-    }
+    ref::matmul_few_rows_bf16(w, out, n, x, rows, y, threads);  // no AVX-512: the plain loops
 }
-
 
 namespace {
 

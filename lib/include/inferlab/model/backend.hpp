@@ -19,6 +19,8 @@
 
 namespace inferlab::model {
 
+class QWeights;
+
 enum class AttentionKind {
     Plain,   // scores for every key, then one softmax
     Online,  // FlashAttention's order: key blocks, a running max and sum, rescaled partial outputs
@@ -32,6 +34,13 @@ struct Bf16Weights {
     const std::uint16_t* data() const { return static_cast<const std::uint16_t*>(mem.data()); }
 };
 
+// Which CPU kernels run (kernels.hpp): the fast ones (AVX-512 tiles where the CPU has them) or
+// the plain reference loops, on any CPU.
+enum class Kernels { Fast, Reference };
+// The INFERLAB_KERNELS environment variable ("fast" or "reference"; unset or empty: fast), read
+// at each call; InputError naming INFERLAB_KERNELS for any other value.
+Kernels default_kernels();
+
 struct ForwardOptions {
     AttentionKind attention = AttentionKind::Plain;
     int online_block = 16;   // keys per block in the online form
@@ -39,6 +48,8 @@ struct ForwardOptions {
     int threads = 1;         // CPU backend: OpenMP threads
     bool fast_matvec = true; // CPU backend: one-row products through the hand-written kernel (tested against Eigen)
     const Bf16Weights* bf16 = nullptr;  // CPU backend: products of up to 16 rows read bf16 weights
+    Kernels kernels = default_kernels();  // CPU backend: fast or reference kernels
+    const QWeights* qweights = nullptr;   // CPU backend: every product reads int8/int4 weights (qweights.hpp)
 };
 
 // One row of a forward pass: a token at a position of a sequence whose cache it extends.

@@ -1,0 +1,107 @@
+#pragma once
+// The reference model's weight matrices at 8 or 4 bits (the first document's §4.1: weight
+// precision apart from KV and training precision). Each matrix [out, in] is quantized per row in
+// groups of kQGroup = 32 consecutive weights, symmetric, with one fp16 scale per group:
+//   Δ = fp16(max|w| / Q), q = clip(round(w / Δ), −Q, Q), ŵ = Δ·q,  Q = 2^(b−1) − 1 (127 or 7),
+// the quantize library's own quantizer (quantize_scalar, round half away from zero) and its byte
+// accounting (storage_cost: elements × b / 8 + groups × 16 / 8). The decode kernels read the
+// packed levels and scales directly; no float copy of a quantized matrix is made.
+//
+// Layout of one row: levels [in] then nothing else; scales live apart, [out, in/32] fp16.
+//   int8: one signed byte per weight, in order.
+//   int4: 16 bytes per group of 32; byte j holds weight j of the group in its low nibble and
+//         weight j + 16 in its high nibble, each stored as q + 8 (1..15), so that a 16-byte load
+//         widened to 16 lanes gives weights 0–15 (low nibbles) and 16–31 (high) in x's order.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "inferlab/model/backend.hpp"
+#include "inferlab/model/transformer.hpp"
+
+#include "inferlab/model/weights.hpp"
+#include "inferlab/quant.hpp"
+
+namespace inferlab::model {
+
+constexpr int kQGroup = 32;
+
+enum class WeightDtype { F32, BF16, Int8, Int4 };
+// fp32, bf16, int8 or int4; InputError naming `where` otherwise.
+WeightDtype parse_weight_dtype(const std::string& where, const std::string& text);
+std::string to_string(WeightDtype t);
+unsigned weight_dtype_bits(WeightDtype t);  // 32, 16, 8, 4
+
+// IEEE binary16 conversions (round to nearest even; the scales are finite and in range).
+std::uint16_t float_to_fp16(float f);
+float fp16_to_float(std::uint16_t h);
+
+// One quantized matrix [out, in], in % 32 == 0, pointing into QWeights' buffer.
+struct QMatrix {
+    int out = 0, in = 0;
+    unsigned bits = 8;                   // 8 or 4
+    const std::uint8_t* levels = nullptr;  // [out, in·bits/8], layout above
+    const std::uint16_t* scales = nullptr; // fp16 [out, in/32]
+    std::size_t row_bytes() const { return std::size_t(in) * bits / 8; }
+    // Weight (r, i) as its level q (−Q..Q) and dequantized Δ·q: what the reference kernels read.
+    int level(int r, int i) const;
+    float dequantized(int r, int i) const;
+};
+
+// Quantizes `w` [out, in] (row-major floats) into `levels` and `scales` (sized by the caller:
+// out·in·bits/8 bytes and out·in/32 fp16). InputError when in % 32 ≠ 0 or a scale does not fit fp16.
+void quantize_rows(const float* w, int out, int in, unsigned bits, std::uint8_t* levels, std::uint16_t* scales, int threads);
+
+// Every product's matrix of a model (Q, K, V, O, gate, up, down per layer; the LM head) quantized,
+// found by the float matrix it replaces. The embedding table as a lookup and the RMSNorm weights
+// stay float32.
+class QWeights {
+public:
+    QWeights(const Weights& w, WeightDtype dtype, int threads = 1);
+    WeightDtype dtype() const { return dtype_; }
+    unsigned bits() const { return bits_; }
+    // The quantized form of a product's matrix, by the float view's data pointer; nullptr if none.
+    const QMatrix* find(const float* float_matrix) const;
+    // Elements quantized and their storage (quantize's storage_cost over all of them).
+    std::uint64_t elements() const { return elements_; }
+    StorageCost storage() const;
+
+private:
+    WeightDtype dtype_;
+    unsigned bits_;
+    HugePageBuffer mem_;   // every matrix's levels, then every matrix's scales
+    std::map<const float*, QMatrix> by_float_;
+    std::uint64_t elements_ = 0;
+};
+
+// The bytes of a model's product matrices at a weight dtype (float32 and bf16: 4 and 2 per
+// weight; int8 and int4: storage_cost with groups of 32 and fp16 scales).
+std::uint64_t product_weight_bytes(const Dims& d, WeightDtype t);
+
+// Whether the model's product matrices can be quantized in groups of 32 (every input width a
+// multiple of 32); InputError naming `where` and the first width that is not.
+void require_quantizable(const Dims& d, const std::string& where);
+
+// A model's weights at one dtype for the CPU backend's decode products: nothing for fp32, the
+// bf16 copy, or the quantized matrices. apply() points a ForwardOptions at them (call it on the
+// object that stays alive: the options hold its address).
+struct WeightsAt {
+    WeightDtype dtype = WeightDtype::F32;
+    Bf16Weights bf16;
+    std::unique_ptr<QWeights> q;
+    void apply(ForwardOptions& opt) const;
+    // What the products do, for output (the int8/int4 kernels widen the levels and use float32
+    // FMAs on every CPU: there is no integer dot-product path yet).
+    std::string arithmetic() const;
+};
+WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads);
+
+namespace ref {
+// Y [rows, out] = X [rows, in] · Ŵᵀ with Ŵ = the dequantized weights, one running sum per output.
+void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int threads);
+}  // namespace ref
+// The fast form (AVX-512: levels widened and scaled in registers, float32 FMAs), any rows.
+void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int threads);
+
+}  // namespace inferlab::model

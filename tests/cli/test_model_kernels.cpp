@@ -1,0 +1,164 @@
+// --kernels and INFERLAB_KERNELS on the model commands, and bench's documented example.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "../support/cli.hpp"
+
+using namespace inferlab::test;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+
+// Sets INFERLAB_KERNELS for the commands run in a scope (the child inherits it), then restores it.
+class KernelsEnv {
+public:
+    explicit KernelsEnv(const char* value) {
+        if (const char* v = std::getenv("INFERLAB_KERNELS")) saved_ = v;
+        ::setenv("INFERLAB_KERNELS", value, 1);
+    }
+    ~KernelsEnv() {
+        if (saved_) ::setenv("INFERLAB_KERNELS", saved_->c_str(), 1);
+        else ::unsetenv("INFERLAB_KERNELS");
+    }
+
+private:
+    std::optional<std::string> saved_;
+};
+
+}  // namespace
+
+TEST_CASE("model logits: --kernels reference and fast give the same logits, and say which ran", "[cli][model][kernels]") {
+    // demo-gqa: d = 48, one of the register-held attention widths.
+    const std::vector<std::string> base = {"model", "logits", "--model", "demo-gqa", "--tokens", "1,5,9,2,7,3,11", "--json"};
+    auto with = [&](const std::string& k) {
+        auto args = base;
+        args.insert(args.end(), {"--kernels", k});
+        return parse_json(run_inferlab(args));
+    };
+    const auto fast = with("fast"), plain = with("reference");
+    CHECK(fast["kernels"] == "fast");
+    CHECK(plain["kernels"] == "reference");
+    REQUIRE(fast["logits"].size() == 7);
+    for (std::size_t i = 0; i < 7; ++i)
+        for (std::size_t t = 0; t < fast["logits"][i].size(); ++t)
+            // 1e-4 absolute (logits of this model are O(1)): six layers of float32 sums in another order.
+            REQUIRE_THAT(fast["logits"][i][t].get<double>(), WithinAbs(plain["logits"][i][t].get<double>(), 1e-4));
+    // The environment variable chooses when the flag is absent; the flag wins over it.
+    {
+        KernelsEnv env("reference");
+        CHECK(parse_json(run_inferlab(base))["kernels"] == "reference");
+        CHECK(with("fast")["kernels"] == "fast");
+    }
+}
+
+TEST_CASE("model commands: a wrong --kernels or INFERLAB_KERNELS value exits 2 and names it", "[cli][model][errors]") {
+    expect_error({"model", "logits", "--tokens", "1", "--kernels", "avx2"}, "--kernels 'avx2': must be fast or reference");
+    expect_error({"model", "speculate", "--kernels", "x"}, "--kernels 'x': must be fast or reference");
+    expect_error({"model", "roofline", "--kernels", "x"}, "--kernels 'x': must be fast or reference");
+    expect_error({"model", "bench", "--kernels", "x"}, "--kernels 'x': must be fast or reference");
+    KernelsEnv env("scalar");
+    expect_error({"model", "logits", "--tokens", "1"}, "INFERLAB_KERNELS 'scalar': must be fast or reference");
+}
+
+TEST_CASE("model bench: default contexts come from the model and fit its maximum sequence length", "[cli][model]") {
+    // tiny-model.json: S_max = 8, so the table starts at 8/8 = 1 and takes ×4 while S + 3 ≤ 8: 1 and 4.
+    auto j = parse_json(run_inferlab({"model", "bench", "--config", data_path("tiny-model.json"), "--prompt-len", "2", "--gen", "2",
+                                      "--probe-mib", "4", "--batches", "1", "--json"}));
+    REQUIRE(j["context_scaling"].size() == 2);
+    CHECK(j["context_scaling"][0]["seq_len"] == 1);
+    CHECK(j["context_scaling"][1]["seq_len"] == 4);
+    expect_error({"model", "bench", "--config", data_path("tiny-model.json"), "--prompt-len", "2", "--gen", "2", "--contexts", "6"},
+                 "--contexts '6': exceeds the maximum sequence length 8 less the 3 timed steps");
+}
+
+TEST_CASE("model bench: the example in its --help runs", "[cli][model][slow]") {
+    // Exactly as `inferlab model bench --help` prints it: ref-110m (S_max = 1024), whose contexts
+    // used to default to 128,512,1024 and exit 2.
+    auto help = run_inferlab({"model", "bench", "--help"});
+    REQUIRE(help.status == 0);
+    REQUIRE(help.out.find("inferlab model bench --model ref-110m --threads 2") != std::string::npos);
+    auto r = run_inferlab({"model", "bench", "--model", "ref-110m", "--threads", "2"});
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find("One decode step at context S") != std::string::npos);
+}
+
+TEST_CASE("model bench --weight-dtype all: four dtypes in one run, bytes equal quantize's and kv-mem's figures", "[cli][model][qweights]") {
+    auto j = parse_json(run_inferlab({"model", "bench", "--model", "demo-gqa", "--weight-dtype", "all", "--prompt-len", "8", "--gen", "4",
+                                      "--probe-mib", "8", "--contexts", "16", "--batches", "1", "--skip-nocache", "--json"}));
+    REQUIRE(j["dtypes"].size() == 4);
+    const char* names[] = {"fp32", "bf16", "int8", "int4"};
+    for (std::size_t i = 0; i < 4; ++i) CHECK(j["dtypes"][i]["dtype"] == names[i]);
+    // demo-gqa: L = 6, dim 288, tied head. The products' matrices are every parameter but the
+    // 2L + 1 RMSNorm vectors of 288; those stay float32. One step at S = 8 + 4/2 = 10.
+    const std::uint64_t params = j["parameters"].get<std::uint64_t>(), norms = 13 * 288;
+    const std::uint64_t kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "10", "--dtype", "fp32", "--json"}))["total_bytes"];
+    CHECK(j["dtypes"][0]["bytes_per_step"].get<std::uint64_t>() == params * 4 + kv);
+    for (auto [i, bits] : {std::pair<std::size_t, const char*>{2, "8"}, {3, "4"}}) {
+        INFO("int" << bits);
+        auto q = parse_json(run_inferlab({"quantize", "--elements", std::to_string(params - norms), "--bits", bits, "--group-size", "32",
+                                          "--scale-dtype", "fp16", "--json"}));
+        CHECK(j["dtypes"][i]["bytes_per_step"].get<std::uint64_t>() == q["total_bytes"].get<std::uint64_t>() + norms * 4 + kv);
+    }
+    // float32 against itself is exact; the others move the logits, int4 by more than int8.
+    CHECK(j["dtypes"][0]["max_rel_logit_diff"] == 0.0);
+    CHECK(j["dtypes"][0]["greedy_agreement"] == 1.0);
+    CHECK(j["dtypes"][2]["max_rel_logit_diff"].get<double>() > 0);
+    CHECK(j["dtypes"][2]["mean_kl"].get<double>() < j["dtypes"][3]["mean_kl"].get<double>());
+    CHECK(j["fp32_decode_tokens_per_s"] == j["dtypes"][0]["tokens_per_s"]);
+    CHECK(j["probe_kernel_gbs"].get<double>() > 0);
+    CHECK(j["measured_read_gbs"].get<double>() >= j["probe_kernel_gbs"].get<double>());
+    expect_error({"model", "bench", "--weight-dtype", "int3"}, "--weight-dtype 'int3': must be fp32, bf16, int8, int4 or all");
+    expect_error({"model", "bench", "--config", data_path("tiny-model.json"), "--weight-dtype", "int8", "--prompt-len", "2", "--gen", "2"},
+                 "'16': is a product's input width (dim or hidden); int8/int4 weights need multiples of 32");
+}
+
+TEST_CASE("model logits and generate --weight-dtype int8/int4: fast equals reference kernels, wrong values exit 2", "[cli][model][qweights]") {
+    for (const char* t : {"int8", "int4"}) {
+        INFO(t);
+        const std::vector<std::string> base = {"model", "logits", "--model", "demo-gqa", "--tokens", "1,5,9,2", "--weight-dtype", t, "--json"};
+        auto fast = base, plain = base;
+        fast.insert(fast.end(), {"--kernels", "fast"});
+        plain.insert(plain.end(), {"--kernels", "reference"});
+        const auto a = parse_json(run_inferlab(fast)), b = parse_json(run_inferlab(plain));
+        CHECK(a["weight_dtype"] == t);
+        for (std::size_t i = 0; i < 4; ++i)
+            for (std::size_t k = 0; k < a["logits"][i].size(); ++k)
+                // 1e-4 absolute (logits O(1)): the same dequantized weights, float32 sums in another order.
+                REQUIRE_THAT(a["logits"][i][k].get<double>(), WithinAbs(b["logits"][i][k].get<double>(), 1e-4));
+        auto g = run_inferlab({"model", "generate", "--model", "demo-gqa", "--steps", "4", "--weight-dtype", t});
+        CHECK(g.status == 0);
+    }
+    expect_error({"model", "logits", "--tokens", "1", "--weight-dtype", "fp8"}, "--weight-dtype 'fp8': must be fp32, bf16, int8 or int4");
+    expect_error({"model", "generate", "--config", data_path("tiny-model.json"), "--prompt", "1", "--steps", "2", "--weight-dtype", "int4"},
+                 "int8/int4 weights need multiples of 32");
+}
+
+TEST_CASE("model roofline --weight-dtype int8: the timed steps and the bound use the int8 bytes", "[cli][model][qweights]") {
+    const std::vector<std::string> base = {"model", "roofline", "--model", "demo-gqa", "--batches", "1", "--contexts", "16", "--probe-mib", "8",
+                                           "--repeats", "2", "--json"};
+    auto f = parse_json(run_inferlab(base));
+    auto args = base;
+    args.insert(args.end(), {"--weight-dtype", "int8"});
+    auto q = parse_json(run_inferlab(args));
+    CHECK(q["weight_dtype"] == "int8");
+    // The same K/V; the weights at 8.5 bits instead of 32: demo-gqa's 2L + 1 = 13 norm vectors of 288 stay float32.
+    const std::uint64_t fb = f["rows"][0]["bytes_per_step"], qb = q["rows"][0]["bytes_per_step"];
+    auto kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "16", "--dtype", "fp32", "--json"}))["total_bytes"].get<std::uint64_t>();
+    const std::uint64_t products = (fb - kv) / 4 - 13 * 288;
+    CHECK(qb == products + products / 32 * 2 + 13 * 288 * 4 + kv);
+    expect_error({"model", "roofline", "--weight-dtype", "int2"}, "--weight-dtype 'int2': must be fp32, bf16, int8 or int4");
+}
+
+TEST_CASE("model kv-quant --weight-dtype int8: both caches serve the int8 model, which the output names", "[cli][model][qweights]") {
+    auto r = run_inferlab({"model", "kv-quant", "--model", "demo-gqa", "--tokens", "16", "--gen", "4", "--weight-dtype", "int8"});
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("weights int8 for both caches") != std::string::npos);
+    // The KV error is measured against the float32 cache of the same int8 model, so it stays small.
+    auto j = parse_json(run_inferlab({"model", "kv-quant", "--model", "demo-gqa", "--tokens", "16", "--gen", "4", "--weight-dtype", "int8", "--json"}));
+    CHECK(j["mean_kl"].get<double>() < 1e-3);
+    expect_error({"model", "kv-quant", "--weight-dtype", "int5"}, "--weight-dtype 'int5': must be fp32, bf16, int8 or int4");
+}

@@ -1,0 +1,202 @@
+// int8 and int4 weights (qweights.hpp): the packing, the fast kernels against the reference, the
+// model against a float model holding the dequantized weights, and the bytes against quantize's.
+#include <catch2/catch.hpp>
+#include <cfloat>
+#include <cmath>
+#include <vector>
+
+#include "inferlab/error.hpp"
+#include "inferlab/model/kernels.hpp"
+#include "inferlab/model/qweights.hpp"
+#include "inferlab/model/transformer.hpp"
+#include "inferlab/quant.hpp"
+#include "inferlab/rng.hpp"
+
+using namespace inferlab;
+using namespace inferlab::model;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+
+std::vector<float> normal(Rng& rng, std::size_t n, double sd) {
+    std::vector<float> v(n);
+    for (auto& x : v) x = static_cast<float>(sd * rng.normal());
+    return v;
+}
+
+struct Packed {
+    std::vector<std::uint8_t> levels;
+    std::vector<std::uint16_t> scales;
+    QMatrix m;
+    Packed(const std::vector<float>& w, int out, int in, unsigned bits)
+        : levels(std::size_t(out) * std::size_t(in) * bits / 8), scales(std::size_t(out) * std::size_t(in / kQGroup)) {
+        quantize_rows(w.data(), out, in, bits, levels.data(), scales.data(), 1);
+        m = QMatrix{out, in, bits, levels.data(), scales.data()};
+    }
+};
+
+Dims untied(int dim, int hidden) {
+    Dims d;
+    d.dim = dim;
+    d.hidden_dim = hidden;
+    d.n_layers = 2;
+    d.n_heads = 4;
+    d.n_kv_heads = 2;
+    d.vocab_size = 96;
+    d.seq_len = 64;
+    d.shared_classifier = false;  // the float model's embedding lookup stays the original (not dequantized) table
+    return d;
+}
+
+}  // namespace
+
+TEST_CASE("fp16 scales: exact for representable values, round to nearest even otherwise", "[qweights]") {
+    for (float f : {1.0f, -2.5f, 0.0078125f, 65504.0f, 0x1p-14f, 1.0009765625f /* 1 + 2^-10 */})
+        CHECK(fp16_to_float(float_to_fp16(f)) == f);
+    CHECK(float_to_fp16(1.0f) == 0x3C00);
+    CHECK(fp16_to_float(float_to_fp16(1.00048828125f)) == 1.0f);           // 1 + 2^-11: a tie, to even (1.0)
+    CHECK(fp16_to_float(float_to_fp16(1.00146484375f)) == 1.001953125f);   // 1 + 3·2^-11: a tie, to even (1 + 2^-9)
+    CHECK(fp16_to_float(0x0001) == 0x1p-24f);                             // smallest subnormal
+}
+
+TEST_CASE("packed int8 and int4 round-trip: levels, scales and the documented nibble layout", "[qweights]") {
+    // One row of two groups: integers −7..7 in group 0 (max 7: Δ = 1 for int4, 7/127 for int8),
+    // and 0.5·(−7..7) in group 1.
+    std::vector<float> w(64);
+    for (int j = 0; j < 32; ++j) {
+        w[std::size_t(j)] = static_cast<float>((j * 5) % 15 - 7);
+        w[std::size_t(32 + j)] = 0.5f * w[std::size_t(j)];
+    }
+    w[3] = 7;  // make sure the group's max is 7
+    const Packed p4(w, 1, 64, 4);
+    CHECK(fp16_to_float(p4.scales[0]) == 1.0f);
+    CHECK(fp16_to_float(p4.scales[1]) == 0.5f);
+    for (int j = 0; j < 64; ++j) {
+        INFO("weight " << j);
+        CHECK(p4.m.level(0, j) == static_cast<int>(w[std::size_t(j)] / (j < 32 ? 1.0f : 0.5f)));
+        CHECK(p4.m.dequantized(0, j) == w[std::size_t(j)]);  // exactly on the grid
+    }
+    // Byte k of a group: weight k + 8 in the low nibble, weight k + 16 + 8 in the high one.
+    for (int g = 0; g < 2; ++g)
+        for (int k = 0; k < 16; ++k) {
+            const int lo = p4.m.level(0, g * 32 + k) + 8, hi = p4.m.level(0, g * 32 + k + 16) + 8;
+            CHECK(p4.levels[std::size_t(g * 16 + k)] == std::uint8_t(lo | (hi << 4)));
+        }
+    // Random rows: every level is quantize_scalar's for the stored scale, int8 stores it as a signed byte.
+    Rng rng(3);
+    const int out = 5, in = 96;
+    const auto r = normal(rng, std::size_t(out) * in, 0.05);
+    for (unsigned bits : {8u, 4u}) {
+        const Packed p(r, out, in, bits);
+        for (int i = 0; i < out; ++i)
+            for (int j = 0; j < in; ++j) {
+                const float scale = fp16_to_float(p.scales[std::size_t(i * (in / 32) + j / 32)]);
+                const auto q = quantize_scalar(r[std::size_t(i * in + j)], scale, symmetric_qmax(bits), Rounding::HalfAwayFromZero, nullptr);
+                REQUIRE(p.m.level(i, j) == q.level);
+                if (bits == 8) REQUIRE(static_cast<std::int8_t>(p.levels[std::size_t(i * in + j)]) == q.level);
+            }
+    }
+    CHECK_THROWS_AS(Packed(std::vector<float>(48, 1.0f), 1, 48, 8), InputError);  // 48 is not a multiple of 32
+    CHECK_THROWS_AS(Packed(std::vector<float>(32, 1e9f), 1, 32, 8), InputError);  // Δ = 1e9/127 exceeds fp16
+}
+
+TEST_CASE("fast int8 and int4 kernels equal the reference loops", "[qweights][kernels]") {
+    Rng rng(9);
+    for (unsigned bits : {8u, 4u})
+        for (int in : {32, 64, 96, 768})
+            for (int out : {1, 3, 4, 5, 37}) {
+                const auto w = normal(rng, std::size_t(out) * std::size_t(in), 0.1);
+                const Packed p(w, out, in, bits);
+                std::vector<float> deq(w.size());
+                for (int r = 0; r < out; ++r)
+                    for (int i = 0; i < in; ++i) deq[std::size_t(r * in + i)] = p.m.dequantized(r, i);
+                for (int rows : {1, 2, 3, 4, 5, 8, 16, 17}) {
+                    const auto x = normal(rng, std::size_t(rows) * std::size_t(in), 1.0);
+                    for (int threads : {1, 2}) {
+                        if (threads == 2 && (in + out + rows) % 4 != 0) continue;  // one case in four checks the split
+                        INFO("int" << bits << ", in " << in << ", out " << out << ", rows " << rows << ", threads " << threads);
+                        std::vector<float> fast(std::size_t(rows) * std::size_t(out), NAN), plain(fast.size(), NAN);
+                        matmul_quantized(p.m, x.data(), rows, fast.data(), threads);
+                        ref::matmul_quantized(p.m, x.data(), rows, plain.data(), threads);
+                        for (int b = 0; b < rows; ++b)
+                            for (int r = 0; r < out; ++r) {
+                                double abs_sum = 0;
+                                for (int i = 0; i < in; ++i) abs_sum += std::abs(double(deq[std::size_t(r * in + i)]) * x[std::size_t(b * in + i)]);
+                                // 2·n·ε·Σ|ŵ·x|: both sum the same exact products Δ·q·x (Δ·q is exact in
+                                // float32) in different orders; the recursive-summation bound for each.
+                                REQUIRE_THAT(fast[std::size_t(b * out + r)],
+                                             WithinAbs(plain[std::size_t(b * out + r)], 2.0 * in * FLT_EPSILON * abs_sum));
+                            }
+                    }
+                }
+            }
+}
+
+TEST_CASE("int8/int4 logits equal a float model holding the dequantized weights", "[qweights][model]") {
+    const Dims d = untied(64, 96);
+    auto w = random_weights(d, 4);
+    const Transformer m(*w);
+    std::vector<int> prompt = {1, 7, 33, 50, 2};
+    for (WeightDtype dt : {WeightDtype::Int8, WeightDtype::Int4}) {
+        INFO(to_string(dt));
+        const QWeights q(*w, dt, 2);
+        // The float model: the same weights with every quantized matrix replaced by Δ·q.
+        Weights deq(d);
+        std::copy_n(w->data(), w->floats(), deq.data());
+        for (int l = 0; l < d.n_layers; ++l)
+            for (const MatMap& mm : {w->wq(l), w->wk(l), w->wv(l), w->wo(l), w->w1(l), w->w2(l), w->w3(l)}) {
+                const QMatrix* qm = q.find(mm.data());
+                REQUIRE(qm != nullptr);
+                float* dst = deq.data() + (mm.data() - w->data());
+                for (int r = 0; r < qm->out; ++r)
+                    for (int i = 0; i < qm->in; ++i) dst[std::size_t(r) * std::size_t(qm->in) + std::size_t(i)] = qm->dequantized(r, i);
+            }
+        const QMatrix* cls = q.find(w->classifier().data());
+        REQUIRE(cls != nullptr);
+        float* dst = deq.data() + (w->classifier().data() - w->data());
+        for (int r = 0; r < cls->out; ++r)
+            for (int i = 0; i < cls->in; ++i) dst[std::size_t(r) * std::size_t(cls->in) + std::size_t(i)] = cls->dequantized(r, i);
+        const Transformer fm(deq);
+        for (Kernels k : {Kernels::Fast, Kernels::Reference}) {
+            ForwardOptions qo, fo;
+            qo.kernels = fo.kernels = k;
+            qo.qweights = &q;
+            // Decode steps (one row: the quantized products) after a prefill of the same prompt.
+            ContiguousCache qc(d), fc(d);
+            CHECK((m.forward(prompt, qc, qo) - fm.forward(prompt, fc, fo)).cwiseAbs().maxCoeff() <= 1e-4f);
+            float worst = 0, scale = 1;
+            for (int t = 0; t < 6; ++t) {
+                const MatrixRM a = m.forward(std::vector<int>{t + 3}, qc, qo), b = fm.forward(std::vector<int>{t + 3}, fc, fo);
+                worst = std::max(worst, (a - b).cwiseAbs().maxCoeff());
+                scale = std::max(scale, b.cwiseAbs().maxCoeff());
+            }
+            // 1e-4 of the largest logit: the same dequantized weights, float32 sums in another order.
+            CHECK(worst <= 1e-4f * scale);
+        }
+        // And the comparison is not vacuous: the quantized weights do move the logits of the
+        // original float model (the prompt's 5 rows go through the quantized products).
+        ContiguousCache a(d), c(d);
+        ForwardOptions qo;
+        qo.qweights = &q;
+        CHECK((m.forward(prompt, a) - m.forward(prompt, c, qo)).cwiseAbs().maxCoeff() > 1e-3f);
+    }
+}
+
+TEST_CASE("quantized bytes: the model's storage equals quantize's storage_cost and product_weight_bytes", "[qweights]") {
+    const Dims d = untied(64, 96);
+    auto w = random_weights(d, 4);
+    for (WeightDtype dt : {WeightDtype::Int8, WeightDtype::Int4}) {
+        const QWeights q(*w, dt);
+        const std::uint64_t L = 2, D = 64, KV = 32, H = 96, V = 96;
+        const std::uint64_t n = L * (D * D + 2 * D * KV + D * D + 3 * D * H) + V * D;  // Q, K, V, O, gate, down, up; the LM head
+        CHECK(q.elements() == n);
+        const unsigned b = dt == WeightDtype::Int8 ? 8 : 4;
+        // Hand count: n·b/8 bytes of levels, n/32 fp16 scales of 2 bytes.
+        CHECK(q.storage().total_bytes == n * b / 8 + n / 32 * 2);
+        CHECK(product_weight_bytes(d, dt) == q.storage().total_bytes);
+    }
+    CHECK(product_weight_bytes(d, WeightDtype::F32) == 4 * (2 * (64 * 64 * 2 + 2 * 64 * 32 + 3 * 64 * 96) + 96 * 64));
+    Dims odd = untied(64, 96);
+    odd.hidden_dim = 100;
+    CHECK_THROWS_WITH(require_quantizable(odd, "--weight-dtype"), Catch::Contains("'100'"));
+}
