@@ -32,6 +32,15 @@ struct Bf16Weights {
     const std::uint16_t* data() const { return static_cast<const std::uint16_t*>(mem.data()); }
 };
 
+// Deliberate deviations, for `inferlab model pitfall` only (the documents' warnings, shown
+// failing); None everywhere else. Each changes one thing in Transformer::forward.
+enum class Pitfall {
+    None,
+    WrongLayerCache,  // a step after history reads layer 0's K/V in every layer (first document, Figure 5)
+    TopLeftMask,      // row r of a step sees positions ≤ r, as if the step began at 0 (first document, §1.3.1)
+    PositionRestart,  // RoPE rotates row r by its offset within the step, restarting at 0 (cache slots stay right)
+};
+
 struct ForwardOptions {
     AttentionKind attention = AttentionKind::Plain;
     int online_block = 16;   // keys per block in the online form
@@ -39,6 +48,7 @@ struct ForwardOptions {
     int threads = 1;         // CPU backend: OpenMP threads
     bool fast_matvec = true; // CPU backend: one-row products through the hand-written kernel (tested against Eigen)
     const Bf16Weights* bf16 = nullptr;  // CPU backend: products of up to 16 rows read bf16 weights
+    Pitfall pitfall = Pitfall::None;    // model pitfall's broken paths only
 };
 
 // One row of a forward pass: a token at a position of a sequence whose cache it extends.
