@@ -46,15 +46,15 @@ const std::vector<PitfallInfo> kPitfalls = {
      "first document, §4.3 (padding must stay masked)",
      "the request's attention also sees its 3 left-padding positions", true},
     {"cache-then-window", "a sliding window forgotten on a cache that keeps old positions",
-     "first document, §1 (sliding windows) and §4.3",
+     "first document, §1 (sliding windows change the memory formula) and §4.3",
      "the cache keeps every position and the decode steps attend to all of them, not the last 5", true},
     {"gib-as-gb", "GiB added as GB", "first document, §2.1.3 (1 GiB = 2^30 bytes)",
      "bytes divided by 10^9 and labelled GiB", false},
     {"mean-length", "an average length used for a peak", "first document, §2.1.2",
      "blocks for B requests of the mean length instead of each request's own", false},
-    {"threshold-accept", "a threshold that accepts confident drafts", "first document, §3.1.2",
+    {"threshold-accept", "a threshold that accepts confident drafts", "first document, §3.1.2 (acceptance and the residual)",
      "keep a draft whenever q(x) ≥ 0.3, else sample from p, instead of min(1, p/q)", false},
-    {"same-distribution", "same distribution, different text", "first document, §3.1.2",
+    {"same-distribution", "same distribution, different text", "first document, §3.1.2 (acceptance and the residual)",
      "none: speculative and plain sampling, one seed each, then many seeds", true},
 };
 
@@ -81,12 +81,16 @@ struct PathOutcome {
 
 enum CheckId { kCacheLength, kPositions, kPadding, kLogits };
 
-std::vector<CheckOutcome> blank_checks() {
+}  // namespace
+
+std::vector<CheckOutcome> blank_pitfall_checks() {
     return {{"cache_length", "every layer's cache grows by the step's tokens (+1 per decode step)", {}, {}, false},
             {"positions", "RoPE positions continue from the cache's length", {}, {}, false},
             {"padding", "no row's attention reaches a padding position", {}, {}, false},
             {"logits", "max |logit − no-cache logit| within the tolerance", {}, {}, false}};
 }
+
+namespace {
 
 // Runs one path on a fresh contiguous cache; `pad` leading positions are padding (fed first, no logits kept).
 PathOutcome run_path(const Transformer& m, const std::vector<Call>& calls, const std::vector<Truth>& truths, int pad) {
@@ -114,7 +118,7 @@ PathOutcome run_path(const Transformer& m, const std::vector<Call>& calls, const
         const std::vector<int> seen = mask_positions(rows, pos, c.opt.pitfall);
         for (std::size_t i = 0; i < rows.size(); ++i) {
             const int lo = c.opt.window > 0 ? std::max(0, seen[i] + 1 - c.opt.window) : 0;
-            if (pos[i] >= pad && lo < pad) fire(kPadding, step, pos[i]);
+            if (pos[i] >= pad && lo < pad) fire(kPadding, step, pos[i] - pad);
         }
         std::vector<int> before;
         for (int l = 0; l < D.n_layers; ++l) before.push_back(cache.length(l));
@@ -194,7 +198,7 @@ void compare(PitfallResult& r, const PathOutcome& good, const PathOutcome& bad, 
         if (!r.parts_at && d.pos >= r.prompt_len - 1 && d.correct_argmax != d.broken_argmax) r.parts_at = d.pos;
         r.positions.push_back(d);
     }
-    r.checks = blank_checks();
+    r.checks = blank_pitfall_checks();
     for (int id = 0; id < 4; ++id) {
         r.checks[std::size_t(id)].broken_step = bad.failed[id];
         r.checks[std::size_t(id)].broken_position = bad.failed_pos[id];
@@ -377,6 +381,7 @@ SameDistribution same_distribution(const Transformer& target, std::uint64_t seed
         ++s.plain_counts[std::size_t(cell_of[std::size_t(a)])];
         ++s.speculative_counts[std::size_t(cell_of[std::size_t(b)])];
     }
+    s.cell_p = pc;
     s.plain_p_value = fit_test(s.plain_counts, pc).p_value;
     s.speculative_p_value = fit_test(s.speculative_counts, pc).p_value;
     return s;

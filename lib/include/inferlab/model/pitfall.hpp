@@ -35,6 +35,9 @@ struct CheckOutcome {
     bool fired_on_correct = false;       // the correct path must never fire it
 };
 
+// The four checks, not yet run (names and rules, for printing).
+std::vector<CheckOutcome> blank_pitfall_checks();
+
 // One position of the final token sequence.
 struct PositionDiff {
     int pos = 0;
@@ -60,6 +63,7 @@ struct SameDistribution {
     std::vector<std::uint64_t> plain_counts, speculative_counts;  // first tokens over the seeds
     double plain_p_value = 1, speculative_p_value = 1;            // χ² against p
     std::uint64_t seeds = 0, first_seed = 0;
+    std::vector<double> cell_p;      // p summed over each cell
     std::vector<std::string> cells;  // the χ² cells: a token, or "other" for the tokens lumped together
 };
 
