@@ -500,6 +500,7 @@ void setup_model(CLI::App& app) {
     model->require_subcommand(1);
     setup_model_measure(model);
     setup_model_pitfall(model);
+    setup_model_paged(model);
     model->footer(examples_footer({"inferlab model init --model demo-gqa --seed 1 --out demo.bin",
                                    "inferlab model logits --checkpoint demo.bin --tokens 1,2,3 --path paged --json",
                                    "inferlab model check-cache --model demo-gqa --length 64",

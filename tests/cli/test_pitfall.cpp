@@ -67,3 +67,46 @@ TEST_CASE("model pitfall: an unknown name or none at all is exit 2 with one erro
     expect_error({"model", "pitfall"}, "NAME is required");
     expect_error({"model", "pitfall", "stale-cache", "--sample-seed", "-1"}, "--sample-seed");
 }
+
+TEST_CASE("model paged: block tables, reference counts, one copy-on-write, the pool returned whole", "[cli][paged]") {
+    auto r = run_inferlab({"model", "paged", "--json"});
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    auto j = parse_json(r);
+    CHECK(j["copies_on_write"] == 1);
+    CHECK(j["pool_whole_at_end"] == true);
+    CHECK(j["max_logit_diff_vs_unshared"].get<double>() <= 1e-5);  // 1e-5 absolute: prefix K/V from another prefill's rows
+    CHECK(j["peak_blocks_unshared"].get<int>() - j["peak_blocks_shared"].get<int>() == 1);
+    const auto& s0 = j["steps"][0]["seqs"];
+    REQUIRE(s0.size() == 2);
+    CHECK(s0[1]["table"][0] == s0[0]["table"][0]);  // the shared prefix block
+    CHECK(s0[1]["refs"][0] == 2);
+    CHECK(s0[1]["shared_from"] == 0);
+    CHECK(s0[0]["shared_from"].is_null());
+    auto t = run_inferlab({"model", "paged"});
+    CHECK(t.status == 0);
+    CHECK(t.out.find("copied a shared block") != std::string::npos);
+    CHECK(t.out.find("logical→physical") != std::string::npos);
+}
+
+TEST_CASE("kv-mem --shared-prefix equals the bytes model paged measures on the same shapes", "[cli][paged]") {
+    // demo-gqa in float32: three prompts of 5 tokens sharing 3, 3 tokens generated: S = 7 cached.
+    auto paged = parse_json(run_inferlab({"model", "paged", "--prompts", "1,2,3,4,5;1,2,3,6,7;1,2,3,8,9", "--blocks", "32",
+                                          "--block-size", "2", "--steps", "3", "--json"}));
+    auto kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--dtype", "fp32", "--seq-len", "7", "--batch", "3",
+                                       "--block-size", "2", "--shared-prefix", "3", "--json"}));
+    const auto& sp = kv["shared_prefix"];
+    CHECK(sp["total_bytes"] == paged["peak_bytes_shared"]);
+    CHECK(sp["unshared_bytes"] == paged["peak_bytes_unshared"]);
+    CHECK(sp["total_blocks"] == paged["peak_blocks_shared"]);
+    CHECK(sp["partial_tokens"] == 1);
+    expect_error({"kv-mem", "--model", "demo-gqa", "--seq-len", "7", "--block-size", "2", "--shared-prefix", "7"},
+                 "--shared-prefix '7': must be less than --seq-len 7");
+    expect_error({"kv-mem", "--model", "demo-gqa", "--seq-len", "7", "--shared-prefix", "3"}, "needs --block-size");
+}
+
+TEST_CASE("model paged: bad prompts and a pool too small are exit 2", "[cli][paged]") {
+    expect_error({"model", "paged", "--prompts", "1,2;"}, "--prompts");
+    expect_error({"model", "paged", "--blocks", "2"}, "--blocks '2': cannot hold a sequence of 7 tokens alone");
+    expect_error({"model", "paged", "--block-size", "0"}, "--block-size");
+}

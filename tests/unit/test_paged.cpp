@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "inferlab/error.hpp"
+#include "inferlab/kv.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/paged_sim.hpp"
 
@@ -110,4 +111,29 @@ TEST_CASE("model paged: an exhausted pool preempts the newest sequence, which re
     for (const auto& s : tight.steps) CHECK(s.free_blocks + s.used_blocks == 8);
     o.blocks = 3;  // one sequence alone needs 4
     CHECK_THROWS_AS(simulate_paged(m, o), InputError);
+}
+
+TEST_CASE("kv_shared_prefix: floor(P/b) + B·(ceil(S/b) − floor(P/b)) blocks, equal to what model paged measures", "[paged][kv]") {
+    Transformer m(paged_weights());
+    const Dims& d = m.dims();
+    // Three prompts of 5 tokens sharing their first 3, then 3 greedy tokens each: S = 5 + 3 − 1 = 7 cached.
+    PagedSimOptions o;
+    o.prompts = {{1, 2, 3, 4, 5}, {1, 2, 3, 6, 7}, {1, 2, 3, 8, 9}};
+    o.blocks = 32;
+    o.block_size = 2;
+    o.new_tokens = 3;
+    const SharingComparison c = compare_sharing(m, o);
+    const KvSpec spec = uniform_kv(std::uint64_t(d.n_layers), std::uint64_t(d.n_kv_heads), std::uint64_t(d.head_dim()), 32);
+    const SharedPrefixUsage u = kv_shared_prefix(spec, 3, 7, 3, 2);
+    CHECK(u.shared_blocks == 1);
+    CHECK(u.partial_tokens == 1);
+    CHECK(u.own_blocks == 3);        // ceil(7/2) − 1
+    CHECK(u.total_blocks == 10);     // 1 + 3 × 3
+    CHECK(u.unshared_blocks == 12);  // 3 × 4
+    CHECK(u.block_bytes == c.shared.block_bytes);
+    CHECK(std::uint64_t(c.shared.peak_used_blocks) == u.total_blocks);
+    CHECK(c.peak_bytes_shared == u.total_bytes);
+    CHECK(c.peak_bytes_unshared == u.unshared_bytes);
+    CHECK(c.shared.copies_on_write == 2);  // each later request copies the partly filled prefix block
+    CHECK_THROWS_AS(kv_shared_prefix(spec, 3, 7, 7, 2), InputError);
 }

@@ -45,9 +45,10 @@ public:
             events_.clear();
             admit();
             decode();
+            // The peak is before finished sequences hand their blocks back.
+            r.peak_used_blocks = std::max(r.peak_used_blocks, pool_.num_blocks() - pool_.free_blocks());
             finish();
             r.steps.push_back(snapshot(step));
-            r.peak_used_blocks = std::max(r.peak_used_blocks, r.steps.back().used_blocks);
         }
         for (auto& s : seqs_) {
             r.generated.emplace_back(s.tokens.begin() + s.prompt, s.tokens.end());
@@ -253,6 +254,8 @@ SharingComparison compare_sharing(const Transformer& m, PagedSimOptions opt) {
                                     static_cast<double>((c.shared.logits[i] - c.unshared.logits[i]).cwiseAbs().maxCoeff()));
     c.blocks_saved = std::int64_t(c.unshared.peak_used_blocks) - std::int64_t(c.shared.peak_used_blocks);
     c.bytes_saved = c.blocks_saved * static_cast<std::int64_t>(c.shared.block_bytes);
+    c.peak_bytes_shared = std::uint64_t(c.shared.peak_used_blocks) * c.shared.block_bytes;
+    c.peak_bytes_unshared = std::uint64_t(c.unshared.peak_used_blocks) * c.unshared.block_bytes;
     return c;
 }
 

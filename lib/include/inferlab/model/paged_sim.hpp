@@ -69,6 +69,7 @@ struct SharingComparison {
     double max_logit_diff = 0;
     std::int64_t blocks_saved = 0;       // peak unshared − peak shared
     std::int64_t bytes_saved = 0;
+    std::uint64_t peak_bytes_shared = 0, peak_bytes_unshared = 0;  // peak blocks × block bytes
 };
 SharingComparison compare_sharing(const Transformer& m, PagedSimOptions opt);
 
