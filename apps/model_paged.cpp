@@ -47,8 +47,8 @@ Table steps_table(const PagedSimResult& r) {
 }
 
 std::string human_text(const SharingComparison& c, const PagedSimResult& r) {
-    std::string h = fmt::format("Block pool: {} blocks of {} tokens ({} each); {}\n", r.options.blocks, r.options.block_size,
-                                bytes_all_units(r.block_bytes), r.options.share_prefix ? "prefix sharing on" : "no sharing");
+    std::string h = fmt::format("Block pool: {} blocks of {} tokens, {} each\n{}\n", r.options.blocks, r.options.block_size,
+                                bytes_all_units(r.block_bytes), r.options.share_prefix ? "Prefix sharing on" : "No sharing");
     for (const auto& st : r.steps) {
         h += fmt::format("\nstep {}: {} free, {} used\n", st.step, st.free_blocks, st.used_blocks);
         for (const auto& e : st.events) h += "  " + e + "\n";
@@ -105,11 +105,12 @@ nlohmann::json result_json(const SharingComparison& c, const PagedSimResult& r) 
 
 std::string explain_text(const std::string& human) {
     return human +
-           "\nFirst document, Figure 8: a sequence's logical blocks (its positions in order) map to\n"
-           "physical blocks anywhere in the pool; the model reads them in logical order. A block\n"
-           "shared by several sequences has a reference count above 1 and is never written: the\n"
-           "first write into it copies it (copy-on-write). Peak bytes = peak blocks × block bytes;\n"
-           "kv-mem --shared-prefix computes the same from the shapes alone.\n";
+           "\nFirst document, Figure 8: a sequence's logical blocks (its positions in order)\n"
+           "map to physical blocks anywhere in the pool; the model reads them in logical\n"
+           "order. A block shared by several sequences has a reference count above 1 and\n"
+           "is never written: the first write into it copies it (copy-on-write).\n"
+           "Peak bytes = peak blocks × block bytes; kv-mem --shared-prefix computes the\n"
+           "same from the shapes alone.\n";
 }
 
 std::vector<std::vector<int>> parse_prompts(const std::string& text, const Dims& d) {
