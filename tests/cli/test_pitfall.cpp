@@ -8,6 +8,20 @@
 
 using namespace inferlab::test;
 
+namespace {
+// Every line of `out` fits 80 columns (code points: the tables' rules are one column each).
+void check_fits_80(const std::string& out) {
+    std::istringstream in(out);
+    std::string line;
+    while (std::getline(in, line)) {
+        INFO(line);
+        std::size_t cols = 0;
+        for (unsigned char c : line) cols += (c & 0xC0) != 0x80;
+        CHECK(cols <= 80);
+    }
+}
+}  // namespace
+
 TEST_CASE("model pitfall --list names every pitfall, in text and JSON", "[cli][pitfall]") {
     auto r = run_inferlab({"model", "pitfall", "--list"});
     CHECK(r.status == 0);
@@ -40,14 +54,10 @@ TEST_CASE("model pitfall position-restart: text fits 80 columns and names the po
     auto r = run_inferlab({"model", "pitfall", "position-restart"});
     REQUIRE(r.status == 0);
     CHECK(r.out.find("caught by: positions") != std::string::npos);
-    std::istringstream in(r.out);
-    std::string line;
-    while (std::getline(in, line)) {
-        INFO(line);
-        std::size_t cols = 0;
-        for (unsigned char c : line) cols += (c & 0xC0) != 0x80;  // code points
-        CHECK(cols <= 80);
-    }
+    check_fits_80(r.out);
+    check_fits_80(run_inferlab({"model", "pitfall", "--list"}).out);
+    check_fits_80(run_inferlab({"model", "pitfall", "position-restart", "--explain"}).out);
+    check_fits_80(run_inferlab({"model", "pitfall", "threshold-accept"}).out);
     auto csv = run_inferlab({"model", "pitfall", "position-restart", "--csv"});
     CHECK(csv.status == 0);
     CHECK(csv.out.rfind("pos,token,correct err,broken err", 0) == 0);
@@ -87,6 +97,7 @@ TEST_CASE("model paged: block tables, reference counts, one copy-on-write, the p
     CHECK(t.status == 0);
     CHECK(t.out.find("copied a shared block") != std::string::npos);
     CHECK(t.out.find("logical→physical") != std::string::npos);
+    check_fits_80(t.out);
 }
 
 TEST_CASE("kv-mem --shared-prefix equals the bytes model paged measures on the same shapes", "[cli][paged]") {
