@@ -79,11 +79,15 @@ std::string model_text(const PitfallResult& r) {
     return h;
 }
 
-std::string calculator_text(const PitfallResult& r) {
+Table quantities_table(const PitfallResult& r) {
     Table t{{"quantity", "correct", "shortcut", "unit"}, {}, {}};
     for (const auto& q : r.quantities)
         t.rows.push_back({q.name, format_real(q.correct, 10), format_real(q.broken, 10), q.unit});
-    std::string h = header_text(r) + "\n" + render_text(t, "  ");
+    return t;
+}
+
+std::string calculator_text(const PitfallResult& r) {
+    std::string h = header_text(r) + "\n" + render_text(quantities_table(r), "  ");
     if (r.fit_p_correct)
         h += fmt::format("  χ² p-value against p: min(1, p/q) {:.3g}, shortcut {:.3g}\n", *r.fit_p_correct, *r.fit_p_broken);
     h += wrapped("  caught by:", r.caught_by);
@@ -151,7 +155,10 @@ void print_result(const PitfallResult& r, const OutputFlags& flags) {
     Report rep;
     rep.json = result_json(r);
     if (r.same) rep.human = same_text(r);
-    else if (r.positions.empty()) rep.human = calculator_text(r);
+    else if (r.positions.empty()) {
+        rep.human = calculator_text(r);
+        rep.csv = quantities_table(r);
+    }
     else {
         rep.human = model_text(r);
         rep.csv = positions_table(r);

@@ -70,6 +70,9 @@ TEST_CASE("model pitfall gib-as-gb: the document's 1 GiB against 1.073741824", "
     CHECK(j["quantities"][1]["shortcut"].get<double>() > 1.07);
     CHECK(j["positions"].empty());
     CHECK(j["tolerance"].is_null());
+    auto csv = run_inferlab({"model", "pitfall", "mean-length", "--csv"});
+    CHECK(csv.status == 0);
+    CHECK(csv.out == "quantity,correct,shortcut,unit\ntokens,100,100,tokens\nblocks,10,8,blocks\nallocated,20971520,16777216,B\n");
 }
 
 TEST_CASE("model pitfall: an unknown name or none at all is exit 2 with one error line", "[cli][pitfall]") {
