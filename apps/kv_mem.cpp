@@ -1,7 +1,9 @@
 // inferlab kv-mem: how many bytes does the KV cache hold?
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -24,6 +26,7 @@ struct KvMemOptions {
     std::string seq_len, batch = "1", dtype, bytes_per_elem;
     std::string layer_spec, config, model;
     std::string block_size, tp, budget, weights_bytes, weight_dtype;
+    std::string shared_prefix;  // P prompt tokens shared by every request (paged, copy-on-write)
     bool list_models = false;
     OutputFlags out;
 };
@@ -385,6 +388,30 @@ void budget_section(const KvMemOptions& o, const Geometry& g, const std::vector<
     }
 }
 
+// --shared-prefix P: B requests of one length S sharing P prompt tokens in blocks of --block-size.
+void print_shared_prefix(const KvMemOptions& o, const KvSpec& spec, const std::vector<std::uint64_t>& lens, nlohmann::json& j,
+                         std::string& h) {
+    if (o.block_size.empty()) throw InputError("--shared-prefix needs --block-size (prefix sharing is by whole blocks)");
+    if (std::adjacent_find(lens.begin(), lens.end(), std::not_equal_to<>()) != lens.end())
+        throw InputError("--shared-prefix needs requests of one length (--seq-len S --batch B)");
+    const SharedPrefixUsage u = kv_shared_prefix(spec, lens.size(), lens.front(), parse_tokens("--shared-prefix", o.shared_prefix),
+                                                 parse_positive_int("--block-size", o.block_size));
+    j["shared_prefix"] = {{"prefix_tokens", u.prefix},     {"requests", u.requests},         {"block_size", u.block_size},
+                          {"shared_blocks", u.shared_blocks}, {"partial_tokens", u.partial_tokens}, {"own_blocks_per_request", u.own_blocks},
+                          {"total_blocks", u.total_blocks}, {"unshared_blocks", u.unshared_blocks}, {"block_bytes", u.block_bytes},
+                          {"total_bytes", u.total_bytes},   {"unshared_bytes", u.unshared_bytes}, {"saved_bytes", u.saved_bytes}};
+    h += fmt::format("\nShared prefix of {} tokens, {} requests, blocks of {} (copy-on-write)\n", u.prefix, u.requests, u.block_size);
+    h += fmt::format("  shared     {} full blocks, held once\n", u.shared_blocks);
+    h += u.partial_tokens ? fmt::format("  partial    the last prefix block holds {} of {} tokens: each request copies it\n"
+                                        "             on its first write\n",
+                                        u.partial_tokens, u.block_size)
+                          : std::string("  partial    none: the prefix ends on a block boundary\n");
+    h += fmt::format("  blocks     {} = {} + {} × {} (unshared: {})\n", u.total_blocks, u.shared_blocks, u.requests, u.own_blocks,
+                     u.unshared_blocks);
+    h += fmt::format("  bytes      {}\n  unshared   {}\n  saved      {}\n", bytes_all_units(u.total_bytes),
+                     bytes_all_units(u.unshared_bytes), bytes_all_units(u.saved_bytes));
+}
+
 void run(const KvMemOptions& o, CLI::App& sub) {
     if (o.list_models) {
         Report r;
@@ -561,6 +588,9 @@ void run(const KvMemOptions& o, CLI::App& sub) {
         // ---- paged ----
         if (!o.block_size.empty()) paged_section(spec, lens, parse_positive_int("--block-size", o.block_size), r);
 
+        // ---- shared prefix ----
+        if (!o.shared_prefix.empty()) print_shared_prefix(o, spec, lens, j, h);
+
         // ---- tensor parallel ----
         if (!o.tp.empty()) {
             std::uint64_t n = parse_positive_int("--tp", o.tp);
@@ -607,6 +637,7 @@ void setup_kv_mem(CLI::App& app) {
     sub->add_option("--model", opt->model, "a shipped config (see --list-models)");
     sub->add_flag("--list-models", opt->list_models, "list the shipped model configs");
     sub->add_option("--block-size", opt->block_size, "tokens per block: paged allocation, waste");
+    sub->add_option("--shared-prefix", opt->shared_prefix, "P: every request shares its first P prompt tokens (paged, with --block-size)");
     sub->add_option("--tp", opt->tp, "devices the K/V heads are split across (tensor parallelism)");
     sub->add_option("--budget", opt->budget, "memory per device (80GiB, 141GB): what fits after the weights (with --tp: W/N and 1/N of the heads per device)");
     sub->add_option("--weights-bytes", opt->weights_bytes, "weight bytes for --budget (14GB)");

@@ -597,6 +597,8 @@ void setup_model(CLI::App& app) {
     CLI::App* model = app.add_subcommand("model", "The reference transformer (GQA, RoPE, KV cache: contiguous and paged)");
     model->require_subcommand(1);
     setup_model_measure(model);
+    setup_model_pitfall(model);
+    setup_model_paged(model);
     model->footer(examples_footer({"inferlab model init --model demo-gqa --seed 1 --out demo.bin",
                                    "inferlab model logits --checkpoint demo.bin --tokens 1,2,3 --path paged --json",
                                    "inferlab model check-cache --model demo-gqa --length 64",

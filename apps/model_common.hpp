@@ -37,5 +37,8 @@ std::vector<int> parse_token_list(const std::string& flag, const std::string& te
 
 // The measured-against-predicted commands: speculate, kv-quant, roofline.
 void setup_model_measure(CLI::App* model);
+// model pitfall and model paged (issue #16): the documents' warnings, and a paged cache to watch.
+void setup_model_pitfall(CLI::App* model);
+void setup_model_paged(CLI::App* model);
 
 }  // namespace inferlab::app

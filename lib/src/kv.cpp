@@ -117,6 +117,32 @@ PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_le
     return out;
 }
 
+SharedPrefixUsage kv_shared_prefix(const KvSpec& spec, std::uint64_t requests, std::uint64_t seq_len, std::uint64_t prefix,
+                                   std::uint64_t block_size) {
+    if (prefix >= seq_len)
+        throw InputError("--shared-prefix", std::to_string(prefix),
+                         "must be less than --seq-len " + std::to_string(seq_len) + " (each request writes tokens of its own)");
+    if (!spec.uniform())
+        throw InputError("--shared-prefix needs layers that are all alike (full attention, K and V of one width)");
+    const std::string what = "shared-prefix KV bytes";
+    const PagedUsage one = kv_paged(spec, {seq_len}, block_size);  // blocks per request, block bytes
+    SharedPrefixUsage u;
+    u.requests = requests;
+    u.seq_len = seq_len;
+    u.prefix = prefix;
+    u.block_size = block_size;
+    u.shared_blocks = prefix / block_size;
+    u.partial_tokens = prefix % block_size;
+    u.own_blocks = one.total_blocks - u.shared_blocks;
+    u.total_blocks = checked_add(u.shared_blocks, checked_mul(requests, u.own_blocks, what), what);
+    u.unshared_blocks = checked_mul(requests, one.total_blocks, what);
+    u.block_bytes = one.block_bytes;
+    u.total_bytes = checked_mul(u.total_blocks, u.block_bytes, what);
+    u.unshared_bytes = checked_mul(u.unshared_blocks, u.block_bytes, what);
+    u.saved_bytes = u.unshared_bytes - u.total_bytes;
+    return u;
+}
+
 KvSpec kv_spec_per_device(const KvSpec& spec, std::uint64_t devices, TpShare* info) {
     if (devices == 0) throw InputError("--tp", "0", "must be a positive integer");
     TpShare local;

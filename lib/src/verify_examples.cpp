@@ -7,6 +7,7 @@
 #include "inferlab/dtype.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/model/kv_cache.hpp"
+#include "inferlab/model/pitfall.hpp"
 #include "inferlab/model/transformer.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/quant.hpp"
@@ -26,6 +27,9 @@ const char* const kDoc1BestOfNSection = "3.2 并行采样、验证与搜索";
 const char* const kDoc1QuantSection = "4.1 数值精度、权重量化与缓存量化";
 const char* const kDoc1SpecRoundSection = "3.1.1 一次验证与实际前进长度";
 const char* const kDoc1SpecRuleSection = "3.1.2 接受质量与残差补偿";
+const char* const kDoc1Fig5 = "1.3 图 5｜每层输入、缓存与完整输出各自对应";
+const char* const kDoc1MaskSection = "1.3.1 单层缓存更新与 GQA 代码";
+const char* const kDoc1Fig8 = "2.1.2 图 8｜逻辑块顺序与物理缓存位置分离";
 const char* const kDoc2PrefillSection = "Prefill 与 Decode 的交界";
 const char* const kDoc2GqaSection = "用 GQA 理解容量里的 Head 数";
 const char* const kDoc2TokenSection = "从一个 Token 算到整个请求";
@@ -228,6 +232,46 @@ std::vector<Example> build() {
                           int v = cache_lengths()[i];
                           return Computed{static_cast<double>(v), std::to_string(v)};
                       }});
+
+    // ---- what goes wrong, shown (issue #16: model pitfall, model paged) ----
+    // The documents state these as rules, not numbers: each example is 1 when the experiment
+    // shows the rule (the correct path agrees with the no-cache logits within model pitfall's
+    // tolerance, the broken path does not, from the expected position), 0 otherwise.
+    auto shows = [](const std::string& name, int from) {
+        auto w = model::random_weights(model::dims_from_config(load_named_model("demo-gqa")), 1);
+        model::Transformer m(*w);
+        const model::PitfallResult r = model::run_pitfall(name, m, 1);
+        const bool ok = r.correct_max_err <= r.tolerance && r.first_wrong_pos && *r.first_wrong_pos == from;
+        return Computed{ok ? 1.0 : 0.0, ok ? "1" : "0"};
+    };
+    ex.push_back({"pitfall.doc1.fig5-wrong-layer", kDoc1, kDoc1Fig5,
+                  "layer 2's K/V are not layer 1's: reading layer 0's cache in every layer breaks the first decode step",
+                  "demo-gqa, prompt of 8 tokens, greedy decode", "1", true, [=] { return shows("wrong-layer-cache", 8); }});
+    ex.push_back({"pitfall.doc1.fig5-stale-prefix", kDoc1, kDoc1Fig5,
+                  "a prefix edited at token 3 with its old cache kept is wrong from position 3",
+                  "demo-gqa, prompt of 8 tokens, token 3 edited", "1", true, [=] { return shows("stale-cache", 3); }});
+    ex.push_back({"pitfall.doc1.mask-offset", kDoc1, kDoc1MaskSection,
+                  "several new tokens after history need the history offset in the causal mask: a top-left mask "
+                  "is wrong from the chunk's first row",
+                  "demo-gqa, 4 tokens of history, a chunk of 4", "1", true, [=] { return shows("top-left-mask", 4); }});
+    // Figure 8: logical block order apart from physical position. A0..A3 in a shuffled pool are not
+    // contiguous, yet read in logical order they give the no-cache logits (1e-4 absolute, as model pitfall).
+    ex.push_back({"paged.doc1.fig8-logical-order", kDoc1, kDoc1Fig8,
+                  "four logical blocks A0..A3 on non-contiguous physical blocks give the no-cache logits",
+                  "demo-gqa, 8 tokens in blocks of 2", "1", true, [] {
+                      auto w = model::random_weights(model::dims_from_config(load_named_model("demo-gqa")), 1);
+                      model::Transformer m(*w);
+                      model::BlockPool pool(w->dims(), 2, 16, 8);
+                      model::PagedCache c(pool, w->dims());
+                      const std::vector<int> tokens{5, 6, 7, 8, 9, 10, 11, 12};
+                      const model::MatrixRM paged = m.forward(tokens, c);
+                      const auto& t = c.block_table();
+                      bool scattered = false;
+                      for (std::size_t i = 1; i < t.size(); ++i) scattered = scattered || t[i] != t[i - 1] + 1;
+                      const double err = (paged - model::logits_without_cache(m, tokens)).cwiseAbs().maxCoeff();
+                      const bool ok = t.size() == 4 && scattered && err <= 1e-4;
+                      return Computed{ok ? 1.0 : 0.0, ok ? "1" : "0"};
+                  }});
     return ex;
 }
 

@@ -84,6 +84,23 @@ struct PagedUsage {
 };
 PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t block_size);
 
+// Prefix sharing in a paged cache (vLLM's copy-on-write): B requests of S cached tokens whose
+// first P tokens are one shared prompt. The floor(P/b) full prefix blocks are held once; the
+// partly filled last prefix block (P mod b tokens) is copied by each request on its first write
+// into it, so each request holds ceil(S/b) − floor(P/b) blocks of its own. Needs P < S.
+//   blocks = floor(P/b) + B·(ceil(S/b) − floor(P/b)),  unshared: B·ceil(S/b)
+struct SharedPrefixUsage {
+    std::uint64_t requests = 0, seq_len = 0, prefix = 0, block_size = 0;
+    std::uint64_t shared_blocks = 0;        // floor(P/b), held once
+    std::uint64_t partial_tokens = 0;       // P mod b: the last prefix block's fill (0: none partly filled)
+    std::uint64_t own_blocks = 0;           // per request
+    std::uint64_t total_blocks = 0, unshared_blocks = 0;
+    std::uint64_t block_bytes = 0;          // one block, every layer
+    std::uint64_t total_bytes = 0, unshared_bytes = 0, saved_bytes = 0;
+};
+SharedPrefixUsage kv_shared_prefix(const KvSpec& spec, std::uint64_t requests, std::uint64_t seq_len, std::uint64_t prefix,
+                                   std::uint64_t block_size);
+
 // Tensor parallelism over N devices: K/V heads split N ways. When N > H_kv a head cannot be
 // split: it is replicated on N/H_kv devices and the per-device figure stops shrinking.
 struct TpShare {

@@ -4,6 +4,7 @@
 
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
+#include "inferlab/model/backend.hpp"
 #include "inferlab/model/weights.hpp"
 #include "inferlab/rng.hpp"
 
@@ -49,6 +50,7 @@ BlockPool::BlockPool(const Dims& d, int block_size, int num_blocks, std::uint64_
     k_ = Buffer(memory, per_block * std::size_t(num_blocks));
     v_ = Buffer(memory, per_block * std::size_t(num_blocks));
     // A shuffled free list: a sequence's blocks land far apart in the pool (Fisher–Yates).
+    refs_.assign(std::size_t(num_blocks), 0);
     free_.resize(num_blocks);
     for (int i = 0; i < num_blocks; ++i) free_[i] = i;
     Rng rng(seed);
@@ -59,10 +61,32 @@ int BlockPool::allocate() {
     if (free_.empty()) throw Error("the KV block pool is exhausted (" + std::to_string(blocks_) + " blocks)");
     int b = free_.back();
     free_.pop_back();
+    refs_[std::size_t(b)] = 1;
     return b;
 }
 
-void BlockPool::release(int block) { free_.push_back(block); }
+void BlockPool::release(int block) {
+    if (block < 0 || block >= blocks_ || refs_[std::size_t(block)] <= 0)
+        throw std::logic_error("BlockPool::release: block " + std::to_string(block) + " is not held");
+    if (--refs_[std::size_t(block)] == 0) free_.push_back(block);
+}
+
+void BlockPool::share(int block) {
+    if (block < 0 || block >= blocks_ || refs_[std::size_t(block)] <= 0)
+        throw std::logic_error("BlockPool::share: block " + std::to_string(block) + " is not held");
+    ++refs_[std::size_t(block)];
+}
+
+void BlockPool::copy_block(int from, int to) {
+    // A block is one contiguous [L, H_kv, block, d] run of each buffer; copied through the host
+    // so that the same code serves a pool in GPU memory.
+    const std::size_t n = std::size_t(layers_) * heads_ * block_ * d_;
+    std::vector<float> host(n);
+    for (float* base : {k_.data(), v_.data()}) {
+        backend().download(host.data(), base + std::size_t(from) * n, n);
+        backend().upload(base + std::size_t(to) * n, host.data(), n);
+    }
+}
 
 float* BlockPool::key(int block, int layer, int h, int offset) {
     return k_.data() + (((std::size_t(block) * layers_ + layer) * heads_ + h) * block_ + offset) * d_;
@@ -74,6 +98,19 @@ std::uint64_t BlockPool::allocated_bytes() const { return (k_.size() + v_.size()
 
 PagedCache::PagedCache(BlockPool& pool, const Dims& d) : pool_(pool), layers_(d.n_layers), seq_max_(d.seq_len), len_(d.n_layers, 0) {}
 
+PagedCache::PagedCache(BlockPool& pool, const Dims& d, const PagedCache& parent, int tokens)
+    : PagedCache(pool, d) {
+    if (&parent.pool_ != &pool) throw std::logic_error("PagedCache: a shared prefix must come from the same pool");
+    if (tokens < 0 || tokens > parent.length(0)) throw std::logic_error("PagedCache: shared prefix longer than the parent's cache");
+    const int blocks = (tokens + pool.block_size() - 1) / pool.block_size();
+    for (int i = 0; i < blocks; ++i) {
+        pool.share(parent.table_[std::size_t(i)]);
+        table_.push_back(parent.table_[std::size_t(i)]);
+    }
+    capacity_ = blocks * pool.block_size();
+    for (auto& l : len_) l = tokens;
+}
+
 PagedCache::~PagedCache() {
     for (int b : table_) pool_.release(b);
 }
@@ -83,6 +120,17 @@ void PagedCache::reserve(int n) {
     if (need > seq_max_)
         throw InputError("--tokens", std::to_string(need) + " positions",
                          "exceed the model's maximum sequence length " + std::to_string(seq_max_));
+    // Copy-on-write: the block the next position lands in may still be shared (a partly filled
+    // prefix block, or one this cache shared out); write into a private copy, never into it.
+    const int len = *std::min_element(len_.begin(), len_.end());
+    const std::size_t at = std::size_t(len / pool_.block_size());
+    if (n > 0 && at < table_.size() && pool_.ref_count(table_[at]) > 1) {
+        const int copy = pool_.allocate();
+        pool_.copy_block(table_[at], copy);
+        pool_.release(table_[at]);
+        table_[at] = copy;
+        ++copies_;
+    }
     while (capacity_ < need) {
         table_.push_back(pool_.allocate());
         capacity_ += pool_.block_size();

@@ -17,6 +17,28 @@ void check_tokens(const Dims& d, const std::vector<int>& tokens, const std::stri
                              "is outside the vocabulary [0, " + std::to_string(d.vocab_size - 1) + "]");
 }
 
+namespace {
+// Row r's offset among this step's rows of its own cache (0, 1, ... per sequence).
+std::vector<int> step_offsets(const std::vector<Row>& rows) {
+    std::map<const KvCache*, int> seen;
+    std::vector<int> off;
+    for (const Row& r : rows) off.push_back(seen[r.cache]++);
+    return off;
+}
+}  // namespace
+
+std::vector<int> rope_positions(const std::vector<Row>& rows, const std::vector<int>& pos, Pitfall p) {
+    return p == Pitfall::PositionRestart ? step_offsets(rows) : pos;
+}
+std::vector<int> mask_positions(const std::vector<Row>& rows, const std::vector<int>& pos, Pitfall p) {
+    return p == Pitfall::TopLeftMask ? step_offsets(rows) : pos;
+}
+int attention_layer(int layer, const std::vector<int>& pos, Pitfall p) {
+    // The bug of Figure 5 needs history: a prefill from position 0 computes each layer's own K/V.
+    const bool history = !pos.empty() && pos.front() > 0;
+    return p == Pitfall::WrongLayerCache && history ? 0 : layer;
+}
+
 MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions& opt) const {
     const Dims& D = w_.dims();
     const int R = static_cast<int>(rows.size());
@@ -35,6 +57,10 @@ MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions
     }
     for (auto& [cache, n] : count) cache->reserve(n);
     const StepRows step{rows, pos, D.head_dim(), D.n_kv_heads};
+    // Positions as RoPE and the causal mask see them (the cache positions, unless a pitfall is asked for).
+    const std::vector<int> rope_pos = rope_positions(rows, pos, opt.pitfall);
+    const std::vector<int> mask_pos = mask_positions(rows, pos, opt.pitfall);
+    const StepRows seen{rows, mask_pos, D.head_dim(), D.n_kv_heads};
 
     Backend& B = b_;
     Tensor x(B), xn(B), q(B), k(B), v(B), att(B), tmp(B), h1(B), h3(B), out(B);
@@ -44,13 +70,13 @@ MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions
         B.matmul(xn, w_.wq(l), q, opt);
         B.matmul(xn, w_.wk(l), k, opt);
         B.matmul(xn, w_.wv(l), v, opt);
-        B.rope(q, pos, D.head_dim(), D.rope_theta);
-        B.rope(k, pos, D.head_dim(), D.rope_theta);
+        B.rope(q, rope_pos, D.head_dim(), D.rope_theta);
+        B.rope(k, rope_pos, D.head_dim(), D.rope_theta);
         // This layer's cache update: the new K/V go to this layer's slots only.
         B.store_kv(k, v, step, l);
         for (auto& [cache, n] : count) cache->set_length(l, cache->length(l) + n);
         // GQA attention, reading each row's cache in place; causal: row r sees positions ≤ pos[r].
-        B.attention(q, step, l, opt, att);
+        B.attention(q, seen, attention_layer(l, pos, opt.pitfall), opt, att);
         B.matmul(att, w_.wo(l), tmp, opt);
         B.add(x, tmp);
         B.rmsnorm(x, w_.rms_ffn(l), D.norm_eps, xn);

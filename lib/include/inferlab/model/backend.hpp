@@ -40,6 +40,14 @@ enum class Kernels { Fast, Reference };
 // The INFERLAB_KERNELS environment variable ("fast" or "reference"; unset or empty: fast), read
 // at each call; InputError naming INFERLAB_KERNELS for any other value.
 Kernels default_kernels();
+// Deliberate deviations, for `inferlab model pitfall` only (the documents' warnings, shown
+// failing); None everywhere else. Each changes one thing in Transformer::forward.
+enum class Pitfall {
+    None,
+    WrongLayerCache,  // a step after history reads layer 0's K/V in every layer (first document, Figure 5)
+    TopLeftMask,      // row r of a step sees positions ≤ r, as if the step began at 0 (first document, §1.3.1)
+    PositionRestart,  // RoPE rotates row r by its offset within the step, restarting at 0 (cache slots stay right)
+};
 
 struct ForwardOptions {
     AttentionKind attention = AttentionKind::Plain;
@@ -50,6 +58,7 @@ struct ForwardOptions {
     const Bf16Weights* bf16 = nullptr;  // CPU backend: products of up to 16 rows read bf16 weights
     Kernels kernels = default_kernels();  // CPU backend: fast or reference kernels
     const QWeights* qweights = nullptr;   // CPU backend: every product reads int8/int4 weights (qweights.hpp)
+    Pitfall pitfall = Pitfall::None;    // model pitfall's broken paths only
 };
 
 // One row of a forward pass: a token at a position of a sequence whose cache it extends.

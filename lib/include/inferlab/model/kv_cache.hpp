@@ -68,11 +68,17 @@ private:
 };
 
 // A physical pool of blocks shared by sequences; allocation order is shuffled with a seed.
+// Each block has a reference count (vLLM's prefix sharing): allocate() gives a block held once,
+// share() adds a holder, release() drops one and returns the block to the pool at zero.
 class BlockPool {
 public:
     BlockPool(const Dims& d, int block_size, int num_blocks, std::uint64_t seed, Backend& memory = cpu_backend());
     int allocate();           // throws when the pool is exhausted
-    void release(int block);
+    void release(int block);  // std::logic_error for a block nobody holds: never corrupt the free list
+    void share(int block);
+    int ref_count(int block) const { return refs_[std::size_t(block)]; }
+    // Copies every layer's K and V of block `from` into block `to`.
+    void copy_block(int from, int to);
     int free_blocks() const { return static_cast<int>(free_.size()); }
     int block_size() const { return block_; }
     int num_blocks() const { return blocks_; }
@@ -87,12 +93,19 @@ public:
 private:
     int layers_, heads_, d_, block_, blocks_;
     std::vector<int> free_;
+    std::vector<int> refs_;  // [blocks]: sequences holding each block
     Buffer k_, v_;  // [blocks, L, H_kv, block, d]
 };
 
 class PagedCache final : public KvCache {
 public:
     PagedCache(BlockPool& pool, const Dims& d);
+    // Prefix sharing: a cache whose first `tokens` positions are `parent`'s, holding the parent's
+    // blocks that cover them (reference counts + 1). The first write into a shared block (a
+    // partly filled last one) copies it first: copy-on-write, in reserve().
+    PagedCache(BlockPool& pool, const Dims& d, const PagedCache& parent, int tokens);
+    PagedCache(const PagedCache&) = delete;
+    PagedCache& operator=(const PagedCache&) = delete;
     ~PagedCache() override;  // returns its blocks to the pool
     int length(int layer) const override { return len_[layer]; }
     void reserve(int n) override;
@@ -105,10 +118,11 @@ public:
     Backend& backend() const override { return pool_.backend(); }
     KvPlacement placement(int layer) const override;
     const std::vector<int>& block_table() const { return table_; }
+    int copies_on_write() const { return copies_; }
 
 private:
     BlockPool& pool_;
-    int layers_, capacity_ = 0, seq_max_;
+    int layers_, capacity_ = 0, seq_max_, copies_ = 0;
     std::vector<int> len_;
     std::vector<int> table_;  // logical block → physical block
 };

@@ -63,6 +63,13 @@ bool matmul_many_rows(const MatMap& w, const float* x, int rows, float* y, int t
 // The same with W stored as bf16 [out, in] (converted to float32 as it is read).
 void matmul_few_rows_bf16(const std::uint16_t* w, Eigen::Index out, int in, const float* x, int rows, float* y, int threads);
 
+// What a step's rows rotate by (RoPE) and mask by (row r sees cache positions ≤ mask[r]), and the
+// layer whose cache layer l reads, given each row's cache position `pos`: the positions and l
+// themselves, except under the pitfall `p` (see Pitfall). The §4.3 checks of `model pitfall` read these.
+std::vector<int> rope_positions(const std::vector<Row>& rows, const std::vector<int>& pos, Pitfall p);
+std::vector<int> mask_positions(const std::vector<Row>& rows, const std::vector<int>& pos, Pitfall p);
+int attention_layer(int layer, const std::vector<int>& pos, Pitfall p);
+
 // Checks that every token id is inside the vocabulary (InputError naming `where` otherwise).
 void check_tokens(const Dims& d, const std::vector<int>& tokens, const std::string& where);
 

@@ -1,0 +1,171 @@
+// inferlab model paged: a paged KV cache to watch (lib: model/paged_sim.hpp). This file declares
+// the options, calls compare_sharing once, and prints its result four ways.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "common.hpp"
+#include "inferlab/error.hpp"
+#include "inferlab/model/paged_sim.hpp"
+#include "inferlab/units.hpp"
+#include "model_common.hpp"
+
+namespace inferlab::app {
+namespace {
+
+using namespace inferlab::model;
+
+struct PagedOptions {
+    ModelSource src;
+    std::string prompts = "1,2,3,4;1,2,3,9,9", blocks = "16", block_size = "2", steps = "3", pool_seed = "1";
+    bool no_share = false;
+    OutputFlags flags;
+};
+
+std::string join(const std::vector<int>& v, const char* sep = ",") {
+    std::string out;
+    for (int x : v) out += (out.empty() ? "" : sep) + std::to_string(x);
+    return out;
+}
+
+// "0→7 1→2": logical block → physical block.
+std::string table_text(const SeqState& s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.table.size(); ++i) out += fmt::format("{}{}→{}", i ? " " : "", i, s.table[i]);
+    return out.empty() ? "-" : out;
+}
+
+Table steps_table(const PagedSimResult& r) {
+    Table t{{"step", "seq", "state", "len", "blocks (logical→physical)", "refs", "last fill"}, {}, {}};
+    t.right_align = {true, true, false, true, false, false, true};
+    for (const auto& st : r.steps)
+        for (const auto& s : st.seqs)
+            t.rows.push_back({std::to_string(st.step), std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s),
+                              s.refs.empty() ? "-" : join(s.refs, " "),
+                              s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
+    return t;
+}
+
+std::string human_text(const SharingComparison& c, const PagedSimResult& r) {
+    std::string h = fmt::format("Block pool: {} blocks of {} tokens, {} each\n{}\n", r.options.blocks, r.options.block_size,
+                                bytes_all_units(r.block_bytes), r.options.share_prefix ? "Prefix sharing on" : "No sharing");
+    for (const auto& st : r.steps) {
+        h += fmt::format("\nstep {}: {} free, {} used\n", st.step, st.free_blocks, st.used_blocks);
+        for (const auto& e : st.events) h += "  " + e + "\n";
+        Table t{{"seq", "state", "len", "blocks (logical→physical)", "refs", "last fill"}, {}, {}};
+        t.right_align = {true, false, true, false, false, true};
+        for (const auto& s : st.seqs)
+            t.rows.push_back({std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s),
+                              s.refs.empty() ? "-" : join(s.refs, " "),
+                              s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
+        h += render_text(t, "  ");
+    }
+    h += fmt::format("\nPeak with sharing:    {} blocks = {}\n", c.shared.peak_used_blocks, bytes_all_units(c.peak_bytes_shared));
+    h += fmt::format("Peak without sharing: {} blocks = {}\n", c.unshared.peak_used_blocks, bytes_all_units(c.peak_bytes_unshared));
+    h += fmt::format("Copies on write: {}; preemptions: {}; pool whole at the end: {}\n", r.copies_on_write, r.preemptions,
+                     r.pool_whole_at_end ? "yes" : "NO");
+    h += fmt::format("Logits with sharing against without: max |difference| {:.2e}\n", c.max_logit_diff);
+    return h;
+}
+
+nlohmann::json seq_json(const SeqState& s) {
+    return {{"seq", s.seq},   {"state", s.state}, {"length", s.length}, {"table", s.table}, {"refs", s.refs},
+            {"last_fill", s.table.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.last_fill)},
+            {"shared_from", s.shared_from < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.shared_from)},
+            {"shared_tokens", s.shared_tokens}};
+}
+
+nlohmann::json result_json(const SharingComparison& c, const PagedSimResult& r) {
+    nlohmann::json j = {{"blocks", r.options.blocks},
+                        {"block_size", r.options.block_size},
+                        {"block_bytes", r.block_bytes},
+                        {"prompts", r.options.prompts},
+                        {"share_prefix", r.options.share_prefix},
+                        {"generated", r.generated},
+                        {"steps", nlohmann::json::array()},
+                        {"copies_on_write", r.copies_on_write},
+                        {"preemptions", r.preemptions},
+                        {"policy", "first come first served; when a step needs more blocks than are free, the most recently "
+                                   "admitted running sequence is preempted (blocks freed, recomputed on readmission)"},
+                        {"peak_blocks_shared", c.shared.peak_used_blocks},
+                        {"peak_blocks_unshared", c.unshared.peak_used_blocks},
+                        {"peak_bytes_shared", c.peak_bytes_shared},
+                        {"peak_bytes_unshared", c.peak_bytes_unshared},
+                        {"bytes_saved", c.bytes_saved},
+                        {"max_logit_diff_vs_unshared", c.max_logit_diff},
+                        {"pool_whole_at_end", r.pool_whole_at_end}};
+    for (const auto& st : r.steps) {
+        nlohmann::json s = {{"step", st.step}, {"events", st.events}, {"free_blocks", st.free_blocks},
+                            {"used_blocks", st.used_blocks}, {"seqs", nlohmann::json::array()}};
+        for (const auto& q : st.seqs) s["seqs"].push_back(seq_json(q));
+        j["steps"].push_back(s);
+    }
+    return j;
+}
+
+std::string explain_text(const std::string& human) {
+    return human +
+           "\nFirst document, Figure 8: a sequence's logical blocks (its positions in order)\n"
+           "map to physical blocks anywhere in the pool; the model reads them in logical\n"
+           "order. A block shared by several sequences has a reference count above 1 and\n"
+           "is never written: the first write into it copies it (copy-on-write).\n"
+           "Peak bytes = peak blocks × block bytes; kv-mem --shared-prefix computes the\n"
+           "same from the shapes alone.\n";
+}
+
+std::vector<std::vector<int>> parse_prompts(const std::string& text, const Dims& d) {
+    std::vector<std::vector<int>> out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t end = text.find(';', start);
+        out.push_back(parse_token_list("--prompts", text.substr(start, end == std::string::npos ? end : end - start), d));
+        if (out.back().empty()) throw InputError("--prompts", text, "every prompt needs at least one token (a,b;c,d)");
+        if (end == std::string::npos) return out;
+        start = end + 1;
+    }
+}
+
+void run_model_paged(const PagedOptions& o) {
+    auto w = load(o.src);
+    Transformer m(*w);
+    PagedSimOptions so;
+    so.prompts = parse_prompts(o.prompts, w->dims());
+    so.blocks = static_cast<int>(parse_positive_int("--blocks", o.blocks));
+    so.block_size = static_cast<int>(parse_positive_int("--block-size", o.block_size));
+    so.new_tokens = static_cast<int>(parse_positive_int("--steps", o.steps));
+    so.seed = parse_nonnegative_int("--pool-seed", o.pool_seed);
+    const SharingComparison c = compare_sharing(m, so);
+    const PagedSimResult& shown = o.no_share ? c.unshared : c.shared;
+    Report r;
+    r.json = result_json(c, shown);
+    r.human = human_text(c, shown);
+    r.explain = explain_text(r.human);
+    r.csv = steps_table(shown);
+    emit(r, o.flags);
+}
+
+}  // namespace
+
+void setup_model_paged(CLI::App* model) {
+    auto o = std::make_shared<PagedOptions>();
+    CLI::App* s = model->add_subcommand("paged", "A paged KV cache to watch: block tables, shared prefixes, copy-on-write");
+    add_source(s, o->src);
+    s->add_option("--prompts", o->prompts, "prompts separated by ';' (default 1,2,3,4;1,2,3,9,9)");
+    s->add_option("--blocks", o->blocks, "blocks in the pool (default 16)");
+    s->add_option("--block-size", o->block_size, "tokens per block (default 2)");
+    s->add_option("--steps", o->steps, "greedy tokens each sequence generates before it ends (default 3)");
+    s->add_option("--pool-seed", o->pool_seed, "shuffles the pool's free list (default 1)");
+    s->add_flag("--no-share", o->no_share, "show the run without prefix sharing");
+    add_output_flags(*s, o->flags, true);
+    s->footer(examples_footer({"inferlab model paged", "inferlab model paged --prompts '1,2,3,4,5;1,2,3,4,6;7' --blocks 8 --json"},
+                              "When the pool runs out, the most recently admitted running sequence is preempted: its\n"
+                              "blocks return to the pool and it is recomputed when blocks allow (vLLM's policy).\n"
+                              "JSON keys: blocks, block_size, block_bytes, prompts, share_prefix, generated,\n"
+                              "steps[]{step, events, free_blocks, used_blocks, seqs[]{seq, state, length, table, refs,\n"
+                              "last_fill, shared_from, shared_tokens}}, copies_on_write, preemptions, policy,\n"
+                              "peak_blocks_shared, peak_blocks_unshared, peak_bytes_shared, peak_bytes_unshared, bytes_saved,\n"
+                              "max_logit_diff_vs_unshared, pool_whole_at_end."));
+    s->callback([o] { run_model_paged(*o); });
+}
+
+}  // namespace inferlab::app

@@ -1,0 +1,76 @@
+#pragma once
+// A paged KV cache you can watch (first document, Figure 8: logical block order separate from
+// physical position): several sequences on the reference model share one block pool, decode
+// greedily step by step, and every step's block tables, reference counts and free blocks are
+// recorded. With prefix sharing (vLLM's), a sequence whose prompt begins like an earlier
+// running one's holds that one's blocks for the common prefix; the first write into a shared,
+// partly filled block copies it (copy-on-write).
+//
+// Policy when the pool runs out (vLLM's recompute preemption): sequences are admitted first come,
+// first served while their blocks fit; when a decode step needs more blocks than are free, the
+// most recently admitted running sequence is preempted: its blocks return to the pool and it
+// waits, to be admitted again (its prompt and tokens so far recomputed) when blocks allow.
+// No block is ever written while another sequence reads it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "inferlab/model/transformer.hpp"
+
+namespace inferlab::model {
+
+struct PagedSimOptions {
+    std::vector<std::vector<int>> prompts;
+    int blocks = 16;       // blocks in the pool
+    int block_size = 4;    // tokens per block
+    int new_tokens = 4;    // greedy tokens each sequence generates, then it ends
+    bool share_prefix = true;
+    std::uint64_t seed = 1;  // the pool's shuffled free list
+};
+
+struct SeqState {
+    int seq = 0;
+    std::string state;            // "waiting", "running", "finished"
+    int length = 0;               // positions cached
+    std::vector<int> table;       // logical block → physical block
+    std::vector<int> refs;        // the reference count of each of those blocks
+    int last_fill = 0;            // positions in the last block (0 with no blocks)
+    int shared_from = -1;         // the sequence whose prefix it shares (-1: none)
+    int shared_tokens = 0;
+};
+
+struct PagedStep {
+    int step = 0;
+    std::vector<std::string> events;  // admitted, shared, copied on write, preempted, finished
+    std::vector<SeqState> seqs;
+    int free_blocks = 0;
+    int used_blocks = 0;
+};
+
+struct PagedSimResult {
+    PagedSimOptions options;
+    std::vector<PagedStep> steps;
+    std::vector<std::vector<int>> generated;  // per sequence
+    std::vector<MatrixRM> logits;             // per sequence: [new_tokens, vocab], the rows each new token was chosen from
+    int copies_on_write = 0, preemptions = 0;
+    int peak_used_blocks = 0;
+    std::uint64_t block_bytes = 0;            // one block, every layer, K and V (float32)
+    bool pool_whole_at_end = false;           // every block free and held by nobody
+};
+
+// Runs the simulation; InputError for an empty prompt list, an empty prompt, or a pool that
+// cannot hold the longest sequence alone.
+PagedSimResult simulate_paged(const Transformer& m, const PagedSimOptions& opt);
+
+// The same prompts with and without prefix sharing: the logits' largest absolute difference
+// (0: sharing changes no number) and the peak blocks of each.
+struct SharingComparison {
+    PagedSimResult shared, unshared;
+    double max_logit_diff = 0;
+    std::int64_t blocks_saved = 0;       // peak unshared − peak shared
+    std::int64_t bytes_saved = 0;
+    std::uint64_t peak_bytes_shared = 0, peak_bytes_unshared = 0;  // peak blocks × block bytes
+};
+SharingComparison compare_sharing(const Transformer& m, PagedSimOptions opt);
+
+}  // namespace inferlab::model
