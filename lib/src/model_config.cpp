@@ -6,6 +6,7 @@
 
 #include "inferlab/checked.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/files.hpp"
 #include "shipped_models.hpp"
 
 namespace inferlab {
@@ -174,17 +175,7 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
 }
 
 ModelConfig load_config_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw FileError(path, "cannot be opened (missing or unreadable)");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    json j;
-    try {
-        j = json::parse(ss.str());
-    } catch (const json::parse_error& e) {
-        throw InputError("--config", path, std::string("is not valid JSON: ") + e.what());
-    }
-    return parse_hf_config(j, path);
+    return parse_hf_config(parse_json_text("--config", path, read_text_file(path)), path);
 }
 
 std::vector<ShippedModel> shipped_models() {
