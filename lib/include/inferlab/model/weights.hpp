@@ -7,6 +7,7 @@
 // kernel allows it; the matrices below are views into it, row-major [out, in], y = W·x.
 #include <Eigen/Core>
 #include <cstdint>
+#include <istream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -114,6 +115,8 @@ std::unique_ptr<Weights> derive_draft(const Weights& target, int layers, double 
 // truncated, oversized or corrupt file (impossible header, non-finite weights).
 void write_checkpoint(const Weights& w, const std::string& path);
 std::unique_ptr<Weights> read_checkpoint(const std::string& path);
+// The same from a stream of `size` bytes positioned at the header; `path` names it in errors.
+std::unique_ptr<Weights> read_checkpoint(std::istream& in, std::uint64_t size, const std::string& path);
 
 }  // namespace model
 }  // namespace inferlab
