@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <utility>
 
 #include "inferlab/error.hpp"
 
@@ -16,6 +17,42 @@ void check_tokens(const Dims& d, const std::vector<int>& tokens, const std::stri
             throw InputError(where, std::to_string(t),
                              "is outside the vocabulary [0, " + std::to_string(d.vocab_size - 1) + "]");
 }
+
+namespace {
+
+// True when every element is finite. CPU tensors are read in place; another backend's are copied
+// to the host first ([rows, D] floats: small beside the layer's products).
+bool all_finite(Backend& b, const Tensor& t) {
+    const float* p = t.data();
+    std::vector<float> host;
+    if (&b != &cpu_backend()) {
+        host.resize(t.size());
+        b.download(host.data(), t.data(), t.size());
+        p = host.data();
+    }
+    // x·0 is 0 for finite x and NaN for NaN or ±inf, so the sum is 0 exactly when all are finite:
+    // one branch-free pass that the compiler vectorises.
+    float acc = 0.0f;
+    for (std::size_t i = 0; i < t.size(); ++i) acc += p[i] * 0.0f;
+    return acc == 0.0f;
+}
+
+// Called once a block's output is found non-finite (its inputs were finite at the previous
+// check): names the first op of the block whose output holds NaN or inf.
+[[noreturn]] void non_finite(Backend& b, const std::string& where,
+                             std::initializer_list<std::pair<const char*, const Tensor*>> ops, const char* last) {
+    const char* op = last;
+    for (const auto& [name, t] : ops)
+        if (!all_finite(b, *t)) {
+            op = name;
+            break;
+        }
+    throw Error(fmt::format("the forward pass produced NaN or inf, first in {}, op '{}': the weights are too large for "
+                            "float32 arithmetic (no output is given)",
+                            where, op));
+}
+
+}  // namespace
 
 MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions& opt) const {
     const Dims& D = w_.dims();
@@ -53,15 +90,28 @@ MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions
         B.attention(q, step, l, opt, att);
         B.matmul(att, w_.wo(l), tmp, opt);
         B.add(x, tmp);
+        // Checked once per block, not per op: a block's intermediates are examined only on failure.
+        // k and v hold this step's new K/V (also stored in the cache); q and k are after RoPE.
+        if (!all_finite(B, x))
+            non_finite(B, fmt::format("layer {}", l),
+                       {{"attention RMSNorm", &xn}, {"Q projection", &q}, {"K projection", &k}, {"V projection", &v},
+                        {"attention", &att}, {"output projection Wo", &tmp}},
+                       "residual add after attention");
         B.rmsnorm(x, w_.rms_ffn(l), D.norm_eps, xn);
         B.matmul(xn, w_.w1(l), h1, opt);
         B.matmul(xn, w_.w3(l), h3, opt);
         B.swiglu(h1, h3);  // silu(w1·x) ⊙ (w3·x)
         B.matmul(h1, w_.w2(l), tmp, opt);
         B.add(x, tmp);
+        if (!all_finite(B, x))
+            non_finite(B, fmt::format("layer {}", l),
+                       {{"FFN RMSNorm", &xn}, {"W3 projection", &h3}, {"W1 projection and SwiGLU", &h1},
+                        {"W2 projection", &tmp}},
+                       "residual add after the FFN");
     }
     B.rmsnorm(x, w_.rms_final(), D.norm_eps, xn);
     B.matmul(xn, w_.classifier(), out, opt);
+    if (!all_finite(B, out)) non_finite(B, "the output head", {{"final RMSNorm", &xn}}, "classifier");
     MatrixRM logits;
     B.to_host(out, logits);
     return logits;
