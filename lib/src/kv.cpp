@@ -51,23 +51,40 @@ std::uint64_t bytes_per_token(const KvSpec& spec) {
     return bits_to_bytes(bits, "KV bytes per token");
 }
 
-KvBreakdown kv_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens) {
+std::vector<Requests> one_each(const std::vector<std::uint64_t>& seq_lens) {
+    std::vector<Requests> out;
+    for (std::uint64_t s : seq_lens) out.push_back({s, 1});
+    return out;
+}
+
+std::uint64_t request_count(std::span<const Requests> requests) {
+    std::uint64_t n = 0;
+    for (const auto& r : requests) n = checked_add(n, r.count, "number of requests");
+    return n;
+}
+
+KvBreakdown kv_bytes(const KvSpec& spec, std::span<const Requests> requests) {
     KvBreakdown out;
-    out.seq_lens = seq_lens;
     out.per_layer_bytes.assign(spec.layers.size(), 0);
     const std::string what = "total KV bytes";
-    for (std::uint64_t s : seq_lens) {
+    for (const auto& [s, count] : requests) {
         std::uint64_t request = 0;
         for (std::size_t li = 0; li < spec.layers.size(); ++li) {
             const KvLayer& l = spec.layers[li];
             std::uint64_t b = bits_to_bytes(mul128(layer_token_bits(l), positions_cached(l, s), what), what);
             request = checked_add(request, b, what);
-            out.per_layer_bytes[li] = checked_add(out.per_layer_bytes[li], b, what);
+            out.per_layer_bytes[li] = checked_add(out.per_layer_bytes[li], checked_mul(b, count, what), what);
         }
+        out.seq_lens.push_back(s);
+        out.counts.push_back(count);
         out.per_request_bytes.push_back(request);
-        out.total_bytes = checked_add(out.total_bytes, request, what);
+        out.total_bytes = checked_add(out.total_bytes, checked_mul(request, count, what), what);
     }
     return out;
+}
+
+KvBreakdown kv_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens) {
+    return kv_bytes(spec, one_each(seq_lens));
 }
 
 std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::uint64_t seq_len, std::uint64_t h_kv,
@@ -78,29 +95,40 @@ std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::u
     return bits_to_bytes(total_bits, what);
 }
 
-PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t block_size) {
+PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t block_size) {
     if (block_size == 0) throw InputError("--block-size", "0", "must be a positive integer");
     PagedUsage out;
     out.block_size = block_size;
     const std::string what = "paged KV bytes";
     out.block_bytes = checked_mul(bytes_per_token(spec), block_size, what);
-    out.used_bytes = kv_bytes(spec, seq_lens).total_bytes;
-    for (std::uint64_t s : seq_lens) {
-        std::uint64_t blocks = (s + block_size - 1) / block_size;
+    out.used_bytes = kv_bytes(spec, requests).total_bytes;
+    for (const auto& [s, count] : requests) {
+        // (s − 1) / block + 1 is ceil(s / block) without the overflow of s + block − 1.
+        std::uint64_t blocks = s == 0 ? 0 : (s - 1) / block_size + 1;
         out.blocks_per_request.push_back(blocks);
-        out.total_blocks = checked_add(out.total_blocks, blocks, what);
+        out.total_blocks = checked_add(out.total_blocks, checked_mul(blocks, count, what), what);
         for (const auto& l : spec.layers) {
             std::uint64_t pos = positions_cached(l, s);
-            std::uint64_t layer_blocks = (pos + block_size - 1) / block_size;
+            std::uint64_t layer_blocks = pos == 0 ? 0 : (pos - 1) / block_size + 1;
             u128 bits = mul128(layer_token_bits(l), mul128(layer_blocks, block_size, what), what);
-            out.allocated_bytes = checked_add(out.allocated_bytes, bits_to_bytes(bits, what), what);
+            // Whole bytes per request and layer, as kv_bytes rounds them, then the count.
+            out.allocated_bytes =
+                checked_add(out.allocated_bytes, checked_mul(bits_to_bytes(bits, what), count, what), what);
         }
     }
     out.waste_bytes = out.allocated_bytes - out.used_bytes;
     return out;
 }
 
+PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t block_size) {
+    return kv_paged(spec, one_each(seq_lens), block_size);
+}
+
 TpShare kv_tensor_parallel(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t devices) {
+    return kv_tensor_parallel(spec, one_each(seq_lens), devices);
+}
+
+TpShare kv_tensor_parallel(const KvSpec& spec, std::span<const Requests> seq_lens, std::uint64_t devices) {
     if (devices == 0) throw InputError("--tp", "0", "must be a positive integer");
     TpShare out;
     out.devices = devices;
@@ -142,6 +170,11 @@ TpShare kv_tensor_parallel(const KvSpec& spec, const std::vector<std::uint64_t>&
 std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_t q_heads, std::uint64_t kv_heads,
                                               std::uint64_t d, std::uint32_t bits,
                                               const std::vector<std::uint64_t>& seq_lens) {
+    return compare_head_sharing(layers, q_heads, kv_heads, d, bits, one_each(seq_lens));
+}
+
+std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_t q_heads, std::uint64_t kv_heads,
+                                              std::uint64_t d, std::uint32_t bits, std::span<const Requests> seq_lens) {
     if (kv_heads == 0 || q_heads % kv_heads != 0)
         throw InputError("--q-heads", std::to_string(q_heads),
                          "must be divisible by --kv-heads " + std::to_string(kv_heads) +

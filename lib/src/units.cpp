@@ -227,6 +227,20 @@ std::uint64_t parse_positive_int(const std::string& where, const std::string& te
     return v;
 }
 
+std::uint64_t parse_positive_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
+                                         const std::string& unit) {
+    const std::uint64_t v = parse_positive_int(where, text);
+    if (v > max) throw InputError(where, text, "must be at most " + group_thousands(max) + (unit.empty() ? "" : " " + unit));
+    return v;
+}
+
+std::uint64_t parse_nonnegative_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
+                                            const std::string& unit) {
+    const std::uint64_t v = parse_nonnegative_int(where, text);
+    if (v > max) throw InputError(where, text, "must be at most " + group_thousands(max) + (unit.empty() ? "" : " " + unit));
+    return v;
+}
+
 std::uint64_t parse_count_with_suffix(const std::string& where, const std::string& text) {
     static const Unit kCountUnits[] = {{"", 1},          {"k", 1000},          {"K", 1000},
                                        {"M", 1000000},   {"B", 1000000000},    {"G", 1000000000},
