@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan; -DINFERLAB_FUZZ=ON builds nothing else) and
+# runs each over its seed corpus in fuzz/corpus/<target>/.
+#   scripts/fuzz.sh                 CI: each target for a bounded number of runs (under 5 minutes in all)
+#   scripts/fuzz.sh --campaign 600  each target for 600 s, one after another, niced; findings are
+#                                   kept under build-fuzz/campaign/<target>/ (artifacts, new corpus, log)
+# A crash, a sanitizer report, a timeout, an exit 3 or NaN in output fails the CI run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+cxx="${CXX_FUZZ:-$(command -v clang++-14 || command -v clang++)}"
+jobs="$(nproc)"
+targets=(units config layer_spec checkpoint cli)
+
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERLAB_FUZZ=ON -DCMAKE_CXX_COMPILER="$cxx"
+cmake --build build-fuzz -j "$jobs"
+
+# Runs per target in CI: the parsers are fast, the command line and checkpoints slower per input.
+declare -A runs=([units]=200000 [config]=20000 [layer_spec]=20000 [checkpoint]=5000 [cli]=2000)
+# leak detection off: the CLI keeps function-local statics; libFuzzer's own limits stay on.
+export ASAN_OPTIONS="detect_leaks=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+if [ "${1:-}" = "--campaign" ]; then
+  seconds="${2:?--campaign needs seconds per target}"
+  for t in "${targets[@]}"; do
+    out="$root/build-fuzz/campaign/$t"
+    mkdir -p "$out/corpus" "$out/artifacts" "$out/work"
+    echo "== $t: $seconds s (log: $out/log) =="
+    # fork mode keeps going past a finding, so one campaign reports all of them; the work
+    # directory takes any file a fuzzed command line writes (model init --out).
+    (cd "$out/work" && nice -n 19 "$root/build-fuzz/fuzz/fuzz_$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
+      -ignore_ooms=1 -timeout=20 -rss_limit_mb=4096 -max_total_time="$seconds" -print_final_stats=1 \
+      -artifact_prefix="$out/artifacts/" "$out/corpus" "$root/fuzz/corpus/$t") > "$out/log" 2>&1 || true
+    tail -n 3 "$out/log"
+  done
+  exit 0
+fi
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+for t in "${targets[@]}"; do
+  echo "== fuzz_$t: ${runs[$t]} runs over fuzz/corpus/$t =="
+  mkdir -p "$tmp/$t/corpus" "$tmp/$t/work"
+  # New inputs go to the temporary corpus (first directory); the seeds in the tree stay as they are.
+  (cd "$tmp/$t/work" && "$root/build-fuzz/fuzz/fuzz_$t" -runs="${runs[$t]}" -timeout=20 -rss_limit_mb=4096 \
+    -seed=1 -artifact_prefix="$tmp/$t/" "$tmp/$t/corpus" "$root/fuzz/corpus/$t" > "$tmp/$t/log" 2>&1) || {
+    echo "fuzz.sh: error: fuzz_$t found a crash, hang or sanitizer report:" >&2
+    tail -n 40 "$tmp/$t/log" >&2
+    exit 1
+  }
+  grep -E "^Done|stat::number_of_executed_units" "$tmp/$t/log" | tail -n 1 || true
+done
