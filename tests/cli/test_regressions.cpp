@@ -145,7 +145,7 @@ TEST_CASE("regress: output to a full disk or a closed pipe exits non-zero with o
     SECTION("/dev/full") {
         const int fd = open("/dev/full", O_WRONLY);
         REQUIRE(fd >= 0);
-        auto [status, err] = run_with_stdout(fd, {"verify"});
+        auto [status, err] = run_with_stdout(fd, {"verify", "--id", "kv.doc2"});
         close(fd);
         INFO("stderr: " << err);
         CHECK(status == 2);
@@ -156,7 +156,7 @@ TEST_CASE("regress: output to a full disk or a closed pipe exits non-zero with o
         int p[2];
         REQUIRE(pipe(p) == 0);
         close(p[0]);  // no reader: every write fails with EPIPE
-        auto [status, err] = run_with_stdout(p[1], {"verify"});
+        auto [status, err] = run_with_stdout(p[1], {"verify", "--id", "kv.doc2"});
         close(p[1]);
         INFO("stderr: " << err);
         CHECK(status == 2);
