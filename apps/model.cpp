@@ -345,8 +345,8 @@ void run_bench(const BenchOptions& o) {
     } else if (o.weight_dtype != "fp32") {
         throw InputError("--weight-dtype", o.weight_dtype, "must be fp32 or bf16");
     }
-    const int P = static_cast<int>(parse_positive_int("--prompt-len", o.prompt_len));
-    const int G = static_cast<int>(parse_positive_int("--gen", o.gen));
+    const int P = static_cast<int>(parse_positive_int_at_most("--prompt-len", o.prompt_len, INT32_MAX, ""));
+    const int G = static_cast<int>(parse_positive_int_at_most("--gen", o.gen, INT32_MAX, ""));
     if (P + G > d.seq_len) throw InputError("--gen", o.gen, "with --prompt-len exceeds the maximum sequence length");
     const std::uint64_t probe = parse_positive_int("--probe-mib", o.probe_mib);
     auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);

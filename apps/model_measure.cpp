@@ -46,13 +46,13 @@ void run_speculate(const SpeculateOptionsCli& o) {
     std::string what;
     auto tw = load(o.src, &what);
     const Dims& td = tw->dims();
-    const int layers = o.draft_layers.empty() ? std::max(1, td.n_layers / 2) : static_cast<int>(parse_positive_int("--draft-layers", o.draft_layers));
+    const int layers = o.draft_layers.empty() ? std::max(1, td.n_layers / 2) : static_cast<int>(parse_positive_int_at_most("--draft-layers", o.draft_layers, INT32_MAX, ""));
     const double perturb = parse_real("--perturb", o.perturb);
     auto dw = derive_draft(*tw, layers, perturb, parse_nonnegative_int("--draft-seed", o.draft_seed));
     Transformer target(*tw), draft(*dw);
     SpeculateOptions so;
-    so.gamma = static_cast<int>(parse_positive_int("--gamma", o.gamma));
-    so.new_tokens = static_cast<int>(parse_positive_int("--tokens", o.tokens));
+    so.gamma = static_cast<int>(parse_positive_int_at_most("--gamma", o.gamma, INT32_MAX, ""));
+    so.new_tokens = static_cast<int>(parse_positive_int_at_most("--tokens", o.tokens, INT32_MAX, ""));
     so.sampling = parse_sampling(o.greedy, o.temperature, o.top_k, o.top_p);
     so.seed = parse_nonnegative_int("--seed", o.src.seed);
     so.forward.threads = static_cast<int>(parse_positive_int("--threads", o.threads));
@@ -138,8 +138,8 @@ void run_kv_quant(const KvQuantOptions& o) {
     if (o.scheme == "kivi") scheme = KvQuantScheme::Kivi;
     else if (o.scheme == "per-token") scheme = KvQuantScheme::PerToken;
     else throw InputError("--scheme", o.scheme, "must be kivi (K per channel, V per token) or per-token");
-    const int group = static_cast<int>(parse_positive_int("--group", o.group));
-    const int n = static_cast<int>(parse_positive_int("--tokens", o.tokens));
+    const int group = static_cast<int>(parse_positive_int_at_most("--group", o.group, INT32_MAX, ""));
+    const int n = static_cast<int>(parse_positive_int_at_most("--tokens", o.tokens, INT32_MAX, ""));
     if (n > d.seq_len) throw InputError("--tokens", o.tokens, "exceeds the maximum sequence length " + std::to_string(d.seq_len));
     std::vector<int> tokens;
     Rng rng(parse_nonnegative_int("--seed", o.src.seed) + 77);
@@ -166,7 +166,7 @@ void run_kv_quant(const KvQuantOptions& o) {
         agree += a == b;
     }
     // Greedy generation: where (if anywhere) the quantized cache parts from float32.
-    const int gen = static_cast<int>(parse_nonnegative_int("--gen", o.gen));
+    const int gen = static_cast<int>(parse_nonnegative_int_at_most("--gen", o.gen, INT32_MAX, ""));
     auto prompt = parse_token_list("--prompt", o.prompt, d);
     if (int(prompt.size()) + gen > d.seq_len) throw InputError("--gen", o.gen, "with the prompt exceeds the maximum sequence length");
     ContiguousCache gf(d);
@@ -230,7 +230,7 @@ void run_roofline(const RooflineCli& o) {
     const Dims& d = w->dims();
     ForwardOptions opt;
     opt.threads = static_cast<int>(parse_positive_int("--threads", o.threads));
-    const int repeats = static_cast<int>(parse_positive_int("--repeats", o.repeats));
+    const int repeats = static_cast<int>(parse_positive_int_at_most("--repeats", o.repeats, INT32_MAX, ""));
     auto batches = parse_int_list_or_range("--batches", o.batches, 32);
     auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
     BandwidthProbe bw = measure_read_bandwidth(parse_positive_int("--probe-mib", o.probe_mib) << 20, opt.threads, 5);

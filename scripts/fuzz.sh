@@ -39,8 +39,10 @@ if [ "${1:-}" = "--campaign" ]; then
     start=$(date +%s)
     : > "$out/log"
     while left=$((seconds - ($(date +%s) - start))); [ "$left" -gt 5 ]; do
-      # -timeout=60: niced on a busy machine, a legitimate input can take several times its CI time.
-      (cd "$out/work" && nice -n 19 "$root/build-fuzz/fuzz/fuzz_$t" -timeout=60 -rss_limit_mb=4096 \
+      # FUZZ_TIMEOUT (default 60 s): niced on a busy machine, a legitimate input (a seed that runs
+      # the demo model) can take far more than its CI time, and a seed that times out every
+      # restart would leave no time to fuzz.
+      (cd "$out/work" && nice -n 19 "$root/build-fuzz/fuzz/fuzz_$t" -timeout="${FUZZ_TIMEOUT:-60}" -rss_limit_mb=4096 \
         -max_total_time="$left" -print_final_stats=1 -artifact_prefix="$out/artifacts/" \
         "$out/corpus" "$root/fuzz/corpus/$t") >> "$out/log" 2>&1 || echo "fuzz.sh: finding, restarting" >> "$out/log"
     done

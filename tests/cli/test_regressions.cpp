@@ -164,3 +164,18 @@ TEST_CASE("regress: output to a full disk or a closed pipe exits non-zero with o
         CHECK(err.find("cannot write the output to standard output: Broken pipe") != std::string::npos);
     }
 }
+
+TEST_CASE("regress: the model commands' counts beyond int are errors, not wrapped values", "[cli][regress]") {
+    // 2^32 became 0 new tokens (speculate printed '-nan tokens per target pass' with exit 0);
+    // 2^32 + 1 became 1 (a γ or a draft depth the user did not ask for).
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--tokens", "4294967296"},
+                 "--tokens '4294967296': must be at most 2,147,483,647");
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--gamma", "4294967297", "--tokens", "8"},
+                 "--gamma '4294967297': must be at most 2,147,483,647");
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--draft-layers", "4294967297", "--tokens", "8"},
+                 "--draft-layers '4294967297': must be at most 2,147,483,647");
+    expect_error({"model", "kv-quant", "--model", "demo-gqa", "--gen", "4294967296", "--tokens", "8"},
+                 "--gen '4294967296': must be at most 2,147,483,647");
+    expect_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1,2", "--window", "4294967296"},
+                 "--window '4294967296': must be at most 2,147,483,647");
+}
