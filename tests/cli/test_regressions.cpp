@@ -105,6 +105,9 @@ TEST_CASE("regress: numeric flags beyond int or multiplied past 64 bits are exit
     expect_error({"model", "check-cache", "--model", "demo-gqa", "--length", "8", "--chunk", "4294967296"},
                  "--chunk '4294967296': must be at most 2,147,483,647");
     expect_error({"quantize", "--kv-gen", "4611686018427387904x4"}, "must hold at most 4,000,000 values");
+    // The same product in --gen wrapped to 0 and said "no values to quantize".
+    expect_error({"quantize", "--gen", "normal:4611686018427387904x4", "--bits", "4"},
+                 "--gen 'normal:4611686018427387904x4': must hold at most 10,000,000 values");
     expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16", "--seq-len",
                   "8192", "--bytes-per-elem", "1e9"},
                  "--dtype and --bytes-per-elem both given");
