@@ -12,14 +12,14 @@
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
+#include "inferlab/layer_spec.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/units.hpp"
 
 namespace inferlab::app {
 namespace {
 
-// The cache is described layer by layer; no real model comes near this many layers.
-constexpr std::uint64_t kMaxLayers = 100000;
+constexpr std::uint64_t kMaxLayers = kMaxKvLayers;
 
 struct KvMemOptions {
     std::string layers, kv_heads, head_dim, hidden_size, q_heads;
@@ -41,7 +41,8 @@ struct Geometry {
     std::optional<ModelConfig> config;
 };
 
-std::vector<std::uint64_t> parse_lengths(const KvMemOptions& o, CLI::App& sub) {
+// The requests: one entry per listed length, or one entry of --batch equal requests.
+std::vector<Requests> parse_lengths(const KvMemOptions& o, CLI::App& sub) {
     if (o.seq_len.empty()) return {};
     std::vector<std::uint64_t> lens;
     for (const auto& item : split_count_list("--seq-len", o.seq_len)) {
@@ -54,10 +55,10 @@ std::vector<std::uint64_t> parse_lengths(const KvMemOptions& o, CLI::App& sub) {
         if (lens.size() != 1)
             throw InputError("--batch", o.batch,
                              "cannot be combined with a list of lengths: list every request in --seq-len instead");
-        lens.assign(batch, lens.front());
+        return {{lens.front(), batch}};
     }
     (void)sub;
-    return lens;
+    return one_each(lens);
 }
 
 std::uint32_t precision_bits(const KvMemOptions& o, const std::optional<DType>& fallback, std::string* name) {
@@ -78,56 +79,6 @@ std::uint32_t precision_bits(const KvMemOptions& o, const std::optional<DType>& 
         return fallback->bits;
     }
     throw InputError("no KV precision: give --dtype (fp32, fp16, bf16, fp8, int8, int4) or --bytes-per-elem");
-}
-
-KvSpec read_layer_spec(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw FileError(path, "cannot be opened (missing or unreadable)");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(ss.str());
-    } catch (const nlohmann::json::parse_error& e) {
-        throw InputError("--layer-spec", path, std::string("is not valid JSON: ") + e.what());
-    }
-    const nlohmann::json& list = j.is_object() && j.contains("layers") ? j["layers"] : j;
-    if (!list.is_array() || list.empty())
-        throw InputError("--layer-spec", path, "must hold a non-empty list of layers (or {\"layers\": [...]})");
-    KvSpec spec;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-        const auto& e = list[i];
-        const std::string where = "--layer-spec layer " + std::to_string(i);
-        if (!e.is_object()) throw InputError(where, e.dump(), "must be an object");
-        auto need_int = [&](const char* key, bool allow_zero) -> std::uint64_t {
-            if (!e.contains(key)) throw InputError(where + ": missing key '" + key + "'");
-            const auto& v = e[key];
-            if (!v.is_number_integer() || v.get<std::int64_t>() < (allow_zero ? 0 : 1))
-                throw InputError(where + " key '" + key + "'", v.dump(),
-                                 allow_zero ? "must be a non-negative integer" : "must be a positive integer");
-            return v.get<std::uint64_t>();
-        };
-        auto need_bytes = [&](const char* key) -> std::uint32_t {
-            if (!e.contains(key)) throw InputError(where + ": missing key '" + key + "'");
-            const auto& v = e[key];
-            if (v.is_string()) return parse_dtype(where + " key '" + key + "'", v.get<std::string>()).bits;
-            if (!v.is_number()) throw InputError(where + " key '" + key + "'", v.dump(), "must be bytes per element or a dtype name");
-            return parse_bytes_per_elem_bits(where + " key '" + key + "'", v.dump());
-        };
-        KvLayer l;
-        l.h_kv = need_int("h_kv", false);
-        l.d_k = need_int("d_k", false);
-        l.d_v = need_int("d_v", false);
-        l.bits_k = need_bytes("b_k");
-        l.bits_v = need_bytes("b_v");
-        l.window = e.contains("window") ? need_int("window", true) : 0;
-        std::uint64_t repeat = e.contains("repeat") ? need_int("repeat", false) : 1;
-        if (repeat > kMaxLayers || spec.layers.size() + repeat > kMaxLayers)
-            throw InputError(where + " key 'repeat'", std::to_string(repeat),
-                             "makes more than " + std::to_string(kMaxLayers) + " layers");
-        for (std::uint64_t r = 0; r < repeat; ++r) spec.layers.push_back(l);
-    }
-    return spec;
 }
 
 Geometry build_geometry(const KvMemOptions& o, CLI::App& sub) {
@@ -254,11 +205,11 @@ nlohmann::json layer_json(const KvLayer& l) {
 }
 
 // --block-size: paged allocation, one block table per window (see kv_paged).
-void paged_section(const KvSpec& spec, const std::vector<std::uint64_t>& lens, std::uint64_t bs, Report& r) {
+void paged_section(const KvSpec& spec, std::span<const Requests> reqs, std::uint64_t bs, Report& r) {
     auto& j = r.json;
     std::string& h = r.human;
     std::string& x = r.explain;
-    PagedUsage p = kv_paged(spec, lens, bs);
+    PagedUsage p = kv_paged(spec, reqs, bs);
     j["paged"] = {{"block_size", bs}, {"used_bytes", p.used_bytes}, {"allocated_bytes", p.allocated_bytes},
                   {"waste_bytes", p.waste_bytes}, {"groups", nlohmann::json::array()}};
     if (p.groups.size() == 1)
@@ -299,7 +250,7 @@ void paged_section(const KvSpec& spec, const std::vector<std::uint64_t>& lens, s
 
 // --budget: what fits on one device after its share of the weights. With --tp N each device holds
 // W / N of the weights and its share of every layer's K/V heads (kv_spec_per_device).
-void budget_section(const KvMemOptions& o, const Geometry& g, const std::vector<std::uint64_t>& lens, Report& r) {
+void budget_section(const KvMemOptions& o, const Geometry& g, std::span<const Requests> reqs, Report& r) {
     auto& j = r.json;
     std::string& h = r.human;
     std::string& x = r.explain;
@@ -319,8 +270,8 @@ void budget_section(const KvMemOptions& o, const Geometry& g, const std::vector<
     } else {
         throw InputError("--budget needs the weights: give --weights-bytes (e.g. 14GB), or a model with --config/--model");
     }
-    std::optional<std::uint64_t> seq = lens.empty() ? std::nullopt : std::optional<std::uint64_t>(lens.front());
-    if (lens.size() > 1 && !std::all_of(lens.begin(), lens.end(), [&](auto s) { return s == lens.front(); }))
+    std::optional<std::uint64_t> seq = reqs.empty() ? std::nullopt : std::optional<std::uint64_t>(reqs.front().seq_len);
+    if (!std::all_of(reqs.begin(), reqs.end(), [&](const Requests& q) { return q.seq_len == reqs.front().seq_len; }))
         throw InputError("--budget", o.budget, "asks for the largest batch at one --seq-len; give a single length");
     std::optional<std::uint64_t> bs;
     if (!o.block_size.empty()) bs = parse_positive_int("--block-size", o.block_size);
@@ -389,12 +340,12 @@ void budget_section(const KvMemOptions& o, const Geometry& g, const std::vector<
 }
 
 // --shared-prefix P: B requests of one length S sharing P prompt tokens in blocks of --block-size.
-void print_shared_prefix(const KvMemOptions& o, const KvSpec& spec, const std::vector<std::uint64_t>& lens, nlohmann::json& j,
+void print_shared_prefix(const KvMemOptions& o, const KvSpec& spec, std::span<const Requests> reqs, nlohmann::json& j,
                          std::string& h) {
     if (o.block_size.empty()) throw InputError("--shared-prefix needs --block-size (prefix sharing is by whole blocks)");
-    if (std::adjacent_find(lens.begin(), lens.end(), std::not_equal_to<>()) != lens.end())
+    if (!std::all_of(reqs.begin(), reqs.end(), [&](const Requests& q) { return q.seq_len == reqs.front().seq_len; }))
         throw InputError("--shared-prefix needs requests of one length (--seq-len S --batch B)");
-    const SharedPrefixUsage u = kv_shared_prefix(spec, lens.size(), lens.front(), parse_tokens("--shared-prefix", o.shared_prefix),
+    const SharedPrefixUsage u = kv_shared_prefix(spec, request_count(reqs), reqs.front().seq_len, parse_tokens("--shared-prefix", o.shared_prefix),
                                                  parse_positive_int("--block-size", o.block_size));
     j["shared_prefix"] = {{"prefix_tokens", u.prefix},     {"requests", u.requests},         {"block_size", u.block_size},
                           {"shared_blocks", u.shared_blocks}, {"partial_tokens", u.partial_tokens}, {"own_blocks_per_request", u.own_blocks},
@@ -427,9 +378,11 @@ void run(const KvMemOptions& o, CLI::App& sub) {
         return;
     }
     Geometry g = build_geometry(o, sub);
-    std::vector<std::uint64_t> lens = parse_lengths(o, sub);
+    const std::vector<Requests> reqs = parse_lengths(o, sub);
+    const std::uint64_t n_requests = request_count(reqs);
+    const bool same = std::all_of(reqs.begin(), reqs.end(), [&](const Requests& q) { return q.seq_len == reqs.front().seq_len; });
     const bool budget_mode = !o.budget.empty();
-    if (lens.empty() && !budget_mode) throw InputError("--seq-len is required (tokens cached per request, e.g. 8192 or 8Ki)");
+    if (reqs.empty() && !budget_mode) throw InputError("--seq-len is required (tokens cached per request, e.g. 8192 or 8Ki)");
     const KvSpec& spec = g.spec;
     const bool uniform = spec.uniform();
     bool has_window = false;
@@ -502,30 +455,31 @@ void run(const KvMemOptions& o, CLI::App& sub) {
     }
 
     // ---- totals ----
-    if (!lens.empty()) {
-        KvBreakdown kv = kv_bytes(spec, lens);
-        j["seq_lens"] = lens;
+    if (!reqs.empty()) {
+        KvBreakdown kv = kv_bytes(spec, reqs);
+        j["seq_lens"] = kv.seq_lens;
+        j["request_counts"] = kv.counts;
         j["per_request_bytes"] = kv.per_request_bytes;
         j["per_layer_bytes"] = kv.per_layer_bytes;
         j["total_bytes"] = kv.total_bytes;
         j["total_gib"] = static_cast<double>(kv.total_bytes) / 1073741824.0;
         j["total_gb"] = static_cast<double>(kv.total_bytes) / 1e9;
-        bool same = std::all_of(lens.begin(), lens.end(), [&](auto s) { return s == lens.front(); });
         if (same)
-            h += fmt::format("requests    {} × S={} tokens\n", lens.size(), group_thousands(lens.front()));
+            h += fmt::format("requests    {} × S={} tokens\n", group_thousands(n_requests), group_thousands(reqs.front().seq_len));
         else
             h += fmt::format("requests    {} of different lengths (summed exactly; an average is not a peak)\n",
-                             lens.size());
-        if (!same || lens.size() > 1) {
-            std::size_t shown = std::min<std::size_t>(lens.size(), 12);
+                             n_requests);
+        if (!same || n_requests > 1) {
+            // Different lengths come from a list, one request per entry.
+            std::size_t shown = std::min<std::size_t>(reqs.size(), 12);
             for (std::size_t i = 0; i < shown && !same; ++i)
-                h += fmt::format("  request {}: S={} → {}\n", i, group_thousands(lens[i]), bytes_all_units(kv.per_request_bytes[i]));
-            if (!same && shown < lens.size()) h += fmt::format("  ... {} more\n", lens.size() - shown);
+                h += fmt::format("  request {}: S={} → {}\n", i, group_thousands(reqs[i].seq_len), bytes_all_units(kv.per_request_bytes[i]));
+            if (!same && shown < reqs.size()) h += fmt::format("  ... {} more\n", reqs.size() - shown);
             if (same) h += fmt::format("per request {}\n", bytes_all_units(kv.per_request_bytes.front()));
         }
         h += fmt::format("total       M_KV = {}\n", bytes_all_units(kv.total_bytes));
         if (g.config && g.config->mla) {
-            KvBreakdown full = kv_bytes(KvSpec{spec.decompressed, {}}, lens);
+            KvBreakdown full = kv_bytes(KvSpec{spec.decompressed, {}}, reqs);
             j["mla"] = {{"latent_bytes_per_token_per_layer", per_layer_token.front()},
                         {"decompressed_total_bytes", full.total_bytes},
                         {"decompressed_bytes_per_token", bytes_per_token(KvSpec{spec.decompressed, {}})}};
@@ -538,27 +492,31 @@ void run(const KvMemOptions& o, CLI::App& sub) {
         x += "\nKV bytes of the requests:\n";
         if (uniform && same) {
             const auto& l0 = spec.layers.front();
-            std::uint64_t check = kv_bytes_uniform(L, lens.size(), lens.front(), l0.h_kv, l0.d_k, l0.bits_k);
+            std::uint64_t check = kv_bytes_uniform(L, n_requests, reqs.front().seq_len, l0.h_kv, l0.d_k, l0.bits_k);
             if (check != kv.total_bytes) throw std::logic_error("uniform formula disagrees with the layer sum");
             x += "  M_KV = 2·L·B·S·H_kv·d·b\n";
-            x += fmt::format("       = 2 × {} × {} × {} × {} × {} × {}\n", L, lens.size(), lens.front(), l0.h_kv, l0.d_k,
+            x += fmt::format("       = 2 × {} × {} × {} × {} × {} × {}\n", L, n_requests, reqs.front().seq_len, l0.h_kv, l0.d_k,
                              b_text(l0.bits_k));
             x += fmt::format("       = {}\n", bytes_all_units(kv.total_bytes));
         } else if (!has_window) {
             std::string sum;
             std::uint64_t total_tokens = 0;
-            for (std::size_t i = 0; i < lens.size(); ++i) {
-                if (i < 8) sum += (i ? " + " : "") + std::to_string(lens[i]);
-                total_tokens += lens[i];
+            for (std::size_t i = 0; i < reqs.size(); ++i) {
+                const auto& [len, count] = reqs[i];
+                if (i < 8) sum += (i ? " + " : "") + (count == 1 ? std::to_string(len) : fmt::format("{} × {}", count, len));
+                total_tokens = checked_add(total_tokens, checked_mul(len, count, "tokens cached"), "tokens cached");
             }
-            if (lens.size() > 8) sum += fmt::format(" + … ({} requests)", lens.size());
+            if (reqs.size() > 8) sum += fmt::format(" + … ({} requests)", n_requests);
             x += "  M_KV = s_token × Σ_i S_i   (each request summed at its own length)\n";
             x += fmt::format("       = {} × ({}) = {} × {}\n", s_token, sum, s_token, total_tokens);
             x += fmt::format("       = {}\n", bytes_all_units(kv.total_bytes));
         } else {
             x += "  M_KV = Σ_i Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)·min(S_i, W_l)\n";
-            for (std::size_t i = 0; i < lens.size() && i < 8; ++i)
-                x += fmt::format("  request {} (S={}): {}\n", i, lens[i], bytes_all_units(kv.per_request_bytes[i]));
+            for (std::size_t i = 0; i < reqs.size() && i < 8; ++i)
+                x += reqs[i].count == 1
+                         ? fmt::format("  request {} (S={}): {}\n", i, reqs[i].seq_len, bytes_all_units(kv.per_request_bytes[i]))
+                         : fmt::format("  {} requests (S={}): {} each\n", reqs[i].count, reqs[i].seq_len,
+                                       bytes_all_units(kv.per_request_bytes[i]));
             x += fmt::format("       = {}\n", bytes_all_units(kv.total_bytes));
         }
         x += "  (1 KiB = 1024 B, 1 GiB = 2^30 B; 1 GB = 10^9 B)\n";
@@ -566,7 +524,7 @@ void run(const KvMemOptions& o, CLI::App& sub) {
         // ---- MHA / GQA / MQA ----
         if (uniform && g.q_heads) {
             const auto& l0 = spec.layers.front();
-            auto rows = compare_head_sharing(L, *g.q_heads, l0.h_kv, l0.d_k, l0.bits_k, lens);
+            auto rows = compare_head_sharing(L, *g.q_heads, l0.h_kv, l0.d_k, l0.bits_k, reqs);
             Table t{{"structure", "query heads", "KV heads", "KV vs MHA", "K/V proj width", "KV bytes"}, {}, {}};
             j["head_sharing"] = nlohmann::json::array();
             for (const auto& row : rows) {
@@ -586,15 +544,15 @@ void run(const KvMemOptions& o, CLI::App& sub) {
         }
 
         // ---- paged ----
-        if (!o.block_size.empty()) paged_section(spec, lens, parse_positive_int("--block-size", o.block_size), r);
+        if (!o.block_size.empty()) paged_section(spec, reqs, parse_positive_int("--block-size", o.block_size), r);
 
         // ---- shared prefix ----
-        if (!o.shared_prefix.empty()) print_shared_prefix(o, spec, lens, j, h);
+        if (!o.shared_prefix.empty()) print_shared_prefix(o, spec, reqs, j, h);
 
         // ---- tensor parallel ----
         if (!o.tp.empty()) {
             std::uint64_t n = parse_positive_int("--tp", o.tp);
-            TpShare t = kv_tensor_parallel(spec, lens, n);
+            TpShare t = kv_tensor_parallel(spec, reqs, n);
             j["tensor_parallel"] = {{"devices", n},           {"heads_per_device", t.heads_per_device},
                                     {"replication", t.replication}, {"replicated", t.replicated},
                                     {"latent_replicated", t.latent_replicated},
@@ -613,7 +571,7 @@ void run(const KvMemOptions& o, CLI::App& sub) {
         }
     }
 
-    if (budget_mode) budget_section(o, g, lens, r);
+    if (budget_mode) budget_section(o, g, reqs, r);
     if (x.empty()) x = h;
     emit(r, o.out);
 }
@@ -662,7 +620,7 @@ void setup_kv_mem(CLI::App& app) {
         "  default (Gemma, Gemma-2/3, Cohere-2, GPT-2 tied; Llama, Mistral, Qwen, Phi-3, DeepSeek untied).\n"
         "  No torch_dtype: give --dtype (and --weight-dtype for --budget); nothing is assumed.\n"
         "JSON keys: total_bytes, bytes_per_token (no sliding layers), bytes_per_token_per_layer, per_request_bytes,\n"
-        "per_layer_bytes, seq_lens, model, head_sharing, paged, tensor_parallel, budget, mla."));
+        "per_layer_bytes, seq_lens, request_counts, model, head_sharing, paged, tensor_parallel, budget, mla."));
     sub->callback([opt, sub] { run(*opt, *sub); });
 }
 

@@ -58,10 +58,18 @@ ForwardOptions forward_options(const PathOptions& p) {
     if (p.attention == "plain") o.attention = AttentionKind::Plain;
     else if (p.attention == "online") o.attention = AttentionKind::Online;
     else throw InputError("--attention", p.attention, "must be plain or online");
-    o.window = static_cast<int>(parse_nonnegative_int("--window", p.window));
+    o.window = static_cast<int>(parse_nonnegative_int_at_most("--window", p.window, INT32_MAX, ""));
     o.threads = parse_threads(p.threads);
     o.kernels = kernels_option(p.kernels);
     return o;
+}
+
+// Tokens per block of the paged cache. Paged caches use blocks of 8–32 tokens; the bound keeps
+// the pool's allocation, ceil(seq_len / block) whole blocks, near the sequence's own size (a value
+// beyond int once became a block of 0 tokens: division by zero).
+constexpr std::uint64_t kMaxBlockSize = 65536;
+int block_size_of(const PathOptions& p) {
+    return static_cast<int>(parse_positive_int_at_most("--block-size", p.block_size, kMaxBlockSize, "tokens"));
 }
 
 // Logits of every position along one path.
@@ -74,7 +82,7 @@ MatrixRM run_path(const Transformer& m, const std::vector<int>& tokens, const st
         return m.forward(tokens, cache, opt);
     }
     if (path == "paged") {
-        const int blocks = (d.seq_len + block_size - 1) / block_size;
+        const int blocks = (d.seq_len - 1) / block_size + 1;  // ceil without the overflow of seq_len + block
         BlockPool pool(d, block_size, blocks, seed, m.backend());
         PagedCache cache(pool, d);
         return m.forward(tokens, cache, opt);
@@ -127,7 +135,7 @@ void run_logits(const LogitsOptions& o) {
     ForwardOptions opt = forward_options(o.path);
     const WeightsAt at = weights_at(o.path, *w, opt.threads);
     at.apply(opt);
-    int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
+    int bs = block_size_of(o.path);
     // The same model code on either backend: only where the ops run (and the caches live) differs.
     std::unique_ptr<Backend> backend = make_backend(o.path.backend, *w);
     Transformer m(*w, backend ? *backend : cpu_backend());
@@ -183,8 +191,9 @@ void run_check(const CheckOptions& o) {
     ForwardOptions opt = forward_options(o.path);
     const WeightsAt at = weights_at(o.path, *w, opt.threads);
     at.apply(opt);
-    const int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
-    const int chunk = static_cast<int>(parse_positive_int("--chunk", o.chunk));
+    const int bs = block_size_of(o.path);
+    const int chunk = static_cast<int>(
+        parse_positive_int_at_most("--chunk", o.chunk, INT32_MAX, ""));
     MatrixRM none = run_path(m, tokens, "nocache", bs, opt, seed);
     MatrixRM cont = run_path(m, tokens, "contiguous", bs, opt, seed);
     MatrixRM paged = run_path(m, tokens, "paged", bs, opt, seed);
@@ -273,12 +282,12 @@ void run_generate(const GenerateOptions& o) {
     at.apply(opt);
     const std::uint64_t seed = parse_nonnegative_int("--seed", o.src.seed);
     Rng rng(parse_nonnegative_int("--sample-seed", o.sample_seed));
-    const int bs = static_cast<int>(parse_positive_int("--block-size", o.path.block_size));
+    const int bs = block_size_of(o.path);
     std::unique_ptr<BlockPool> pool;
     std::unique_ptr<KvCache> cache;
     if (o.path.path == "contiguous") cache = std::make_unique<ContiguousCache>(d, m.backend());
     else if (o.path.path == "paged") {
-        pool = std::make_unique<BlockPool>(d, bs, (d.seq_len + bs - 1) / bs, seed, m.backend());
+        pool = std::make_unique<BlockPool>(d, bs, (d.seq_len - 1) / bs + 1, seed, m.backend());
         cache = std::make_unique<PagedCache>(*pool, d);
     } else
         throw InputError("--path", o.path.path, "must be contiguous or paged for generate");

@@ -48,12 +48,12 @@ void run_speculate(const SpeculateOptionsCli& o) {
     std::string what;
     auto tw = load(o.src, &what);
     const Dims& td = tw->dims();
-    const int layers = o.draft_layers.empty() ? std::max(1, td.n_layers / 2) : static_cast<int>(parse_positive_int("--draft-layers", o.draft_layers));
+    const int layers = o.draft_layers.empty() ? std::max(1, td.n_layers / 2) : static_cast<int>(parse_positive_int_at_most("--draft-layers", o.draft_layers, INT32_MAX, ""));
     const double perturb = parse_real("--perturb", o.perturb);
     auto dw = derive_draft(*tw, layers, perturb, parse_nonnegative_int("--draft-seed", o.draft_seed));
     Transformer target(*tw), draft(*dw);
     SpeculateOptions so;
-    so.gamma = static_cast<int>(parse_positive_int("--gamma", o.gamma));
+    so.gamma = static_cast<int>(parse_positive_int_at_most("--gamma", o.gamma, INT32_MAX, ""));
     auto prompt = parse_token_list("--prompt", o.prompt, td);
     so.new_tokens = parse_token_count("--tokens", o.tokens, prompt.size(), static_cast<std::uint64_t>(td.seq_len));
     so.sampling = parse_sampling(o.greedy, o.temperature, o.top_k, o.top_p);
@@ -143,7 +143,7 @@ void run_kv_quant(const KvQuantOptions& o) {
     if (o.scheme == "kivi") scheme = KvQuantScheme::Kivi;
     else if (o.scheme == "per-token") scheme = KvQuantScheme::PerToken;
     else throw InputError("--scheme", o.scheme, "must be kivi (K per channel, V per token) or per-token");
-    const int group = static_cast<int>(parse_positive_int("--group", o.group));
+    const int group = static_cast<int>(parse_positive_int_at_most("--group", o.group, INT32_MAX, ""));
     const int n = parse_token_count("--tokens", o.tokens, 0, static_cast<std::uint64_t>(d.seq_len));
     std::vector<int> tokens;
     Rng rng(parse_nonnegative_int("--seed", o.src.seed) + 77);
@@ -242,7 +242,7 @@ void run_roofline(const RooflineCli& o) {
     const WeightDtype wdt = parse_weight_dtype("--weight-dtype", o.weight_dtype);
     const WeightsAt at = make_weights_at(*w, wdt, opt.threads);
     at.apply(opt);  // every timed step reads the weights at this dtype
-    const int repeats = static_cast<int>(parse_positive_int("--repeats", o.repeats));
+    const int repeats = static_cast<int>(parse_positive_int_at_most("--repeats", o.repeats, INT32_MAX, ""));
     auto batches = parse_int_list_or_range("--batches", o.batches, 32);
     auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
     BandwidthProbe bw = measure_read_bandwidth(parse_positive_int("--probe-mib", o.probe_mib) << 20, opt.threads, 5);

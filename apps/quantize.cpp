@@ -12,6 +12,7 @@
 #include "options.hpp"
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/files.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/quant.hpp"
 #include "inferlab/rational.hpp"
@@ -34,8 +35,7 @@ struct QuantizeOptions {
 std::string num(double v) { return format_real(v, 6); }
 
 Matrix read_matrix_file(const std::string& flag, const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw FileError(path, "cannot be opened (missing or unreadable)");
+    std::ifstream in = open_input_file(path);
     Matrix m;
     std::string line;
     std::size_t lineno = 0;
@@ -70,7 +70,9 @@ Matrix generate(const QuantizeOptions& o, Rng& rng) {
     } else {
         cols = parse_positive_int("--gen", dims);
     }
-    if (rows * cols > 10000000) throw InputError("--gen", o.gen, "must hold at most 10,000,000 values");
+    // Each factor first: the product of two 64-bit counts wraps (2^62 × 4 became 0 values).
+    if (rows > 10000000 || cols > 10000000 || rows * cols > 10000000)
+        throw InputError("--gen", o.gen, "must hold at most 10,000,000 values");
     double frac = 0, factor = 1;
     if (!o.outliers.empty()) {
         auto colon = o.outliers.find(':');
@@ -248,7 +250,8 @@ void kv_case(const QuantizeOptions& o, Report& r, Rng& rng, Rounding rule) {
         if (xpos == std::string::npos) throw InputError("--kv-gen", o.kv_gen, "must be TOKENSxCHANNELS, e.g. 256x128");
         std::size_t tokens = parse_positive_int("--kv-gen", o.kv_gen.substr(0, xpos));
         std::size_t channels = parse_positive_int("--kv-gen", o.kv_gen.substr(xpos + 1));
-        if (tokens * channels > 4000000) throw InputError("--kv-gen", o.kv_gen, "must hold at most 4,000,000 values");
+        // Each factor first: the product of two 64-bit counts wraps (2^62 × 4 became 0 values).
+        if (tokens > 4000000 || channels > 4000000 || tokens * channels > 4000000) throw InputError("--kv-gen", o.kv_gen, "must hold at most 4,000,000 values");
         std::size_t oc = parse_nonnegative_int("--outlier-channels", o.outlier_channels);
         if (oc > channels) throw InputError("--outlier-channels", o.outlier_channels, "must not exceed the channel count");
         double f = parse_positive_real("--outlier-factor", o.outlier_factor);

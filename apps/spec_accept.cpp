@@ -9,6 +9,7 @@
 #include "common.hpp"
 #include "options.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/files.hpp"
 #include "inferlab/rational.hpp"
 #include "inferlab/spec.hpp"
 #include "inferlab/stats.hpp"
@@ -29,8 +30,7 @@ struct SpecOptions {
 constexpr double kSumTolerance = 1e-9;
 
 std::string read_list_file(const std::string& flag, const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw FileError(path, "cannot be opened (missing or unreadable)");
+    std::ifstream in = open_input_file(path);
     std::string text, line;
     while (std::getline(in, line)) {
         for (char& c : line)

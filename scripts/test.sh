@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the CUDA build's cuda tests (when nvcc is here; skipped without a
-# GPU), then a Release build, then an ASan+UBSan build.
+# GPU), then a Release build, then an ASan+UBSan build, then the fuzz targets for bounded runs.
 # Installs what is missing first, so it works alone on a fresh Debian machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,3 +45,8 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERLAB_SANITIZE=O
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   run_ctest build-asan -j "$jobs" -LE cuda
+
+# Fourth, lean step: the libFuzzer targets (library and fuzz targets only, clang with ASan +
+# UBSan), each for a bounded number of runs over its seed corpus in fuzz/corpus/.
+echo "== fuzz targets (clang, libFuzzer, bounded runs) =="
+bash scripts/fuzz.sh

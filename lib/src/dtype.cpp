@@ -1,5 +1,7 @@
 #include "inferlab/dtype.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cctype>
 
@@ -41,7 +43,8 @@ DType parse_dtype(const std::string& where, const std::string& text) {
 std::uint32_t parse_bytes_per_elem_bits(const std::string& where, const std::string& text) {
     double v = parse_real(where, text);
     double bits = v * 8;
-    if (!(v > 0) || bits != static_cast<double>(static_cast<std::uint32_t>(bits)) || bits > 64)
+    // Range first: casting a double beyond uint32 (1e9 bytes) is undefined behaviour.
+    if (!(v > 0) || !(bits <= 64) || bits != std::floor(bits))
         throw InputError(where, text, "must be a positive whole number of bits per element, e.g. 2, 1 or 0.5 (bytes)");
     return static_cast<std::uint32_t>(bits);
 }

@@ -52,23 +52,40 @@ std::uint64_t bytes_per_token(const KvSpec& spec) {
     return bits_to_bytes(bits, "KV bytes per token");
 }
 
-KvBreakdown kv_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens) {
+std::vector<Requests> one_each(const std::vector<std::uint64_t>& seq_lens) {
+    std::vector<Requests> out;
+    for (std::uint64_t s : seq_lens) out.push_back({s, 1});
+    return out;
+}
+
+std::uint64_t request_count(std::span<const Requests> requests) {
+    std::uint64_t n = 0;
+    for (const auto& r : requests) n = checked_add(n, r.count, "number of requests");
+    return n;
+}
+
+KvBreakdown kv_bytes(const KvSpec& spec, std::span<const Requests> requests) {
     KvBreakdown out;
-    out.seq_lens = seq_lens;
     out.per_layer_bytes.assign(spec.layers.size(), 0);
     const std::string what = "total KV bytes";
-    for (std::uint64_t s : seq_lens) {
+    for (const auto& [s, count] : requests) {
         std::uint64_t request = 0;
         for (std::size_t li = 0; li < spec.layers.size(); ++li) {
             const KvLayer& l = spec.layers[li];
             std::uint64_t b = bits_to_bytes(mul128(layer_token_bits(l), positions_cached(l, s), what), what);
             request = checked_add(request, b, what);
-            out.per_layer_bytes[li] = checked_add(out.per_layer_bytes[li], b, what);
+            out.per_layer_bytes[li] = checked_add(out.per_layer_bytes[li], checked_mul(b, count, what), what);
         }
+        out.seq_lens.push_back(s);
+        out.counts.push_back(count);
         out.per_request_bytes.push_back(request);
-        out.total_bytes = checked_add(out.total_bytes, request, what);
+        out.total_bytes = checked_add(out.total_bytes, checked_mul(request, count, what), what);
     }
     return out;
+}
+
+KvBreakdown kv_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens) {
+    return kv_bytes(spec, one_each(seq_lens));
 }
 
 std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::uint64_t seq_len, std::uint64_t h_kv,
@@ -79,12 +96,12 @@ std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::u
     return bits_to_bytes(total_bits, what);
 }
 
-PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t block_size) {
+PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t block_size) {
     if (block_size == 0) throw InputError("--block-size", "0", "must be a positive integer");
     PagedUsage out;
     out.block_size = block_size;
     const std::string what = "paged KV bytes";
-    out.used_bytes = kv_bytes(spec, seq_lens).total_bytes;
+    out.used_bytes = kv_bytes(spec, requests).total_bytes;
     // Group layers by window; a layer's block is rounded up to whole bytes on its own, so every
     // layer's allocation covers its exact bytes and waste is never negative.
     for (const auto& l : spec.layers) {
@@ -100,11 +117,11 @@ PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_le
         return (a.window == 0 ? 0 : 1) < (b.window == 0 ? 0 : 1) || (a.window != 0 && b.window != 0 && a.window < b.window);
     });
     for (auto& g : out.groups) {
-        for (std::uint64_t s : seq_lens) {
+        for (const auto& [s, count] : requests) {
             const std::uint64_t pos = g.window != 0 && g.window < s ? g.window : s;
             const std::uint64_t blocks = pos / block_size + (pos % block_size != 0);
-            g.blocks_per_request.push_back(blocks);
-            g.total_blocks = checked_add(g.total_blocks, blocks, what);
+            g.blocks_per_request.push_back(blocks);  // one per entry of the requests, each standing for `count`
+            g.total_blocks = checked_add(g.total_blocks, checked_mul(blocks, count, what), what);
         }
         out.allocated_bytes = checked_add(out.allocated_bytes, checked_mul(g.total_blocks, g.block_bytes, what), what);
     }
@@ -141,6 +158,10 @@ SharedPrefixUsage kv_shared_prefix(const KvSpec& spec, std::uint64_t requests, s
     u.unshared_bytes = checked_mul(u.unshared_blocks, u.block_bytes, what);
     u.saved_bytes = u.unshared_bytes - u.total_bytes;
     return u;
+}
+
+PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t block_size) {
+    return kv_paged(spec, one_each(seq_lens), block_size);
 }
 
 KvSpec kv_spec_per_device(const KvSpec& spec, std::uint64_t devices, TpShare* info) {
@@ -182,9 +203,13 @@ KvSpec kv_spec_per_device(const KvSpec& spec, std::uint64_t devices, TpShare* in
 }
 
 TpShare kv_tensor_parallel(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t devices) {
+    return kv_tensor_parallel(spec, one_each(seq_lens), devices);
+}
+
+TpShare kv_tensor_parallel(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t devices) {
     TpShare out;
     KvSpec share = kv_spec_per_device(spec, devices, &out);
-    out.per_device_bytes = kv_bytes(share, seq_lens).total_bytes;
+    out.per_device_bytes = kv_bytes(share, requests).total_bytes;
     out.all_devices_bytes = checked_mul(out.per_device_bytes, devices, "KV bytes over all devices");
     return out;
 }
@@ -192,6 +217,11 @@ TpShare kv_tensor_parallel(const KvSpec& spec, const std::vector<std::uint64_t>&
 std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_t q_heads, std::uint64_t kv_heads,
                                               std::uint64_t d, std::uint32_t bits,
                                               const std::vector<std::uint64_t>& seq_lens) {
+    return compare_head_sharing(layers, q_heads, kv_heads, d, bits, one_each(seq_lens));
+}
+
+std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_t q_heads, std::uint64_t kv_heads,
+                                              std::uint64_t d, std::uint32_t bits, std::span<const Requests> seq_lens) {
     if (kv_heads == 0 || q_heads % kv_heads != 0)
         throw InputError("--q-heads", std::to_string(q_heads),
                          "must be divisible by --kv-heads " + std::to_string(kv_heads) +

@@ -9,6 +9,7 @@
 
 #include "inferlab/checked.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/files.hpp"
 #include "shipped_models.hpp"
 
 namespace inferlab {
@@ -318,17 +319,7 @@ void require_precision_flags(const ModelConfig& cfg, const std::vector<std::pair
 }
 
 ModelConfig load_config_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw FileError(path, "cannot be opened (missing or unreadable)");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    json j;
-    try {
-        j = json::parse(ss.str());
-    } catch (const json::parse_error& e) {
-        throw InputError("--config", path, std::string("is not valid JSON: ") + e.what());
-    }
-    return parse_hf_config(j, path);
+    return parse_hf_config(parse_json_text("--config", path, read_text_file(path)), path);
 }
 
 std::vector<ShippedModel> shipped_models() {

@@ -172,7 +172,8 @@ double parse_rate(const std::string& where, const std::string& text) {
         s = s.substr(0, s.size() - 2);
     u128 unit = size_unit(where, text, s);
     long double v = as_long_double(d) * static_cast<long double>(unit);
-    if (!(v > 0) || !std::isfinite(static_cast<double>(v)))
+    // Checked as the double it becomes: 1e-400 is positive in long double and 0 as a double (fuzz_units).
+    if (!(static_cast<double>(v) > 0) || !std::isfinite(static_cast<double>(v)))
         throw InputError(where, text, "must be a positive bandwidth in bytes per second (e.g. 1TB/s, 3.35e12)");
     return static_cast<double>(v);
 }
@@ -197,7 +198,7 @@ double parse_flops(const std::string& where, const std::string& text) {
     else
         throw InputError(where, text, "unknown unit: use a plain number or k, M, G, T, P with FLOPS (e.g. 989TFLOPS)");
     long double v = as_long_double(d) * unit;
-    if (!(v > 0) || !std::isfinite(static_cast<double>(v)))
+    if (!(static_cast<double>(v) > 0) || !std::isfinite(static_cast<double>(v)))
         throw InputError(where, text, "must be a positive rate in FLOP/s (e.g. 989e12, 989TFLOPS)");
     return static_cast<double>(v);
 }
@@ -226,6 +227,20 @@ std::uint64_t parse_positive_int(const std::string& where, const std::string& te
         throw InputError(where, text, "must be a positive integer");
     }
     if (v == 0) throw InputError(where, text, "must be a positive integer");
+    return v;
+}
+
+std::uint64_t parse_positive_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
+                                         const std::string& unit) {
+    const std::uint64_t v = parse_positive_int(where, text);
+    if (v > max) throw InputError(where, text, "must be at most " + group_thousands(max) + (unit.empty() ? "" : " " + unit));
+    return v;
+}
+
+std::uint64_t parse_nonnegative_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
+                                            const std::string& unit) {
+    const std::uint64_t v = parse_nonnegative_int(where, text);
+    if (v > max) throw InputError(where, text, "must be at most " + group_thousands(max) + (unit.empty() ? "" : " " + unit));
     return v;
 }
 

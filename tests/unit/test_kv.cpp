@@ -138,3 +138,35 @@ TEST_CASE("the share of the cache one tensor-parallel device holds", "[kv]") {
     KvBudget b = kv_budget(dev, 80ULL << 30, 16000000000ULL / 4, 8192, std::nullopt);
     CHECK(*b.max_tokens == ((80ULL << 30) - 4000000000ULL) / 32768);
 }
+
+TEST_CASE("a batch of equal requests is one entry with a count and sums like the list it stands for", "[kv]") {
+    // Sliding and int4 layers, so rounding to whole bytes per request and layer is exercised:
+    // layer 0 slides (W = 100), layer 1 holds 1 head of width 3 at 4 bits (1.5 B per token).
+    KvSpec spec;
+    spec.layers = {KvLayer{8, 128, 128, 16, 16, 100, false}, KvLayer{1, 3, 3, 4, 4, 0, false}};
+    const std::vector<Requests> grouped{{4097, 3}, {5, 1}};
+    const std::vector<std::uint64_t> listed{4097, 4097, 4097, 5};
+    const KvBreakdown g = kv_bytes(spec, grouped), l = kv_bytes(spec, listed);
+    CHECK(g.total_bytes == l.total_bytes);
+    CHECK(g.per_layer_bytes == l.per_layer_bytes);
+    CHECK(g.counts == std::vector<std::uint64_t>{3, 1});
+    // Layer 0: 8·(128·16 + 128·16) bits = 4096 B per position, min(S, 100) positions kept.
+    // Layer 1: 1·(3·4 + 3·4) = 24 bits = 3 B per token, every position.
+    CHECK(g.per_request_bytes == std::vector<std::uint64_t>{4096ULL * 100 + 3 * 4097, 4096ULL * 5 + 3 * 5});
+    const PagedUsage pg = kv_paged(spec, grouped, 16), pl = kv_paged(spec, listed, 16);
+    // Two block tables (kv_paged groups layers by window): the full layer's and the sliding one's.
+    REQUIRE(pg.groups.size() == 2);
+    CHECK(pg.groups[0].total_blocks == pl.groups[0].total_blocks);
+    CHECK(pg.groups[0].total_blocks == 3 * 257 + 1);  // ceil(4097 / 16) = 257, ceil(5 / 16) = 1
+    CHECK(pg.groups[1].total_blocks == 3 * 7 + 1);    // ceil(min(S, 100) / 16): 7 and 1
+    CHECK(pg.allocated_bytes == pl.allocated_bytes);
+    CHECK(kv_tensor_parallel(spec, grouped, 1).per_device_bytes == l.total_bytes);
+    CHECK(request_count(grouped) == 4);
+    // 10^9 requests cost no memory and are exact: 3 B per token × 8192 × 10^9 on layer 1 alone.
+    KvSpec one;
+    one.layers = {KvLayer{1, 3, 3, 4, 4, 0, false}};
+    const std::vector<Requests> billion{{8192, 1000000000}};
+    CHECK(kv_bytes(one, billion).total_bytes == 3ULL * 8192 * 1000000000ULL);
+    const std::vector<Requests> too_many{{8192, 1ULL << 62}};
+    CHECK_THROWS_AS(kv_bytes(one, too_many), OverflowError);
+}

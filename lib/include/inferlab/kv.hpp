@@ -7,6 +7,7 @@
 //   s_token = Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)  (second document, general form)
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,14 +48,27 @@ std::uint64_t bytes_per_token(const KvSpec& spec);
 // Bytes of one token in layer l (rounded up likewise).
 std::uint64_t layer_bytes_per_token(const KvLayer& layer);
 
+// `count` requests of `seq_len` tokens each: a batch of B equal requests is one entry, so its
+// size costs nothing to hold (--batch 1e9 once allocated a vector of 10^9 lengths).
+struct Requests {
+    std::uint64_t seq_len = 0;
+    std::uint64_t count = 1;
+};
+// One entry of count 1 per length, in order.
+std::vector<Requests> one_each(const std::vector<std::uint64_t>& seq_lens);
+// Σ count: the number of requests.
+std::uint64_t request_count(std::span<const Requests> requests);
+
 struct KvBreakdown {
-    std::vector<std::uint64_t> seq_lens;           // one per request
-    std::vector<std::uint64_t> per_request_bytes;  // one per request, all layers
+    std::vector<std::uint64_t> seq_lens;           // one per entry of the requests
+    std::vector<std::uint64_t> counts;             // requests of that entry
+    std::vector<std::uint64_t> per_request_bytes;  // one per entry: one request's bytes, all layers
     std::vector<std::uint64_t> per_layer_bytes;    // one per layer, all requests
-    std::uint64_t total_bytes = 0;
+    std::uint64_t total_bytes = 0;                 // Σ count × per_request_bytes
 };
 
 // Bytes of every request's cache, exactly (rounded up to whole bytes per request and layer).
+KvBreakdown kv_bytes(const KvSpec& spec, std::span<const Requests> requests);
 KvBreakdown kv_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens);
 // The uniform formula 2·L·B·S·H_kv·d·b for B requests of S tokens.
 std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::uint64_t seq_len,
@@ -75,13 +89,14 @@ struct PagedUsage {
     std::vector<PagedGroup> groups;                  // full attention first, then windows ascending
     // With one group (no sliding layers) these are that group's; with several they are empty/0,
     // since no single block size describes the cache.
-    std::vector<std::uint64_t> blocks_per_request;
+    std::vector<std::uint64_t> blocks_per_request;   // one per entry of the requests
     std::uint64_t total_blocks = 0;
     std::uint64_t block_bytes = 0;
     std::uint64_t used_bytes = 0;                    // = kv_bytes(...).total_bytes
     std::uint64_t allocated_bytes = 0;               // Σ_groups total_blocks × block_bytes
     std::uint64_t waste_bytes = 0;                   // allocated − used
 };
+PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t block_size);
 PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t block_size);
 
 // Prefix sharing in a paged cache (vLLM's copy-on-write): B requests of S cached tokens whose
@@ -112,6 +127,7 @@ struct TpShare {
     std::uint64_t per_device_bytes = 0;
     std::uint64_t all_devices_bytes = 0;  // per_device × N (includes replicas)
 };
+TpShare kv_tensor_parallel(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t devices);
 TpShare kv_tensor_parallel(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t devices);
 // The part of the cache one of N devices holds: every layer's H_kv split N ways (at least one
 // head, replicated when N > H_kv); an MLA latent stays whole. `info` (optional) gets the split.
@@ -126,6 +142,8 @@ struct HeadSharing {
     std::uint64_t kv_proj_width = 0;  // width of the K (and of the V) projection output: H_kv·d
     std::uint64_t total_bytes = 0;
 };
+std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_t q_heads, std::uint64_t kv_heads,
+                                              std::uint64_t d, std::uint32_t bits, std::span<const Requests> requests);
 std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_t q_heads, std::uint64_t kv_heads,
                                               std::uint64_t d, std::uint32_t bits,
                                               const std::vector<std::uint64_t>& seq_lens);

@@ -8,7 +8,9 @@
 #include <cstring>
 #include <fstream>
 
+#include "inferlab/checked.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/files.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/rng.hpp"
 
@@ -17,6 +19,25 @@ namespace {
 
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::int64_t kMaxFloats = std::int64_t{8} << 30;  // 32 GiB of float32: beyond any model here
+
+std::string decimal(u128 v) {
+    std::string s;
+    do {
+        s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+        v /= 10;
+    } while (v != 0);
+    return s;
+}
+
+// The float count of the layout below, exact for any int32 dims (no product of them exceeds 2^128).
+u128 weight_floats_wide(const Dims& d) {
+    const u128 L = static_cast<std::uint32_t>(std::max(0, d.n_layers)), D = static_cast<std::uint32_t>(std::max(0, d.dim)),
+               KV = static_cast<u128>(std::max(0, d.n_kv_heads)) * static_cast<std::uint32_t>(d.dim / std::max(1, d.n_heads)),
+               H = static_cast<std::uint32_t>(std::max(0, d.hidden_dim)), V = static_cast<std::uint32_t>(std::max(0, d.vocab_size));
+    u128 n = V * D + L * D + L * D * D + 2 * L * D * KV + L * D * D + L * D + 3 * L * D * H + D;
+    if (!d.shared_classifier) n += V * D;
+    return n;
+}
 
 }  // namespace
 
@@ -38,9 +59,12 @@ void validate(const Dims& d, const std::string& where) {
         throw InputError(where + " dim", std::to_string(d.dim), "must be divisible by n_heads " + std::to_string(d.n_heads));
     if (d.head_dim() % 2 != 0)
         throw InputError(where + " dim", std::to_string(d.dim), "must give an even head width (RoPE rotates pairs)");
-    if (static_cast<std::int64_t>(weight_floats(d)) > kMaxFloats)
-        throw InputError(where, std::to_string(weight_floats(d)) + " weights", "is larger than 8Gi floats");
-    if (static_cast<std::int64_t>(d.n_layers) * d.seq_len * d.kv_dim() > kMaxFloats)
+    // In 128 bits: seven int32 header fields multiply to far beyond 64 bits (a file whose header
+    // made the count exactly 2^63 once wrapped past every check).
+    if (weight_floats_wide(d) > static_cast<u128>(kMaxFloats))
+        throw InputError(where, decimal(weight_floats_wide(d)) + " weights", "is larger than 8Gi floats");
+    if (static_cast<u128>(d.n_layers) * static_cast<u128>(d.seq_len) * static_cast<u128>(d.kv_dim()) >
+        static_cast<u128>(kMaxFloats))
         throw InputError(where + " seq_len", std::to_string(d.seq_len), "makes the KV cache larger than 8Gi floats");
 }
 
@@ -65,12 +89,9 @@ Dims dims_from_config(const ModelConfig& c) {
 }
 
 std::uint64_t weight_floats(const Dims& d) {
-    const std::uint64_t L = static_cast<std::uint64_t>(d.n_layers), D = static_cast<std::uint64_t>(d.dim),
-                        KV = static_cast<std::uint64_t>(d.n_kv_heads) * static_cast<std::uint64_t>(d.dim / std::max(1, d.n_heads)),
-                        H = static_cast<std::uint64_t>(d.hidden_dim), V = static_cast<std::uint64_t>(d.vocab_size);
-    std::uint64_t n = V * D + L * D + L * D * D + 2 * L * D * KV + L * D * D + L * D + 3 * L * D * H + D;
-    if (!d.shared_classifier) n += V * D;
-    return n;
+    const u128 n = weight_floats_wide(d);
+    if (n > static_cast<u128>(UINT64_MAX)) throw OverflowError("weight count of the model");
+    return static_cast<std::uint64_t>(n);
 }
 
 void HugePageBuffer::Free::operator()(void* p) const { std::free(p); }
@@ -228,11 +249,7 @@ void write_checkpoint(const Weights& w, const std::string& path) {
     if (!ok) throw FileError(path, "could not be written completely");
 }
 
-std::unique_ptr<Weights> read_checkpoint(const std::string& path) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) throw FileError(path, "cannot be opened (missing or unreadable)");
-    const std::uint64_t size = static_cast<std::uint64_t>(in.tellg());
-    in.seekg(0);
+std::unique_ptr<Weights> read_checkpoint(std::istream& in, std::uint64_t size, const std::string& path) {
     std::int32_t h[7];
     if (size < sizeof(h) || !in.read(reinterpret_cast<char*>(h), sizeof(h)))
         throw InputError("--checkpoint", path, "is truncated: shorter than the 28-byte header");
@@ -246,19 +263,23 @@ std::unique_ptr<Weights> read_checkpoint(const std::string& path) {
     d.vocab_size = h[5] > 0 ? h[5] : (h[5] == INT32_MIN ? 0 : -h[5]);
     d.seq_len = h[6];
     validate(d, "checkpoint '" + path + "' header");
-    auto w = std::make_unique<Weights>(d);
-    const std::uint64_t cls = d.shared_classifier ? 0 : std::uint64_t(d.vocab_size) * d.dim;
-    const std::uint64_t body = w->floats() - cls;
-    const std::uint64_t expect_min = sizeof(h) + (body + cls) * sizeof(float);
+    // validate bounds the floats by 8Gi and the RoPE tables by seq_len·d < 2^62, so these byte
+    // counts cannot wrap. The file's size is checked against them before anything is allocated:
+    // a 28-byte file must not cost a 2 GB allocation before it is called truncated.
+    const std::uint64_t cls = d.shared_classifier ? 0 : std::uint64_t(d.vocab_size) * std::uint64_t(d.dim);
+    const std::uint64_t floats = weight_floats(d);
+    const std::uint64_t body = floats - cls;
+    const std::uint64_t expect_min = sizeof(h) + floats * sizeof(float);
     const std::uint64_t expect_full = expect_min + legacy_rope_floats(d) * sizeof(float);
-    if (size < (d.shared_classifier ? expect_min : expect_full))
+    const std::uint64_t need = d.shared_classifier ? expect_min : expect_full;
+    if (size < need)
         throw InputError("--checkpoint", path,
-                         "is truncated: " + std::to_string(size) + " bytes, the header's dims need " +
-                             std::to_string(d.shared_classifier ? expect_min : expect_full));
+                         "is truncated: " + std::to_string(size) + " bytes, the header's dims need " + std::to_string(need));
     if (size > expect_full)
         throw InputError("--checkpoint", path,
                          "is longer than its header's dims allow (" + std::to_string(size) + " bytes, at most " +
                              std::to_string(expect_full) + "): not a version-0 llama2.c file of these dims");
+    auto w = std::make_unique<Weights>(d);
     if (!in.read(reinterpret_cast<char*>(w->data()), static_cast<std::streamsize>(body * sizeof(float))))
         throw InputError("--checkpoint", path, "could not be read completely");
     if (cls) {
@@ -270,6 +291,13 @@ std::unique_ptr<Weights> read_checkpoint(const std::string& path) {
         if (!std::isfinite(w->data()[i]))
             throw InputError("--checkpoint", path, "is corrupt: weight " + std::to_string(i) + " is not a finite number");
     return w;
+}
+
+std::unique_ptr<Weights> read_checkpoint(const std::string& path) {
+    std::ifstream in = open_input_file(path, std::ios::binary | std::ios::ate);
+    const std::uint64_t size = static_cast<std::uint64_t>(in.tellg());
+    in.seekg(0);
+    return read_checkpoint(in, size, path);
 }
 
 }  // namespace inferlab::model

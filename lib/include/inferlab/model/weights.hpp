@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <functional>
+#include <istream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -117,6 +118,8 @@ std::unique_ptr<Weights> derive_draft(const Weights& target, int layers, double 
 // truncated, oversized or corrupt file (impossible header, non-finite weights).
 void write_checkpoint(const Weights& w, const std::string& path);
 std::unique_ptr<Weights> read_checkpoint(const std::string& path);
+// The same from a stream of `size` bytes positioned at the header; `path` names it in errors.
+std::unique_ptr<Weights> read_checkpoint(std::istream& in, std::uint64_t size, const std::string& path);
 
 }  // namespace model
 }  // namespace inferlab

@@ -1,0 +1,77 @@
+// The whole command line, in-process: the input is argv after "inferlab", one argument per line.
+// Findings: a crash or sanitizer report, exit status 3 ("internal error"), NaN or inf printed,
+// an error that is not exactly one "inferlab: error:" line with nothing on stdout.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace {
+
+[[noreturn]] void finding(const char* what, const std::string& out, const std::string& err) {
+    std::fprintf(stderr, "fuzz_cli finding: %s\n--- stdout ---\n%s\n--- stderr ---\n%s\n", what, out.c_str(), err.c_str());
+    std::abort();
+}
+
+// The model subcommands build the whole model in memory: fuzzed on demo-gqa only, since a
+// shipped 8B model allocates 32 GB of random weights (issue #14 asks for a size estimate first),
+// and never bench / roofline, which time this machine rather than compute from their input.
+bool runs_in_bounds(const std::vector<std::string>& args) {
+    if (args.size() < 2 || args[1] != "model") return true;
+    bool small = false;
+    for (std::size_t i = 2; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "bench" || a == "roofline" || a.rfind("--config", 0) == 0 || a.rfind("--checkpoint", 0) == 0)
+            return false;
+        if (a.rfind("--model", 0) == 0) {
+            const std::string v = a == "--model" ? (i + 1 < args.size() ? args[i + 1] : "") : a.substr(a.find('=') + 1);
+            if (v != "demo-gqa") return false;
+            small = true;
+        }
+    }
+    return small;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    std::vector<std::string> args{"inferlab"};
+    std::string cur;
+    for (std::size_t i = 0; i < size; ++i) {
+        if (data[i] == '\n') {
+            args.push_back(cur);
+            cur.clear();
+        } else {
+            cur.push_back(static_cast<char>(data[i]));
+        }
+    }
+    if (!cur.empty()) args.push_back(cur);
+    if (args.size() > 32) return 0;  // longer command lines add nothing the parsers do not see in 32
+    if (!runs_in_bounds(args)) return 0;
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+
+    std::ostringstream out, err;
+    auto* old_out = std::cout.rdbuf(out.rdbuf());
+    auto* old_err = std::cerr.rdbuf(err.rdbuf());
+    const int status = inferlab::app::run_cli(static_cast<int>(argv.size()), argv.data());
+    std::cout.rdbuf(old_out);
+    std::cerr.rdbuf(old_err);
+
+    const std::string o = out.str(), e = err.str();
+    if (status == 3) finding("exit status 3 (internal error)", o, e);
+    static const std::regex non_finite("(^|[^A-Za-z_])-?(nan|inf)([^A-Za-z_]|$)", std::regex::icase);
+    if (std::regex_search(o, non_finite)) finding("NaN or inf in the output", o, e);
+    if (status == 2) {
+        const bool one_line = e.rfind("inferlab: error: ", 0) == 0 && e.find('\n') == e.size() - 1;
+        if (!one_line || !o.empty()) finding("exit 2 without exactly one error line, or with output on stdout", o, e);
+    }
+    return 0;
+}

@@ -1,0 +1,59 @@
+#include "inferlab/files.hpp"
+
+#include <filesystem>
+#include <sstream>
+
+#include "inferlab/error.hpp"
+
+namespace inferlab {
+namespace {
+
+// nlohmann's what() is "[json.exception.parse_error.101] parse error at line 1, ...": the
+// bracketed id means nothing to a user, the rest says where and what.
+std::string without_id(const std::string& what) {
+    const auto close = what.find("] ");
+    return close == std::string::npos ? what : what.substr(close + 2);
+}
+
+}  // namespace
+
+std::ifstream open_input_file(const std::string& path, std::ios::openmode mode) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw FileError(path, "is a directory, not a file");
+    std::ifstream in(path, mode);
+    if (!in) throw FileError(path, "cannot be opened (missing or unreadable)");
+    return in;
+}
+
+std::string read_text_file(const std::string& path) {
+    std::ifstream in = open_input_file(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) throw FileError(path, "could not be read completely");
+    return ss.str();
+}
+
+nlohmann::json parse_json_text(const std::string& where, const std::string& path, const std::string& text) {
+    using nlohmann::json;
+    // Called by the (iterative) parser at every value; `depth` counts the enclosing containers.
+    const json::parser_callback_t limit_depth = [&](int depth, json::parse_event_t event, json&) {
+        if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+            depth >= kMaxJsonDepth)
+            throw InputError(where, path,
+                             "nests objects or arrays more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+        return true;
+    };
+    try {
+        return json::parse(text, limit_depth);
+    } catch (const json::parse_error& e) {
+        throw InputError(where, path, "is not valid JSON: " + without_id(e.what()));
+    } catch (const json::out_of_range& e) {
+        // 406: a number literal beyond the largest double (1e999).
+        throw InputError(where, path,
+                         "is not usable JSON: " + without_id(e.what()) + " (the largest double is about 1.8e308)");
+    } catch (const json::exception& e) {
+        throw InputError(where, path, "is not usable JSON: " + without_id(e.what()));
+    }
+}
+
+}  // namespace inferlab

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan; -DINFERLAB_FUZZ=ON builds nothing else) and
+# runs each over its seed corpus in fuzz/corpus/<target>/.
+#   scripts/fuzz.sh                 CI: each target for a bounded number of runs (under 5 minutes in all)
+#   scripts/fuzz.sh --campaign 600 [TARGET...]
+#                                   each target for 600 s, one after another, niced; findings are
+#                                   kept under build-fuzz/campaign/<target>/ (artifacts, new corpus, log)
+#   FUZZ_NO_BUILD=1 skips the build (targets already in build-fuzz/fuzz/).
+# A crash, a sanitizer report, a timeout, an exit 3 or NaN in output fails the CI run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+cxx="${CXX_FUZZ:-$(command -v clang++-14 || command -v clang++)}"
+jobs="$(nproc)"
+targets=(units config layer_spec checkpoint cli)
+
+if [ -z "${FUZZ_NO_BUILD:-}" ]; then
+  cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERLAB_FUZZ=ON -DCMAKE_CXX_COMPILER="$cxx"
+  cmake --build build-fuzz -j "$jobs"
+fi
+
+# Runs per target in CI: the parsers are fast, the command line and checkpoints slower per input.
+declare -A runs=([units]=50000 [config]=5000 [layer_spec]=5000 [checkpoint]=2000 [cli]=300)
+# leak detection off: the CLI keeps function-local statics; libFuzzer's own limits stay on.
+export ASAN_OPTIONS="detect_leaks=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+if [ "${1:-}" = "--campaign" ]; then
+  seconds="${2:?--campaign needs seconds per target}"
+  shift 2
+  [ $# -gt 0 ] && targets=("$@")
+  for t in "${targets[@]}"; do
+    out="$root/build-fuzz/campaign/$t"
+    mkdir -p "$out/corpus" "$out/artifacts" "$out/work"
+    echo "== $t: $seconds s from $(date -u +%T) (log: $out/log) =="
+    # One process (fork mode spends most of a slow machine on restarts); after a finding it is
+    # started again on the grown corpus for the time that is left, so one campaign reports every
+    # finding. The work directory takes any file a fuzzed command line writes (model init --out).
+    start=$(date +%s)
+    : > "$out/log"
+    while left=$((seconds - ($(date +%s) - start))); [ "$left" -gt 5 ]; do
+      # FUZZ_TIMEOUT (default 60 s): niced on a busy machine, a legitimate input (a seed that runs
+      # the demo model) can take far more than its CI time, and a seed that times out every
+      # restart would leave no time to fuzz.
+      (cd "$out/work" && nice -n 19 "$root/build-fuzz/fuzz/fuzz_$t" -timeout="${FUZZ_TIMEOUT:-60}" -rss_limit_mb=4096 \
+        -max_total_time="$left" -print_final_stats=1 -artifact_prefix="$out/artifacts/" \
+        "$out/corpus" "$root/fuzz/corpus/$t") >> "$out/log" 2>&1 || echo "fuzz.sh: finding, restarting" >> "$out/log"
+    done
+    grep -E "stat::number_of_executed_units|fuzz.sh: finding" "$out/log" || true
+  done
+  exit 0
+fi
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+for t in "${targets[@]}"; do
+  echo "== fuzz_$t: ${runs[$t]} runs over fuzz/corpus/$t =="
+  mkdir -p "$tmp/$t/corpus" "$tmp/$t/work"
+  # New inputs go to the temporary corpus (first directory); the seeds in the tree stay as they are.
+  (cd "$tmp/$t/work" && "$root/build-fuzz/fuzz/fuzz_$t" -runs="${runs[$t]}" -timeout=20 -rss_limit_mb=4096 \
+    -seed=1 -artifact_prefix="$tmp/$t/" "$tmp/$t/corpus" "$root/fuzz/corpus/$t" > "$tmp/$t/log" 2>&1) || {
+    echo "fuzz.sh: error: fuzz_$t found a crash, hang or sanitizer report:" >&2
+    tail -n 40 "$tmp/$t/log" >&2
+    exit 1
+  }
+  grep -E "^Done|stat::number_of_executed_units" "$tmp/$t/log" | tail -n 1 || true
+done

@@ -1,0 +1,186 @@
+// Findings of issue #13 (a first fuzzing campaign and a reading of the readers) and of #14
+// (output that cannot be written, a directory given as a file), each as the input that caused
+// it and the exit 2 and message it must now give. Inputs: tests/data/regress/ (README there).
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../support/cli.hpp"
+
+using namespace inferlab::test;
+
+namespace {
+
+std::string regress(const std::string& name) { return data_path("regress/" + name); }
+
+// Runs inferlab with stdout on `out_fd` (already open), stderr captured; returns {status, stderr}.
+std::pair<int, std::string> run_with_stdout(int out_fd, const std::vector<std::string>& args) {
+    char tmpl[] = "/tmp/inferlab-regress-XXXXXX";
+    const int err_fd = mkstemp(tmpl);
+    REQUIRE(err_fd >= 0);
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        dup2(out_fd, 1);
+        dup2(err_fd, 2);
+        std::vector<std::string> copy = args;
+        std::string bin = INFERLAB_BIN;
+        std::vector<char*> argv{bin.data()};
+        for (auto& a : copy) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        execv(bin.c_str(), argv.data());
+        _exit(127);
+    }
+    close(err_fd);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    std::ifstream in(tmpl);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::remove(tmpl);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), ss.str()};
+}
+
+bool is_one_error_line(const std::string& err) {
+    return err.rfind("inferlab: error: ", 0) == 0 && err.find('\n') == err.size() - 1;
+}
+
+}  // namespace
+
+TEST_CASE("regress: a JSON number beyond double in a config is a parse error, not exit 3", "[cli][regress]") {
+    expect_error({"kv-mem", "--config", regress("config-number-too-large.json"), "--seq-len", "1k", "--dtype", "bf16"},
+                 "number overflow parsing '9e933'");
+}
+
+TEST_CASE("regress: a JSON number beyond double in a layer spec is a parse error, not exit 3", "[cli][regress]") {
+    expect_error({"kv-mem", "--layer-spec", regress("layer-spec-number-too-large.json"), "--seq-len", "1k"},
+                 "number overflow parsing '1e999'");
+}
+
+TEST_CASE("regress: a config nested 30000 levels deep is refused before anything recurses", "[cli][regress]") {
+    expect_error({"kv-mem", "--config", regress("config-nested-30000.json"), "--seq-len", "1k", "--dtype", "bf16"},
+                 "nests objects or arrays more than 64 levels deep");
+}
+
+TEST_CASE("regress: checkpoint headers whose sizes wrap or overflow are refused before allocating",
+          "[cli][regress]") {
+    // 2^30 × (2^31 − 1 + 2 + 2^32 + 3 × 715827882 + 1) = 2^63 weights: wrapped to 0 bytes before.
+    expect_error({"model", "logits", "--checkpoint", regress("checkpoint-weights-2pow63.bin"), "--tokens", "1"},
+                 "'9223372036854775808 weights': is larger than 8Gi floats");
+    // 2^30 × (2^35 + 2^33 + 16) = 2^65 + 2^63 + 2^34 weights: as int64 (mod 2^64) negative, so it
+    // passed, and then 8 × (2^31 − 1) × 2^30 overflowed int64.
+    expect_error({"model", "logits", "--checkpoint", regress("checkpoint-kv-overflow.bin"), "--tokens", "1"},
+                 "'46116860201453748224 weights': is larger than 8Gi floats");
+    // 28 bytes whose header needs 28 + 4 × 535,842,816 bytes: refused by size, nothing allocated.
+    // Floats (shared classifier): 32000·4096 + 2·(2·4096 + 4·4096² + 3·4096·11008) + 4096 = 535,842,816.
+    expect_error({"model", "logits", "--checkpoint", regress("checkpoint-header-only-2GB.bin"), "--tokens", "1"},
+                 "is truncated: 28 bytes, the header's dims need 2143371292");
+}
+
+TEST_CASE("regress: non-finite activations from extreme weights are an error naming layer and op",
+          "[cli][regress]") {
+    // Every weight 0.5 but Wo = 3e38: q = k = v = 2, attention = 2, Wo·att = 8 × 3e38 × 2 = inf
+    // (float's largest is 3.4e38), so the first non-finite value is Wo's output in layer 0.
+    const std::string ckpt = regress("checkpoint-extreme-wo.bin");
+    const std::string where = "first in layer 0, op 'output projection Wo'";
+    expect_error({"model", "logits", "--checkpoint", ckpt, "--tokens", "1,2"}, where);
+    expect_error({"model", "logits", "--checkpoint", ckpt, "--tokens", "1,2", "--json"}, where);
+    expect_error({"model", "check-cache", "--checkpoint", ckpt, "--length", "4"}, where);
+    expect_error({"model", "generate", "--checkpoint", ckpt, "--prompt", "1,2", "--steps", "2", "--temperature", "1"},
+                 where);
+}
+
+TEST_CASE("regress: numeric flags beyond int or multiplied past 64 bits are exit-2 errors", "[cli][regress]") {
+    // 2^32 once became int 0: a block of 0 tokens (SIGFPE) and a chunk of 0 (an endless loop).
+    expect_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1,2", "--path", "paged", "--block-size",
+                  "4294967296"},
+                 "--block-size '4294967296': must be at most 65,536 tokens");
+    expect_error({"model", "check-cache", "--model", "demo-gqa", "--length", "8", "--chunk", "4294967296"},
+                 "--chunk '4294967296': must be at most 2,147,483,647");
+    expect_error({"quantize", "--kv-gen", "4611686018427387904x4"}, "must hold at most 4,000,000 values");
+    // The same product in --gen wrapped to 0 and said "no values to quantize".
+    expect_error({"quantize", "--gen", "normal:4611686018427387904x4", "--bits", "4"},
+                 "--gen 'normal:4611686018427387904x4': must hold at most 10,000,000 values");
+    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16", "--seq-len",
+                  "8192", "--bytes-per-elem", "1e9"},
+                 "--dtype and --bytes-per-elem both given");
+    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--seq-len", "8192",
+                  "--bytes-per-elem", "1e9"},
+                 "--bytes-per-elem '1e9': must be a positive whole number of bits per element");
+    // 2e18 requests × 1 GiB each overflows 64 bits.
+    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16", "--seq-len",
+                  "8192", "--batch", "2e18"},
+                 "overflows 64 bits");
+}
+
+TEST_CASE("regress: a batch of 10^9 equal requests is one entry with a count, not 10^9 lengths", "[cli][regress]") {
+    // 2·32·8192·8·128·2 B = 1 GiB per request (the first document's 8K example), × 10^9.
+    auto r = run_inferlab({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16",
+                           "--seq-len", "8192", "--batch", "1e9", "--block-size", "16", "--tp", "4", "--json"});
+    REQUIRE(r.status == 0);
+    auto j = parse_json(r);
+    CHECK(j["total_bytes"] == 1073741824000000000ULL);
+    CHECK(j["seq_lens"] == std::vector<std::uint64_t>{8192});
+    CHECK(j["request_counts"] == std::vector<std::uint64_t>{1000000000});
+    CHECK(j["per_request_bytes"] == std::vector<std::uint64_t>{1073741824ULL});
+    CHECK(j["paged"]["total_blocks"] == 512000000000ULL);  // 8192 / 16 = 512 blocks per request
+    CHECK(j["tensor_parallel"]["per_device_bytes"] == 268435456000000000ULL);  // H_kv 8 / 4 devices
+}
+
+TEST_CASE("regress: a directory given as a file is named as a directory", "[cli][regress]") {
+    const std::string dir = data_path("regress");
+    const std::string says = "file '" + dir + "': is a directory, not a file";
+    expect_error({"kv-mem", "--config", dir, "--seq-len", "1k", "--dtype", "bf16"}, says);
+    expect_error({"kv-mem", "--layer-spec", dir, "--seq-len", "1k"}, says);
+    expect_error({"model", "logits", "--checkpoint", dir, "--tokens", "1"}, says);
+    expect_error({"spec-accept", "--p-file", dir, "--q", "0.5,0.5"}, says);
+    expect_error({"quantize", "--k-file", dir, "--v-file", dir}, says);
+}
+
+TEST_CASE("regress: output to a full disk or a closed pipe exits non-zero with one error line", "[cli][regress]") {
+    SECTION("/dev/full") {
+        const int fd = open("/dev/full", O_WRONLY);
+        REQUIRE(fd >= 0);
+        auto [status, err] = run_with_stdout(fd, {"verify", "--id", "kv.doc2"});
+        close(fd);
+        INFO("stderr: " << err);
+        CHECK(status == 2);
+        CHECK(is_one_error_line(err));
+        CHECK(err.find("cannot write the output to standard output: No space left on device") != std::string::npos);
+    }
+    SECTION("a pipe whose reader has gone") {
+        int p[2];
+        REQUIRE(pipe(p) == 0);
+        close(p[0]);  // no reader: every write fails with EPIPE
+        auto [status, err] = run_with_stdout(p[1], {"verify", "--id", "kv.doc2"});
+        close(p[1]);
+        INFO("stderr: " << err);
+        CHECK(status == 2);
+        CHECK(is_one_error_line(err));
+        CHECK(err.find("cannot write the output to standard output: Broken pipe") != std::string::npos);
+    }
+}
+
+TEST_CASE("regress: the model commands' counts beyond int are errors, not wrapped values", "[cli][regress]") {
+    // 2^32 became 0 new tokens (speculate printed '-nan tokens per target pass' with exit 0);
+    // 2^32 + 1 became 1 (a γ or a draft depth the user did not ask for).
+    // Token counts go through the one token-count rule (apps/options.hpp): bounded by the model's
+    // sequence length, long before int's range.
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--tokens", "4294967296"},
+                 "--tokens '4294967296': with the 4 tokens before it exceeds the model's maximum sequence length 1024");
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--gamma", "4294967297", "--tokens", "8"},
+                 "--gamma '4294967297': must be at most 2,147,483,647");
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--draft-layers", "4294967297", "--tokens", "8"},
+                 "--draft-layers '4294967297': must be at most 2,147,483,647");
+    expect_error({"model", "kv-quant", "--model", "demo-gqa", "--gen", "4294967296", "--tokens", "8"},
+                 "--gen '4294967296': with the 4 tokens before it exceeds the model's maximum sequence length 1024");
+    expect_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1,2", "--window", "4294967296"},
+                 "--window '4294967296': must be at most 2,147,483,647");
+}
