@@ -83,7 +83,9 @@ void target_section(const BestOfNOptions& o, double p, Report& r) {
     if (!n) throw InputError("--target", o.target, "cannot be reached with p = 0");
     j["target"] = target;
     j["min_n_for_target"] = *n;
-    h += fmt::format("  Smallest N with coverage ≥ {}: N = {} (coverage {})\n", format_real(target, 6), *n, pr(coverage(p, *n)));
+    // The target as typed and the coverage to 10 digits: rounding either could make the line false
+    // (a target of 0.9999999 is not "≥ 1").
+    h += fmt::format("  Smallest N with coverage ≥ {}: N = {} (coverage {:.10g})\n", o.target, *n, coverage(p, *n));
     if (p >= 1 || target <= 0)
         x += fmt::format("\nInverse: {}, so N = 1\n", p >= 1 ? "p = 1: every candidate is correct" : "target ≤ 0");
     else

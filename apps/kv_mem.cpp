@@ -497,7 +497,13 @@ void run(const KvMemOptions& o, CLI::App& sub) {
             x += "  M_KV = 2·L·B·S·H_kv·d·b\n";
             x += fmt::format("       = 2 × {} × {} × {} × {} × {} × {}\n", L, n_requests, reqs.front().seq_len, l0.h_kv, l0.d_k,
                              b_text(l0.bits_k));
-            x += fmt::format("       = {}\n", bytes_all_units(kv.total_bytes));
+            // Sub-byte elements: the product is a fraction of a byte per request; say it is rounded up.
+            const u128 bits = static_cast<u128>(2) * L * n_requests * reqs.front().seq_len * l0.h_kv * l0.d_k * l0.bits_k;
+            const bool fractional = bits % 8 != 0 && bits <= UINT64_MAX;
+            x += fmt::format("       = {}{}\n",
+                             fractional ? fmt::format("{} B, rounded up to whole bytes: ", exact_ratio(static_cast<std::uint64_t>(bits), 8))
+                                        : "",
+                             bytes_all_units(kv.total_bytes));
         } else if (!has_window) {
             std::string sum;
             std::uint64_t total_tokens = 0;

@@ -188,6 +188,13 @@ void run_check(const CheckOptions& o) {
         Rng rng(seed + 1000);
         for (std::uint64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
     }
+    // bf16 weights are read only by products of up to 16 rows, so the no-cache pass (every position
+    // at once) would read float32 while the cached steps read bf16: the paths would differ by the
+    // rounding, not by a cache bug.
+    if (parse_weight_dtype("--weight-dtype", o.path.weight_dtype) == WeightDtype::BF16)
+        throw InputError("--weight-dtype", o.path.weight_dtype,
+                         "cannot compare cache paths: bf16 weights serve steps of up to 16 rows only, so the no-cache "
+                         "pass would read float32 (use fp32, int8 or int4)");
     ForwardOptions opt = forward_options(o.path);
     const WeightsAt at = weights_at(o.path, *w, opt.threads);
     at.apply(opt);

@@ -263,9 +263,11 @@ void run_roofline(const RooflineCli& o) {
     Table t{{"S", "batch", "bytes/step", "predicted agg tok/s", "measured agg tok/s", "measured/predicted", "measured per-request tok/s",
              "with π: agg tok/s", "bound is"},
             {}, {}};
+    std::uint64_t max_step_bytes = 0;
     for (auto s : contexts)
         for (auto b : batches) {
             DecodeStep pred = decode_step(dm, std::vector<std::uint64_t>(b, s), hw);
+            max_step_bytes = std::max(max_step_bytes, pred.bytes);
             DecodeStep full = decode_step(dm, std::vector<std::uint64_t>(b, s), with_pi);
             const double step = time_decode_step(m, int(b), int(s), repeats, opt);
             const double agg = double(b) / step;
@@ -280,11 +282,21 @@ void run_roofline(const RooflineCli& o) {
                                       {"with_compute_aggregate_tokens_per_s", full.aggregate_tokens_per_s},
                                       {"compute_bound", full.compute_bound}});
         }
-    r.human = fmt::format("The first document's read-volume bound on this machine: {} ({} threads)\n  β = {:.2f} GB/s measured "
+    r.human = fmt::format("The first document's read-volume bound on this machine: {} ({})\n  β = {:.2f} GB/s measured "
                           "(STREAM-style read, huge pages {}); D_B = W + B·M_KV with W = {} read per step\n"
                           "  π = {:.2f} GFLOP/s measured (the decode kernel on cached weights) for the \"with π\" bound max(D_B/β, F_B/π)\n",
-                          what, opt.threads, bw.read_gbs, bw.huge_pages ? "on" : "refused", bytes_all_units(dm.weight_bytes), pi);
+                          what, count_noun(static_cast<std::uint64_t>(opt.threads), "thread"), bw.read_gbs,
+                          bw.huge_pages ? "on" : "refused", bytes_all_units(dm.weight_bytes), pi);
     r.human += render_text(t, "  ");
+    // A model that fits the last-level cache is read from cache, not DRAM: β (measured over a buffer
+    // larger than the cache) does not bound its steps, and measured may exceed "predicted".
+    const std::uint64_t llc = last_level_cache_bytes();
+    r.json["last_level_cache_bytes"] = llc ? nlohmann::json(llc) : nlohmann::json(nullptr);
+    r.json["fits_in_last_level_cache"] = llc ? nlohmann::json(max_step_bytes <= llc) : nlohmann::json(nullptr);
+    if (llc && max_step_bytes <= llc)
+        r.human += fmt::format("  Not a bound here: every step reads at most {}, which fits this machine's last-level cache\n"
+                               "  ({}), so it reads from cache, not DRAM; the DRAM read-volume bound does not apply.\n",
+                               bytes_all_units(max_step_bytes), bytes_all_units(llc));
     r.human += "  The read-volume bound counts bytes only: where measured falls well below it and the \"with π\" bound is\n"
                "  compute, arithmetic (FLOPs), not reading, limits the step.\n";
     r.explain = r.human;

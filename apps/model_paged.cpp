@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "common.hpp"
+#include "options.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/model/paged_sim.hpp"
 #include "inferlab/units.hpp"
@@ -130,9 +131,10 @@ void run_model_paged(const PagedOptions& o) {
     Transformer m(*w);
     PagedSimOptions so;
     so.prompts = parse_prompts(o.prompts, w->dims());
-    so.blocks = static_cast<int>(parse_positive_int("--blocks", o.blocks));
-    so.block_size = static_cast<int>(parse_positive_int("--block-size", o.block_size));
-    so.new_tokens = static_cast<int>(parse_positive_int("--steps", o.steps));
+    // Checked before the int casts: a value past int's range must be an error, not a wrapped 0.
+    so.blocks = static_cast<int>(parse_positive_int_at_most("--blocks", o.blocks, 1u << 20, "blocks"));
+    so.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", o.block_size, 65536, "tokens"));
+    so.new_tokens = parse_token_count("--steps", o.steps, 0, static_cast<std::uint64_t>(w->dims().seq_len));
     so.seed = parse_nonnegative_int("--pool-seed", o.pool_seed);
     const SharingComparison c = compare_sharing(m, so);
     const PagedSimResult& shown = o.no_share ? c.unshared : c.shared;

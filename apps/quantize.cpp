@@ -260,8 +260,7 @@ void kv_case(const QuantizeOptions& o, Report& r, Rng& rng, Rounding rule) {
         origin = fmt::format("generated K and V, {} × {}, {} ×{} (seed {})", count_noun(tokens, "token"),
                              count_noun(channels, "channel"), count_noun(oc, "K channel"), format_real(f, 4), o.seed);
     }
-    std::uint64_t bits = o.bits.empty() ? 4 : parse_positive_int("--bits", o.bits);
-    if (bits < 2 || bits > 16) throw InputError("--bits", o.bits, "must be between 2 and 16");
+    const unsigned bits = o.bits.empty() ? 4u : parse_bits_in(o.bits, 2, 16);
     KvQuantComparison c = compare_kv_quantization(k, v, static_cast<unsigned>(bits), rule, &rng);
     Table t{kReportColumns, {}, {false}};
     t.rows.push_back(report_cells("K per channel (KIVI)", c.k_per_channel));
@@ -292,8 +291,7 @@ void kv_case(const QuantizeOptions& o, Report& r, Rng& rng, Rounding rule) {
 
 void storage_only(const QuantizeOptions& o, Report& r) {
     std::uint64_t n = parse_positive_int("--elements", o.elements);
-    std::uint64_t bits = o.bits.empty() ? 8 : parse_positive_int("--bits", o.bits);
-    if (bits < 2 || bits > 16) throw InputError("--bits", o.bits, "must be between 2 and 16");
+    const unsigned bits = o.bits.empty() ? 8u : parse_bits_in(o.bits, 2, 16);
     std::uint64_t g = o.group_size.empty() ? n : parse_positive_int("--group-size", o.group_size);
     const unsigned sb = parse_dtype("--scale-dtype", o.scale_dtype).bits;
     const std::uint64_t zb = o.scheme == "asymmetric" ? parse_nonnegative_int("--zero-bits", o.zero_bits) : 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "inferlab/error.hpp"
 #include "inferlab/rng.hpp"
 #include "inferlab/stats.hpp"
@@ -21,6 +23,9 @@ std::optional<std::uint64_t> min_n_for_coverage(double p, double target) {
     if (p >= 1) return 1;
     if (p <= 0 || target >= 1) return std::nullopt;
     double guess = std::ceil(std::log1p(-target) / std::log1p(-p));
+    // Past 2^64 the count does not fit (and the cast below would be undefined): say so rather
+    // than search from a wrapped value.
+    if (!(guess < 1.8e19)) throw OverflowError(fmt::format("the smallest N with coverage ≥ target (about {:.3g})", guess));
     std::uint64_t n = static_cast<std::uint64_t>(std::max(1.0, guess));
     while (n > 1 && coverage(p, n - 1) >= target) --n;
     while (coverage(p, n) < target) ++n;

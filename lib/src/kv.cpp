@@ -118,7 +118,7 @@ PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std:
     });
     for (auto& g : out.groups) {
         for (const auto& [s, count] : requests) {
-            const std::uint64_t pos = g.window != 0 && g.window < s ? g.window : s;
+            const std::uint64_t pos = positions_cached(KvLayer{.window = g.window}, s);
             const std::uint64_t blocks = pos / block_size + (pos % block_size != 0);
             g.blocks_per_request.push_back(blocks);  // one per entry of the requests, each standing for `count`
             g.total_blocks = checked_add(g.total_blocks, checked_mul(blocks, count, what), what);
@@ -141,6 +141,7 @@ SharedPrefixUsage kv_shared_prefix(const KvSpec& spec, std::uint64_t requests, s
                          "must be less than --seq-len " + std::to_string(seq_len) + " (each request writes tokens of its own)");
     if (!spec.uniform())
         throw InputError("--shared-prefix needs layers that are all alike (full attention, K and V of one width)");
+    if (requests == 0) throw InputError("requests", "0", "must be at least 1");
     const std::string what = "shared-prefix KV bytes";
     const PagedUsage one = kv_paged(spec, {seq_len}, block_size);  // blocks per request, block bytes
     SharedPrefixUsage u;

@@ -184,3 +184,18 @@ TEST_CASE("regress: the model commands' counts beyond int are errors, not wrappe
     expect_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1,2", "--window", "4294967296"},
                  "--window '4294967296': must be at most 2,147,483,647");
 }
+
+// Found by the end-of-round review and the new-user trial; each is exit 2 with one clear line.
+TEST_CASE("regress: review findings of this round end in exit 2, not a hang, a wrapped value or a false verdict", "[cli][regress]") {
+    // best-of-n --target with a tiny p needs N past 2^64: it looped forever from a wrapped start.
+    expect_error({"best-of-n", "--p", "1e-20", "--target", "0.5"}, "overflows 64 bits");
+    // model paged cast --block-size to int before any check (4294967296 became 0, a divisor).
+    expect_error({"model", "paged", "--block-size", "4294967296"}, "--block-size '4294967296': must be at most 65,536 tokens");
+    expect_error({"model", "paged", "--steps", "4294967297"}, "--steps '4294967297'");
+    // Fuzzing (docs/fuzzing.md): 1e-400 is positive in long double and 0 in double.
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1e-400"},
+                 "--bandwidth '1e-400': must be a positive bandwidth");
+    // check-cache with bf16 weights compared a float32 no-cache pass with bf16 steps and said
+    // "PATHS DISAGREE": the comparison is refused instead.
+    expect_error({"model", "check-cache", "--weight-dtype", "bf16"}, "--weight-dtype 'bf16': cannot compare cache paths");
+}
