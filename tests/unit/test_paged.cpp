@@ -2,6 +2,8 @@
 // blocks, and the pool returned whole (first document, Figure 8 and §2.1.2).
 #include <catch2/catch.hpp>
 
+#include "../support/small_model.hpp"
+
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/model/kv_cache.hpp"
@@ -10,27 +12,8 @@
 using namespace inferlab;
 using namespace inferlab::model;
 
-namespace {
-
-const Weights& paged_weights() {
-    static const auto w = [] {
-        Dims d;
-        d.dim = 64;
-        d.hidden_dim = 96;
-        d.n_layers = 2;
-        d.n_heads = 8;
-        d.n_kv_heads = 2;
-        d.vocab_size = 50;
-        d.seq_len = 64;
-        return random_weights(d, 5);
-    }();
-    return *w;
-}
-
-}  // namespace
-
 TEST_CASE("copy-on-write: a shared, partly filled block is copied on the first write, the parent's stays", "[paged]") {
-    Transformer m(paged_weights());
+    Transformer m(inferlab::test::small_gqa_weights(5));
     const Dims& d = m.dims();
     BlockPool pool(d, 4, 12, 3);
     PagedCache parent(pool, d);
@@ -61,7 +44,7 @@ TEST_CASE("copy-on-write: a shared, partly filled block is copied on the first w
 }
 
 TEST_CASE("block pool: releasing a block nobody holds is refused, never a corrupt free list", "[paged]") {
-    BlockPool pool(paged_weights().dims(), 4, 3, 1);
+    BlockPool pool(inferlab::test::small_gqa_weights(5).dims(), 4, 3, 1);
     const int b = pool.allocate();
     pool.release(b);
     CHECK_THROWS_AS(pool.release(b), std::logic_error);
@@ -69,7 +52,7 @@ TEST_CASE("block pool: releasing a block nobody holds is refused, never a corrup
 }
 
 TEST_CASE("model paged: shared prefixes save blocks, one copy-on-write, same logits, the pool returns whole", "[paged]") {
-    Transformer m(paged_weights());
+    Transformer m(inferlab::test::small_gqa_weights(5));
     PagedSimOptions o;
     o.prompts = {{1, 2, 3, 4}, {1, 2, 3, 9, 9}};
     o.blocks = 16;
@@ -94,7 +77,7 @@ TEST_CASE("model paged: shared prefixes save blocks, one copy-on-write, same log
 }
 
 TEST_CASE("model paged: an exhausted pool preempts the newest sequence, which recomputes and ends the same", "[paged]") {
-    Transformer m(paged_weights());
+    Transformer m(inferlab::test::small_gqa_weights(5));
     PagedSimOptions o;
     o.prompts = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}};
     o.block_size = 2;
@@ -114,7 +97,7 @@ TEST_CASE("model paged: an exhausted pool preempts the newest sequence, which re
 }
 
 TEST_CASE("kv_shared_prefix: floor(P/b) + B·(ceil(S/b) − floor(P/b)) blocks, equal to what model paged measures", "[paged][kv]") {
-    Transformer m(paged_weights());
+    Transformer m(inferlab::test::small_gqa_weights(5));
     const Dims& d = m.dims();
     // Three prompts of 5 tokens sharing their first 3, then 3 greedy tokens each: S = 5 + 3 − 1 = 7 cached.
     PagedSimOptions o;

@@ -3,6 +3,8 @@
 // it must fire on the broken path only.
 #include <catch2/catch.hpp>
 
+#include "../support/small_model.hpp"
+
 #include "inferlab/error.hpp"
 #include "inferlab/model/pitfall.hpp"
 
@@ -13,21 +15,6 @@ using Catch::Matchers::WithinRel;
 
 namespace {
 
-const Weights& test_weights() {
-    static const auto w = [] {
-        Dims d;
-        d.dim = 64;
-        d.hidden_dim = 96;
-        d.n_layers = 2;
-        d.n_heads = 8;
-        d.n_kv_heads = 2;
-        d.vocab_size = 50;
-        d.seq_len = 64;
-        return random_weights(d, 7);
-    }();
-    return *w;
-}
-
 const CheckOutcome& check(const PitfallResult& r, const std::string& name) {
     for (const auto& c : r.checks)
         if (c.name == name) return c;
@@ -37,7 +24,7 @@ const CheckOutcome& check(const PitfallResult& r, const std::string& name) {
 
 // The broken path differs from `from` on (and not before), and `catcher` is the first check to fire.
 void expect_caught(const std::string& name, int from, const std::string& catcher) {
-    Transformer m(test_weights());
+    Transformer m(inferlab::test::small_gqa_weights(7));
     const PitfallResult r = run_pitfall(name, m, 1);
     INFO(name);
     REQUIRE(r.positions.size() == r.tokens.size());
@@ -90,7 +77,7 @@ TEST_CASE("reusable_prefix compares tokens, the stale shortcut only lengths", "[
 }
 
 TEST_CASE("pitfall gib-as-gb: first document 2.1.3's 1 GiB shown as 1.073741824 when divided by 10^9", "[pitfall]") {
-    Transformer m(test_weights());
+    Transformer m(inferlab::test::small_gqa_weights(7));
     const PitfallResult r = run_pitfall("gib-as-gb", m, 1);
     REQUIRE(r.quantities.size() == 4);
     CHECK(r.quantities[0].correct == 1073741824.0);        // 2·32·1·8192·8·128·2 B, the document's sum
@@ -100,7 +87,7 @@ TEST_CASE("pitfall gib-as-gb: first document 2.1.3's 1 GiB shown as 1.073741824 
 }
 
 TEST_CASE("pitfall mean-length: B × blocks(mean) undercounts the pool (first document, 2.1.2)", "[pitfall]") {
-    Transformer m(test_weights());
+    Transformer m(inferlab::test::small_gqa_weights(7));
     const PitfallResult r = run_pitfall("mean-length", m, 1);
     REQUIRE(r.quantities.size() == 3);
     CHECK(r.quantities[0].correct == r.quantities[0].broken);  // the same tokens in total
@@ -110,7 +97,7 @@ TEST_CASE("pitfall mean-length: B × blocks(mean) undercounts the pool (first do
 }
 
 TEST_CASE("pitfall threshold-accept: the shortcut's distribution is not p, min(1, p/q) is (first document, 3.1.2)", "[pitfall]") {
-    Transformer m(test_weights());
+    Transformer m(inferlab::test::small_gqa_weights(7));
     const PitfallResult r = run_pitfall("threshold-accept", m, 1);
     REQUIRE(r.quantities.size() == 3);
     const double p[] = {0.5, 0.3, 0.2};
@@ -123,7 +110,7 @@ TEST_CASE("pitfall threshold-accept: the shortcut's distribution is not p, min(1
 }
 
 TEST_CASE("same distribution, different text: one seed's tokens differ, many seeds' first tokens fit p (first document, 3.1.2)", "[pitfall]") {
-    Transformer m(test_weights());
+    Transformer m(inferlab::test::small_gqa_weights(7));
     const PitfallResult r = run_pitfall("same-distribution", m, 1);
     REQUIRE(r.same.has_value());
     const SameDistribution& s = *r.same;
@@ -137,7 +124,7 @@ TEST_CASE("same distribution, different text: one seed's tokens differ, many see
 }
 
 TEST_CASE("an unknown pitfall is an input error naming it", "[pitfall]") {
-    Transformer m(test_weights());
+    Transformer m(inferlab::test::small_gqa_weights(7));
     CHECK_THROWS_AS(run_pitfall("nope", m, 1), InputError);
     CHECK(pitfall_list().size() == 10);
 }

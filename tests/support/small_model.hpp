@@ -1,0 +1,29 @@
+#pragma once
+// A small GQA model for model-level unit tests, one per seed: dim 64, FFN 96, L = 2, H_q = 8,
+// H_kv = 2 (d = 8), vocab 50, S_max 64. Small enough to run every path in milliseconds.
+#include <cstdint>
+#include <map>
+#include <memory>
+
+#include "inferlab/model/weights.hpp"
+
+namespace inferlab::test {
+
+inline const model::Weights& small_gqa_weights(std::uint64_t seed) {
+    static std::map<std::uint64_t, std::unique_ptr<model::Weights>> by_seed;
+    auto& w = by_seed[seed];
+    if (!w) {
+        model::Dims d;
+        d.dim = 64;
+        d.hidden_dim = 96;
+        d.n_layers = 2;
+        d.n_heads = 8;
+        d.n_kv_heads = 2;
+        d.vocab_size = 50;
+        d.seq_len = 64;
+        w = model::random_weights(d, seed);
+    }
+    return *w;
+}
+
+}  // namespace inferlab::test
