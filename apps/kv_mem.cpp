@@ -182,8 +182,23 @@ std::vector<std::string> layer_summary(const KvSpec& spec) {
         else it->second.push_back(i);
     }
     for (const auto& [l, idx] : kinds) {
-        std::string list = idx.size() <= 6 ? fmt::format("{}", fmt::join(idx, ", "))
-                                           : fmt::format("{}, {}, {}, …, {}", idx[0], idx[1], idx[2], idx.back());
+        // Consecutive layers as ranges ("0–4, 6–10"), so the list stays short and says exactly
+        // which layers are meant; past 12 ranges the rest is counted, not implied.
+        std::vector<std::string> ranges;
+        for (std::size_t i = 0; i < idx.size();) {
+            std::size_t j = i;
+            while (j + 1 < idx.size() && idx[j + 1] == idx[j] + 1) ++j;
+            ranges.push_back(j == i ? std::to_string(idx[i]) : fmt::format("{}–{}", idx[i], idx[j]));
+            i = j + 1;
+        }
+        std::string list = fmt::format("{}", fmt::join(ranges.begin(), ranges.begin() + std::min<std::size_t>(ranges.size(), 12), ", "));
+        if (ranges.size() > 12) list += fmt::format(", … ({} ranges in all)", ranges.size());
+        // An even stride (Gemma-2's alternation) reads better as a progression, and is exact.
+        const bool stride = idx.size() > 6 && std::adjacent_find(idx.begin() + 1, idx.end(), [&](std::size_t a, std::size_t b) {
+                                                  return b - a != idx[1] - idx[0];
+                                              }) == idx.end();
+        if (stride && idx[1] - idx[0] > 1)
+            list = fmt::format("{}, {}, …, {} in steps of {}", idx[0], idx[1], idx.back(), idx[1] - idx[0]);
         out.push_back(fmt::format("{} layer{} ({}): {}", idx.size(), idx.size() == 1 ? "" : "s", list, describe_layer(l)));
     }
     return out;

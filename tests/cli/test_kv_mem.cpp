@@ -161,3 +161,16 @@ TEST_CASE("kv-mem --explain says a fractional byte count is rounded up", "[cli][
     CHECK(r.status == 0);
     CHECK(r.out.find("2 × 1 × 1 × 1 × 0.125 = 0.25 B, rounded up to whole bytes: 1 B") != std::string::npos);
 }
+
+// The new-user trial found "22 layers (0, 1, 2, …, 25)" for Gemma-3-1B, a list that includes the
+// global layers 5, 11, 17 and 23: the layer lists must say exactly which layers are meant.
+TEST_CASE("kv-mem names a layer kind's layers exactly: ranges, or a progression", "[cli][kv-mem]") {
+    auto g3 = run_inferlab({"kv-mem", "--config", data_path("configs/gemma-3-1b-it.json"), "--seq-len", "32768"});
+    REQUIRE(g3.status == 0);
+    CHECK(g3.out.find("22 layers (0–4, 6–10, 12–16, 18–22, 24–25)") != std::string::npos);
+    CHECK(g3.out.find("4 layers (5, 11, 17, 23)") != std::string::npos);
+    auto g2 = run_inferlab({"kv-mem", "--model", "gemma-2-9b", "--seq-len", "8192"});
+    REQUIRE(g2.status == 0);
+    CHECK(g2.out.find("21 layers (0, 2, …, 40 in steps of 2)") != std::string::npos);
+    CHECK(g2.out.find("21 layers (1, 3, …, 41 in steps of 2)") != std::string::npos);
+}
