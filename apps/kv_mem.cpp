@@ -480,7 +480,8 @@ void run(const KvMemOptions& o, CLI::App& sub) {
         j["total_gib"] = static_cast<double>(kv.total_bytes) / 1073741824.0;
         j["total_gb"] = static_cast<double>(kv.total_bytes) / 1e9;
         if (same)
-            h += fmt::format("requests    {} × S={} tokens\n", group_thousands(n_requests), group_thousands(reqs.front().seq_len));
+            h += fmt::format("requests    {} × S={}\n", group_thousands(n_requests),
+                             count_noun(reqs.front().seq_len, "token"));
         else
             h += fmt::format("requests    {} of different lengths (summed exactly; an average is not a peak)\n",
                              n_requests);
@@ -578,7 +579,7 @@ void run(const KvMemOptions& o, CLI::App& sub) {
                                     {"replication", t.replication}, {"replicated", t.replicated},
                                     {"latent_replicated", t.latent_replicated},
                                     {"per_device_bytes", t.per_device_bytes}, {"all_devices_bytes", t.all_devices_bytes}};
-            h += fmt::format("\nTensor parallel over {} devices: each holds {}\n", n, bytes_all_units(t.per_device_bytes));
+            h += fmt::format("\nTensor parallel over {}: each holds {}\n", count_noun(n, "device"), bytes_all_units(t.per_device_bytes));
             if (t.latent_replicated)
                 h += "  the MLA latent is shared by all heads, so every device holds all of it: no saving from --tp\n";
             else if (t.replicated)
@@ -586,7 +587,7 @@ void run(const KvMemOptions& o, CLI::App& sub) {
                                  "stops shrinking at 1 head ({} devices hold {} in all)\n",
                                  n, t.replication, n, bytes_all_units(t.all_devices_bytes));
             else
-                h += fmt::format("  {} K/V head(s) per device per layer (H_kv / {})\n", t.heads_per_device, n);
+                h += fmt::format("  {} per device per layer (H_kv / {})\n", count_noun(t.heads_per_device, "K/V head"), n);
             x += fmt::format("\nPer device with {}-way tensor parallelism: H_kv per device = {}, so {} per device.\n", n,
                              t.heads_per_device, bytes_all_units(t.per_device_bytes));
         }
