@@ -12,8 +12,14 @@ jobs="$(nproc)"
 # discovered entries also carry `-w NoTests`; this check is the second line of defence.
 run_ctest() {
   local dir="$1"; shift
-  local junit="$dir/ctest-junit.xml"
+  # An absolute path: ctest reads a relative --output-junit from inside the test directory.
+  local junit="$PWD/$dir/ctest-junit.xml"
+  rm -f "$junit"
   ctest --test-dir "$dir" --output-on-failure --output-junit "$junit" "$@"
+  if [ ! -s "$junit" ]; then
+    echo "test.sh: error: ctest wrote no report to $junit, so the no-test check cannot run" >&2
+    return 1
+  fi
   if grep -q "No test cases matched" "$junit"; then
     echo "test.sh: error: CTest entries in $dir ran no test case:" >&2
     grep -B2 "No test cases matched" "$junit" | grep -o 'name="[^"]*"' >&2 || true
