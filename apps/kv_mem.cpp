@@ -194,11 +194,12 @@ std::vector<std::string> layer_summary(const KvSpec& spec) {
         std::string list = fmt::format("{}", fmt::join(ranges.begin(), ranges.begin() + std::min<std::size_t>(ranges.size(), 12), ", "));
         if (ranges.size() > 12) list += fmt::format(", … ({} ranges in all)", ranges.size());
         // An even stride (Gemma-2's alternation) reads better as a progression, and is exact.
-        const bool stride = idx.size() > 6 && std::adjacent_find(idx.begin() + 1, idx.end(), [&](std::size_t a, std::size_t b) {
-                                                  return b - a != idx[1] - idx[0];
+        // (A plain local, not the binding: C++17 lambdas cannot capture structured bindings.)
+        const std::size_t step = idx.size() > 1 ? idx[1] - idx[0] : 0;
+        const bool stride = idx.size() > 6 && std::adjacent_find(idx.begin() + 1, idx.end(), [step](std::size_t a, std::size_t b) {
+                                                  return b - a != step;
                                               }) == idx.end();
-        if (stride && idx[1] - idx[0] > 1)
-            list = fmt::format("{}, {}, …, {} in steps of {}", idx[0], idx[1], idx.back(), idx[1] - idx[0]);
+        if (stride && step > 1) list = fmt::format("{}, {}, …, {} in steps of {}", idx[0], idx[1], idx.back(), step);
         out.push_back(fmt::format("{} layer{} ({}): {}", idx.size(), idx.size() == 1 ? "" : "s", list, describe_layer(l)));
     }
     return out;

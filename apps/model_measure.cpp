@@ -96,9 +96,10 @@ void run_speculate(const SpeculateOptionsCli& o) {
     Table t{{"draft position", "judged", "accepted", "empirical α", "predicted Σ min(p, q)"}, {}, {}};
     for (int i = 0; i < so.gamma; ++i) {
         const double n = double(r.judged[std::size_t(i)]);
-        const double e = n ? double(r.accepted[std::size_t(i)]) / n : 0, p = n ? r.predicted_accept[std::size_t(i)] / n : 0;
+        const bool any = r.judged[std::size_t(i)] > 0;
+        const double e = any ? double(r.accepted[std::size_t(i)]) / n : 0, p = any ? r.predicted_accept[std::size_t(i)] / n : 0;
         t.rows.push_back({std::to_string(i + 1), std::to_string(r.judged[std::size_t(i)]), std::to_string(r.accepted[std::size_t(i)]),
-                          n ? fmt::format("{:.4f}", e) : "-", n ? fmt::format("{:.4f}", p) : "-"});
+                          any ? fmt::format("{:.4f}", e) : "-", any ? fmt::format("{:.4f}", p) : "-"});
         j["per_position"].push_back({{"position", i + 1}, {"judged", r.judged[std::size_t(i)]}, {"accepted", r.accepted[std::size_t(i)]},
                                      {"empirical", e}, {"predicted", p}});
     }
