@@ -65,10 +65,24 @@ __device__ float lane_dot(const float* __restrict__ wr, const float* __restrict_
     if (cols % 4 == 0 && (reinterpret_cast<uintptr_t>(wr) % 16 == 0) && (reinterpret_cast<uintptr_t>(x) % 16 == 0)) {
         const float4* w4 = reinterpret_cast<const float4*>(wr);
         const float4* x4 = reinterpret_cast<const float4*>(x);
-        for (int i = lane; i < cols / 4; i += kWarp) {
+        const int n4 = cols / 4;
+        int i = lane;
+        // Four 16-byte weight loads in flight per lane (2 KB per warp) before any arithmetic: a
+        // matrix of few rows has few warps per SM, and one load at a time leaves HBM idle.
+        float a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        for (; i + 3 * kWarp < n4; i += 4 * kWarp) {
+            const float4 w0 = w4[i], w1 = w4[i + kWarp], w2 = w4[i + 2 * kWarp], w3 = w4[i + 3 * kWarp];
+            const float4 x0 = x4[i], x1 = x4[i + kWarp], x2 = x4[i + 2 * kWarp], x3 = x4[i + 3 * kWarp];
+            acc += w0.x * x0.x + w0.y * x0.y + w0.z * x0.z + w0.w * x0.w;
+            a1 += w1.x * x1.x + w1.y * x1.y + w1.z * x1.z + w1.w * x1.w;
+            a2 += w2.x * x2.x + w2.y * x2.y + w2.z * x2.z + w2.w * x2.w;
+            a3 += w3.x * x3.x + w3.y * x3.y + w3.z * x3.z + w3.w * x3.w;
+        }
+        for (; i < n4; i += kWarp) {
             const float4 a = w4[i], b = x4[i];
             acc += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
         }
+        acc += a1 + a2 + a3;
     } else {
         for (int i = lane; i < cols; i += kWarp) acc += wr[i] * x[i];
     }
@@ -101,6 +115,29 @@ __global__ void matvec_kernel(const float* __restrict__ w, const float* __restri
     if (row >= rows) return;
     const float acc = warp_sum(lane_dot(w + static_cast<size_t>(row) * cols, x, cols, lane));
     if (lane == 0) y[row] = acc;
+}
+
+// Split-K: k warps share a row, each over cols/k columns, their sums added through shared memory
+// (8 warps a block: 8/k rows). For a matrix with too few rows to give every SM enough warps (1024
+// rows is 8 warps an SM on an H200, 16 KB of loads in flight: 36% of the copy bandwidth measured).
+// Reads rows·cols·4 + k·cols·4 B (x once per piece), writes rows·4 B.
+__global__ void matvec_splitk_kernel(const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ y,
+                                     int rows, int cols, int k) {
+    INFERLAB_DYNAMIC_SHARED(float, part);  // [warps]: each warp's partial sum
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, per = blockDim.x / kWarp / k;
+    const int row = blockIdx.x * per + warp / k, piece = warp % k, len = cols / k;  // len % 4 = 0 (the caller's rule)
+    float acc = 0.0f;
+    if (row < rows)
+        acc = warp_sum(lane_dot(w + static_cast<size_t>(row) * cols + static_cast<size_t>(piece) * len,
+                                x + static_cast<size_t>(piece) * len, len, lane));
+    if (lane == 0) part[warp] = acc;
+    __syncthreads();
+    const int r = blockIdx.x * per + threadIdx.x;
+    if (threadIdx.x < per && r < rows) {
+        float sum = 0.0f;
+        for (int p = 0; p < k; ++p) sum += part[threadIdx.x * k + p];
+        y[r] = sum;
+    }
 }
 
 // Q, K and V of one row in one launch, RoPE applied as they are written. Rows of [Wq; Wk; Wv]
@@ -475,8 +512,10 @@ __device__ inline float4 load4(const float* p) {
 constexpr int kWarpKeys = 8;
 static_assert(kWarpKeys == kKeysPerWarp, "transpose_sum8 reduces eight values");
 
+// At most 128 registers a thread for G ≤ 4 (four blocks of 128 threads a multiprocessor, 64 KB of
+// K/V loads in flight per SM); G = 8 keeps two blocks (its 8 query quads and 8 output quads).
 template <int G>
-__global__ void decode_attention_split_warps(const float* __restrict__ q, const DecodeRow* __restrict__ rows, int n_heads,
+__global__ void __launch_bounds__(kAttnThreads, G <= 4 ? 4 : 2) decode_attention_split_warps(const float* __restrict__ q, const DecodeRow* __restrict__ rows, int n_heads,
                                              int split_len, float* __restrict__ m_out, float* __restrict__ l_out,
                                              float* __restrict__ o_out) {
     INFERLAB_DYNAMIC_SHARED(float, sh);  // o [warps, G, d], then m [warps, G], then l [warps, G]
@@ -572,19 +611,33 @@ __global__ void decode_attention_split_warps(const float* __restrict__ q, const 
 }
 
 // Flash-decoding, pass 2: block (query head h, row b) merges its splits: M = max m_j,
-// L = Σ l_j·e^(m_j − M), out = Σ o_j·e^(m_j − M) / L. Reads (2 + d)·4 B per split, writes d·4 B.
+// L = Σ l_j·e^(m_j − M), out = Σ o_j·e^(m_j − M) / L. The block finds M and L together and keeps
+// the weights e^(m_j − M) in shared memory, so each thread's pass over the splits is independent
+// loads (eight in flight), not a serial chain of loads and exponentials per split.
+// Reads (2 + d)·4 B per split, writes d·4 B.
 __global__ void decode_attention_merge(const float* __restrict__ m_in, const float* __restrict__ l_in,
                                        const float* __restrict__ o_in, int n_heads, int splits, int d, float* __restrict__ out) {
+    INFERLAB_DYNAMIC_SHARED(float, sh);  // [32] block reductions, then the weights [splits]
+    float* red = sh;
+    float* wt = sh + 32;
     const std::size_t hb = std::size_t(blockIdx.y) * n_heads + blockIdx.x;  // (row, query head)
     const float* m = m_in + hb * splits;
     const float* l = l_in + hb * splits;
-    float M = -FLT_MAX;
-    for (int j = 0; j < splits; ++j) M = fmaxf(M, m[j]);
-    float L = 0.0f;
-    for (int j = 0; j < splits; ++j) L += l[j] * expf(m[j] - M);
+    float mx = -FLT_MAX;
+    for (int j = threadIdx.x; j < splits; j += blockDim.x) mx = fmaxf(mx, m[j]);
+    const float M = block_max(mx, red);
+    float part = 0.0f;
+    for (int j = threadIdx.x; j < splits; j += blockDim.x) {
+        const float e = expf(m[j] - M);  // 0 for an empty split (m = −FLT_MAX)
+        wt[j] = e;
+        part += l[j] * e;
+    }
+    const float L = block_sum(part, red);  // its barriers also publish wt
     for (int i = threadIdx.x; i < d; i += blockDim.x) {
+        const float* oi = o_in + hb * splits * d + i;
         float o = 0.0f;
-        for (int j = 0; j < splits; ++j) o += o_in[(hb * splits + j) * d + i] * expf(m[j] - M);
+#pragma unroll 8
+        for (int j = 0; j < splits; ++j) o += oi[std::size_t(j) * d] * wt[j];
         out[hb * d + i] = o / L;
     }
 }
@@ -677,7 +730,24 @@ void launch_matmul_rows(const float* w, const float* x, float* y, int rows, int 
 }
 }  // namespace
 
+namespace {
+// Warps per row for matvec: doubled (up to 8) while the matrix has fewer than 24 warps an SM,
+// each piece keeps at least 128 columns, and the pieces stay 16-byte aligned.
+int matvec_split(int rows, int cols) {
+    int k = 1;
+    while (k < 8 && (long long)rows * k < 24ll * multiprocessor_count() && cols % (8 * k) == 0 && cols / (2 * k) >= 128) k *= 2;
+    return k;
+}
+}  // namespace
+
 void matvec(const float* w, const float* x, float* y, int rows, int cols) {
+    if (const int k = matvec_split(rows, cols); k > 1) {
+        constexpr int kWarps = 8;
+        INFERLAB_LAUNCH(matvec_splitk_kernel, blocks_for(rows, kWarps / k), kWarps * kWarp, kWarps * sizeof(float), w, x, y,
+                        rows, cols, k);
+        INFERLAB_CUDA_LAUNCH_CHECK("matvec_splitk_kernel");
+        return;
+    }
     const int per = rows_per_block(rows);
     INFERLAB_LAUNCH(matvec_kernel, blocks_for(rows, per), per * kWarp, 0, w, x, y, rows, cols);
     INFERLAB_CUDA_LAUNCH_CHECK("matvec_kernel");
@@ -760,10 +830,14 @@ void softmax(float* x, int rows, int n) {
 }
 
 namespace {
-// Keys per split: enough splits that H_kv·B·splits blocks give every multiprocessor about sixteen,
+// Keys per split: enough splits that H_kv·B·splits blocks give every multiprocessor about four,
 // whole tiles per split, and no split shorter than two tiles (the merge costs (2 + d)·4 B per split).
 int decode_split_len(int n_rows, int max_len, int n_kv_heads) {
-    const long long want = 16ll * multiprocessor_count();  // 16 blocks of 4 warps: a full SM's worth in flight
+    // Four blocks a multiprocessor: what fits at once (both pass-1 kernels use up to 128 registers
+    // a thread, 128 threads a block), so short caches run in one wave and long ones in splits long
+    // enough to stream (16 keys a warp and more). Sixteen, as before, gave 256 splits of 128 keys at
+    // S = 32768 (B = 1, H_kv = 8): more waves of short blocks, and 256 splits for the merge to walk.
+    const long long want = 4ll * multiprocessor_count();
     const long long per_split = std::max(1ll, (long long)n_rows * n_kv_heads);
     long long splits = std::max(1ll, (want + per_split - 1) / per_split);
     splits = std::min(splits, std::max(1ll, (long long)max_len / (2 * kKeyTile)));
@@ -809,7 +883,7 @@ void decode_attention(const float* q, const DecodeRow* rows, int n_rows, int max
             default: throw Error("cuda::decode_attention: the warp kernel takes 1, 2, 4 or 8 query heads per K/V head");
         }
         INFERLAB_CUDA_LAUNCH_CHECK("decode_attention_split_warps");
-        INFERLAB_LAUNCH(decode_attention_merge, dim3(n_heads, n_rows), kAttnThreads, 0, m, l, o, n_heads, splits, head_dim, out);
+        INFERLAB_LAUNCH(decode_attention_merge, dim3(n_heads, n_rows), kAttnThreads, (32 + std::size_t(splits)) * sizeof(float), m, l, o, n_heads, splits, head_dim, out);
         INFERLAB_CUDA_LAUNCH_CHECK("decode_attention_merge");
         return;
     }
@@ -819,7 +893,7 @@ void decode_attention(const float* q, const DecodeRow* rows, int n_rows, int max
     }
     INFERLAB_LAUNCH(decode_attention_split, dim3(n_kv_heads, splits, n_rows), kAttnThreads, shared, q, rows, n_heads, split_len, m, l, o);
     INFERLAB_CUDA_LAUNCH_CHECK("decode_attention_split");
-    INFERLAB_LAUNCH(decode_attention_merge, dim3(n_heads, n_rows), kAttnThreads, 0, m, l, o, n_heads, splits, head_dim, out);
+    INFERLAB_LAUNCH(decode_attention_merge, dim3(n_heads, n_rows), kAttnThreads, (32 + std::size_t(splits)) * sizeof(float), m, l, o, n_heads, splits, head_dim, out);
     INFERLAB_CUDA_LAUNCH_CHECK("decode_attention_merge");
 }
 

@@ -266,8 +266,12 @@ TEST_CASE("kernel prefill attention: causal and windowed over contiguous and pag
     }
 }
 
+// cols 1184 = 4 × 296: two passes of the four-loads-a-lane loop, then a tail of 40 quads. Split-K
+// (few rows: the emulated device has 4 SMs): 8 warps a row at 5 × 1184 and 20 × 4096, 2 at 50 × 512
+// (4 rows a block, the last block half full); 1 warp a row at 300 × 256.
 TEST_CASE("kernel matvec and matmul_rows: 16-byte and scalar paths", "[cuda][kernels]") {
-    for (auto [rows, cols] : std::vector<std::pair<int, int>>{{37, 64}, {33, 130}, {9, 7}, {300, 256}}) {
+    for (auto [rows, cols] :
+         std::vector<std::pair<int, int>>{{37, 64}, {33, 130}, {9, 7}, {300, 256}, {5, 1184}, {20, 4096}, {50, 512}}) {
         INFO("rows " << rows << ", cols " << cols);
         const auto w = random_vec(std::size_t(rows) * cols, 80), x = random_vec(std::size_t(cols) * 16, 81);
         DeviceBuffer dw = to_device(w), dx = to_device(x), dy(std::size_t(rows) * 16 * sizeof(float));
@@ -378,7 +382,7 @@ TEST_CASE("kernel fused qkv_rope and swiglu_matvec and add_rmsnorm", "[cuda][ker
         CHECK(rel_err(to_host(dk_out, std::size_t(dkv)), rotated(dot_ref(wk, x, dkv, cols))) <= 2e-4);
         CHECK(rel_err(to_host(dv_out, std::size_t(dkv)), dot_ref(wv, x, dkv, cols)) <= 1e-4);  // float32 dots
     }
-    for (auto [rows, cols] : std::vector<std::pair<int, int>>{{37, 64}, {9, 7}, {300, 256}}) {
+    for (auto [rows, cols] : std::vector<std::pair<int, int>>{{37, 64}, {9, 7}, {300, 256}, {6, 1184}}) {
         INFO("SwiGLU rows " << rows << ", cols " << cols);
         const auto w1 = random_vec(std::size_t(rows) * cols, 110), w3 = random_vec(std::size_t(rows) * cols, 111),
                    x = random_vec(std::size_t(cols), 112);
