@@ -135,24 +135,17 @@ public:
         h3.resize(1, out);
         swiglu_matvec(dev(w1.data()), dev(w3.data()), x.data(), h1.data(), h3.data(), out, in);
     }
-    void add_rmsnorm(Tensor& x, const Tensor& t, const model::VecMap& w, float eps, Tensor& y) override {
+    // The block's finiteness check rides in the same kernel (it reads every element of x anyway).
+    void add_rmsnorm(Tensor& x, const Tensor& t, const model::VecMap& w, float eps, Tensor& y, int check) override {
         y.resize(x.rows(), x.cols());
-        cuda::add_rmsnorm(x.data(), t.data(), dev(w.data()), y.data(), x.rows(), x.cols(), eps);
+        int* flags = check >= 0 ? flag_slots(check) : nullptr;
+        cuda::add_rmsnorm(x.data(), t.data(), dev(w.data()), y.data(), x.rows(), x.cols(), eps, flags, check, stamp_);
     }
     // Finiteness: a flag per check on the device, stamped with this pass's number when the check
     // fails, and read once at the end of the pass (one copy, not one per block).
     bool defers_finite_checks() const override { return true; }
     void record_finite(const Tensor& t, int index) override {
-        if (index < 0) throw std::logic_error("record_finite: a negative check index");
-        if (std::size_t(index) >= flag_count_) {
-            const std::size_t n = std::max<std::size_t>(std::size_t(index) + 1, 2 * flag_count_ + 64);
-            DeviceBuffer grown(n * sizeof(int));
-            zero_device(grown.data(), n * sizeof(int));  // 0 is never a stamp
-            if (flag_count_ > 0) copy_on_device(grown.data(), flags_.data(), flag_count_ * sizeof(int));
-            flags_ = std::move(grown);
-            flag_count_ = n;
-        }
-        cuda::record_finite(t.data(), t.size(), flags_.i(), index, stamp_);
+        cuda::record_finite(t.data(), t.size(), flag_slots(index), index, stamp_);
     }
     int first_non_finite() override {
         int bad = -1;
@@ -175,6 +168,19 @@ public:
     }
 
 private:
+    // The flags (int [flag_count_], device), grown to hold check `index`.
+    int* flag_slots(int index) {
+        if (index < 0) throw std::logic_error("finiteness check: a negative check index");
+        if (std::size_t(index) >= flag_count_) {
+            const std::size_t n = std::max<std::size_t>(std::size_t(index) + 1, 2 * flag_count_ + 64);
+            DeviceBuffer grown(n * sizeof(int));
+            zero_device(grown.data(), n * sizeof(int));  // 0 is never a stamp
+            if (flag_count_ > 0) copy_on_device(grown.data(), flags_.data(), flag_count_ * sizeof(int));
+            flags_ = std::move(grown);
+            flag_count_ = n;
+        }
+        return flags_.i();
+    }
     // Device address of a host view of the weights (same offset in the uploaded copy).
     const float* dev(const float* host) const {
         if (host < host_.data() || host >= host_.data() + host_.floats())

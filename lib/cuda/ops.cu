@@ -240,20 +240,24 @@ __global__ void rmsnorm_kernel(const float* __restrict__ x, const float* __restr
 }
 
 // The residual add and the next RMSNorm of a row in one pass: x += t, then y = w ⊙ x / rms(x).
-// A block per row; each thread keeps the elements it added and rereads only its own writes.
-// Reads 2·rows·n·4 + n·4 B, writes 2·rows·n·4 B.
+// A block per row; each thread rereads only its own writes. With flags, also the finiteness check
+// of the new x (flags[index] = stamp when an element is NaN or ±inf), as finite_kernel: no
+// launch of its own. Reads 2·rows·n·4 + n·4 B, writes 2·rows·n·4 B.
 __global__ void add_rmsnorm_kernel(float* __restrict__ x, const float* __restrict__ t, const float* __restrict__ w,
-                                   float* __restrict__ y, int n, float eps) {
+                                   float* __restrict__ y, int n, float eps, int* __restrict__ flags, int index, int stamp) {
     INFERLAB_DYNAMIC_SHARED(float, shared);  // [32] warp partials
     float* xr = x + static_cast<size_t>(blockIdx.x) * n;
     const float* tr = t + static_cast<size_t>(blockIdx.x) * n;
     float* yr = y + static_cast<size_t>(blockIdx.x) * n;
     float ss = 0.0f;
+    unsigned bad = 0;
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         const float s = xr[i] + tr[i];
         xr[i] = s;
         ss += s * s;
+        bad |= (__float_as_uint(s) & 0x7f800000u) == 0x7f800000u;
     }
+    if (bad && flags) flags[index] = stamp;
     ss = block_sum(ss, shared);
     const float scale = rsqrtf(ss / static_cast<float>(n) + eps);
     for (int i = threadIdx.x; i < n; i += blockDim.x) yr[i] = w[i] * xr[i] * scale;
@@ -797,8 +801,9 @@ void rmsnorm(const float* x, const float* w, float* y, int rows, int n, float ep
     INFERLAB_CUDA_LAUNCH_CHECK("rmsnorm_kernel");
 }
 
-void add_rmsnorm(float* x, const float* t, const float* w, float* y, int rows, int n, float eps) {
-    INFERLAB_LAUNCH(add_rmsnorm_kernel, rows, 256, 32 * sizeof(float), x, t, w, y, n, eps);
+void add_rmsnorm(float* x, const float* t, const float* w, float* y, int rows, int n, float eps, int* flags, int index,
+                 int stamp) {
+    INFERLAB_LAUNCH(add_rmsnorm_kernel, rows, 256, 32 * sizeof(float), x, t, w, y, n, eps, flags, index, stamp);
     INFERLAB_CUDA_LAUNCH_CHECK("add_rmsnorm_kernel");
 }
 

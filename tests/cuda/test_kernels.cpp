@@ -270,9 +270,10 @@ TEST_CASE("kernel prefill attention: causal and windowed over contiguous and pag
 // (few rows: the emulated device has 4 SMs): 8 warps a row at 5 × 1184 and 20 × 4096, 2 at 50 × 512
 // (4 rows a block, the last block half full); 1 warp a row at 300 × 256.
 TEST_CASE("kernel matvec and matmul_rows: 16-byte and scalar paths", "[cuda][kernels]") {
-    for (auto [rows, cols] :
+    for (const auto& shape :
          std::vector<std::pair<int, int>>{{37, 64}, {33, 130}, {9, 7}, {300, 256}, {5, 1184}, {20, 4096}, {50, 512}}) {
-        INFO("rows " << rows << ", cols " << cols);
+        INFO("rows " << shape.first << ", cols " << shape.second);
+        const int rows = shape.first, cols = shape.second;  // plain locals: clang 14 does not capture structured bindings
         const auto w = random_vec(std::size_t(rows) * cols, 80), x = random_vec(std::size_t(cols) * 16, 81);
         DeviceBuffer dw = to_device(w), dx = to_device(x), dy(std::size_t(rows) * 16 * sizeof(float));
         auto ref = [&](int n) {
@@ -369,9 +370,10 @@ TEST_CASE("kernel fused qkv_rope and swiglu_matvec and add_rmsnorm", "[cuda][ker
         DeviceBuffer dq_out(std::size_t(dq) * sizeof(float)), dk_out(std::size_t(dkv) * sizeof(float)),
             dv_out(std::size_t(dkv) * sizeof(float));
         qkv_rope(dwq.f(), dwk.f(), dwv.f(), dx.f(), dq_out.f(), dk_out.f(), dv_out.f(), dq, dkv, cols, dp.i(), hd, 10000.0f);
-        auto rotated = [&](std::vector<double> y) {
+        const int head = hd;  // a plain local: clang 14 does not capture structured bindings
+        auto rotated = [head](std::vector<double> y) {  // pos: a constant, read without capture
             for (std::size_t i = 0; i < y.size(); i += 2) {
-                const double a = pos / std::pow(10000.0, double(i % std::size_t(hd)) / hd), v0 = y[i], v1 = y[i + 1];
+                const double a = pos / std::pow(10000.0, double(i % std::size_t(head)) / head), v0 = y[i], v1 = y[i + 1];
                 y[i] = v0 * std::cos(a) - v1 * std::sin(a);
                 y[i + 1] = v0 * std::sin(a) + v1 * std::cos(a);
             }
@@ -413,6 +415,14 @@ TEST_CASE("kernel fused qkv_rope and swiglu_matvec and add_rmsnorm", "[cuda][ker
         }
         CHECK(rel_err(to_host(dx, x.size()), sum) <= 1e-6);  // one float32 addition per element
         CHECK(rel_err(to_host(dy, x.size()), ref) <= 1e-4);  // a block-wide float32 sum of squares
+        // With flags: a finite sum leaves check 0 alone; an inf in the last row's t stamps check 1.
+        DeviceBuffer dflags = to_device(std::vector<int>{0, 0});
+        add_rmsnorm(dx.f(), dt.f(), dg.f(), dy.f(), rows, n, 1e-5f, dflags.i(), 0, 5);
+        auto t_inf = t;
+        t_inf[t_inf.size() - 2] = INFINITY;
+        DeviceBuffer dt_inf = to_device(t_inf);
+        add_rmsnorm(dx.f(), dt_inf.f(), dg.f(), dy.f(), rows, n, 1e-5f, dflags.i(), 1, 5);
+        CHECK(to_host<int>(dflags, 2) == std::vector<int>{0, 5});
     }
 }
 
@@ -481,10 +491,17 @@ TEST_CASE("kernel model: prefill and batch decode on paged caches equal the CPU 
             }
             CHECK(worst(gpu.forward(gr, opt), cpu.forward(cr, opt)) <= 1e-4);  // float32 in another order, 2 layers
         }
-        // One row a step (a single sequence's decode): the fused Q/K/V-RoPE and W1/W3-SwiGLU launches.
+        // One row a step (a single sequence's decode): the fused launches. A layer is 9 launches
+        // (Q/K/V-RoPE, store, attention split and merge, Wo, add-RMSNorm with its check, W1/W3-SwiGLU,
+        // W2, add-RMSNorm with its check; online attention: one launch, not two), then the first
+        // RMSNorm, the classifier and its check.
         for (int step = 0; step < 2; ++step) {
             const std::vector<int> token{(step * 13 + 5) % 40};
-            CHECK(worst(gpu.forward(token, *gc[1], opt), cpu.forward(token, *cc[1], opt)) <= 1e-4);
+            const std::uint64_t before = launch_count();
+            const model::MatrixRM got = gpu.forward(token, *gc[1], opt);
+            const int per_layer = kind == model::AttentionKind::Online ? 8 : 9;
+            CHECK(launch_count() - before == std::uint64_t(per_layer * d.n_layers + 3));
+            CHECK(worst(got, cpu.forward(token, *cc[1], opt)) <= 1e-4);
         }
     }
 }

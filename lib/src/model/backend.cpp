@@ -49,9 +49,10 @@ void Backend::matmul_swiglu(const Tensor& x, const MatMap& w1, const MatMap& w3,
     swiglu(h1, h3);
 }
 
-void Backend::add_rmsnorm(Tensor& x, const Tensor& t, const VecMap& w, float eps, Tensor& y) {
+void Backend::add_rmsnorm(Tensor& x, const Tensor& t, const VecMap& w, float eps, Tensor& y, int check) {
     add(x, t);
     rmsnorm(x, w, eps, y);
+    if (check >= 0) record_finite(x, check);
 }
 
 void Backend::record_finite(const Tensor&, int) {

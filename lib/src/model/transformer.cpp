@@ -123,11 +123,10 @@ MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions
         // GQA attention, reading each row's cache in place; causal: row r sees positions ≤ pos[r].
         B.attention(q, seen, attention_layer(l, pos, opt.pitfall), opt, att);
         B.matmul(att, w_.wo(l), tmp, opt);
-        B.add_rmsnorm(x, tmp, w_.rms_ffn(l), D.norm_eps, xf);  // the residual add, then the FFN's RMSNorm
+        // The residual add, then the FFN's RMSNorm (and the block's check, where it is deferred).
+        B.add_rmsnorm(x, tmp, w_.rms_ffn(l), D.norm_eps, xf, deferred ? 2 * l : -1);
         // k and v hold this step's new K/V (also stored in the cache); q and k are after RoPE.
-        if (deferred)
-            B.record_finite(x, 2 * l);
-        else if (!all_finite(B, x))
+        if (!deferred && !all_finite(B, x))
             non_finite(B, fmt::format("layer {}", l),
                        {{"attention RMSNorm", &xn}, {"Q projection", &q}, {"K projection", &k}, {"V projection", &v},
                         {"attention", &att}, {"output projection Wo", &tmp}},
@@ -135,10 +134,9 @@ MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions
         B.matmul_swiglu(xf, w_.w1(l), w_.w3(l), h1, h3, opt);  // silu(w1·x) ⊙ (w3·x)
         B.matmul(h1, w_.w2(l), tmp, opt);
         // The residual add, then the next layer's attention RMSNorm (or the final one).
-        B.add_rmsnorm(x, tmp, l + 1 < D.n_layers ? w_.rms_att(l + 1) : w_.rms_final(), D.norm_eps, xn);
-        if (deferred)
-            B.record_finite(x, 2 * l + 1);
-        else if (!all_finite(B, x))
+        B.add_rmsnorm(x, tmp, l + 1 < D.n_layers ? w_.rms_att(l + 1) : w_.rms_final(), D.norm_eps, xn,
+                      deferred ? 2 * l + 1 : -1);
+        if (!deferred && !all_finite(B, x))
             non_finite(B, fmt::format("layer {}", l),
                        {{"FFN RMSNorm", &xf}, {"W3 projection", &h3}, {"W1 projection and SwiGLU", &h1},
                         {"W2 projection", &tmp}},

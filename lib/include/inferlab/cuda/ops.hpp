@@ -88,7 +88,9 @@ void qkv_rope(const float* wq, const float* wk, const float* wv, const float* x,
 // Reads 2·rows·cols·4 + cols·4 B, writes 2·rows·4 B.
 void swiglu_matvec(const float* w1, const float* w3, const float* x, float* h1, float* h3, int rows, int cols);
 // x += t, then y = w ⊙ x / sqrt(mean(x²) + eps), per row of n. Reads (2·rows·n + n)·4 B, writes 2·rows·n·4 B.
-void add_rmsnorm(float* x, const float* t, const float* w, float* y, int rows, int n, float eps);
+// With flags (device ints), also flags[index] = stamp when the new x holds NaN or ±inf (as record_finite).
+void add_rmsnorm(float* x, const float* t, const float* w, float* y, int rows, int n, float eps, int* flags = nullptr,
+                 int index = 0, int stamp = 0);
 // flags[index] = stamp (device ints) when any of x[0, n) is NaN or ±inf; otherwise flags are left
 // as they are. Reads n·4 B.
 void record_finite(const float* x, std::size_t n, int* flags, int index, int stamp);

@@ -134,8 +134,9 @@ public:
     // h3 = x·W3ᵀ, h1 = silu(x·W1ᵀ) ⊙ h3.
     virtual void matmul_swiglu(const Tensor& x, const MatMap& w1, const MatMap& w3, Tensor& h1, Tensor& h3,
                                const ForwardOptions& opt);
-    // x += t (the residual add), then y = rmsnorm(x) with gain w.
-    virtual void add_rmsnorm(Tensor& x, const Tensor& t, const VecMap& w, float eps, Tensor& y);
+    // x += t (the residual add), then y = rmsnorm(x) with gain w; check ≥ 0 also records x's
+    // finiteness as record_finite(x, check) would (a backend that defers checks; −1: none).
+    virtual void add_rmsnorm(Tensor& x, const Tensor& t, const VecMap& w, float eps, Tensor& y, int check);
 
     // Finiteness checks of a forward pass. A backend that queues work (CUDA) returns true from
     // defers_finite_checks(): Transformer::forward then records each check with record_finite
