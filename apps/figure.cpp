@@ -242,6 +242,7 @@ void write_all(const FigureOptions& o) {
         "img{max-width:100%;border:1px solid #ddd}code{background:#f4f4f4;padding:2px 4px}</style></head><body>\n"
         "<h1>The documents' figures, redrawn from inferlab's computation</h1>\n";
     std::string not_drawn;
+    int drawn = 0;
     for (const auto& f : figures::catalog()) {
         if (!f.drawn) {
             not_drawn += fmt::format("<li>{}, {}, {}: {} ({})</li>\n", f.name, html_escape(f.document), html_escape(f.section),
@@ -250,12 +251,14 @@ void write_all(const FigureOptions& o) {
         }
         const std::string file = f.name + ".svg";
         write_file((fs::path(o.out) / file).string(), draw(f.name, FigureOptions{}));
+        ++drawn;
         html += fmt::format("<figure id=\"{0}\"><img src=\"{1}\" alt=\"{2}\"><figcaption><b>{0}</b>: {2} ({3}, {4})<br>"
                             "Made by <code>inferlab figure {0}</code></figcaption></figure>\n",
                             f.name, file, html_escape(f.caption), html_escape(f.document), html_escape(f.section));
     }
     html += "<h2>Not drawn</h2><ul>\n" + not_drawn + "</ul>\n</body></html>\n";
     write_file((fs::path(o.out) / "index.html").string(), html);
+    std::cout << fmt::format("wrote {} figures and index.html to {}\n", drawn, o.out);
 }
 
 void run_figure(const FigureOptions& o, const CLI::App& sub) {
@@ -290,8 +293,11 @@ void run_figure(const FigureOptions& o, const CLI::App& sub) {
     const std::string text = draw(o.name, o);
     if (o.out.empty() || o.out == "-")
         std::cout << text;
-    else
+    else {
         write_file(o.out, text);
+        // One line, so a script or a class sees what was written where.
+        std::cout << fmt::format("wrote {} ({} bytes): {}\n", o.out, text.size(), find_figure(o.name).caption);
+    }
 }
 
 }  // namespace
@@ -332,7 +338,7 @@ void setup_figure(CLI::App& app) {
     s->add_option("--step", o->step, "Figure 15: Δ, the grid step (default 0.1)");
     s->add_option("--bits", o->bits, "Figure 15: bits, Q = 2^(b−1) − 1 (default 4: Q = 7)");
     s->footer(examples_footer(
-        {"inferlab figure --list", "inferlab figure doc1-fig9 --batch 1,2,4,8,16", "inferlab figure doc1-fig6 --q-heads 8 --kv-heads 8,2,1",
+        {"inferlab figure --list", "inferlab figure doc1-fig9 --batch 1,2,4,8,16 --out fig9.svg", "inferlab figure --all --out figures", "inferlab figure doc1-fig6 --q-heads 8 --kv-heads 8,2,1",
          "inferlab figure doc1-fig13 --p 0.5,0.5 --q 0.9,0.1", "inferlab figure doc1-fig7 --kv-dtype fp8 --batch 4"},
         "Every figure prints its inputs and the document section it redraws. SVG is self-contained\n"
         "(text as text, no external font); 'inferlab figure --all --out DIR' writes every figure\n"

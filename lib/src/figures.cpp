@@ -94,10 +94,10 @@ std::string fig5_layer_caches(const KvShape& s, std::uint64_t shown_positions) {
     const double row_h = 70, top = 70;
     const std::vector<std::string> inputs = {
         shape_line(s),
-        fmt::format("Per layer: 2·S·H_kv·d·b = {}; all {} layers: {} (kv_bytes, lib/kv.hpp)", bytes_all_units(kv.per_layer_bytes[0]),
-                    s.layers, bytes_all_units(kv.total_bytes)),
+        fmt::format("Per layer 2·S·H_kv·d·b = {}; all {} layers {} = {} B (kv_bytes, lib/kv.hpp)", binary_size(kv.per_layer_bytes[0]),
+                    s.layers, binary_size(kv.total_bytes), group_thousands(kv.total_bytes)),
         source_line("doc1-fig5")};
-    svg::Document doc(760, top + row_h * static_cast<double>(rows.size()) + 40 + 16 + 15.0 * 3, "Figure 5: every layer keeps its own K/V cache");
+    svg::Document doc(760, top + row_h * static_cast<double>(rows.size()) + 10 + 16 + 15.0 * 3, "Figure 5: every layer keeps its own K/V cache");
     doc.heading("Layer l's K/V come from layer l's input; the next layer reads its own cache, never this one");
     const std::uint64_t shown = std::min<std::uint64_t>(shown_positions, s.seq_len);
     for (std::size_t r = 0; r < rows.size(); ++r) {

@@ -67,7 +67,7 @@ TEST_CASE("figure: every drawn figure is well-formed SVG that rsvg-convert rende
         const fs::path out = dir / (n + ".svg");
         const auto r = run_inferlab({"figure", n, "--out", out.string()});
         REQUIRE(r.status == 0);
-        CHECK(r.out.empty());
+        CHECK(r.out.rfind("wrote " + out.string() + " (", 0) == 0);
         CHECK(r.err.empty());
         const std::string svg = slurp(out);
         REQUIRE(svg_parse_error(svg).empty());
@@ -116,7 +116,7 @@ TEST_CASE("figure --all --out DIR writes every figure and an index.html gallery"
     const fs::path dir = scratch("all");
     const auto r = run_inferlab({"figure", "--all", "--out", (dir / "gallery").string()});
     REQUIRE(r.status == 0);
-    CHECK(r.out.empty());
+    CHECK(r.out == "wrote 11 figures and index.html to " + (dir / "gallery").string() + "\n");
     const std::string html = slurp(dir / "gallery" / "index.html");
     for (const auto& n : kDrawn) {
         INFO(n);
