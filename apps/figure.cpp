@@ -16,7 +16,9 @@
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/figures.hpp"
+#include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/paged_sim.hpp"
+#include "inferlab/model/transformer.hpp"
 #include "inferlab/svg.hpp"
 #include "inferlab/units.hpp"
 
@@ -37,11 +39,15 @@ struct FigureOptions {
     std::string prompts, blocks, block_size, steps, pool_seed;
     // Figures 10 to 15.
     std::string tile, window, gamma, outcomes, alpha, p, q, n, tpr, fpr, x, step, bits;
+    // Figure 4's run and the second document's Figure 1.
+    std::string tokens, hidden, weight_dtype;
 };
 
 // The flags each drawn figure takes; any other figure flag given is an error naming both.
 const std::map<std::string, std::set<std::string>>& figure_flags() {
     static const std::map<std::string, std::set<std::string>> flags = {
+        {"doc1-fig4", {"--checkpoint", "--config", "--model", "--seed", "--tokens", "--steps"}},
+        {"doc2-fig1", {"--hidden", "--q-heads", "--kv-heads", "--head-dim", "--weight-dtype"}},
         {"doc1-fig5", {"--layers", "--seq-len", "--kv-heads", "--head-dim", "--kv-dtype"}},
         {"doc1-fig6", {"--q-heads", "--kv-heads"}},
         {"doc1-fig7", {"--layers", "--seq-len", "--q-heads", "--kv-heads", "--head-dim", "--kv-dtype", "--batch"}},
@@ -100,7 +106,45 @@ std::vector<double> distribution(const std::string& flag, const std::string& tex
     return v;
 }
 
+// Figure 4: a prompt, then greedy decode steps on the reference model, each step traced.
+std::string draw_fig4(const FigureOptions& o) {
+    auto w = load(o.src);
+    model::Transformer m(*w);
+    const model::Dims& d = w->dims();
+    const std::vector<int> prompt = parse_token_list("--tokens", o.tokens.empty() ? "1,2,3,4" : o.tokens, d);
+    if (prompt.empty()) throw InputError("--tokens", o.tokens, "needs at least one token");
+    const int steps = parse_token_count("--steps", o.steps.empty() ? "3" : o.steps, prompt.size(),
+                                        static_cast<std::uint64_t>(d.seq_len));
+    if (steps > 16) throw InputError("--steps", o.steps, "at most 16 decode steps can be drawn");
+    model::ContiguousCache cache(d);
+    std::vector<model::StepTrace> traces(1);
+    model::MatrixRM logits = m.forward(prompt, cache, {}, &traces[0]);
+    for (int i = 0; i < steps; ++i) {
+        Eigen::Index next = 0;
+        logits.row(logits.rows() - 1).maxCoeff(&next);  // greedy: the argmax of the last position
+        traces.emplace_back();
+        logits = m.forward({static_cast<int>(next)}, cache, {}, &traces.back());
+    }
+    return figures::fig4_cache_append(traces);
+}
+
 std::string draw(const std::string& name, const FigureOptions& o) {
+    if (name == "doc1-fig4") return draw_fig4(o);
+    if (name == "doc2-fig1") {
+        figures::ProjectionInputs in;
+        if (!o.hidden.empty()) in.hidden = positive("--hidden", o.hidden, 1u << 20);
+        if (!o.q_heads.empty()) in.q_heads = positive("--q-heads", o.q_heads, 1u << 16);
+        if (!o.kv_heads.empty()) in.kv_heads = positive("--kv-heads", o.kv_heads, 1u << 16);
+        if (!o.head_dim.empty()) in.head_dim = positive("--head-dim", o.head_dim, 1u << 16);
+        if (in.q_heads % in.kv_heads != 0)
+            throw InputError("--kv-heads", std::to_string(in.kv_heads), fmt::format("must divide H_q = {}", in.q_heads));
+        if (!o.weight_dtype.empty()) {
+            const DType t = parse_dtype("--weight-dtype", o.weight_dtype);
+            in.bits = t.bits;
+            in.dtype = t.name;
+        }
+        return figures::doc2_fig1_projections(in);
+    }
     if (name == "doc1-fig5") return figures::fig5_layer_caches(shape_of(o));
     if (name == "doc1-fig6") {
         figures::HeadMapInputs in;
@@ -311,7 +355,7 @@ void setup_figure(CLI::App& app) {
     s->add_option("--out", o->out, "the SVG file (default: standard output); with --all, the folder");
     s->add_option("--layers", o->layers, "L, layers (Figures 5, 7, 9; default 32)");
     s->add_option("--seq-len", o->seq_len, "S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12)");
-    s->add_option("--q-heads", o->q_heads, "H_q, query heads (Figure 6 default 4; Figure 7 default 32)");
+    s->add_option("--q-heads", o->q_heads, "H_q, query heads (Figure 6 default 4; otherwise 32)");
     s->add_option("--kv-heads", o->kv_heads, "H_kv, K/V heads (default 8); Figure 6: a list (default 4,2,1)");
     s->add_option("--head-dim", o->head_dim, "d, width of one head (default 128)");
     s->add_option("--kv-dtype", o->kv_dtype, "K/V precision: bf16 (default), fp16, fp8, int8, int4, fp32");
@@ -322,7 +366,7 @@ void setup_figure(CLI::App& app) {
     s->add_option("--prompts", o->prompts, "Figure 8: prompts separated by ';' (default 1,2,3,4,5;1,2,3,4,9,9;7,8)");
     s->add_option("--blocks", o->blocks, "Figure 8: blocks in the pool, at most 64 (default 16)");
     s->add_option("--block-size", o->block_size, "Figure 8: tokens per block (default 2)");
-    s->add_option("--steps", o->steps, "Figure 8: greedy tokens each sequence generates (default 2)");
+    s->add_option("--steps", o->steps, "greedy tokens generated: Figure 8 per sequence (default 2), Figure 4 (default 3)");
     s->add_option("--pool-seed", o->pool_seed, "Figure 8: shuffles the pool's free list (default 1)");
     s->add_option("--tile", o->tile, "Figure 10: tile size (default 4)");
     s->add_option("--window", o->window, "Figure 10: sliding window W (default 4)");
@@ -334,6 +378,9 @@ void setup_figure(CLI::App& app) {
     s->add_option("--n", o->n, "Figure 14: candidates, a list or range (default 1..8,10,12,16)");
     s->add_option("--tpr", o->tpr, "Figure 14: verifier P(accept | correct) (default 0.9)");
     s->add_option("--fpr", o->fpr, "Figure 14: verifier P(accept | wrong) (default 0.2)");
+    s->add_option("--tokens", o->tokens, "Figure 4: the prompt's token ids (default 1,2,3,4)");
+    s->add_option("--hidden", o->hidden, "second document's Figure 1: hidden width (default 4096)");
+    s->add_option("--weight-dtype", o->weight_dtype, "second document's Figure 1: weight precision (default bf16)");
     s->add_option("--x", o->x, "Figure 15: the value quantized (default 0.37)");
     s->add_option("--step", o->step, "Figure 15: Δ, the grid step (default 0.1)");
     s->add_option("--bits", o->bits, "Figure 15: bits, Q = 2^(b−1) − 1 (default 4: Q = 7)");

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "inferlab/bestofn.hpp"
+#include "inferlab/checked.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/quant.hpp"
@@ -54,8 +55,7 @@ const std::vector<FigureInfo>& catalog() {
          "conceptual: training against inference, nothing inferlab computes"},
         {"doc1-fig3", kDoc1, "§1.2", "Prefix processed in parallel, tokens generated one by one (original figure)", false,
          "conceptual: the shapes it shows are the table of §1.2 (model generate --trace prints them)"},
-        {"doc1-fig4", kDoc1, "§1.3", "The current query reads the history K/V and appends its own", false,
-         "conceptual: a cartoon of one append; model generate --trace prints the real cache shapes step by step"},
+        {"doc1-fig4", kDoc1, "§1.3", "The current query reads the history K/V and appends its own", true, ""},
         {"doc1-fig5", kDoc1, "§1.3", "Each layer's input, cache and output belong together", true, ""},
         {"doc1-fig6", kDoc1, "§2.1", "The same four query heads against different numbers of K/V heads", true, ""},
         {"doc1-fig7", kDoc1, "§2.1.1", "Cache memory substituted: 32 layers, 8192 tokens, BF16", true, ""},
@@ -73,7 +73,7 @@ const std::vector<FigureInfo>& catalog() {
         {"doc1-fig17", kDoc1, "§4.3", "Three cache paths compared on fixed inputs", false,
          "not drawn yet: model check-cache prints these numbers; its drawing waits for its result struct (issue #15)"},
         {"doc2-fig1", kDoc2, "from tokens to hidden states", "Q/K/V produced from the hidden state by learned projections",
-         false, "conceptual: the projection diagram carries no number (model generate --trace prints the shapes)"},
+         true, ""},
     };
     return figures;
 }
@@ -83,6 +83,73 @@ std::uint64_t gqa_kv_head(std::uint64_t h, std::uint64_t h_q, std::uint64_t h_kv
         throw InputError("--kv-heads", std::to_string(h_kv), fmt::format("must divide H_q = {} (a whole group per K/V head)", h_q));
     if (h >= h_q) throw InputError(fmt::format("query head {} does not exist: H_q = {}", h, h_q));
     return h / (h_q / h_kv);
+}
+
+std::string fig4_cache_append(const std::vector<model::StepTrace>& steps) {
+    if (steps.empty()) throw InputError("the run recorded no step");
+    const int longest = steps.back().cache_len.empty() ? 0 : steps.back().cache_len[0];
+    const double cell = std::min(28.0, 520.0 / std::max(1, longest)), left = 200, top = 70, row_h = 62;
+    svg::Document doc(760, top + row_h * static_cast<double>(steps.size()) + 16 + 15.0 * 3,
+                      "Figure 4: the query reads the cached K/V and appends its own");
+    doc.heading("Layer 0's cache after each step of a real run: old entries stay as they are, new ones are appended");
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const model::StepTrace& st = steps[i];
+        const double y = top + row_h * static_cast<double>(i);
+        const int after = st.cache_len.empty() ? 0 : st.cache_len[0];
+        doc.text(16, y + 18, fmt::format("{} {}", st.phase, i == 0 ? "" : fmt::format("step {}", i)), {.size = 12, .bold = true});
+        doc.text(16, y + 34, fmt::format("Q {} reads K/V {}", st.q_shape, st.kv_cached_shape), {.size = 10, .fill = "#555555"});
+        for (int p = 0; p < after; ++p) {
+            const bool fresh = p >= st.start_pos;
+            const double x = left + cell * p;
+            // K above V; this step's entries in blue, the history in teal (K) and amber (V).
+            doc.rect(x, y + 4, cell - 3, 16, fresh ? svg::kBlue : svg::kTeal);
+            doc.rect(x, y + 22, cell - 3, 16, fresh ? svg::kBlue : svg::kAmber);
+        }
+        doc.text(left + cell * after + 6, y + 26, fmt::format("S = {}", after),
+                 {.size = 12, .cls = "cache-length", .value = static_cast<double>(after)});
+    }
+    const model::StepTrace& first = steps.front();
+    doc.inputs({fmt::format("Prompt of {} tokens, then {} greedy decode steps; K/V [batch, H_kv, S, d] per layer, every layer alike",
+                            first.tokens.size(), steps.size() - 1),
+                "Lengths read from the cache after each step (Transformer::forward with a StepTrace, lib/model)",
+                source_line("doc1-fig4")});
+    return doc.str();
+}
+
+std::string doc2_fig1_projections(const ProjectionInputs& in) {
+    const std::vector<Requests> one{{1, 1}};
+    // The K (and V) projection width H_kv·d, as kv-mem's head-sharing table computes it.
+    std::uint64_t kv_width = 0;
+    for (const HeadSharing& h : compare_head_sharing(1, in.q_heads, in.kv_heads, in.head_dim, in.bits, one))
+        if (h.kv_heads == in.kv_heads) kv_width = h.kv_proj_width;
+    const std::uint64_t q_width = checked_mul(in.q_heads, in.head_dim, "H_q·d");
+    const std::uint64_t widest = std::max({in.hidden, q_width, kv_width});
+    const double scale = 240.0 / static_cast<double>(widest), top = 70;
+    svg::Document doc(760, top + 250 + 16 + 15.0 * 3, "Second document, Figure 1: Q, K and V from the hidden state");
+    doc.heading("Learned projections W_Q, W_K, W_V; Q serves the current step, K and V stay as history");
+    const double hx = 16, hw = static_cast<double>(in.hidden) * scale;
+    doc.rect(hx, top + 100, std::max(hw, 40.0), 30, svg::ShapeStyle{.fill = "#e8eef8", .stroke = svg::kBlue});
+    doc.text(hx, top + 92, fmt::format("hidden state x: {} wide", in.hidden), {.size = 12, .cls = "width", .value = static_cast<double>(in.hidden)});
+    struct Out { const char* name; std::uint64_t width; const char* color; const char* role; };
+    const Out outs[] = {{"Q", q_width, svg::kBlue, "not cached"},
+                        {"K", kv_width, svg::kTeal, "cached"},
+                        {"V", kv_width, svg::kAmber, "cached"}};
+    for (int i = 0; i < 3; ++i) {
+        const double y = top + 20 + 80.0 * i, x = 440;
+        const std::uint64_t wbytes = checked_mul(checked_mul(in.hidden, outs[i].width, "weight elements"), in.bits, "weight bits") / 8;
+        doc.arrow(hx + std::max(hw, 40.0) + 4, top + 115, x - 160, y + 15, svg::kGrey);
+        doc.text(x - 154, y + 20, fmt::format("W_{} [{} × {}]", outs[i].name, in.hidden, outs[i].width), {.size = 11});
+        doc.text(x - 154, y + 36, binary_size(wbytes) + " per layer", {.size = 10, .fill = "#555555"});
+        doc.rect(x, y, std::max(static_cast<double>(outs[i].width) * scale, 6.0), 30, outs[i].color);
+        doc.text(x, y + 48, fmt::format("{}: {} wide = {} heads × {}, {}", outs[i].name, outs[i].width,
+                                        i == 0 ? in.q_heads : in.kv_heads, in.head_dim, outs[i].role),
+                 {.size = 11, .cls = "width", .value = static_cast<double>(outs[i].width)});
+    }
+    doc.inputs({fmt::format("hidden {}, H_q = {}, H_kv = {}, d = {}, weights {} ({} B each); one row x per token",
+                            in.hidden, in.q_heads, in.kv_heads, in.head_dim, in.dtype, exact_ratio(in.bits, 8, 3)),
+                "Widths from compare_head_sharing (lib/kv.hpp): Q is H_q·d wide, K and V H_kv·d each",
+                source_line("doc2-fig1")});
+    return doc.str();
 }
 
 std::string fig5_layer_caches(const KvShape& s, std::uint64_t shown_positions) {

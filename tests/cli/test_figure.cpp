@@ -14,9 +14,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kDrawn = {"doc1-fig5",  "doc1-fig6",  "doc1-fig7",  "doc1-fig8",
+const std::vector<std::string> kDrawn = {"doc1-fig4",  "doc1-fig5",  "doc1-fig6",  "doc1-fig7",  "doc1-fig8",
                                          "doc1-fig9",  "doc1-fig10", "doc1-fig11", "doc1-fig12",
-                                         "doc1-fig13", "doc1-fig14", "doc1-fig15"};
+                                         "doc1-fig13", "doc1-fig14", "doc1-fig15", "doc2-fig1"};
 
 // A fresh folder per test case, under the system's temporary directory.
 fs::path scratch(const std::string& name) {
@@ -56,7 +56,7 @@ TEST_CASE("figure --list names every figure with document, section and caption, 
     REQUIRE(not_drawn != std::string::npos);
     CHECK(r.out.find("doc1-fig16", not_drawn) != std::string::npos);
     CHECK(r.out.find("conceptual: the harness loop") != std::string::npos);
-    CHECK(r.out.find("doc2-fig1", not_drawn) != std::string::npos);
+    CHECK(r.out.find("doc1-fig17", not_drawn) != std::string::npos);
     CHECK(r.out.find("§2.1.3") != std::string::npos);
 }
 
@@ -71,9 +71,10 @@ TEST_CASE("figure: every drawn figure is well-formed SVG that rsvg-convert rende
         CHECK(r.err.empty());
         const std::string svg = slurp(out);
         REQUIRE(svg_parse_error(svg).empty());
-        CHECK(svg_title(svg).rfind("Figure ", 0) == 0);
+        CHECK(svg_title(svg).find("Figure ") != std::string::npos);
         // The inputs are printed in the figure, with the section it redraws.
-        CHECK(svg_all_text(svg).find("Source: first document") != std::string::npos);
+        CHECK(svg_all_text(svg).find(n.rfind("doc1", 0) == 0 ? "Source: first document" : "Source: second document") !=
+              std::string::npos);
         CHECK(svg.find("href") == std::string::npos);
         if (!have_rsvg_convert()) {
             WARN("rsvg-convert not found (Debian librsvg2-bin): the PNG rendering is not checked");
@@ -107,6 +108,12 @@ TEST_CASE("figure: the model and shape flags change Figures 6, 7 and 9", "[cli][
     REQUIRE(r.status == 0);
     REQUIRE(svg_items(r.out, "bar-value").size() == 1);
     CHECK(svg_items(r.out, "bar-value")[0].text == "17.074 GB");  // 16 + 2 × 0.536870912
+    r = run_inferlab({"figure", "doc2-fig1", "--kv-heads", "4"});
+    REQUIRE(r.status == 0);
+    CHECK(svg_items(r.out, "width").back().value == 512);
+    r = run_inferlab({"figure", "doc1-fig4", "--tokens", "5,6", "--steps", "2"});
+    REQUIRE(r.status == 0);
+    CHECK(svg_items(r.out, "cache-length").size() == 3);
     r = run_inferlab({"figure", "doc1-fig8", "--blocks", "20", "--block-size", "4"});
     REQUIRE(r.status == 0);
     CHECK(svg_items(r.out, "physical").size() == 20);
@@ -116,7 +123,7 @@ TEST_CASE("figure --all --out DIR writes every figure and an index.html gallery"
     const fs::path dir = scratch("all");
     const auto r = run_inferlab({"figure", "--all", "--out", (dir / "gallery").string()});
     REQUIRE(r.status == 0);
-    CHECK(r.out == "wrote 11 figures and index.html to " + (dir / "gallery").string() + "\n");
+    CHECK(r.out == "wrote 13 figures and index.html to " + (dir / "gallery").string() + "\n");
     const std::string html = slurp(dir / "gallery" / "index.html");
     for (const auto& n : kDrawn) {
         INFO(n);
@@ -142,6 +149,8 @@ TEST_CASE("figure: bad input is exit 2 with one line naming the flag or name", "
     expect_error({"figure", "doc1-fig15", "--bits", "1"}, "--bits '1'");
     expect_error({"figure", "doc1-fig10", "--seq-len", "65"}, "--seq-len '65'");
     expect_error({"figure", "--all"}, "--all needs --out DIR");
+    expect_error({"figure", "doc1-fig4", "--steps", "17"}, "--steps '17': at most 16");
+    expect_error({"figure", "doc2-fig1", "--kv-heads", "5"}, "--kv-heads '5': must divide H_q = 32");
     expect_error({"figure", "--all", "--out", "x", "--batch", "2"}, "--batch does not apply with --all");
     expect_error({"figure", "doc1-fig9", "--out", "/nonexistent-dir/x.svg"}, "cannot be written");
 }

@@ -2,12 +2,14 @@
 // documents' numbers, reached through the library's computation.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <numeric>
 
 #include "../support/small_model.hpp"
 #include "../support/svg_check.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/figures.hpp"
+#include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/transformer.hpp"
 
 using namespace inferlab;
@@ -30,6 +32,7 @@ std::vector<double> values(const std::vector<test::SvgItem>& items) {
 TEST_CASE("figures: the catalog lists all 17 figures of the first document and the second's one", "[unit][figures]") {
     const auto& c = figures::catalog();
     CHECK(c.size() == 18);
+    CHECK(std::count_if(c.begin(), c.end(), [](const figures::FigureInfo& f) { return f.drawn; }) == 13);
     for (const auto& f : c) {
         INFO(f.name);
         CHECK(!f.caption.empty());
@@ -182,4 +185,29 @@ TEST_CASE("figures: Figure 8 draws the block tables of a real paged cache", "[un
         for (int b : q.table) expected.push_back(b);
     CHECK(values(test::svg_items(s, "logical")) == expected);
     CHECK(test::svg_items(s, "physical").size() == 12);
+}
+
+// Second document, "用 GQA 理解容量里的 Head 数": hidden 4096, 32 query heads of 128 give Q 4096
+// wide; 8 K/V heads give K and V 1024 wide each.
+TEST_CASE("figures: the second document's Figure 1 projects 4096 to Q 4096, K and V 1024 (second document, GQA heads)",
+          "[unit][figures][textbook]") {
+    const figures::ProjectionInputs document;
+    const std::string s = figures::doc2_fig1_projections(document);
+    REQUIRE(test::svg_parse_error(s).empty());
+    CHECK(values(test::svg_items(s, "width")) == std::vector<double>{4096, 4096, 1024, 1024});
+}
+
+TEST_CASE("figures: Figure 4 shows the cache of a real run growing by one a decode step", "[unit][figures]") {
+    model::Transformer m(test::small_gqa_weights(1));
+    model::ContiguousCache cache(m.dims());
+    std::vector<model::StepTrace> traces(1);
+    m.forward(std::vector<int>{1, 2, 3}, cache, {}, &traces[0]);
+    for (int t : {4, 5}) {
+        traces.emplace_back();
+        m.forward(std::vector<int>{t}, cache, {}, &traces.back());
+    }
+    const std::string s = figures::fig4_cache_append(traces);
+    REQUIRE(test::svg_parse_error(s).empty());
+    CHECK(values(test::svg_items(s, "cache-length")) == std::vector<double>{3, 4, 5});
+    CHECK(test::svg_all_text(s).find("reads K/V [1,2,5,8]") != std::string::npos);
 }

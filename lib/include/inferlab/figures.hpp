@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "inferlab/model/paged_sim.hpp"
+#include "inferlab/model/transformer.hpp"
 
 namespace inferlab::figures {
 
@@ -102,6 +103,19 @@ struct GridInputs {
     unsigned bits = 4;  // Q = 2^(b−1) − 1 = 7
 };
 std::string fig15_quant_grid(const GridInputs& in);
+
+// Figure 4: one layer's cache as a real run appends to it: a prefill, then decode steps, each
+// step's query reading every cached K/V and appending its own (model::StepTrace of each step).
+std::string fig4_cache_append(const std::vector<model::StepTrace>& steps);
+
+// Second document, Figure 1: Q, K and V from the hidden state by learned projections (the
+// document: hidden 4096, H_q = 32, H_kv = 8, d = 128: Q 4096 wide, K and V 1024 each).
+struct ProjectionInputs {
+    std::uint64_t hidden = 4096, q_heads = 32, kv_heads = 8, head_dim = 128;
+    std::uint32_t bits = 16;
+    std::string dtype = "bf16";
+};
+std::string doc2_fig1_projections(const ProjectionInputs& in);
 
 // Figure 5: every layer holds its own cache, of its own bytes (kv_bytes per layer).
 std::string fig5_layer_caches(const KvShape& shape, std::uint64_t shown_positions = 6);
