@@ -128,129 +128,163 @@ std::string draw_fig4(const FigureOptions& o) {
     return figures::fig4_cache_append(traces);
 }
 
+std::string draw_doc2_fig1(const FigureOptions& o) {
+    figures::ProjectionInputs in;
+    if (!o.hidden.empty()) in.hidden = positive("--hidden", o.hidden, 1u << 20);
+    if (!o.q_heads.empty()) in.q_heads = positive("--q-heads", o.q_heads, 1u << 16);
+    if (!o.kv_heads.empty()) in.kv_heads = positive("--kv-heads", o.kv_heads, 1u << 16);
+    if (!o.head_dim.empty()) in.head_dim = positive("--head-dim", o.head_dim, 1u << 16);
+    if (in.q_heads % in.kv_heads != 0)
+        throw InputError("--kv-heads", std::to_string(in.kv_heads), fmt::format("must divide H_q = {}", in.q_heads));
+    if (!o.weight_dtype.empty()) {
+        const DType t = parse_dtype("--weight-dtype", o.weight_dtype);
+        in.bits = t.bits;
+        in.dtype = t.name;
+    }
+    return figures::doc2_fig1_projections(in);
+}
+
+std::string draw_doc1_fig5(const FigureOptions& o) { return figures::fig5_layer_caches(shape_of(o)); }
+
+std::string draw_doc1_fig6(const FigureOptions& o) {
+    figures::HeadMapInputs in;
+    if (!o.q_heads.empty()) in.q_heads = positive("--q-heads", o.q_heads, 64);
+    if (!o.kv_heads.empty()) {
+        in.kv_heads.clear();
+        for (const auto& item : split_count_list("--kv-heads", o.kv_heads)) in.kv_heads.push_back(positive("--kv-heads", item, 64));
+    }
+    return figures::fig6_head_mapping(in);
+}
+
+std::string draw_doc1_fig7(const FigureOptions& o) {
+    figures::KvSubstitutionInputs in{shape_of(o), 8};
+    if (!o.batch.empty()) in.batch = positive("--batch", o.batch, 1u << 20);
+    return figures::fig7_kv_substitution(in);
+}
+
+std::string draw_doc1_fig8(const FigureOptions& o) {
+    auto w = load(o.src);
+    model::Transformer m(*w);
+    model::PagedSimOptions so;
+    so.prompts = {{1, 2, 3, 4, 5}, {1, 2, 3, 4, 9, 9}, {7, 8}};
+    if (!o.prompts.empty()) {
+        so.prompts.clear();
+        std::size_t start = 0;
+        for (;;) {
+            const std::size_t end = o.prompts.find(';', start);
+            so.prompts.push_back(parse_token_list("--prompts", o.prompts.substr(start, end == std::string::npos ? end : end - start),
+                                                  w->dims()));
+            if (so.prompts.back().empty()) throw InputError("--prompts", o.prompts, "every prompt needs at least one token (a,b;c,d)");
+            if (end == std::string::npos) break;
+            start = end + 1;
+        }
+    }
+    so.blocks = 16;
+    so.block_size = 2;
+    so.new_tokens = 2;
+    if (!o.blocks.empty()) so.blocks = static_cast<int>(parse_positive_int_at_most("--blocks", o.blocks, 64, "blocks to be drawn"));
+    if (!o.block_size.empty())
+        so.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", o.block_size, 65536, "tokens"));
+    if (!o.steps.empty()) so.new_tokens = parse_token_count("--steps", o.steps, 0, static_cast<std::uint64_t>(w->dims().seq_len));
+    if (!o.pool_seed.empty()) so.seed = parse_nonnegative_int("--pool-seed", o.pool_seed);
+    const model::PagedSimResult sim = model::simulate_paged(m, so);
+    // The last step at which the most blocks are held: every table at its longest.
+    std::size_t shown = 0;
+    for (std::size_t i = 0; i < sim.steps.size(); ++i)
+        if (sim.steps[i].used_blocks >= sim.steps[shown].used_blocks) shown = i;
+    return figures::fig8_paged_blocks(sim, shown);
+}
+
+std::string draw_doc1_fig9(const FigureOptions& o) {
+    figures::DecodeReadInputs in;
+    in.shape = shape_of(o);
+    if (!o.batch.empty()) in.batches = parse_int_list_or_range("--batch", o.batch, 12);
+    for (auto b : in.batches)
+        if (b > (1u << 20)) throw InputError("--batch", std::to_string(b), "must be at most 1,048,576 requests");
+    if (!o.weights_bytes.empty()) {
+        in.weight_bytes = parse_bytes("--weights-bytes", o.weights_bytes);
+        if (in.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, "must be positive");
+    }
+    if (!o.bandwidth.empty()) in.bandwidth = parse_rate("--bandwidth", o.bandwidth);
+    return figures::fig9_decode_reads(in);
+}
+
+std::string draw_doc1_fig10(const FigureOptions& o) {
+    figures::AttentionMaskInputs in;
+    if (!o.seq_len.empty()) in.seq_len = positive("--seq-len", o.seq_len, 64);
+    if (!o.tile.empty()) in.tile = positive("--tile", o.tile, 64);
+    if (!o.window.empty()) in.window = positive("--window", o.window, 64);
+    return figures::fig10_attention_masks(in);
+}
+
+std::string draw_doc1_fig11(const FigureOptions& o) {
+    figures::RoundInputs in;
+    if (!o.gamma.empty()) in.gamma = positive("--gamma", o.gamma, 16);
+    if (!o.outcomes.empty()) in.outcomes = split_list("--outcomes", o.outcomes);
+    return figures::fig11_round(in);
+}
+
+std::string draw_doc1_fig12(const FigureOptions& o) {
+    figures::AcceptedCountInputs in;
+    if (!o.alpha.empty()) in.alpha = parse_probability("--alpha", o.alpha);
+    if (!o.gamma.empty()) in.gamma = positive("--gamma", o.gamma, 16);
+    return figures::fig12_accepted_counts(in);
+}
+
+std::string draw_doc1_fig13(const FigureOptions& o) {
+    figures::AcceptanceInputs in;
+    if (!o.p.empty()) in.p = distribution("--p", o.p);
+    if (!o.q.empty()) in.q = distribution("--q", o.q);
+    if (in.p.size() != in.q.size())
+        throw InputError(fmt::format("--p has {} tokens and --q {}: they share one vocabulary", in.p.size(), in.q.size()));
+    return figures::fig13_acceptance(in);
+}
+
+std::string draw_doc1_fig14(const FigureOptions& o) {
+    figures::CoverageInputs in;
+    if (!o.p.empty()) in.p = parse_probability("--p", o.p);
+    if (!o.n.empty()) {
+        in.n = parse_int_list_or_range("--n", o.n, 256);
+        in.marked_n = in.n.back();
+    }
+    if (!o.tpr.empty()) in.tpr = parse_probability("--tpr", o.tpr);
+    if (!o.fpr.empty()) in.fpr = parse_probability("--fpr", o.fpr);
+    return figures::fig14_coverage(in);
+}
+
+std::string draw_doc1_fig15(const FigureOptions& o) {
+    figures::GridInputs in;
+    if (!o.x.empty()) in.x = parse_real("--x", o.x);
+    if (!o.step.empty()) in.step = parse_positive_real("--step", o.step);
+    if (!o.bits.empty()) in.bits = parse_bits_in(o.bits, 2, 16);
+    return figures::fig15_quant_grid(in);
+}
+
+// The drawing of each figure, by name.
+using Drawer = std::string (*)(const FigureOptions&);
+const std::map<std::string, Drawer>& drawers() {
+    static const std::map<std::string, Drawer> table = {
+        {"doc1-fig4", draw_fig4},
+        {"doc2-fig1", draw_doc2_fig1},
+        {"doc1-fig5", draw_doc1_fig5},
+        {"doc1-fig6", draw_doc1_fig6},
+        {"doc1-fig7", draw_doc1_fig7},
+        {"doc1-fig8", draw_doc1_fig8},
+        {"doc1-fig9", draw_doc1_fig9},
+        {"doc1-fig10", draw_doc1_fig10},
+        {"doc1-fig11", draw_doc1_fig11},
+        {"doc1-fig12", draw_doc1_fig12},
+        {"doc1-fig13", draw_doc1_fig13},
+        {"doc1-fig14", draw_doc1_fig14},
+        {"doc1-fig15", draw_doc1_fig15},
+    };
+    return table;
+}
+
 std::string draw(const std::string& name, const FigureOptions& o) {
-    if (name == "doc1-fig4") return draw_fig4(o);
-    if (name == "doc2-fig1") {
-        figures::ProjectionInputs in;
-        if (!o.hidden.empty()) in.hidden = positive("--hidden", o.hidden, 1u << 20);
-        if (!o.q_heads.empty()) in.q_heads = positive("--q-heads", o.q_heads, 1u << 16);
-        if (!o.kv_heads.empty()) in.kv_heads = positive("--kv-heads", o.kv_heads, 1u << 16);
-        if (!o.head_dim.empty()) in.head_dim = positive("--head-dim", o.head_dim, 1u << 16);
-        if (in.q_heads % in.kv_heads != 0)
-            throw InputError("--kv-heads", std::to_string(in.kv_heads), fmt::format("must divide H_q = {}", in.q_heads));
-        if (!o.weight_dtype.empty()) {
-            const DType t = parse_dtype("--weight-dtype", o.weight_dtype);
-            in.bits = t.bits;
-            in.dtype = t.name;
-        }
-        return figures::doc2_fig1_projections(in);
-    }
-    if (name == "doc1-fig5") return figures::fig5_layer_caches(shape_of(o));
-    if (name == "doc1-fig6") {
-        figures::HeadMapInputs in;
-        if (!o.q_heads.empty()) in.q_heads = positive("--q-heads", o.q_heads, 64);
-        if (!o.kv_heads.empty()) {
-            in.kv_heads.clear();
-            for (const auto& item : split_count_list("--kv-heads", o.kv_heads)) in.kv_heads.push_back(positive("--kv-heads", item, 64));
-        }
-        return figures::fig6_head_mapping(in);
-    }
-    if (name == "doc1-fig7") {
-        figures::KvSubstitutionInputs in{shape_of(o), 8};
-        if (!o.batch.empty()) in.batch = positive("--batch", o.batch, 1u << 20);
-        return figures::fig7_kv_substitution(in);
-    }
-    if (name == "doc1-fig8") {
-        auto w = load(o.src);
-        model::Transformer m(*w);
-        model::PagedSimOptions so;
-        so.prompts = {{1, 2, 3, 4, 5}, {1, 2, 3, 4, 9, 9}, {7, 8}};
-        if (!o.prompts.empty()) {
-            so.prompts.clear();
-            std::size_t start = 0;
-            for (;;) {
-                const std::size_t end = o.prompts.find(';', start);
-                so.prompts.push_back(parse_token_list("--prompts", o.prompts.substr(start, end == std::string::npos ? end : end - start),
-                                                      w->dims()));
-                if (so.prompts.back().empty()) throw InputError("--prompts", o.prompts, "every prompt needs at least one token (a,b;c,d)");
-                if (end == std::string::npos) break;
-                start = end + 1;
-            }
-        }
-        so.blocks = 16;
-        so.block_size = 2;
-        so.new_tokens = 2;
-        if (!o.blocks.empty()) so.blocks = static_cast<int>(parse_positive_int_at_most("--blocks", o.blocks, 64, "blocks to be drawn"));
-        if (!o.block_size.empty())
-            so.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", o.block_size, 65536, "tokens"));
-        if (!o.steps.empty()) so.new_tokens = parse_token_count("--steps", o.steps, 0, static_cast<std::uint64_t>(w->dims().seq_len));
-        if (!o.pool_seed.empty()) so.seed = parse_nonnegative_int("--pool-seed", o.pool_seed);
-        const model::PagedSimResult sim = model::simulate_paged(m, so);
-        // The last step at which the most blocks are held: every table at its longest.
-        std::size_t shown = 0;
-        for (std::size_t i = 0; i < sim.steps.size(); ++i)
-            if (sim.steps[i].used_blocks >= sim.steps[shown].used_blocks) shown = i;
-        return figures::fig8_paged_blocks(sim, shown);
-    }
-    if (name == "doc1-fig9") {
-        figures::DecodeReadInputs in;
-        in.shape = shape_of(o);
-        if (!o.batch.empty()) in.batches = parse_int_list_or_range("--batch", o.batch, 12);
-        for (auto b : in.batches)
-            if (b > (1u << 20)) throw InputError("--batch", std::to_string(b), "must be at most 1,048,576 requests");
-        if (!o.weights_bytes.empty()) {
-            in.weight_bytes = parse_bytes("--weights-bytes", o.weights_bytes);
-            if (in.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, "must be positive");
-        }
-        if (!o.bandwidth.empty()) in.bandwidth = parse_rate("--bandwidth", o.bandwidth);
-        return figures::fig9_decode_reads(in);
-    }
-    if (name == "doc1-fig10") {
-        figures::AttentionMaskInputs in;
-        if (!o.seq_len.empty()) in.seq_len = positive("--seq-len", o.seq_len, 64);
-        if (!o.tile.empty()) in.tile = positive("--tile", o.tile, 64);
-        if (!o.window.empty()) in.window = positive("--window", o.window, 64);
-        return figures::fig10_attention_masks(in);
-    }
-    if (name == "doc1-fig11") {
-        figures::RoundInputs in;
-        if (!o.gamma.empty()) in.gamma = positive("--gamma", o.gamma, 16);
-        if (!o.outcomes.empty()) in.outcomes = split_list("--outcomes", o.outcomes);
-        return figures::fig11_round(in);
-    }
-    if (name == "doc1-fig12") {
-        figures::AcceptedCountInputs in;
-        if (!o.alpha.empty()) in.alpha = parse_probability("--alpha", o.alpha);
-        if (!o.gamma.empty()) in.gamma = positive("--gamma", o.gamma, 16);
-        return figures::fig12_accepted_counts(in);
-    }
-    if (name == "doc1-fig13") {
-        figures::AcceptanceInputs in;
-        if (!o.p.empty()) in.p = distribution("--p", o.p);
-        if (!o.q.empty()) in.q = distribution("--q", o.q);
-        if (in.p.size() != in.q.size())
-            throw InputError(fmt::format("--p has {} tokens and --q {}: they share one vocabulary", in.p.size(), in.q.size()));
-        return figures::fig13_acceptance(in);
-    }
-    if (name == "doc1-fig14") {
-        figures::CoverageInputs in;
-        if (!o.p.empty()) in.p = parse_probability("--p", o.p);
-        if (!o.n.empty()) {
-            in.n = parse_int_list_or_range("--n", o.n, 256);
-            in.marked_n = in.n.back();
-        }
-        if (!o.tpr.empty()) in.tpr = parse_probability("--tpr", o.tpr);
-        if (!o.fpr.empty()) in.fpr = parse_probability("--fpr", o.fpr);
-        return figures::fig14_coverage(in);
-    }
-    if (name == "doc1-fig15") {
-        figures::GridInputs in;
-        if (!o.x.empty()) in.x = parse_real("--x", o.x);
-        if (!o.step.empty()) in.step = parse_positive_real("--step", o.step);
-        if (!o.bits.empty()) in.bits = parse_bits_in(o.bits, 2, 16);
-        return figures::fig15_quant_grid(in);
-    }
-    throw InputError("NAME", name, "is not a figure (see 'inferlab figure --list')");
+    const auto it = drawers().find(name);
+    if (it == drawers().end()) throw InputError("NAME", name, "is not a figure (see 'inferlab figure --list')");
+    return it->second(o);
 }
 
 std::string list_text() {

@@ -45,6 +45,17 @@ const char* seq_color(int i) {
     return c[static_cast<std::size_t>(i) % 8];
 }
 
+// "1,2,3;4,5": prompts as model paged's --prompts writes them.
+std::string prompts_text(const std::vector<std::vector<int>>& prompts) {
+    std::string t;
+    for (const auto& p : prompts) {
+        std::string one;
+        for (int x : p) one += (one.empty() ? "" : ",") + std::to_string(x);
+        t += (t.empty() ? "" : ";") + one;
+    }
+    return t;
+}
+
 }  // namespace
 
 const std::vector<FigureInfo>& catalog() {
@@ -311,16 +322,7 @@ std::string fig8_paged_blocks(const model::PagedSimResult& sim, std::size_t step
         }
     }
     doc.inputs({fmt::format("{} blocks of {} tokens ({} each), prompts {}, prefix sharing {}", pool, sim.options.block_size,
-                            bytes_all_units(sim.block_bytes),
-                            [&] {
-                                std::string t;
-                                for (const auto& p : sim.options.prompts) {
-                                    std::string one;
-                                    for (int x : p) one += (one.empty() ? "" : ",") + std::to_string(x);
-                                    t += (t.empty() ? "" : ";") + one;
-                                }
-                                return t;
-                            }(),
+                            bytes_all_units(sim.block_bytes), prompts_text(sim.options.prompts),
                             sim.options.share_prefix ? "on" : "off"),
                 fmt::format("Step {}: {} blocks used, {} free; a thick border is a block shared (reference count above 1)",
                             st.step, st.used_blocks, st.free_blocks),

@@ -83,6 +83,25 @@ std::vector<double> ticks_for(const Axis& axis, double lo, double hi) {
     return t;
 }
 
+// One bar at [bx, bx + w): a block of its colour, or its segments stacked inside an outline that
+// carries the total.
+void draw_bar(Document& doc, const Bar& b, double bx, double w, const Scale& sy, double bottom) {
+    const double by = sy(b.value);
+    if (b.segments.empty()) {
+        doc.rect(bx, by, w, bottom - by, ShapeStyle{.fill = b.color, .cls = "bar", .value = b.value, .tooltip = b.label});
+        return;
+    }
+    double base = 0;
+    for (const auto& s : b.segments) {
+        require_finite(s.value, "a segment's value");
+        doc.rect(bx, sy(base + s.value), w, sy(base) - sy(base + s.value),
+                 ShapeStyle{.fill = s.color, .stroke = "#ffffff", .stroke_width = 0.5, .cls = "segment", .value = s.value,
+                            .tooltip = s.name});
+        base += s.value;
+    }
+    doc.rect(bx, by, w, bottom - by, ShapeStyle{.stroke = kInk, .cls = "bar", .value = b.value, .tooltip = b.label});
+}
+
 }  // namespace
 
 std::string escape(std::string_view text) {
@@ -332,20 +351,7 @@ std::string bar_chart(const BarChart& ch) {
         }
         if (i == 0 || b.group != ch.bars[i - 1].group) group = b.group, group_start = x;
         const double w = slot * 0.7, bx = x + slot * 0.15, by = sy(b.value);
-        if (b.segments.empty()) {
-            doc.rect(bx, by, w, bottom - by, ShapeStyle{.fill = b.color, .cls = "bar", .value = b.value, .tooltip = b.label});
-        } else {
-            // The outline carries the total; the segments stack inside it.
-            double base = 0;
-            for (const auto& s : b.segments) {
-                require_finite(s.value, "a segment's value");
-                doc.rect(bx, sy(base + s.value), w, sy(base) - sy(base + s.value),
-                         ShapeStyle{.fill = s.color, .stroke = "#ffffff", .stroke_width = 0.5, .cls = "segment",
-                                    .value = s.value, .tooltip = s.name});
-                base += s.value;
-            }
-            doc.rect(bx, by, w, bottom - by, ShapeStyle{.stroke = kInk, .cls = "bar", .value = b.value, .tooltip = b.label});
-        }
+        draw_bar(doc, b, bx, w, sy, bottom);
         doc.text(bx + w / 2, by - 6, b.value_label.empty() ? number(b.value) : b.value_label,
                  {.size = 12, .anchor = "middle", .bold = true, .cls = "bar-value", .value = b.value});
         doc.text(bx + w / 2, bottom + 16, b.label, {.size = 11, .anchor = "middle", .cls = "bar-label"});
