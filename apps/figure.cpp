@@ -33,7 +33,7 @@ struct FigureOptions {
     // Shape (Figures 5, 7, 9) and head mapping (Figure 6).
     std::string layers, seq_len, q_heads, kv_heads, head_dim, kv_dtype, batch;
     // Figure 9's read model.
-    std::string weights_bytes, bandwidth;
+    std::string weights_bytes, bandwidth, kv_bytes_per_request;
     // Figure 8's paged cache (model paged's flags).
     ModelSource src;
     std::string prompts, blocks, block_size, steps, pool_seed;
@@ -54,7 +54,7 @@ const std::map<std::string, std::set<std::string>>& figure_flags() {
         {"doc1-fig8", {"--checkpoint", "--config", "--model", "--seed", "--prompts", "--blocks", "--block-size", "--steps",
                        "--pool-seed"}},
         {"doc1-fig9", {"--layers", "--seq-len", "--kv-heads", "--head-dim", "--kv-dtype", "--batch", "--weights-bytes",
-                       "--bandwidth"}},
+                       "--bandwidth", "--kv-bytes-per-request"}},
         {"doc1-fig10", {"--seq-len", "--tile", "--window"}},
         {"doc1-fig11", {"--gamma", "--outcomes"}},
         {"doc1-fig12", {"--alpha", "--gamma"}},
@@ -206,6 +206,13 @@ std::string draw_doc1_fig9(const FigureOptions& o) {
         if (in.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, "must be positive");
     }
     if (!o.bandwidth.empty()) in.bandwidth = parse_rate("--bandwidth", o.bandwidth);
+    if (!o.kv_bytes_per_request.empty()) {
+        // M_KV given outright leaves nothing for the shape to decide.
+        for (const auto& [flag, value] : {std::pair{"--layers", &o.layers}, {"--kv-heads", &o.kv_heads},
+                                          {"--head-dim", &o.head_dim}, {"--kv-dtype", &o.kv_dtype}})
+            if (!value->empty()) throw InputError(std::string(flag) + " does not apply with --kv-bytes-per-request (it gives M_KV)");
+        in.kv_bytes_per_request = parse_bytes("--kv-bytes-per-request", o.kv_bytes_per_request);
+    }
     return figures::fig9_decode_reads(in);
 }
 
@@ -395,6 +402,7 @@ void setup_figure(CLI::App& app) {
     s->add_option("--kv-dtype", o->kv_dtype, "K/V precision: bf16 (default), fp16, fp8, int8, int4, fp32");
     s->add_option("--batch", o->batch, "B: Figure 9 a list or range of batches (default 1,8); Figure 7 one batch (default 8)");
     s->add_option("--weights-bytes", o->weights_bytes, "W, weight bytes read per step (Figure 9; default 14GB)");
+    s->add_option("--kv-bytes-per-request", o->kv_bytes_per_request, "M_KV, instead of the shape flags (Figure 9)");
     s->add_option("--bandwidth", o->bandwidth, "β, sustained bandwidth (Figure 9; default 1TB/s)");
     add_source(s, o->src);
     s->add_option("--prompts", o->prompts, "Figure 8: prompts separated by ';' (default 1,2,3,4,5;1,2,3,4,9,9;7,8)");

@@ -108,6 +108,13 @@ TEST_CASE("figure: the model and shape flags change Figures 6, 7 and 9", "[cli][
     REQUIRE(r.status == 0);
     REQUIRE(svg_items(r.out, "bar-value").size() == 1);
     CHECK(svg_items(r.out, "bar-value")[0].text == "17.074 GB");  // 16 + 2 × 0.536870912
+    // decode-roofline's own flags for the document's example give the same bars.
+    r = run_inferlab({"figure", "doc1-fig9", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
+                      "--batch", "1,8"});
+    REQUIRE(r.status == 0);
+    labels.clear();
+    for (const auto& i : svg_items(r.out, "bar-value")) labels.push_back(i.text);
+    CHECK(labels == std::vector<std::string>{"15.074 GB", "22.590 GB"});
     r = run_inferlab({"figure", "doc2-fig1", "--kv-heads", "4"});
     REQUIRE(r.status == 0);
     CHECK(svg_items(r.out, "width").back().value == 512);
@@ -149,6 +156,8 @@ TEST_CASE("figure: bad input is exit 2 with one line naming the flag or name", "
     expect_error({"figure", "doc1-fig15", "--bits", "1"}, "--bits '1'");
     expect_error({"figure", "doc1-fig10", "--seq-len", "65"}, "--seq-len '65'");
     expect_error({"figure", "--all"}, "--all needs --out DIR");
+    expect_error({"figure", "doc1-fig9", "--kv-bytes-per-request", "1GiB", "--kv-heads", "4"},
+                 "--kv-heads does not apply with --kv-bytes-per-request");
     expect_error({"figure", "doc1-fig4", "--steps", "17"}, "--steps '17': at most 16");
     expect_error({"figure", "doc2-fig1", "--kv-heads", "5"}, "--kv-heads '5': must divide H_q = 32");
     expect_error({"figure", "--all", "--out", "x", "--batch", "2"}, "--batch does not apply with --all");

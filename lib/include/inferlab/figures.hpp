@@ -4,6 +4,7 @@
 // (kv.hpp, roofline.hpp, spec.hpp, bestofn.hpp, quant.hpp, the paged cache) and draws the
 // result with svg.hpp. The numbers shown are the result's, never typed in.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,8 @@ std::string fig8_paged_blocks(const model::PagedSimResult& sim, std::size_t step
 // Figure 9: bytes one decode step reads, D_B = W + B·M_KV, for each batch (roofline.hpp).
 struct DecodeReadInputs {
     std::uint64_t weight_bytes = 14'000'000'000;  // W = 14 GB (7·10^9 parameters × 2 B)
-    KvShape shape;                                // M_KV per request from the shape (1 GiB)
+    KvShape shape;                                // M_KV per request from the shape (1 GiB) ...
+    std::optional<std::uint64_t> kv_bytes_per_request;  // ... or given, as decode-roofline takes it
     double bandwidth = 1e12;                      // β = 1 TB/s
     std::vector<std::uint64_t> batches = {1, 8};
 };
