@@ -6,6 +6,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <unistd.h>
+
 #include "../support/cli.hpp"
 #include "../support/svg_check.hpp"
 
@@ -18,13 +20,22 @@ const std::vector<std::string> kDrawn = {"doc1-fig4",  "doc1-fig5",  "doc1-fig6"
                                          "doc1-fig9",  "doc1-fig10", "doc1-fig11", "doc1-fig12",
                                          "doc1-fig13", "doc1-fig14", "doc1-fig15", "doc2-fig1"};
 
-// A fresh folder per test case, under the system's temporary directory.
-fs::path scratch(const std::string& name) {
-    const fs::path p = fs::temp_directory_path() / ("inferlab-figure-test-" + name);
-    fs::remove_all(p);
-    fs::create_directories(p);
-    return p;
-}
+// A fresh folder per test case under the system's temporary directory, removed at the end; the
+// process id keeps two builds' test runs at the same time apart.
+struct Scratch {
+    fs::path path;
+    explicit Scratch(const std::string& name)
+        : path(fs::temp_directory_path() / ("inferlab-figure-test-" + name + "-" + std::to_string(::getpid()))) {
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~Scratch() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+};
 
 std::string slurp(const fs::path& p) {
     std::ifstream f(p, std::ios::binary);
@@ -61,7 +72,8 @@ TEST_CASE("figure --list names every figure with document, section and caption, 
 }
 
 TEST_CASE("figure: every drawn figure is well-formed SVG that rsvg-convert renders to a non-blank PNG", "[cli][figure]") {
-    const fs::path dir = scratch("each");
+    const Scratch scratch("each");
+    const fs::path& dir = scratch.path;
     for (const auto& n : kDrawn) {
         INFO(n);
         const fs::path out = dir / (n + ".svg");
@@ -127,7 +139,8 @@ TEST_CASE("figure: the model and shape flags change Figures 6, 7 and 9", "[cli][
 }
 
 TEST_CASE("figure --all --out DIR writes every figure and an index.html gallery", "[cli][figure]") {
-    const fs::path dir = scratch("all");
+    const Scratch scratch("all");
+    const fs::path& dir = scratch.path;
     const auto r = run_inferlab({"figure", "--all", "--out", (dir / "gallery").string()});
     REQUIRE(r.status == 0);
     CHECK(r.out == "wrote 13 figures and index.html to " + (dir / "gallery").string() + "\n");
