@@ -294,15 +294,22 @@ std::string draw(const std::string& name, const FigureOptions& o) {
     return it->second(o);
 }
 
+// Each figure: its name and place, then its caption (and why it is not drawn) wrapped to the
+// terminal's width like every human output.
 std::string list_text() {
     std::string drawn = "Figures drawn from the computation (inferlab figure NAME):\n";
     std::string not_drawn = "\nNot drawn:\n";
+    const std::string hang(14, ' ');
     for (const auto& f : figures::catalog()) {
         const std::string doc = f.name.rfind("doc1", 0) == 0 ? "first document" : "second document";
-        if (f.drawn)
-            drawn += fmt::format("  {:<11} {}, {}\n              {}\n", f.name, doc, f.section, f.caption);
-        else
-            not_drawn += fmt::format("  {:<11} {}, {}: {}\n              {}\n", f.name, doc, f.section, f.caption, f.reason);
+        std::string entry = fmt::format("  {:<11} {}, {}\n", f.name, doc, f.section) + wrap(f.caption, hang, hang);
+        if (!entry.empty() && entry.back() != '\n') entry += '\n';
+        if (f.drawn) {
+            drawn += entry;
+        } else {
+            not_drawn += entry + wrap(f.reason, hang, hang);
+            if (not_drawn.back() != '\n') not_drawn += '\n';
+        }
     }
     return drawn + not_drawn;
 }
