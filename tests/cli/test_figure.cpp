@@ -69,6 +69,16 @@ TEST_CASE("figure --list names every figure with document, section and caption, 
     CHECK(r.out.find("conceptual: the harness loop") != std::string::npos);
     CHECK(r.out.find("doc1-fig17", not_drawn) != std::string::npos);
     CHECK(r.out.find("§2.1.3") != std::string::npos);
+    // Fits 80 columns: code points counted, not bytes (§ and × are two bytes in UTF-8).
+    std::size_t width = 0;
+    for (char c : r.out) {
+        if (c == '\n') {
+            CHECK(width <= 80);
+            width = 0;
+        } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+            ++width;
+        }
+    }
 }
 
 TEST_CASE("figure: every drawn figure is well-formed SVG that rsvg-convert renders to a non-blank PNG", "[cli][figure]") {
