@@ -48,8 +48,10 @@ void project(TMap y, const CTMap& x, const MatMap& w, const ForwardOptions& opt)
     // that prefill and decode run the same int8/int4 model.
     if (opt.qweights)
         if (const QMatrix* q = opt.qweights->find(w.data())) {
-            if (opt.kernels == Kernels::Reference) ref::matmul_quantized(*q, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);
-            else matmul_quantized(*q, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);
+            const bool reference = opt.kernels == Kernels::Reference, int8dot = opt.qweights->arith() == QArith::Int8Dot;
+            const int rows = static_cast<int>(x.rows());
+            if (int8dot) (reference ? ref::matmul_quantized_int8dot : matmul_quantized_int8dot)(*q, x.data(), rows, y.data(), opt.threads);
+            else (reference ? ref::matmul_quantized : matmul_quantized)(*q, x.data(), rows, y.data(), opt.threads);
             return;
         }
     if (opt.kernels == Kernels::Reference) {
@@ -578,6 +580,143 @@ void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int 
     }
 #endif
     ref::matmul_quantized(w, x, rows, y, threads);  // no AVX-512: the plain loops
+}
+
+bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__)
+    static const bool yes = has_avx512() && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    return yes;
+#else
+    return false;
+#endif
+}
+
+#if defined(__x86_64__)
+// Int8Dot (qweights.hpp), llama.cpp's Q8_0 × Q8_0 / Q4_0 × Q8_0 dot products in AVX-512 VNNI.
+// A 64-byte step covers two groups of 32 (the last step of an odd count covers one, the upper
+// half zero): vpdpbusd leaves 16 int32 lanes, lanes 0–7 holding group g's partial sums of four
+// products each and lanes 8–15 group g + 1's; each lane is converted to float32 and multiplied by
+// its group's Δ_w·d, then summed across lanes once at the end of the row.
+//
+// vpdpbusd multiplies UNSIGNED bytes (first operand) by SIGNED bytes (second). The activations
+// are signed, so the levels go first as unsigned: int8 q + 128 (the sign bit flipped, one XOR),
+// int4 q + 8 (as stored). Then Σ (q + K)·x = Σ q·x + K·Σ x, so each step's sums start at
+// −K·Σ x (vpdpbusd of the bytes K against x: once per input row, shared by the NW weight rows).
+// Every lane stays exact in int32: |Σ| ≤ 4 · 255 · 127 per step.
+template <unsigned BITS, int NW, int NB>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"))) static void qdot_tile_avx512(
+    const QMatrix& w, int r0, const QActivations& a, int b0, float* y, std::size_t ldy) {
+    const int n = w.in, groups = n / kQGroup;
+    constexpr int kGroupBytes = kQGroup * int(BITS) / 8;
+    const std::size_t rb = w.row_bytes();
+    const std::uint8_t* lv = w.levels + std::size_t(r0) * rb;             // [NW, in·BITS/8]
+    const std::uint16_t* sc = w.scales + std::size_t(r0) * std::size_t(groups);  // [NW, groups] fp16
+    const std::int8_t* xq = a.q.data() + std::size_t(b0) * std::size_t(n);       // [NB, in]
+    const float* xs = a.scale.data() + std::size_t(b0) * std::size_t(groups);     // [NB, groups]
+    const __m512i K = _mm512_set1_epi8(static_cast<char>(BITS == 8 ? 0x80 : 8));
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i halves = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);  // lane → group of the step
+    __m512 acc[NW][NB];
+#pragma GCC unroll 16
+    for (int i = 0; i < NW; ++i)
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_setzero_ps();
+    for (int g = 0; g < groups; g += 2) {
+        const bool pair = g + 1 < groups;
+        __m512i xv[NB], start[NB];
+        __m512 xsv[NB];
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) {
+            const std::int8_t* p = xq + std::size_t(b) * std::size_t(n) + std::size_t(g) * kQGroup;
+            xv[b] = pair ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p);
+            start[b] = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, K, xv[b]));
+            const float* s = xs + std::size_t(b) * std::size_t(groups) + std::size_t(g);
+            const __m128 s2 = pair ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(s))) : _mm_load_ss(s);
+            xsv[b] = _mm512_maskz_permutexvar_ps(0xFFFF, halves, _mm512_maskz_broadcast_f32x4(0xFFFF, s2));
+        }
+#pragma GCC unroll 16
+        for (int i = 0; i < NW; ++i) {
+            const std::uint8_t* q = lv + std::size_t(i) * rb + std::size_t(g) * kGroupBytes;
+            // The next tile's rows, same slice (a hint: past the matrix's end it never faults).
+            _mm_prefetch(reinterpret_cast<const char*>(q + std::size_t(NW) * rb), _MM_HINT_T0);
+            __m512i wu;
+            if constexpr (BITS == 8) {
+                const __m512i v = pair ? _mm512_loadu_si512(q) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, q);
+                wu = _mm512_xor_si512(v, K);
+            } else {
+                // 32 bytes = groups g and g + 1, 16 each; 128-bit lanes [g, g, g+1, g+1], then the
+                // low nibbles of lanes 0 and 2 (weights 0–15) and the high ones of 1 and 3 (16–31).
+                const __m256i v = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q))
+                                       : _mm256_maskz_loadu_epi8(0xFFFF, q);
+                __m512i v4 = _mm512_maskz_broadcast_i64x4(0xFF, v);  // [g, g+1, g, g+1]
+                v4 = _mm512_maskz_shuffle_i64x2(0xFF, v4, v4, 0x50);
+                v4 = _mm512_mask_srli_epi16(v4, 0xFF00FF00u, v4, 4);
+                wu = _mm512_and_si512(v4, _mm512_set1_epi8(0x0F));
+            }
+            const std::uint16_t* ws = sc + std::size_t(i) * std::size_t(groups) + std::size_t(g);
+            std::uint32_t w2 = ws[0];
+            if (pair) w2 |= std::uint32_t(ws[1]) << 16;
+            const __m512 wsv = _mm512_maskz_permutexvar_ps(0xFFFF, halves, _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(w2)))));
+#pragma GCC unroll 16
+            for (int b = 0; b < NB; ++b) {
+                const __m512i dot = _mm512_dpbusd_epi32(start[b], wu, xv[b]);
+                // (Δ_w·d) · float(Σ): the reference's order of the two multiplies
+                acc[i][b] = _mm512_fmadd_ps(_mm512_mul_ps(wsv, xsv[b]), _mm512_maskz_cvtepi32_ps(0xFFFF, dot), acc[i][b]);
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < NW; ++i)
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) y[std::size_t(b) * ldy + std::size_t(i)] = hsum512(acc[i][b]);
+}
+
+template <unsigned BITS, int NW, int K>
+static void qdot_tail_avx512(const QMatrix& w, int r0, const QActivations& a, int b0, int k, float* y, std::size_t ldy) {
+    if constexpr (K >= 1) {
+        if (k == K) qdot_tile_avx512<BITS, NW, K>(w, r0, a, b0, y, ldy);
+        else qdot_tail_avx512<BITS, NW, K - 1>(w, r0, a, b0, k, y, ldy);
+    }
+}
+
+// NW weight rows from r0 against the activations' rows [b0, b0 + rows), in blocks of NB = 16/NW.
+template <unsigned BITS, int NW>
+static void qdot_group_avx512(const QMatrix& w, int r0, const QActivations& a, int b0, int rows, float* y, std::size_t ldy) {
+    constexpr int NB = 16 / NW;
+    int b = 0;
+    for (; b + NB <= rows; b += NB) qdot_tile_avx512<BITS, NW, NB>(w, r0, a, b0 + b, y + std::size_t(b) * ldy, ldy);
+    if (b < rows) qdot_tail_avx512<BITS, NW, NB - 1>(w, r0, a, b0 + b, rows - b, y + std::size_t(b) * ldy, ldy);
+}
+
+// Up to 16 activation rows from b0; the weight rows split over threads in whole tiles of four.
+template <unsigned BITS>
+static void qdot_rows_avx512(const QMatrix& w, const QActivations& a, int b0, int rows, float* y, int threads) {
+    const std::size_t ldy = std::size_t(w.out);
+    const int chunk = ((w.out + threads - 1) / threads + 3) / 4 * 4;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int t = 0; t < threads; ++t) {
+        const int r0 = std::min(w.out, t * chunk), r1 = std::min(w.out, r0 + chunk);
+        int r = r0;
+        for (; r + 4 <= r1; r += 4) qdot_group_avx512<BITS, 4>(w, r, a, b0, rows, y + r, ldy);
+        for (; r < r1; ++r) qdot_group_avx512<BITS, 1>(w, r, a, b0, rows, y + r, ldy);
+    }
+}
+#endif
+
+void matmul_quantized_int8dot(const QMatrix& w, const float* x, int rows, float* y, int threads) {
+#if defined(__x86_64__)
+    if (cpu_has_avx512_vnni()) {
+        thread_local QActivations a;  // [rows, in] levels and [rows, in/32] scales, reused across calls
+        quantize_activations(x, rows, w.in, a);
+        for (int b0 = 0; b0 < rows; b0 += 16) {
+            float* yb = y + std::size_t(b0) * std::size_t(w.out);
+            if (w.bits == 8) qdot_rows_avx512<8>(w, a, b0, std::min(16, rows - b0), yb, threads);
+            else qdot_rows_avx512<4>(w, a, b0, std::min(16, rows - b0), yb, threads);
+        }
+        return;
+    }
+#endif
+    ref::matmul_quantized_int8dot(w, x, rows, y, threads);  // no VNNI: the plain loops
 }
 
 Bf16Weights to_bf16(const Weights& w) {
