@@ -479,6 +479,13 @@ void matmul_few_rows(const MatMap& w, const float* x, int rows, float* y, int th
 }
 
 #if defined(__x86_64__)
+// How far ahead the quantized kernels prefetch their weight rows (same slice): four rows, one
+// 4-row tile with batches and four rows of the one-row decode stream (1–16 measured: within the
+// noise of a shared machine, see docs/bench-cpu.md).
+constexpr std::size_t kQPrefetchRows = 4;
+#endif
+
+#if defined(__x86_64__)
 // Quantized weights (qweights.hpp): per group of 32, each of the NW rows' levels widened to two
 // float32 vectors (int8: 16 bytes sign-extended, twice; int4: one 16-byte load, low nibbles for
 // weights 0–15 and high nibbles for 16–31, minus 8) and multiplied by the group's fp16 scale
@@ -505,7 +512,7 @@ __attribute__((target("avx512f,avx512bw,f16c"))) static void qtile_avx512(const 
         for (int i = 0; i < NW; ++i) {
             const std::uint8_t* q = lv + std::size_t(i) * rb + std::size_t(g) * kGroupBytes;
             // The next tile's rows, same slice (a hint: past the matrix's end it never faults).
-            _mm_prefetch(reinterpret_cast<const char*>(q + std::size_t(NW) * rb), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(q + kQPrefetchRows * rb), _MM_HINT_T0);
             const __m512 s = _mm512_set1_ps(_cvtsh_ss(sc[std::size_t(i) * std::size_t(groups) + std::size_t(g)]));
             if constexpr (BITS == 8) {
                 lo[i] = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q))));
@@ -561,6 +568,8 @@ static void qrows_avx512(const QMatrix& w, const float* x, int rows, float* y, i
     for (int t = 0; t < threads; ++t) {
         const int r0 = std::min(w.out, t * chunk), r1 = std::min(w.out, r0 + chunk);
         int r = r0;
+        if (rows == 1)  // decode: one sequential stream, as in qdot_rows_avx512
+            for (; r < r1; ++r) qtile_avx512<BITS, 1, 1>(w, r, x, y + r, ldy);
         for (; r + 4 <= r1; r += 4) qgroup_avx512<BITS, 4>(w, r, x, rows, y + r, ldy);
         for (; r < r1; ++r) qgroup_avx512<BITS, 1>(w, r, x, rows, y + r, ldy);
     }
@@ -603,67 +612,93 @@ bool cpu_has_avx512_vnni() {
 // int4 q + 8 (as stored). Then Σ (q + K)·x = Σ q·x + K·Σ x, so each step's sums start at
 // −K·Σ x (vpdpbusd of the bytes K against x: once per input row, shared by the NW weight rows).
 // Every lane stays exact in int32: |Σ| ≤ 4 · 255 · 127 per step.
+//
+// Scales: 16 groups' fp16 Δ_w of a row are converted in one instruction, and with one input row
+// multiplied by its 16 d's at once; a step then moves its two groups' Δ_w·d into the halves with
+// one permute. (Converting two scales per step cost five instructions of the twelve in the int4
+// step, so the kernel was bound by instructions before memory on two threads.)
+// One step of qdot_tile_avx512: groups g and g + 1 (PAIR) or g alone, NW weight rows × NB input rows.
+template <unsigned BITS, int NW, int NB, bool PAIR>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"), always_inline)) static inline void qdot_step_avx512(
+    __m512 (&acc)[NW][NB], const __m512 (&ws)[NW], const __m512 (&xs16)[NB], __m512i idx, const std::uint8_t* lv, std::size_t rb,
+    const std::int8_t* xq, int n, int g) {
+    constexpr int kGroupBytes = kQGroup * int(BITS) / 8;
+    constexpr bool pair = PAIR;
+    const __m512i K = _mm512_set1_epi8(static_cast<char>(BITS == 8 ? 0x80 : 8));
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i xv[NB], start[NB];
+    __m512 xsv[NB] = {};
+#pragma GCC unroll 16
+    for (int b = 0; b < NB; ++b) {
+        const std::int8_t* p = xq + std::size_t(b) * std::size_t(n) + std::size_t(g) * kQGroup;
+        xv[b] = pair ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p);
+        start[b] = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, K, xv[b]));
+        if constexpr (NB > 1) xsv[b] = _mm512_maskz_permutexvar_ps(0xFFFF, idx, xs16[b]);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < NW; ++i) {
+        const std::uint8_t* q = lv + std::size_t(i) * rb + std::size_t(g) * kGroupBytes;
+        // The next tile's rows, same slice (a hint: past the matrix's end it never faults).
+        _mm_prefetch(reinterpret_cast<const char*>(q + kQPrefetchRows * rb), _MM_HINT_T0);
+        __m512i wu;
+        if constexpr (BITS == 8) {
+            const __m512i v = pair ? _mm512_loadu_si512(q) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, q);
+            wu = _mm512_xor_si512(v, K);
+        } else {
+            // 32 bytes = groups g and g + 1, 16 each; 128-bit lanes [g, g, g+1, g+1], then the
+            // low nibbles of lanes 0 and 2 (weights 0–15) and the high ones of 1 and 3 (16–31).
+            const __m256i v = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)) : _mm256_maskz_loadu_epi8(0xFFFF, q);
+            __m512i v4 = _mm512_maskz_broadcast_i64x4(0xFF, v);  // [g, g+1, g, g+1]
+            v4 = _mm512_maskz_shuffle_i64x2(0xFF, v4, v4, 0x50);
+            v4 = _mm512_mask_srli_epi16(v4, 0xFF00FF00u, v4, 4);
+            wu = _mm512_and_si512(v4, _mm512_set1_epi8(0x0F));
+        }
+        const __m512 wsv = _mm512_maskz_permutexvar_ps(0xFFFF, idx, ws[i]);
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) {
+            const __m512i dot = _mm512_dpbusd_epi32(start[b], wu, xv[b]);
+            // (Δ_w·d) · float(Σ): the reference's order of the two multiplies
+            __m512 scale = wsv;  // NB = 1: ws already holds Δ_w·d
+            if constexpr (NB > 1) scale = _mm512_mul_ps(wsv, xsv[b]);
+            acc[i][b] = _mm512_fmadd_ps(scale, _mm512_maskz_cvtepi32_ps(0xFFFF, dot), acc[i][b]);
+        }
+    }
+}
+
 template <unsigned BITS, int NW, int NB>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"))) static void qdot_tile_avx512(
     const QMatrix& w, int r0, const QActivations& a, int b0, float* y, std::size_t ldy) {
     const int n = w.in, groups = n / kQGroup;
-    constexpr int kGroupBytes = kQGroup * int(BITS) / 8;
     const std::size_t rb = w.row_bytes();
-    const std::uint8_t* lv = w.levels + std::size_t(r0) * rb;             // [NW, in·BITS/8]
+    const std::uint8_t* lv = w.levels + std::size_t(r0) * rb;                    // [NW, in·BITS/8]
     const std::uint16_t* sc = w.scales + std::size_t(r0) * std::size_t(groups);  // [NW, groups] fp16
     const std::int8_t* xq = a.q.data() + std::size_t(b0) * std::size_t(n);       // [NB, in]
-    const float* xs = a.scale.data() + std::size_t(b0) * std::size_t(groups);     // [NB, groups]
-    const __m512i K = _mm512_set1_epi8(static_cast<char>(BITS == 8 ? 0x80 : 8));
-    const __m512i zero = _mm512_setzero_si512();
-    const __m512i halves = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);  // lane → group of the step
+    const float* xs = a.scale.data() + std::size_t(b0) * std::size_t(groups);    // [NB, groups]
+    const __m512i two = _mm512_set1_epi32(2);
     __m512 acc[NW][NB];
 #pragma GCC unroll 16
     for (int i = 0; i < NW; ++i)
 #pragma GCC unroll 16
         for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_setzero_ps();
-    for (int g = 0; g < groups; g += 2) {
-        const bool pair = g + 1 < groups;
-        __m512i xv[NB], start[NB];
-        __m512 xsv[NB];
+    for (int blk = 0; blk < groups; blk += 16) {
+        const int ng = std::min(16, groups - blk);
+        const __mmask16 live = static_cast<__mmask16>((1u << ng) - 1u);
+        // [16] per row: Δ_w of groups blk.. (0 past the row's end); with NB = 1 already × d.
+        __m512 ws[NW], xs16[NB];
 #pragma GCC unroll 16
-        for (int b = 0; b < NB; ++b) {
-            const std::int8_t* p = xq + std::size_t(b) * std::size_t(n) + std::size_t(g) * kQGroup;
-            xv[b] = pair ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p);
-            start[b] = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, K, xv[b]));
-            const float* s = xs + std::size_t(b) * std::size_t(groups) + std::size_t(g);
-            const __m128 s2 = pair ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(s))) : _mm_load_ss(s);
-            xsv[b] = _mm512_maskz_permutexvar_ps(0xFFFF, halves, _mm512_maskz_broadcast_f32x4(0xFFFF, s2));
-        }
+        for (int b = 0; b < NB; ++b) xs16[b] = _mm512_maskz_loadu_ps(live, xs + std::size_t(b) * std::size_t(groups) + std::size_t(blk));
 #pragma GCC unroll 16
         for (int i = 0; i < NW; ++i) {
-            const std::uint8_t* q = lv + std::size_t(i) * rb + std::size_t(g) * kGroupBytes;
-            // The next tile's rows, same slice (a hint: past the matrix's end it never faults).
-            _mm_prefetch(reinterpret_cast<const char*>(q + std::size_t(NW) * rb), _MM_HINT_T0);
-            __m512i wu;
-            if constexpr (BITS == 8) {
-                const __m512i v = pair ? _mm512_loadu_si512(q) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, q);
-                wu = _mm512_xor_si512(v, K);
-            } else {
-                // 32 bytes = groups g and g + 1, 16 each; 128-bit lanes [g, g, g+1, g+1], then the
-                // low nibbles of lanes 0 and 2 (weights 0–15) and the high ones of 1 and 3 (16–31).
-                const __m256i v = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q))
-                                       : _mm256_maskz_loadu_epi8(0xFFFF, q);
-                __m512i v4 = _mm512_maskz_broadcast_i64x4(0xFF, v);  // [g, g+1, g, g+1]
-                v4 = _mm512_maskz_shuffle_i64x2(0xFF, v4, v4, 0x50);
-                v4 = _mm512_mask_srli_epi16(v4, 0xFF00FF00u, v4, 4);
-                wu = _mm512_and_si512(v4, _mm512_set1_epi8(0x0F));
-            }
-            const std::uint16_t* ws = sc + std::size_t(i) * std::size_t(groups) + std::size_t(g);
-            std::uint32_t w2 = ws[0];
-            if (pair) w2 |= std::uint32_t(ws[1]) << 16;
-            const __m512 wsv = _mm512_maskz_permutexvar_ps(0xFFFF, halves, _mm512_maskz_broadcast_f32x4(0xFFFF, _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(w2)))));
-#pragma GCC unroll 16
-            for (int b = 0; b < NB; ++b) {
-                const __m512i dot = _mm512_dpbusd_epi32(start[b], wu, xv[b]);
-                // (Δ_w·d) · float(Σ): the reference's order of the two multiplies
-                acc[i][b] = _mm512_fmadd_ps(_mm512_mul_ps(wsv, xsv[b]), _mm512_maskz_cvtepi32_ps(0xFFFF, dot), acc[i][b]);
-            }
+            ws[i] = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_maskz_loadu_epi16(live, sc + std::size_t(i) * std::size_t(groups) + std::size_t(blk)));
+            if constexpr (NB == 1) ws[i] = _mm512_mul_ps(ws[i], xs16[0]);
         }
+        // Lane → its group's index within the block: 0 (lanes 0–7) and 1 (8–15), then +2 a step.
+        __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+        int g = blk;
+        for (; g + 2 <= blk + ng; g += 2, idx = _mm512_add_epi32(idx, two))
+            qdot_step_avx512<BITS, NW, NB, true>(acc, ws, xs16, idx, lv, rb, xq, n, g);
+        if (g < blk + ng) qdot_step_avx512<BITS, NW, NB, false>(acc, ws, xs16, idx, lv, rb, xq, n, g);  // an odd count's last group
+
     }
 #pragma GCC unroll 16
     for (int i = 0; i < NW; ++i)
@@ -697,6 +732,10 @@ static void qdot_rows_avx512(const QMatrix& w, const QActivations& a, int b0, in
     for (int t = 0; t < threads; ++t) {
         const int r0 = std::min(w.out, t * chunk), r1 = std::min(w.out, r0 + chunk);
         int r = r0;
+        // One input row (decode): one weight row at a time, so the levels are read as one
+        // sequential stream (measured faster than four interleaved row streams; see docs/bench-cpu.md).
+        if (rows == 1)
+            for (; r < r1; ++r) qdot_tile_avx512<BITS, 1, 1>(w, r, a, b0, y + r, ldy);
         for (; r + 4 <= r1; r += 4) qdot_group_avx512<BITS, 4>(w, r, a, b0, rows, y + r, ldy);
         for (; r < r1; ++r) qdot_group_avx512<BITS, 1>(w, r, a, b0, rows, y + r, ldy);
     }
