@@ -417,7 +417,7 @@ void setup_quantize(CLI::App& app) {
     sub->add_option("--outlier-factor", opt->outlier_factor, "KV case: their scale (default 20)");
     sub->add_option("--k-file", opt->k_file, "KV case: K matrix CSV [tokens, channels]");
     sub->add_option("--v-file", opt->v_file, "KV case: V matrix CSV [tokens, channels]");
-    sub->add_option("--model", opt->model, "a shipped model: its KV cache at int8/int4 with metadata (kv-mem's formula)");
+    sub->add_option("--model", opt->model, "a shipped model: its KV cache at int8/int4 with metadata (kv-mem's formula), and its weights");
     sub->add_option("--config", opt->config, "a config.json, as --model");
     sub->add_option("--seq-len", opt->seq_len, "tokens, with --model/--config");
     sub->add_option("--kv-dtype", opt->kv_dtype, "KV precision before quantizing, with --model/--config (default: the config's torch_dtype)");

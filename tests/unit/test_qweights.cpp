@@ -175,11 +175,12 @@ TEST_CASE("int8 dot-product kernels: fast (VNNI) equals the reference exactly on
                 for (std::size_t i = 0; i < w.size(); ++i)
                     w[i] = dw * static_cast<float>(i % 32 == 5 ? Q : static_cast<int>(rng.below(std::uint64_t(2 * Q + 1))) - Q);
                 const Packed p(w, out, in, bits);
-                for (int rows : {1, 3, 4, 5, 16, 17}) {
+                for (int rows : {1, 3, 5, 17}) {  // one, a tile's tail, a tile and a tail, past 16
                     std::vector<float> x(std::size_t(rows) * std::size_t(in));
                     for (std::size_t i = 0; i < x.size(); ++i)
                         x[i] = 0x1p-4f * static_cast<float>(i % 32 == 9 ? -127 : static_cast<int>(rng.below(255)) - 127);
                     for (int threads : {1, 2}) {
+                        if (threads == 2 && out != 37) continue;  // the split over threads, where there are rows to split
                         INFO("int" << bits << ", in " << in << ", out " << out << ", rows " << rows << ", threads " << threads);
                         std::vector<float> fast(std::size_t(rows) * std::size_t(out), NAN), plain(fast.size(), NAN);
                         matmul_quantized_int8dot(p.m, x.data(), rows, fast.data(), threads);
@@ -199,11 +200,11 @@ TEST_CASE("int8 dot-product kernels: fast (VNNI) equals the reference exactly on
 TEST_CASE("int8 dot-product kernels: fast equals the reference on random data", "[qweights][kernels]") {
     Rng rng(23);
     for (unsigned bits : {8u, 4u})
-        for (int in : {32, 96, 768})
+        for (int in : {32, 96, 320})  // 320: one block of 16 groups and a partial one
             for (int out : {3, 37}) {
                 const auto w = normal(rng, std::size_t(out) * std::size_t(in), 0.1);
                 const Packed p(w, out, in, bits);
-                for (int rows : {1, 2, 8, 17}) {
+                for (int rows : {1, 8, 17}) {
                     const auto x = normal(rng, std::size_t(rows) * std::size_t(in), 1.0);
                     INFO("int" << bits << ", in " << in << ", out " << out << ", rows " << rows);
                     std::vector<float> fast(std::size_t(rows) * std::size_t(out), NAN), plain(fast.size(), NAN);
