@@ -83,8 +83,8 @@ Inputs gather(const RooflineOptions& o) {
         // quantize's storage rule (int8/int4 with their fp16 group scales), as quantize --model and the model count.
         auto bytes_of = [&](std::uint64_t n) { return weight_storage(n, *wdt).total_bytes; };
         std::uint64_t total = in.counted ? in.counted->total : *in.model.params;
-        in.model.weight_bytes = bytes_of(total);
         const StorageCost sc = weight_storage(total, *wdt);
+        in.model.weight_bytes = sc.total_bytes;
         in.weights_from = fmt::format("{} parameters × {} B ({}{}){}", group_thousands(total), exact_ratio(wdt->bits, 8, 3), wdt->name,
                                       sc.metadata_bytes ? fmt::format(" + {} B of fp16 scales, one per {}", group_thousands(sc.metadata_bytes), kWeightGroup) : "",
                                       in.counted ? ", counted from the config; " + in.config->tied_rule : "");
