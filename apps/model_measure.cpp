@@ -111,7 +111,7 @@ void run_speculate(const SpeculateOptionsCli& o) {
                      count_noun(r.rounds, "round"), count_noun(r.target_passes, "target forward pass", "target forward passes"),
                      count_noun(r.draft_passes, "draft forward pass", "draft forward passes"),
                      count_noun(r.drafts_discarded, "draft"));
-    h += render_text(t, "  ");
+    h += render_table(t);
     h += fmt::format("  acceptance rate {:.4f} against spec-accept's Σ min(p, q) = {:.4f} (99% interval ±{:.4f}: {})\n", alpha_emp,
                      alpha_pred, half, std::fabs(alpha_emp - alpha_pred) <= half ? "inside" : "OUTSIDE");
     h += fmt::format("  tokens per target pass {:.3f} against (1 − α^(γ+1))/(1 − α) = {:.3f} at that α\n", tokens_per_pass, expected);
@@ -122,7 +122,7 @@ void run_speculate(const SpeculateOptionsCli& o) {
     }
     rep.explain = h + "\nAcceptance follows spec-accept's rule on the two models' actual next-token distributions at each\n"
                       "position; the prediction Σ_x min(p(x), q(x)) is computed from those same distributions.\n";
-    rep.csv = t;
+    rep.add_table("positions", t);
     emit(rep, o.flags);
 }
 
@@ -288,7 +288,7 @@ void run_roofline(const RooflineCli& o) {
                           "  π = {:.2f} GFLOP/s measured (the decode kernel on cached weights) for the \"with π\" bound max(D_B/β, F_B/π)\n",
                           what, count_noun(static_cast<std::uint64_t>(opt.threads), "thread"), bw.read_gbs,
                           bw.huge_pages ? "on" : "refused", bytes_all_units(dm.weight_bytes), pi);
-    r.human += render_text(t, "  ");
+    r.human += render_table(t);
     // A model that fits the last-level cache is read from cache, not DRAM: β (measured over a buffer
     // larger than the cache) does not bound its steps, and measured may exceed "predicted".
     const std::uint64_t llc = last_level_cache_bytes();
@@ -301,7 +301,7 @@ void run_roofline(const RooflineCli& o) {
     r.human += "  The read-volume bound counts bytes only: where measured falls well below it and the \"with π\" bound is\n"
                "  compute, arithmetic (FLOPs), not reading, limits the step.\n";
     r.explain = r.human;
-    r.csv = t;
+    r.add_table("rows", t);
     emit(r, o.flags);
 }
 

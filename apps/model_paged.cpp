@@ -59,7 +59,7 @@ std::string human_text(const SharingComparison& c, const PagedSimResult& r) {
             t.rows.push_back({std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s),
                               s.refs.empty() ? "-" : join(s.refs, " "),
                               s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
-        h += render_text(t, "  ");
+        h += render_table(t);
     }
     h += fmt::format("\nPeak with sharing:    {} blocks = {}\n", c.shared.peak_used_blocks, bytes_all_units(c.peak_bytes_shared));
     h += fmt::format("Peak without sharing: {} blocks = {}\n", c.unshared.peak_used_blocks, bytes_all_units(c.peak_bytes_unshared));
@@ -142,7 +142,7 @@ void run_model_paged(const PagedOptions& o) {
     r.json = result_json(c, shown);
     r.human = human_text(c, shown);
     r.explain = explain_text(r.human);
-    r.csv = steps_table(shown);
+    r.add_table("steps", steps_table(shown));
     emit(r, o.flags);
 }
 

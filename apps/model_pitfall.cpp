@@ -68,13 +68,13 @@ std::string model_text(const PitfallResult& r) {
     std::string h = header_text(r);
     h += fmt::format("  tokens: a prompt of {}, then greedy tokens of the correct path\n", r.prompt_len);
     h += "  err: max |logit − no-cache logit| over the vocabulary at that position\n\n";
-    h += render_text(positions_table(r), "  ");
+    h += render_table(positions_table(r));
     h += fmt::format("\n  correct path: max error {:.2e} (tolerance {:.0e})\n", r.correct_max_err, r.tolerance);
     h += fmt::format("  broken path:  max error {:.2e}, past the tolerance from position {}\n", r.broken_max_err,
                      opt_text(r.first_wrong_pos));
     h += r.parts_at ? fmt::format("  generation parts after position {}\n", *r.parts_at)
                     : std::string("  greedy generation does not part on these tokens\n");
-    h += "\n" + render_text(checks_table(r), "  ");
+    h += "\n" + render_table(checks_table(r));
     h += wrapped("  caught by:", r.caught_by);
     return h;
 }
@@ -87,7 +87,7 @@ Table quantities_table(const PitfallResult& r) {
 }
 
 std::string calculator_text(const PitfallResult& r) {
-    std::string h = header_text(r) + "\n" + render_text(quantities_table(r), "  ");
+    std::string h = header_text(r) + "\n" + render_table(quantities_table(r));
     if (r.fit_p_correct)
         h += fmt::format("  χ² p-value against p: min(1, p/q) {:.3g}, shortcut {:.3g}\n", *r.fit_p_correct, *r.fit_p_broken);
     h += wrapped("  caught by:", r.caught_by);
@@ -108,7 +108,7 @@ std::string same_text(const PitfallResult& r) {
     for (std::size_t c = 0; c < s.cells.size(); ++c)
         t.rows.push_back({s.cells[c], fmt::format("{:.4f}", s.cell_p[c]), std::to_string(s.plain_counts[c]),
                           std::to_string(s.speculative_counts[c])});
-    h += render_text(t, "  ");
+    h += render_table(t);
     h += fmt::format("  {} seeds, χ² against p: plain p-value {:.3g}, speculative {:.3g}\n", s.seeds, s.plain_p_value,
                      s.speculative_p_value);
     h += wrapped("  caught by:", r.caught_by);
@@ -157,11 +157,11 @@ void print_result(const PitfallResult& r, const OutputFlags& flags) {
     if (r.same) rep.human = same_text(r);
     else if (r.positions.empty()) {
         rep.human = calculator_text(r);
-        rep.csv = quantities_table(r);
+        rep.add_table("quantities", quantities_table(r));
     }
     else {
         rep.human = model_text(r);
-        rep.csv = positions_table(r);
+        rep.add_table("positions", positions_table(r));
     }
     rep.explain = r.positions.empty() ? rep.human : explain_text(rep.human);
     emit(rep, flags);
@@ -176,9 +176,9 @@ void print_list(const OutputFlags& flags) {
             {{"name", p.name}, {"warning", p.warning}, {"source", p.source}, {"deviation", p.deviation}, {"uses_model", p.uses_model}});
         t.rows.push_back({p.name, p.warning});
     }
-    rep.human = render_text(t);
+    rep.human = render_table(t, "");
     rep.explain = rep.human;
-    rep.csv = t;
+    rep.add_table("pitfalls", t);
     emit(rep, flags);
 }
 
