@@ -17,11 +17,11 @@ TEST_CASE("verify --json prints only the keys the README documents", "[cli][cont
     CHECK(paths.count("passed") == 1);
 }
 
-TEST_CASE("--table names a table that does not exist: exit 2, the tables listed", "[cli][contract]") {
+TEST_CASE("a --table name that does not exist: exit 2, the tables listed", "[cli][contract]") {
     expect_error({"verify", "--csv", "--table", "bogus"}, "--table 'bogus': no such table in this output (its tables: examples)");
 }
 
-TEST_CASE("--table without --csv is refused", "[cli][contract]") {
+TEST_CASE("a --table without --csv is refused", "[cli][contract]") {
     const auto r = run_inferlab({"verify", "--table", "examples"});
     CHECK(r.status == 2);
     CHECK(r.out.empty());
