@@ -36,7 +36,7 @@ TEST_CASE("kv_mem reproduces the first document's GQA request (000_5f2b206234956
     CHECK_FALSE(r.paged);
 }
 
-TEST_CASE("kv_mem reproduces the second document's sequences (003_02a045288fb34aae.txt, 从一个 Token 算到整个请求)",
+TEST_CASE("kv_mem reproduces the second document's sequences (003_02a045288fb34aae.txt section 从一个 Token 算到整个请求)",
           "[kv][kv-mem]") {
     // L=40, H_kv=8, d=128, b=2: s_token 160 KiB; 8192 tokens 1.25 GiB; ten of them 12.5 GiB.
     KvMemInputs in;
