@@ -20,8 +20,38 @@ std::string one_line(std::string s) {
     return s;
 }
 
+// "inferlab kv-mem", or "inferlab model bench": the deepest subcommand the command line reached,
+// whose --help the error points at.
+std::string command_path(const CLI::App& app) {
+    std::string path = "inferlab";
+    const CLI::App* at = &app;
+    while (at != nullptr) {
+        const auto subs = at->get_subcommands();
+        if (subs.empty()) break;
+        at = subs.front();
+        path += " " + at->get_name();
+    }
+    return path;
+}
+
+// The top level takes only --help and --version, so its first word that is not a flag names the
+// subcommand; one that names none is refused with the list (CLI11 would say only "not expected").
+void require_known_subcommand(const CLI::App& app, int argc, const char* const* argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string word = argv[i];
+        if (!word.empty() && word.front() == '-') continue;
+        std::string names;
+        for (const CLI::App* sub : app.get_subcommands({})) {
+            if (sub->get_name() == word) return;
+            names += (names.empty() ? "" : ", ") + sub->get_name();
+        }
+        throw Error("unknown subcommand '" + word + "' (the subcommands: " + names + ")");
+    }
+}
+
 int parse_and_run(CLI::App& app, int argc, const char* const* argv) {
     try {
+        require_known_subcommand(app, argc, argv);
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
@@ -30,7 +60,7 @@ int parse_and_run(CLI::App& app, int argc, const char* const* argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::cerr << "inferlab: error: " << one_line(e.what()) << " (see 'inferlab --help')\n";
+        std::cerr << "inferlab: error: " << one_line(e.what()) << " (see '" << command_path(app) << " --help')\n";
         return 2;
     } catch (const inferlab::Error& e) {
         std::cerr << "inferlab: error: " << one_line(e.what()) << "\n";

@@ -16,43 +16,85 @@ struct VerifyOptions {
     OutputFlags out;
 };
 
-void run(const VerifyOptions& o) {
-    std::vector<ExampleResult> results;
-    for (const auto& e : examples())
-        if (o.id.empty() || e.id.rfind(o.id, 0) == 0) results.push_back(check_example(e));
-    if (results.empty()) throw InputError("--id", o.id, "matches no example id (run 'inferlab verify' to list them)");
-    Report r;
-    Table t{{"id", "source", "expected", "computed", "result"}, {}, {false, false, true, false, false}};
-    r.json["examples"] = nlohmann::json::array();
-    int passed = 0, failed = 0;
+std::string source_of(const Example& e) { return fmt::format("{} §{}", e.document, e.section); }
+
+nlohmann::json json_of(const ExampleResult& res) {
+    const Example& e = *res.example;
+    return {{"id", e.id},
+            {"document", e.document},
+            {"section", e.section},
+            {"description", e.description},
+            {"inputs", e.inputs},
+            {"expected", e.expected},
+            {"expected_value", res.expected.value},
+            {"unit", res.expected.unit},
+            {"exact", e.exact},
+            {"computed", res.computed.shown},
+            {"computed_value", res.computed.value},
+            {"pass", res.pass}};
+}
+
+// Human text: one heading per document section (the source would make a table 157 columns
+// wide), then that section's examples as printed and as computed.
+std::string human_of(const std::vector<ExampleResult>& results) {
+    std::string out;
+    for (std::size_t i = 0; i < results.size();) {
+        const std::string source = source_of(*results[i].example);
+        Table t{{"id", "expected", "computed", "result"}, {}, {false, false, false, false}};
+        for (; i < results.size() && source_of(*results[i].example) == source; ++i) {
+            const auto& res = results[i];
+            t.rows.push_back({res.example->id, res.example->expected, res.computed.shown, res.pass ? "PASS" : "FAIL"});
+        }
+        out += (out.empty() ? "" : "\n") + wrap(source) + render_table(t);
+    }
+    return out;
+}
+
+std::string explain_of(const ExampleResult& res) {
+    const Example& e = *res.example;
+    return wrap(fmt::format("{}  [{}]", e.id, source_of(e)), "", "  ") +
+           wrap(fmt::format("{}: {}", e.description, e.inputs), "  ", "    ") +
+           wrap(fmt::format("expected {} ({}), computed {} → {}", e.expected,
+                            e.exact ? "exact" : "as rounded in the document", res.computed.shown,
+                            res.pass ? "PASS" : "FAIL"),
+                "  ", "    ") +
+           "\n";
+}
+
+// The CSV table: numbers in their own columns (the value in its base unit, named in `unit`; the
+// tolerance 0 for an exact example), text in others. The printed forms ("1 GiB", "1/4") are in
+// the text output and in --json.
+Table csv_of(const std::vector<ExampleResult>& results) {
+    Table t{{"id", "document", "section", "unit", "expected_value", "tolerance", "computed_value", "exact", "result"},
+            {},
+            {}};
     for (const auto& res : results) {
         const Example& e = *res.example;
-        std::string source = fmt::format("{} §{}", e.document, e.section);
-        t.rows.push_back({e.id, source, e.expected, res.computed.shown, res.pass ? "PASS" : "FAIL"});
-        r.json["examples"].push_back({{"id", e.id},
-                                      {"document", e.document},
-                                      {"section", e.section},
-                                      {"description", e.description},
-                                      {"inputs", e.inputs},
-                                      {"expected", e.expected},
-                                      {"expected_value", res.expected.value},
-                                      {"exact", e.exact},
-                                      {"computed", res.computed.shown},
-                                      {"computed_value", res.computed.value},
-                                      {"pass", res.pass}});
-        (res.pass ? passed : failed)++;
-        r.explain += fmt::format("{}  [{} §{}]\n  {}: {}\n  expected {} ({}), computed {} → {}\n\n", e.id, e.document,
-                                 e.section, e.description, e.inputs, e.expected,
-                                 e.exact ? "exact" : "as rounded in the document", res.computed.shown,
-                                 res.pass ? "PASS" : "FAIL");
+        t.rows.push_back({e.id, e.document, e.section, res.expected.unit, fmt::format("{}", res.expected.value),
+                          fmt::format("{}", e.exact ? 0.0 : res.expected.half_unit),
+                          fmt::format("{}", res.computed.value), e.exact ? "exact" : "rounded",
+                          res.pass ? "PASS" : "FAIL"});
     }
-    r.json["passed"] = passed;
-    r.json["failed"] = failed;
-    r.human = render_table(t, "") + fmt::format("\n{} passed, {} failed\n", passed, failed);
-    r.explain += fmt::format("{} passed, {} failed\n", passed, failed);
-    r.add_table("examples", t);
+    return t;
+}
+
+void run(const VerifyOptions& o) {
+    const VerifyResult v = verify_examples(o.id);
+    if (v.results.empty()) throw InputError("--id", o.id, "matches no example id (run 'inferlab verify' to list them)");
+    const std::string tally = fmt::format("{} passed, {} failed\n", v.passed, v.failed);
+    Report r;
+    r.json["examples"] = nlohmann::json::array();
+    for (const auto& res : v.results) {
+        r.json["examples"].push_back(json_of(res));
+        r.explain += explain_of(res);
+    }
+    r.json["passed"] = v.passed;
+    r.json["failed"] = v.failed;
+    r.human = human_of(v.results) + "\n" + tally;
+    r.explain += tally;
+    r.add_table("examples", csv_of(v.results));
     emit(r, o.out);
-    if (failed) throw ExitCode{1};
+    if (v.failed) throw ExitCode{1};
 }
 
 }  // namespace
@@ -66,7 +108,7 @@ void setup_verify(CLI::App& app) {
                                 "Documents: 000_5f2b20623495609b.txt (08｜推理计算、KV 缓存与部署系统) and\n"
                                 "003_02a045288fb34aae.txt (推理与 KV Cache 01), under shared/seeds/.\n"
                                 "JSON keys: examples[] {id, document, section, description, inputs, expected,\n"
-                                "expected_value, exact, computed, computed_value, pass}, passed, failed."));
+                                "expected_value, unit, exact, computed, computed_value, pass}, passed, failed."));
     sub->callback([opt] { run(*opt); });
 }
 

@@ -96,8 +96,9 @@ std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::u
     return bits_to_bytes(total_bits, what);
 }
 
-PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t block_size) {
-    if (block_size == 0) throw InputError("--block-size", "0", "must be a positive integer");
+PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t block_size,
+                    const KvWhere& where) {
+    if (block_size == 0) throw InputError(where.block_size, "0", "must be a positive integer");
     PagedUsage out;
     out.block_size = block_size;
     const std::string what = "paged KV bytes";
@@ -123,7 +124,8 @@ PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std:
             g.blocks_per_request.push_back(blocks);  // one per entry of the requests, each standing for `count`
             g.total_blocks = checked_add(g.total_blocks, checked_mul(blocks, count, what), what);
         }
-        out.allocated_bytes = checked_add(out.allocated_bytes, checked_mul(g.total_blocks, g.block_bytes, what), what);
+        g.allocated_bytes = checked_mul(g.total_blocks, g.block_bytes, what);
+        out.allocated_bytes = checked_add(out.allocated_bytes, g.allocated_bytes, what);
     }
     if (out.groups.size() == 1) {
         out.blocks_per_request = out.groups.front().blocks_per_request;
@@ -135,15 +137,16 @@ PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std:
 }
 
 SharedPrefixUsage kv_shared_prefix(const KvSpec& spec, std::uint64_t requests, std::uint64_t seq_len, std::uint64_t prefix,
-                                   std::uint64_t block_size) {
+                                   std::uint64_t block_size, const KvWhere& where) {
     if (prefix >= seq_len)
-        throw InputError("--shared-prefix", std::to_string(prefix),
-                         "must be less than --seq-len " + std::to_string(seq_len) + " (each request writes tokens of its own)");
+        throw InputError(where.prefix, std::to_string(prefix),
+                         "must be less than " + where.seq_len + " " + std::to_string(seq_len) +
+                             " (each request writes tokens of its own)");
     if (!spec.uniform())
-        throw InputError("--shared-prefix needs layers that are all alike (full attention, K and V of one width)");
+        throw InputError(where.prefix + " needs layers that are all alike (full attention, K and V of one width)");
     if (requests == 0) throw InputError("requests", "0", "must be at least 1");
     const std::string what = "shared-prefix KV bytes";
-    const PagedUsage one = kv_paged(spec, {seq_len}, block_size);  // blocks per request, block bytes
+    const PagedUsage one = kv_paged(spec, one_each({seq_len}), block_size, where);  // blocks per request, block bytes
     SharedPrefixUsage u;
     u.requests = requests;
     u.seq_len = seq_len;
@@ -165,8 +168,8 @@ PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_le
     return kv_paged(spec, one_each(seq_lens), block_size);
 }
 
-KvSpec kv_spec_per_device(const KvSpec& spec, std::uint64_t devices, TpShare* info) {
-    if (devices == 0) throw InputError("--tp", "0", "must be a positive integer");
+KvSpec kv_spec_per_device(const KvSpec& spec, std::uint64_t devices, TpShare* info, const KvWhere& where) {
+    if (devices == 0) throw InputError(where.devices, "0", "must be a positive integer");
     TpShare local;
     TpShare& out = info ? *info : local;
     out.devices = devices;
@@ -180,13 +183,13 @@ KvSpec kv_spec_per_device(const KvSpec& spec, std::uint64_t devices, TpShare* in
         std::uint64_t heads = 0, copies = 1;
         if (devices <= l.h_kv) {
             if (l.h_kv % devices != 0)
-                throw InputError("--tp", std::to_string(devices),
+                throw InputError(where.devices, std::to_string(devices),
                                  "must divide the K/V head count " + std::to_string(l.h_kv) +
                                      " (or be a multiple of it, replicating heads)");
             heads = l.h_kv / devices;
         } else {
             if (devices % l.h_kv != 0)
-                throw InputError("--tp", std::to_string(devices),
+                throw InputError(where.devices, std::to_string(devices),
                                  "exceeds the K/V head count " + std::to_string(l.h_kv) +
                                      " and is not a multiple of it, so heads cannot be replicated evenly");
             heads = 1;
@@ -207,9 +210,10 @@ TpShare kv_tensor_parallel(const KvSpec& spec, const std::vector<std::uint64_t>&
     return kv_tensor_parallel(spec, one_each(seq_lens), devices);
 }
 
-TpShare kv_tensor_parallel(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t devices) {
+TpShare kv_tensor_parallel(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t devices,
+                           const KvWhere& where) {
     TpShare out;
-    KvSpec share = kv_spec_per_device(spec, devices, &out);
+    KvSpec share = kv_spec_per_device(spec, devices, &out, where);
     out.per_device_bytes = kv_bytes(share, requests).total_bytes;
     out.all_devices_bytes = checked_mul(out.per_device_bytes, devices, "KV bytes over all devices");
     return out;
@@ -222,10 +226,11 @@ std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_
 }
 
 std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_t q_heads, std::uint64_t kv_heads,
-                                              std::uint64_t d, std::uint32_t bits, std::span<const Requests> seq_lens) {
+                                              std::uint64_t d, std::uint32_t bits, std::span<const Requests> seq_lens,
+                                              const KvWhere& where) {
     if (kv_heads == 0 || q_heads % kv_heads != 0)
-        throw InputError("--q-heads", std::to_string(q_heads),
-                         "must be divisible by --kv-heads " + std::to_string(kv_heads) +
+        throw InputError(where.q_heads, std::to_string(q_heads),
+                         "must be divisible by " + where.kv_heads + " " + std::to_string(kv_heads) +
                              " (each K/V head serves a whole group of query heads)");
     std::vector<std::pair<std::string, std::uint64_t>> variants = {{"MHA", q_heads}};
     if (kv_heads != q_heads && kv_heads != 1) variants.push_back({"GQA", kv_heads});
@@ -238,6 +243,7 @@ std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_
         std::uint64_t g = std::gcd(h, q_heads);
         r.ratio_num = h / g;
         r.ratio_den = q_heads / g;
+        r.ratio = static_cast<double>(r.ratio_num) / static_cast<double>(r.ratio_den);
         r.kv_proj_width = checked_mul(h, d, "K/V projection width");
         r.total_bytes = kv_bytes(uniform_kv(layers, h, d, bits), seq_lens).total_bytes;
         out.push_back(r);
@@ -246,12 +252,13 @@ std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_
 }
 
 KvBudget kv_budget(const KvSpec& spec, std::uint64_t budget_bytes, std::uint64_t weights_bytes,
-                   std::optional<std::uint64_t> seq_len, std::optional<std::uint64_t> block_size) {
+                   std::optional<std::uint64_t> seq_len, std::optional<std::uint64_t> block_size,
+                   const KvWhere& where) {
     KvBudget out;
     out.budget_bytes = budget_bytes;
     out.weights_bytes = weights_bytes;
     if (weights_bytes >= budget_bytes)
-        throw InputError("--budget", bytes_all_units(budget_bytes),
+        throw InputError(where.budget, bytes_all_units(budget_bytes),
                          "leaves no room for the KV cache: the weights alone take " + bytes_all_units(weights_bytes));
     out.available_bytes = budget_bytes - weights_bytes;
     bool has_window = false;
@@ -267,7 +274,7 @@ KvBudget kv_budget(const KvSpec& spec, std::uint64_t budget_bytes, std::uint64_t
         out.block_size = block_size;
         // The layout of one request decides everything: with sliding layers there is no single
         // block pool, so only the per-request allocation (all groups) divides the budget.
-        PagedUsage one = kv_paged(spec, {seq_len ? *seq_len : *block_size}, *block_size);
+        PagedUsage one = kv_paged(spec, one_each({seq_len ? *seq_len : *block_size}), *block_size, where);
         if (one.groups.size() == 1) {
             out.block_bytes = one.block_bytes;
             out.max_blocks = out.available_bytes / one.block_bytes;

@@ -14,13 +14,12 @@ ExpectedValue parse_expected(const std::string& raw) {
     std::string t;
     for (char c : raw)
         if (c != ',') t += c;  // thousands separators
-    double sign_ratio_prefix = 1;
     const std::string times = "×";
     if (t.rfind(times, 0) == 0) t = t.substr(times.size());
     // Fraction a/b (exact).
     if (auto slash = t.find('/'); slash != std::string::npos && t.find("token/s") == std::string::npos) {
         double a = std::stod(t.substr(0, slash)), b = std::stod(t.substr(slash + 1));
-        return {a / b, 0};
+        return {a / b, 0, ""};
     }
     std::size_t pos = 0;
     double v = std::stod(t, &pos);
@@ -29,17 +28,19 @@ ExpectedValue parse_expected(const std::string& raw) {
     if (dot != std::string::npos && dot < pos) decimals = static_cast<int>(pos - dot - 1);
     std::string unit = t.substr(pos);
     while (!unit.empty() && unit.front() == ' ') unit.erase(unit.begin());
-    double scale = 1;
-    if (unit.empty() || unit == "B" || unit == "token/s" || unit == "s" || unit == "tokens") scale = 1;
-    else if (unit == "KiB") scale = 1024.0;
-    else if (unit == "MiB") scale = 1048576.0;
-    else if (unit == "GiB") scale = 1073741824.0;
-    else if (unit == "kB") scale = 1e3;
-    else if (unit == "MB") scale = 1e6;
-    else if (unit == "GB") scale = 1e9;
-    else if (unit == "ms") scale = 1e-3;
-    else throw std::logic_error("verify: unknown unit in expected text '" + raw + "'");
-    return {sign_ratio_prefix * v * scale, 0.5 * std::pow(10.0, -decimals) * scale};
+    // Each printed unit as a multiple of the base unit the value is kept in.
+    struct Scale {
+        const char* printed;
+        const char* base;
+        double factor;
+    };
+    static const Scale scales[] = {{"", "", 1},         {"B", "B", 1},           {"token/s", "token/s", 1},
+                                   {"s", "s", 1},       {"tokens", "tokens", 1}, {"KiB", "B", 1024.0},
+                                   {"MiB", "B", 1048576.0}, {"GiB", "B", 1073741824.0}, {"kB", "B", 1e3},
+                                   {"MB", "B", 1e6},    {"GB", "B", 1e9},        {"ms", "s", 1e-3}};
+    for (const auto& sc : scales)
+        if (unit == sc.printed) return {v * sc.factor, 0.5 * std::pow(10.0, -decimals) * sc.factor, sc.base};
+    throw std::logic_error("verify: unknown unit in expected text '" + raw + "'");
 }
 
 ExampleResult check_example(const Example& e) {
@@ -52,6 +53,16 @@ ExampleResult check_example(const Example& e) {
              (e.exact ? diff <= 1e-12 * std::max(1.0, std::fabs(r.expected.value))
                       : diff <= r.expected.half_unit * (1 + 1e-9));
     return r;
+}
+
+VerifyResult verify_examples(const std::string& id_prefix) {
+    VerifyResult v;
+    for (const auto& e : examples()) {
+        if (e.id.rfind(id_prefix, 0) != 0) continue;
+        v.results.push_back(check_example(e));
+        ++(v.results.back().pass ? v.passed : v.failed);
+    }
+    return v;
 }
 
 }  // namespace inferlab

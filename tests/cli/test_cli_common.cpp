@@ -43,3 +43,15 @@ TEST_CASE("the json and explain flags exclude each other", "[cli]") {
     CHECK(r.out.empty());
     CHECK(one_error_line(r));
 }
+
+TEST_CASE("an unknown subcommand is named, with the list of subcommands", "[cli]") {
+    expect_error({"bogus"}, "unknown subcommand 'bogus' (the subcommands: kv-mem, decode-roofline,");
+    expect_error({"--json", "bogus"}, "unknown subcommand 'bogus'");
+}
+
+TEST_CASE("a subcommand's parse error points at that subcommand's --help", "[cli]") {
+    expect_error({"kv-mem", "--frob", "1"}, "(see 'inferlab kv-mem --help')");
+    expect_error({"verify", "--bogus"}, "(see 'inferlab verify --help')");
+    // No subcommand at all: the top level's help.
+    expect_error({}, "(see 'inferlab --help')");
+}

@@ -27,3 +27,39 @@ TEST_CASE("a --table without --csv is refused", "[cli][contract]") {
     CHECK(r.out.empty());
     CHECK(r.err.find("--csv") != std::string::npos);
 }
+
+TEST_CASE("verify --csv and --csv --table examples pass the CSV contract", "[cli][contract]") {
+    for (auto args : std::vector<std::vector<std::string>>{{"verify", "--csv"}, {"verify", "--csv", "--table", "examples"}}) {
+        const auto r = run_inferlab(args);
+        REQUIRE(r.status == 0);
+        CHECK(r.err.empty());
+        check_csv(r.out, "verify --csv");
+        const auto rows = parse_csv(r.out);
+        REQUIRE(rows.size() > 1);
+        // The header names the numbers' columns apart from the text's (issue #15).
+        CHECK(rows.front() == std::vector<std::string>{"id", "document", "section", "unit", "expected_value",
+                                                       "tolerance", "computed_value", "exact", "result"});
+    }
+    // One example by hand: the first document's 1 GiB in bytes (000_5f2b20623495609b.txt §2.1.1).
+    const auto one = parse_csv(run_inferlab({"verify", "--csv", "--id", "kv.doc1.gqa-gib"}).out);
+    REQUIRE(one.size() == 2);
+    CHECK(one[1][0] == "kv.doc1.gqa-gib");
+    CHECK(one[1][3] == "B");
+    CHECK(one[1][4] == "1073741824");
+    CHECK(one[1][6] == "1073741824");
+    CHECK(one[1][8] == "PASS");
+}
+
+TEST_CASE("verify text and --explain fit 80 columns", "[cli][contract]") {
+    for (auto args : std::vector<std::vector<std::string>>{{"verify"}, {"verify", "--explain"}}) {
+        const auto r = run_inferlab(args, "", {"COLUMNS=80"});
+        REQUIRE(r.status == 0);
+        CHECK(widest_line(r.out) <= 80);
+        CHECK(r.out.find(" passed, 0 failed") != std::string::npos);
+    }
+}
+
+TEST_CASE("verify --json has one schema whatever --id selects", "[cli][contract]") {
+    CHECK(key_paths(parse_json(run_inferlab({"verify", "--json"}))) ==
+          key_paths(parse_json(run_inferlab({"verify", "--json", "--id", "spec."}))));
+}

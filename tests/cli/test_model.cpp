@@ -134,7 +134,7 @@ TEST_CASE("model bench: the documented keys, bytes per step from kv-mem's formul
     // 2·288 + 2·288·288 + 2·96·288 + 3·768·288 = 885,312, final norm 288.
     CHECK(j["parameters"] == 512 * 288 + 6 * 885312 + 288);
     // One step at S = P + G/2 = 10 reads every weight once (tied LM head) and the float32 K/V of 10 positions.
-    auto kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "10", "--dtype", "fp32", "--json"}));
+    auto kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "10", "--kv-dtype", "fp32", "--json"}));
     CHECK(j["bytes_per_step"].get<std::uint64_t>() == j["parameters"].get<std::uint64_t>() * 4 + kv["total_bytes"].get<std::uint64_t>());
     // GB/s is 10^9 bytes per second (not GiB): 1e-9 relative, the product of two printed doubles.
     CHECK(std::abs(j["achieved_gbs"].get<double>() -

@@ -95,7 +95,7 @@ TEST_CASE("model bench --weight-dtype all: four dtypes in one run, bytes equal q
     // demo-gqa: L = 6, dim 288, tied head. The products' matrices are every parameter but the
     // 2L + 1 RMSNorm vectors of 288; those stay float32. One step at S = 8 + 4/2 = 10.
     const std::uint64_t params = j["parameters"].get<std::uint64_t>(), norms = 13 * 288;
-    const std::uint64_t kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "10", "--dtype", "fp32", "--json"}))["total_bytes"];
+    const std::uint64_t kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "10", "--kv-dtype", "fp32", "--json"}))["total_bytes"];
     CHECK(j["dtypes"][0]["bytes_per_step"].get<std::uint64_t>() == params * 4 + kv);
     for (auto [i, bits] : {std::pair<std::size_t, const char*>{2, "8"}, {3, "4"}}) {
         INFO("int" << bits);
@@ -161,7 +161,7 @@ TEST_CASE("model roofline --weight-dtype int8: the timed steps and the bound use
     CHECK(q["weight_dtype"] == "int8");
     // The same K/V; the weights at 8.5 bits instead of 32: demo-gqa's 2L + 1 = 13 norm vectors of 288 stay float32.
     const std::uint64_t fb = f["rows"][0]["bytes_per_step"], qb = q["rows"][0]["bytes_per_step"];
-    auto kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "16", "--dtype", "fp32", "--json"}))["total_bytes"].get<std::uint64_t>();
+    auto kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "16", "--kv-dtype", "fp32", "--json"}))["total_bytes"].get<std::uint64_t>();
     const std::uint64_t products = (fb - kv) / 4 - 13 * 288;
     CHECK(qb == products + products / 32 * 2 + 13 * 288 * 4 + kv);
     expect_error({"model", "roofline", "--weight-dtype", "int2"}, "--weight-dtype 'int2': must be fp32, bf16, int8 or int4");

@@ -107,7 +107,7 @@ TEST_CASE("kv-mem --shared-prefix equals the bytes model paged measures on the s
     // demo-gqa in float32: three prompts of 5 tokens sharing 3, 3 tokens generated: S = 7 cached.
     auto paged = parse_json(run_inferlab({"model", "paged", "--prompts", "1,2,3,4,5;1,2,3,6,7;1,2,3,8,9", "--blocks", "32",
                                           "--block-size", "2", "--steps", "3", "--json"}));
-    auto kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--dtype", "fp32", "--seq-len", "7", "--batch", "3",
+    auto kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--kv-dtype", "fp32", "--seq-len", "7", "--batch", "3",
                                        "--block-size", "2", "--shared-prefix", "3", "--json"}));
     const auto& sp = kv["shared_prefix"];
     CHECK(sp["total_bytes"] == paged["peak_bytes_shared"]);

@@ -55,7 +55,7 @@ bool is_one_error_line(const std::string& err) {
 }  // namespace
 
 TEST_CASE("regress: a JSON number beyond double in a config is a parse error, not exit 3", "[cli][regress]") {
-    expect_error({"kv-mem", "--config", regress("config-number-too-large.json"), "--seq-len", "1k", "--dtype", "bf16"},
+    expect_error({"kv-mem", "--config", regress("config-number-too-large.json"), "--seq-len", "1k", "--kv-dtype", "bf16"},
                  "number overflow parsing '9e933'");
 }
 
@@ -65,7 +65,7 @@ TEST_CASE("regress: a JSON number beyond double in a layer spec is a parse error
 }
 
 TEST_CASE("regress: a config nested 30000 levels deep is refused before anything recurses", "[cli][regress]") {
-    expect_error({"kv-mem", "--config", regress("config-nested-30000.json"), "--seq-len", "1k", "--dtype", "bf16"},
+    expect_error({"kv-mem", "--config", regress("config-nested-30000.json"), "--seq-len", "1k", "--kv-dtype", "bf16"},
                  "nests objects or arrays more than 64 levels deep");
 }
 
@@ -108,21 +108,21 @@ TEST_CASE("regress: numeric flags beyond int or multiplied past 64 bits are exit
     // The same product in --gen wrapped to 0 and said "no values to quantize".
     expect_error({"quantize", "--gen", "normal:4611686018427387904x4", "--bits", "4"},
                  "--gen 'normal:4611686018427387904x4': must hold at most 10,000,000 values");
-    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16", "--seq-len",
+    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--kv-dtype", "bf16", "--seq-len",
                   "8192", "--bytes-per-elem", "1e9"},
-                 "--dtype and --bytes-per-elem both given");
+                 "--kv-dtype and --bytes-per-elem both given");
     expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--seq-len", "8192",
                   "--bytes-per-elem", "1e9"},
                  "--bytes-per-elem '1e9': must be a positive whole number of bits per element");
     // 2e18 requests × 1 GiB each overflows 64 bits.
-    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16", "--seq-len",
+    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--kv-dtype", "bf16", "--seq-len",
                   "8192", "--batch", "2e18"},
                  "overflows 64 bits");
 }
 
 TEST_CASE("regress: a batch of 10^9 equal requests is one entry with a count, not 10^9 lengths", "[cli][regress]") {
     // 2·32·8192·8·128·2 B = 1 GiB per request (the first document's 8K example), × 10^9.
-    auto r = run_inferlab({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--dtype", "bf16",
+    auto r = run_inferlab({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--kv-dtype", "bf16",
                            "--seq-len", "8192", "--batch", "1e9", "--block-size", "16", "--tp", "4", "--json"});
     REQUIRE(r.status == 0);
     auto j = parse_json(r);
@@ -137,7 +137,7 @@ TEST_CASE("regress: a batch of 10^9 equal requests is one entry with a count, no
 TEST_CASE("regress: a directory given as a file is named as a directory", "[cli][regress]") {
     const std::string dir = data_path("regress");
     const std::string says = "file '" + dir + "': is a directory, not a file";
-    expect_error({"kv-mem", "--config", dir, "--seq-len", "1k", "--dtype", "bf16"}, says);
+    expect_error({"kv-mem", "--config", dir, "--seq-len", "1k", "--kv-dtype", "bf16"}, says);
     expect_error({"kv-mem", "--layer-spec", dir, "--seq-len", "1k"}, says);
     expect_error({"model", "logits", "--checkpoint", dir, "--tokens", "1"}, says);
     expect_error({"spec-accept", "--p-file", dir, "--q", "0.5,0.5"}, says);

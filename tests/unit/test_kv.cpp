@@ -76,7 +76,7 @@ TEST_CASE("tensor parallel splits heads, then replicates", "[kv]") {
     CHECK(t16.per_device_bytes == one / 8);  // stops shrinking at one head
     CHECK(t16.replicated);
     CHECK(t16.replication == 2);
-    CHECK_THROWS_WITH(kv_tensor_parallel(spec, {8192}, 3), Catch::Contains("--tp '3'") && Catch::Contains("must divide"));
+    CHECK_THROWS_WITH(kv_tensor_parallel(spec, {8192}, 3), Catch::Contains("devices '3'") && Catch::Contains("must divide"));
     CHECK_THROWS_WITH(kv_tensor_parallel(spec, {8192}, 12), Catch::Contains("not a multiple"));
 }
 
@@ -89,7 +89,7 @@ TEST_CASE("head sharing: MHA, GQA, MQA ratios", "[kv]") {
     CHECK(rows[1].ratio_den == 4);
     CHECK(rows[2].ratio_den == 32);
     CHECK(rows[1].kv_proj_width == 1024);
-    CHECK_THROWS_WITH(compare_head_sharing(32, 30, 8, 128, 16, {1}), Catch::Contains("must be divisible by --kv-heads 8"));
+    CHECK_THROWS_WITH(compare_head_sharing(32, 30, 8, 128, 16, {1}), Catch::Contains("must be divisible by K/V heads 8"));
 }
 
 TEST_CASE("budget: tokens, batch and blocks after the weights", "[kv]") {

@@ -15,6 +15,18 @@
 
 namespace inferlab {
 
+// What error messages call the inputs: a command passes its own flag names; the library's
+// neutral names by default (the library knows no command line).
+struct KvWhere {
+    std::string block_size = "block size";
+    std::string prefix = "shared prefix";
+    std::string seq_len = "sequence length";
+    std::string devices = "devices";
+    std::string q_heads = "query heads";
+    std::string kv_heads = "K/V heads";
+    std::string budget = "budget";
+};
+
 // One attention layer's cache geometry.
 struct KvLayer {
     std::uint64_t h_kv = 0;         // K/V heads stored (MLA: 1 latent "head")
@@ -83,6 +95,7 @@ struct PagedGroup {
     std::uint64_t block_bytes = 0;                   // block_size tokens of every layer in the group
     std::vector<std::uint64_t> blocks_per_request;   // ceil(min(S_i, W) / block)
     std::uint64_t total_blocks = 0;
+    std::uint64_t allocated_bytes = 0;               // total_blocks × block_bytes
 };
 struct PagedUsage {
     std::uint64_t block_size = 0;                    // tokens per block
@@ -96,7 +109,8 @@ struct PagedUsage {
     std::uint64_t allocated_bytes = 0;               // Σ_groups total_blocks × block_bytes
     std::uint64_t waste_bytes = 0;                   // allocated − used
 };
-PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t block_size);
+PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t block_size,
+                    const KvWhere& where = {});
 PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t block_size);
 
 // Prefix sharing in a paged cache (vLLM's copy-on-write): B requests of S cached tokens whose
@@ -114,7 +128,7 @@ struct SharedPrefixUsage {
     std::uint64_t total_bytes = 0, unshared_bytes = 0, saved_bytes = 0;
 };
 SharedPrefixUsage kv_shared_prefix(const KvSpec& spec, std::uint64_t requests, std::uint64_t seq_len, std::uint64_t prefix,
-                                   std::uint64_t block_size);
+                                   std::uint64_t block_size, const KvWhere& where = {});
 
 // Tensor parallelism over N devices: K/V heads split N ways. When N > H_kv a head cannot be
 // split: it is replicated on N/H_kv devices and the per-device figure stops shrinking.
@@ -127,11 +141,12 @@ struct TpShare {
     std::uint64_t per_device_bytes = 0;
     std::uint64_t all_devices_bytes = 0;  // per_device × N (includes replicas)
 };
-TpShare kv_tensor_parallel(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t devices);
+TpShare kv_tensor_parallel(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t devices,
+                           const KvWhere& where = {});
 TpShare kv_tensor_parallel(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, std::uint64_t devices);
 // The part of the cache one of N devices holds: every layer's H_kv split N ways (at least one
 // head, replicated when N > H_kv); an MLA latent stays whole. `info` (optional) gets the split.
-KvSpec kv_spec_per_device(const KvSpec& spec, std::uint64_t devices, TpShare* info = nullptr);
+KvSpec kv_spec_per_device(const KvSpec& spec, std::uint64_t devices, TpShare* info = nullptr, const KvWhere& where = {});
 
 // MHA / GQA / MQA for the same query heads (second document's table).
 struct HeadSharing {
@@ -139,11 +154,13 @@ struct HeadSharing {
     std::uint64_t kv_heads = 0;
     std::uint64_t ratio_num = 0;  // KV bytes relative to MHA, as a reduced fraction
     std::uint64_t ratio_den = 1;
+    double ratio = 1;             // ratio_num / ratio_den
     std::uint64_t kv_proj_width = 0;  // width of the K (and of the V) projection output: H_kv·d
     std::uint64_t total_bytes = 0;
 };
 std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_t q_heads, std::uint64_t kv_heads,
-                                              std::uint64_t d, std::uint32_t bits, std::span<const Requests> requests);
+                                              std::uint64_t d, std::uint32_t bits, std::span<const Requests> requests,
+                                              const KvWhere& where = {});
 std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_t q_heads, std::uint64_t kv_heads,
                                               std::uint64_t d, std::uint32_t bits,
                                               const std::vector<std::uint64_t>& seq_lens);
@@ -165,6 +182,7 @@ struct KvBudget {
     std::optional<std::uint64_t> max_concurrency;  // floor(available / allocated bytes of one request)
 };
 KvBudget kv_budget(const KvSpec& spec, std::uint64_t budget_bytes, std::uint64_t weights_bytes,
-                   std::optional<std::uint64_t> seq_len, std::optional<std::uint64_t> block_size);
+                   std::optional<std::uint64_t> seq_len, std::optional<std::uint64_t> block_size,
+                   const KvWhere& where = {});
 
 }  // namespace inferlab

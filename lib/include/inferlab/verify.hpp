@@ -32,6 +32,7 @@ struct Example {
 struct ExpectedValue {
     double value = 0;
     double half_unit = 0;  // half of the last printed digit, in the same unit as value
+    std::string unit;      // the unit of value: "B", "s", "token/s", "tokens", or "" (a number or ratio)
 };
 ExpectedValue parse_expected(const std::string& text);
 
@@ -44,5 +45,13 @@ struct ExampleResult {
 
 const std::vector<Example>& examples();
 ExampleResult check_example(const Example& e);
+
+// Every example whose id starts with `id_prefix` ("" for all), checked, in registry order.
+struct VerifyResult {
+    std::vector<ExampleResult> results;
+    std::size_t passed = 0;
+    std::size_t failed = 0;
+};
+VerifyResult verify_examples(const std::string& id_prefix);
 
 }  // namespace inferlab

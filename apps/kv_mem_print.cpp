@@ -1,0 +1,647 @@
+// kv-mem's printers: text, --json, --csv tables and --explain of one KvMemResult, next to each
+// other. They choose and format; every number is the library's (inferlab/kv_mem.hpp).
+#include "kv_mem_print.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "inferlab/units.hpp"
+
+namespace inferlab::app {
+namespace {
+
+using nlohmann::json;
+
+const std::string kHang = "            ";  // continuation lines line up under the values
+
+std::string b_text(std::uint32_t bits) { return exact_ratio(bits, 8, 3); }
+
+// One line of human output, kept as written (its alignment) when it fits, else word-wrapped with
+// continuation lines under `hanging`. A label padded to the hanging width ("per token   ") stays
+// as it is, so the wrapped value lines up under its first line.
+std::string fit(const std::string& text, const std::string& hanging = kHang) {
+    if (display_width(text) <= text_width()) return text + "\n";
+    std::size_t lead = text.find_first_not_of(' ');
+    if (lead == std::string::npos) lead = 0;
+    const bool label = text.size() > hanging.size() && text[hanging.size() - 1] == ' ' &&
+                       text.rfind("  ", hanging.size()) != std::string::npos;
+    if (label && text.find_first_not_of(' ', hanging.size() - 1) != std::string::npos)
+        lead = text.find_first_not_of(' ', hanging.size() - 1);
+    // wrap_text measures every line against the first line's indent: a deeper hanging indent
+    // narrows them all by the difference, so no continuation line passes the width.
+    const std::string indent = text.substr(0, lead);
+    const std::size_t deeper =
+        display_width(hanging) > display_width(indent) ? display_width(hanging) - display_width(indent) : 0;
+    return wrap_text(text.substr(lead), text_width() - deeper, indent, hanging);
+}
+
+template <class T>
+json or_null(const std::optional<T>& v) {
+    return v ? json(*v) : json(nullptr);
+}
+
+// ---------------------------------------------------------------- layers, in words
+
+// "0–2" runs of identical layers.
+std::vector<std::pair<std::string, KvLayer>> layer_runs(const KvSpec& spec) {
+    std::vector<std::pair<std::string, KvLayer>> out;
+    std::size_t start = 0;
+    for (std::size_t i = 1; i <= spec.layers.size(); ++i) {
+        if (i == spec.layers.size() || !(spec.layers[i] == spec.layers[start])) {
+            out.push_back({i - 1 == start ? fmt::format("{}", start) : fmt::format("{}–{}", start, i - 1),
+                           spec.layers[start]});
+            start = i;
+        }
+    }
+    return out;
+}
+
+std::string describe_layer(const KvLayer& l) {
+    std::string s = l.latent ? fmt::format("latent width {} (MLA)", l.d_k)
+                             : (l.d_k == l.d_v ? fmt::format("H_kv={} d={}", l.h_kv, l.d_k)
+                                               : fmt::format("H_kv={} d_k={} d_v={}", l.h_kv, l.d_k, l.d_v));
+    s += l.bits_k == l.bits_v ? fmt::format(" b={} B", b_text(l.bits_k))
+                              : fmt::format(" b_k={} B b_v={} B", b_text(l.bits_k), b_text(l.bits_v));
+    if (l.window) s += fmt::format(" window={}", l.window);
+    return s;
+}
+
+// The layers of one kind, exactly: ranges ("0–4, 6–10"), past 12 ranges counted, and an even
+// stride (Gemma-2's alternation) as a progression.
+std::string index_list(const std::vector<std::size_t>& idx) {
+    std::vector<std::string> ranges;
+    for (std::size_t i = 0; i < idx.size();) {
+        std::size_t j = i;
+        while (j + 1 < idx.size() && idx[j + 1] == idx[j] + 1) ++j;
+        ranges.push_back(j == i ? std::to_string(idx[i]) : fmt::format("{}–{}", idx[i], idx[j]));
+        i = j + 1;
+    }
+    std::string list =
+        fmt::format("{}", fmt::join(ranges.begin(), ranges.begin() + std::min<std::size_t>(ranges.size(), 12), ", "));
+    if (ranges.size() > 12) list += fmt::format(", … ({} ranges in all)", ranges.size());
+    // (A plain local, not a structured binding: C++17 lambdas cannot capture those.)
+    const std::size_t step = idx.size() > 1 ? idx[1] - idx[0] : 0;
+    const bool stride = idx.size() > 6 && std::adjacent_find(idx.begin() + 1, idx.end(), [step](std::size_t a, std::size_t b) {
+                                              return b - a != step;
+                                          }) == idx.end();
+    if (stride && step > 1) list = fmt::format("{}, {}, …, {} in steps of {}", idx[0], idx[1], idx.back(), step);
+    return list;
+}
+
+// Runs of identical layers, or, when layers interleave (Gemma's alternating windows give 42
+// runs), one line per distinct layer with its layer indices.
+std::vector<std::string> layer_summary(const KvSpec& spec) {
+    auto runs = layer_runs(spec);
+    std::vector<std::string> out;
+    if (runs.size() <= 8) {
+        for (const auto& [range, l] : runs) out.push_back(fmt::format("layers {}: {}", range, describe_layer(l)));
+        return out;
+    }
+    std::vector<std::pair<KvLayer, std::vector<std::size_t>>> kinds;
+    for (std::size_t i = 0; i < spec.layers.size(); ++i) {
+        auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == spec.layers[i]; });
+        if (it == kinds.end()) kinds.push_back({spec.layers[i], {i}});
+        else it->second.push_back(i);
+    }
+    for (const auto& [l, idx] : kinds)
+        out.push_back(fmt::format("{} layer{} ({}): {}", idx.size(), idx.size() == 1 ? "" : "s", index_list(idx),
+                                  describe_layer(l)));
+    return out;
+}
+
+std::string window_text(std::uint64_t w) {
+    return w ? fmt::format("sliding W={}", w) : std::string("full attention");
+}
+
+// ---------------------------------------------------------------- --json
+
+json model_json(const KvMemResult& r) {
+    const KvModel& m = r.model;
+    const KvLayer& l0 = m.spec.layers.front();
+    json runs = json::array();
+    for (const auto& [range, l] : layer_runs(m.spec))
+        runs.push_back({{"layers", range}, {"h_kv", l.h_kv}, {"d_k", l.d_k}, {"d_v", l.d_v}, {"bits_k", l.bits_k},
+                        {"bits_v", l.bits_v}, {"window", l.window}, {"latent", l.latent}});
+    const bool cfg = m.config.has_value();
+    return {{"source", m.source},
+            {"layers", r.layers},
+            {"dtype", m.dtype_name},
+            {"uniform", r.uniform},
+            {"kv_heads", r.uniform ? json(l0.h_kv) : json(nullptr)},
+            {"head_dim", r.uniform ? json(l0.d_k) : json(nullptr)},
+            {"bits_per_element", r.uniform ? json(l0.bits_k) : json(nullptr)},
+            {"q_heads", or_null(m.q_heads)},
+            {"layer_runs", runs},
+            {"window_rule", cfg && !m.config->window_rule.empty() ? json(m.config->window_rule) : json(nullptr)},
+            {"defaults_applied", cfg ? json(m.config->defaults_applied) : json::array()}};
+}
+
+json paged_json(const PagedUsage& p, double waste_percent) {
+    const bool one = p.groups.size() == 1;
+    json groups = json::array();
+    for (const auto& g : p.groups)
+        groups.push_back({{"window", g.window}, {"layers", g.layers}, {"block_bytes", g.block_bytes},
+                          {"blocks_per_request", g.blocks_per_request}, {"total_blocks", g.total_blocks}});
+    return {{"block_size", p.block_size},
+            {"groups", groups},
+            {"blocks_per_request", one ? json(p.blocks_per_request) : json(nullptr)},
+            {"total_blocks", one ? json(p.total_blocks) : json(nullptr)},
+            {"block_bytes", one ? json(p.block_bytes) : json(nullptr)},
+            {"used_bytes", p.used_bytes},
+            {"allocated_bytes", p.allocated_bytes},
+            {"waste_bytes", p.waste_bytes},
+            {"waste_percent", waste_percent}};
+}
+
+json budget_json(const KvMemBudget& b) {
+    const KvBudget& f = b.fit;
+    const bool paged = f.request_paged.has_value();
+    return {{"budget_bytes", f.budget_bytes},
+            {"weights_bytes", b.weights_bytes},
+            {"devices", b.devices},
+            {"weights_bytes_per_device", f.weights_bytes},
+            {"available_bytes", f.available_bytes},
+            {"weights_from", b.weights_given ? std::string("--weights-bytes") : b.weights_from},
+            {"max_tokens", or_null(f.max_tokens)},
+            {"seq_len", or_null(f.seq_len)},
+            {"request_bytes", or_null(f.request_bytes)},
+            {"max_batch", or_null(f.max_batch)},
+            {"block_size", or_null(f.block_size)},
+            {"block_bytes", or_null(f.block_bytes)},
+            {"max_blocks", or_null(f.max_blocks)},
+            {"blocks_per_request", or_null(f.blocks_per_request)},
+            {"request_allocated_bytes", paged ? json(f.request_paged->allocated_bytes) : json(nullptr)},
+            {"max_concurrency", or_null(f.max_concurrency)}};
+}
+
+json extras_json(const KvMemResult& r) {
+    json j;
+    j["head_sharing"] = nullptr;
+    if (!r.head_sharing.empty()) {
+        j["head_sharing"] = json::array();
+        for (const auto& row : r.head_sharing)
+            j["head_sharing"].push_back({{"structure", row.name}, {"q_heads", *r.model.q_heads}, {"kv_heads", row.kv_heads},
+                                         {"ratio_to_mha", row.ratio_num == row.ratio_den
+                                                              ? std::string("1")
+                                                              : fmt::format("{}/{}", row.ratio_num, row.ratio_den)},
+                                         {"kv_proj_width", row.kv_proj_width}, {"total_bytes", row.total_bytes}});
+    }
+    j["paged"] = r.paged ? paged_json(*r.paged, *r.paged_waste_percent) : json(nullptr);
+    j["tensor_parallel"] = nullptr;
+    if (const auto& t = r.tensor_parallel)
+        j["tensor_parallel"] = {{"devices", t->devices}, {"heads_per_device", t->heads_per_device},
+                                {"replication", t->replication}, {"replicated", t->replicated},
+                                {"latent_replicated", t->latent_replicated}, {"per_device_bytes", t->per_device_bytes},
+                                {"all_devices_bytes", t->all_devices_bytes}};
+    j["shared_prefix"] = nullptr;
+    if (const auto& u = r.shared_prefix)
+        j["shared_prefix"] = {{"prefix_tokens", u->prefix},         {"requests", u->requests},
+                              {"block_size", u->block_size},        {"shared_blocks", u->shared_blocks},
+                              {"partial_tokens", u->partial_tokens}, {"own_blocks_per_request", u->own_blocks},
+                              {"total_blocks", u->total_blocks},    {"unshared_blocks", u->unshared_blocks},
+                              {"block_bytes", u->block_bytes},      {"total_bytes", u->total_bytes},
+                              {"unshared_bytes", u->unshared_bytes}, {"saved_bytes", u->saved_bytes}};
+    j["mla"] = nullptr;
+    if (const auto& m = r.mla)
+        j["mla"] = {{"latent_bytes_per_token_per_layer", m->latent_bytes_per_token_per_layer},
+                    {"decompressed_total_bytes", m->decompressed_total_bytes},
+                    {"decompressed_bytes_per_token", m->decompressed_bytes_per_token}};
+    j["budget"] = r.budget ? budget_json(*r.budget) : json(nullptr);
+    return j;
+}
+
+// One schema whatever was asked: a figure that does not apply is null.
+json to_json(const KvMemResult& r) {
+    json j;
+    j["model"] = model_json(r);
+    j["bytes_per_token"] = r.has_window ? json(nullptr) : json(r.bytes_per_token);
+    j["bytes_per_token_per_layer"] = r.bytes_per_token_per_layer;
+    const bool kv = r.kv.has_value();
+    j["seq_lens"] = kv ? json(r.kv->seq_lens) : json(nullptr);
+    j["request_counts"] = kv ? json(r.kv->counts) : json(nullptr);
+    j["per_request_bytes"] = kv ? json(r.kv->per_request_bytes) : json(nullptr);
+    j["per_layer_bytes"] = kv ? json(r.kv->per_layer_bytes) : json(nullptr);
+    j["total_bytes"] = kv ? json(r.kv->total_bytes) : json(nullptr);
+    j["total_gib"] = or_null(r.total_gib);
+    j["total_gb"] = or_null(r.total_gb);
+    j.update(extras_json(r));
+    return j;
+}
+
+// ---------------------------------------------------------------- text
+
+std::string human_model(const KvMemResult& r) {
+    const KvModel& m = r.model;
+    std::string h;
+    if (r.uniform) {
+        const KvLayer& l0 = m.spec.layers.front();
+        h += fit(fmt::format("model       L={} layers, H_kv={} K/V heads, d={}, {} (b = {} B)   [{}]", r.layers, l0.h_kv,
+                             l0.d_k, m.dtype_name, b_text(l0.bits_k), m.source));
+    } else {
+        h += fit(fmt::format("model       L={} layers, {}   [{}]", r.layers, m.dtype_name, m.source));
+        for (const auto& line : layer_summary(m.spec)) h += fit("  " + line, "    ");
+    }
+    if (m.config && !m.config->window_rule.empty())
+        h += fit(fmt::format("  sliding window: {} (a sliding layer keeps the last W positions, the newest included)",
+                             m.config->window_rule),
+                 "    ");
+    if (m.config && !m.config->defaults_applied.empty())
+        h += fit(fmt::format("  keys the config leaves out: {}", fmt::join(m.config->defaults_applied, "; ")), "    ");
+    return h;
+}
+
+std::string human_per_token(const KvMemResult& r) {
+    if (r.uniform)
+        return fit(fmt::format("per token   s_token = 2·L·H_kv·d·b = {}   (per layer {})", bytes_all_units(r.bytes_per_token),
+                               bytes_all_units(r.bytes_per_token_per_layer.front())));
+    return fit(fmt::format("per token   s_token = Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l) = {}{}",
+                           bytes_all_units(r.bytes_per_token), r.has_window ? " (before windows cap sliding layers)" : ""));
+}
+
+std::string human_requests(const KvMemResult& r) {
+    const KvBreakdown& kv = *r.kv;
+    std::string h;
+    if (r.same_length)
+        h += fit(fmt::format("requests    {} × S={}", group_thousands(r.request_count),
+                             count_noun(r.requests.front().seq_len, "token")));
+    else
+        h += fit(fmt::format("requests    {} of different lengths (summed exactly; an average is not a peak)",
+                             r.request_count));
+    if (!r.same_length) {
+        const std::size_t shown = std::min<std::size_t>(r.requests.size(), 12);
+        for (std::size_t i = 0; i < shown; ++i)
+            h += fit(fmt::format("  request {}: S={} → {}", i, group_thousands(r.requests[i].seq_len),
+                                 bytes_all_units(kv.per_request_bytes[i])),
+                     "    ");
+        if (shown < r.requests.size()) h += fmt::format("  ... {} more\n", r.requests.size() - shown);
+    } else if (r.request_count > 1) {
+        h += fit(fmt::format("per request {}", bytes_all_units(kv.per_request_bytes.front())));
+    }
+    h += fit(fmt::format("total       M_KV = {}", bytes_all_units(kv.total_bytes)));
+    if (r.mla)
+        h += fit(fmt::format("MLA         latent cache {} per token per layer (kv_lora_rank {} + qk_rope_head_dim {}); "
+                             "decompressed per-head K/V would be {} ({}× the latent)",
+                             bytes_all_units(r.mla->latent_bytes_per_token_per_layer), r.model.config->kv_lora_rank,
+                             r.model.config->qk_rope_head_dim, bytes_all_units(r.mla->decompressed_total_bytes),
+                             format_real(r.mla->decompressed_ratio, 4)));
+    return h;
+}
+
+Table head_sharing_text(const KvMemResult& r) {
+    // The documents' symbols keep the table within 80 columns (H_kv·d: the K and the V projection's width).
+    Table t{{"kind", "H_q", "H_kv", "vs MHA", "H_kv·d", "KV bytes"}, {}, {}};
+    for (const auto& row : r.head_sharing)
+        t.rows.push_back({row.name, std::to_string(*r.model.q_heads), std::to_string(row.kv_heads),
+                          row.ratio_num == row.ratio_den ? "1" : fmt::format("{}/{}", row.ratio_num, row.ratio_den),
+                          std::to_string(row.kv_proj_width), bytes_all_units(row.total_bytes)});
+    return t;
+}
+
+std::string human_head_sharing(const KvMemResult& r) {
+    return "\n" +
+           fit(fmt::format("Head sharing (same L, d, b; Q projection width H_q·d = {}{}):", *r.q_proj_width,
+                           r.model.hidden ? fmt::format(", hidden size {}", *r.model.hidden) : ""),
+               "  ") +
+           render_table(head_sharing_text(r));
+}
+
+std::string blocks_per_request_text(const PagedGroup& g) {
+    return g.blocks_per_request.size() <= 8 ? fmt::format("{}", fmt::join(g.blocks_per_request, ", ")) : "varies";
+}
+
+std::string human_paged(const PagedUsage& p, double waste_percent) {
+    const std::uint64_t bs = p.block_size;
+    std::string h;
+    if (p.groups.size() == 1) {
+        h += "\n" + fit(fmt::format("Paged      blocks of {} tokens ({} each across all layers)", bs,
+                                    bytes_all_units(p.block_bytes)),
+                        std::string(11, ' '));
+        h += fit(fmt::format("  blocks     {} in all ({} per request: ceil(S / {}))", p.total_blocks,
+                             blocks_per_request_text(p.groups.front()), bs));
+    } else {
+        // Sliding layers hold fewer positions, so they get their own block table each.
+        h += "\n" + fit(fmt::format("Paged      blocks of {} tokens, one block table per attention kind:", bs),
+                        std::string(11, ' '));
+        for (const auto& g : p.groups)
+            h += fit(fmt::format("  {} ({} layer{}): {} blocks of {} ({} per request: ceil({} / {})) = {}",
+                                 window_text(g.window), g.layers, g.layers == 1 ? "" : "s", group_thousands(g.total_blocks),
+                                 bytes_all_units(g.block_bytes), blocks_per_request_text(g),
+                                 g.window ? fmt::format("min(S, {})", g.window) : std::string("S"), bs,
+                                 bytes_all_units(g.allocated_bytes)),
+                     "    ");
+    }
+    h += fit("  used       " + bytes_all_units(p.used_bytes), kHang + " ");
+    h += fit("  allocated  " + bytes_all_units(p.allocated_bytes), kHang + " ");
+    h += fit(fmt::format("  waste      {} ({}% of allocated, the unfilled tail blocks)", bytes_all_units(p.waste_bytes),
+                         format_real(waste_percent, 4)),
+             kHang + " ");
+    return h;
+}
+
+std::string human_shared_prefix(const SharedPrefixUsage& u) {
+    std::string h = "\n" + fit(fmt::format("Shared prefix of {} tokens, {} requests, blocks of {} (copy-on-write)", u.prefix,
+                                           u.requests, u.block_size));
+    h += fmt::format("  shared     {} full blocks, held once\n", u.shared_blocks);
+    h += u.partial_tokens ? fit(fmt::format("  partial    the last prefix block holds {} of {} tokens: each request "
+                                            "copies it on its first write",
+                                            u.partial_tokens, u.block_size),
+                                kHang + " ")
+                          : std::string("  partial    none: the prefix ends on a block boundary\n");
+    h += fit(fmt::format("  blocks     {} = {} + {} × {} (unshared: {})", u.total_blocks, u.shared_blocks, u.requests,
+                         u.own_blocks, u.unshared_blocks),
+             kHang + " ");
+    h += fit("  bytes      " + bytes_all_units(u.total_bytes), kHang + " ");
+    h += fit("  unshared   " + bytes_all_units(u.unshared_bytes), kHang + " ");
+    h += fit("  saved      " + bytes_all_units(u.saved_bytes), kHang + " ");
+    return h;
+}
+
+std::string human_tp(const TpShare& t) {
+    const std::uint64_t n = t.devices;
+    std::string h = "\n" + fit(fmt::format("Tensor parallel over {}: each holds {}", count_noun(n, "device"),
+                                           bytes_all_units(t.per_device_bytes)),
+                               "  ");
+    if (t.latent_replicated)
+        h += fit("  the MLA latent is shared by all heads, so every device holds all of it: no saving from --tp", "  ");
+    else if (t.replicated)
+        h += fit(fmt::format("  {} devices > H_kv: each K/V head is replicated on {} devices, so the per-device figure "
+                             "stops shrinking at 1 head ({} devices hold {} in all)",
+                             n, t.replication, n, bytes_all_units(t.all_devices_bytes)),
+                 "  ");
+    else
+        h += fit(fmt::format("  {} per device per layer (H_kv / {})", count_noun(t.heads_per_device, "K/V head"), n), "  ");
+    return h;
+}
+
+std::string concurrency_parts(const PagedUsage& one) {
+    std::string parts;
+    for (const auto& g : one.groups)
+        parts += fmt::format("{}{} × {} ({})", parts.empty() ? "" : " + ", g.total_blocks, bytes_all_units(g.block_bytes),
+                             g.window ? fmt::format("sliding W={}", g.window) : std::string("full"));
+    return parts;
+}
+
+std::string human_budget(const KvMemBudget& b) {
+    const KvBudget& f = b.fit;
+    const std::string per_dev = b.devices > 1 ? fmt::format(" per device (--tp {})", b.devices) : "";
+    std::string h = "\n" + fit(fmt::format("Budget      {} per device", bytes_all_units(f.budget_bytes)));
+    h += fit(fmt::format("  weights   {}   [{}]", bytes_all_units(b.weights_bytes),
+                         b.weights_given ? std::string("--weights-bytes") : b.weights_from));
+    if (b.devices > 1)
+        h += fit(fmt::format("  weights per device  ceil(W / {}) = {}; each device holds 1/{} of the K/V heads ({} per "
+                             "token)",
+                             b.devices, bytes_all_units(f.weights_bytes), b.devices,
+                             bytes_all_units(b.bytes_per_token_per_device)));
+    h += fit(fmt::format("  for KV    {}{}", bytes_all_units(f.available_bytes), per_dev));
+    if (f.max_tokens)
+        h += fit(fmt::format("  most tokens cached       {} (floor(available / s_token) = floor({} / {})){}",
+                             group_thousands(*f.max_tokens), f.available_bytes, b.bytes_per_token_per_device, per_dev));
+    if (f.max_batch)
+        h += fit(fmt::format("  largest batch at S={}   {} ({} each{})", group_thousands(*f.seq_len),
+                             count_noun(*f.max_batch, "request"), bytes_all_units(*f.request_bytes),
+                             b.devices > 1 ? " per device" : ""));
+    if (f.max_blocks)
+        h += fit(fmt::format("  whole blocks of {}      {} ({} each)", *f.block_size, group_thousands(*f.max_blocks),
+                             bytes_all_units(*f.block_bytes)));
+    if (f.max_concurrency && f.blocks_per_request)
+        h += fit(fmt::format("  concurrent requests      {} (each needs {} blocks at S={})", *f.max_concurrency,
+                             *f.blocks_per_request, group_thousands(*f.seq_len)));
+    else if (f.max_concurrency)
+        h += fit(fmt::format("  concurrent requests      {} (each allocates {} = {} at S={})", *f.max_concurrency,
+                             bytes_all_units(f.request_paged->allocated_bytes), concurrency_parts(*f.request_paged),
+                             group_thousands(*f.seq_len)));
+    return h;
+}
+
+std::string to_human(const KvMemResult& r) {
+    std::string h = human_model(r) + human_per_token(r);
+    if (r.kv) h += human_requests(r);
+    if (!r.head_sharing.empty()) h += human_head_sharing(r);
+    if (r.paged) h += human_paged(*r.paged, *r.paged_waste_percent);
+    if (r.shared_prefix) h += human_shared_prefix(*r.shared_prefix);
+    if (r.tensor_parallel) h += human_tp(*r.tensor_parallel);
+    if (r.budget) h += human_budget(*r.budget);
+    return h;
+}
+
+// ---------------------------------------------------------------- --explain
+
+std::string explain_per_token(const KvMemResult& r) {
+    std::string x;
+    if (r.uniform) {
+        const KvLayer& l0 = r.model.spec.layers.front();
+        // A sub-byte product (1-bit elements, odd int4 widths) is stored in whole bytes: say so.
+        const std::string rounded =
+            r.token_bits % 8 ? fmt::format("{} B, rounded up to whole bytes: ", exact_ratio(r.token_bits, 8)) : "";
+        x += "Bytes per token (K and V, every layer):\n";
+        x += fit(fmt::format("  s_token = 2·L·H_kv·d·b = 2 × {} × {} × {} × {} = {}{}", r.layers, l0.h_kv, l0.d_k,
+                             b_text(l0.bits_k), rounded, bytes_all_units(r.bytes_per_token)),
+                 "    ");
+        return x;
+    }
+    x += "Bytes per token, layer by layer (second document's general form):\n";
+    x += "  s_token = Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)\n";
+    for (const auto& [range, l] : layer_runs(r.model.spec))
+        x += fit(fmt::format("  layers {}: {} × ({} × {} + {} × {}) = {} B per layer", range, l.h_kv, l.d_k, b_text(l.bits_k),
+                             l.d_v, b_text(l.bits_v), layer_bytes_per_token(l)),
+                 "    ");
+    x += fit("  s_token = " + bytes_all_units(r.bytes_per_token), "    ");
+    return x;
+}
+
+std::string explain_sum(const KvMemResult& r) {
+    std::string sum;
+    for (std::size_t i = 0; i < r.requests.size() && i < 8; ++i) {
+        const auto& [len, count] = r.requests[i];
+        sum += (i ? " + " : "") + (count == 1 ? std::to_string(len) : fmt::format("{} × {}", count, len));
+    }
+    if (r.requests.size() > 8) sum += fmt::format(" + … ({} requests)", r.request_count);
+    return sum;
+}
+
+std::string explain_totals(const KvMemResult& r) {
+    const KvBreakdown& kv = *r.kv;
+    std::string x = "\nKV bytes of the requests:\n";
+    if (r.uniform && r.same_length) {
+        const KvLayer& l0 = r.model.spec.layers.front();
+        x += "  M_KV = 2·L·B·S·H_kv·d·b\n";
+        x += fit(fmt::format("       = 2 × {} × {} × {} × {} × {} × {}", r.layers, r.request_count, r.requests.front().seq_len,
+                             l0.h_kv, l0.d_k, b_text(l0.bits_k)),
+                 "         ");
+        // Sub-byte elements: the product is a fraction of a byte per request; say it is rounded up.
+        const bool fractional = r.total_bits && *r.total_bits % 8 != 0;
+        x += fit(fmt::format("       = {}{}",
+                             fractional ? fmt::format("{} B, rounded up to whole bytes: ", exact_ratio(*r.total_bits, 8)) : "",
+                             bytes_all_units(kv.total_bytes)),
+                 "         ");
+    } else if (!r.has_window) {
+        x += "  M_KV = s_token × Σ_i S_i   (each request summed at its own length)\n";
+        x += fit(fmt::format("       = {} × ({}) = {} × {}", r.bytes_per_token, explain_sum(r), r.bytes_per_token,
+                             r.total_tokens),
+                 "         ");
+        x += fit("       = " + bytes_all_units(kv.total_bytes), "         ");
+    } else {
+        x += "  M_KV = Σ_i Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)·min(S_i, W_l)\n";
+        for (std::size_t i = 0; i < r.requests.size() && i < 8; ++i)
+            x += fit(r.requests[i].count == 1
+                         ? fmt::format("  request {} (S={}): {}", i, r.requests[i].seq_len, bytes_all_units(kv.per_request_bytes[i]))
+                         : fmt::format("  {} requests (S={}): {} each", r.requests[i].count, r.requests[i].seq_len,
+                                       bytes_all_units(kv.per_request_bytes[i])),
+                     "    ");
+        x += fit("       = " + bytes_all_units(kv.total_bytes), "         ");
+    }
+    x += "  (1 KiB = 1024 B, 1 GiB = 2^30 B; 1 GB = 10^9 B)\n";
+    return x;
+}
+
+std::string explain_options(const KvMemResult& r) {
+    std::string x;
+    if (!r.head_sharing.empty()) {
+        const KvLayer& l0 = r.model.spec.layers.front();
+        const std::uint64_t hq = *r.model.q_heads;
+        x += "\n" + fit(fmt::format("Head sharing: KV bytes scale with H_kv/H_q; K and V projections are H_kv·d wide each "
+                                     "({} × {} = {}), Q is H_q·d ({} × {} = {}).",
+                                     l0.h_kv, l0.d_k, *r.kv_proj_width, hq, l0.d_k, *r.q_proj_width),
+                         "  ");
+    }
+    if (const auto& p = r.paged)
+        x += "\n" + fit(fmt::format("Paged allocation: blocks_i = ceil(min(S_i, W) / {}) per block table (W = S for full "
+                                     "attention); allocated = Σ blocks × block bytes = {}; waste = allocated − used = {}",
+                                     p->block_size, bytes_all_units(p->allocated_bytes), bytes_all_units(p->waste_bytes)),
+                         "  ");
+    if (const auto& t = r.tensor_parallel)
+        x += "\n" + fit(fmt::format("Per device with {}-way tensor parallelism: H_kv per device = {}, so {} per device.",
+                                     t->devices, t->heads_per_device, bytes_all_units(t->per_device_bytes)),
+                         "  ");
+    return x;
+}
+
+std::string explain_budget(const KvMemBudget& b) {
+    const KvBudget& f = b.fit;
+    std::string x = "\n" + fit(fmt::format("Budget: available = budget − weights{} = {} − {} = {} B",
+                                           b.devices > 1 ? fmt::format(" / {}", b.devices) : "", f.budget_bytes,
+                                           f.weights_bytes, f.available_bytes),
+                               "  ");
+    if (f.max_tokens)
+        x += fit(fmt::format("  max tokens = floor({} / {}) = {}", f.available_bytes, b.bytes_per_token_per_device,
+                             *f.max_tokens), "    ");
+    if (f.max_batch)
+        x += fit(fmt::format("  max batch at S={} = floor({} / {}) = {}", *f.seq_len, f.available_bytes, *f.request_bytes,
+                             *f.max_batch), "    ");
+    if (f.max_blocks)
+        x += fit(fmt::format("  blocks = floor({} / {}) = {}", f.available_bytes, *f.block_bytes, *f.max_blocks), "    ");
+    if (f.max_concurrency && f.blocks_per_request)
+        x += fit(fmt::format("  concurrency = floor(blocks / ceil(S / block)) = floor({} / {}) = {}", *f.max_blocks,
+                             *f.blocks_per_request, *f.max_concurrency), "    ");
+    else if (f.max_concurrency)
+        x += fit(fmt::format("  concurrency = floor(available / allocated per request) = floor({} / {}) = {}",
+                             f.available_bytes, f.request_paged->allocated_bytes, *f.max_concurrency), "    ");
+    return x;
+}
+
+std::string to_explain(const KvMemResult& r) {
+    std::string x = explain_per_token(r);
+    if (r.kv) x += explain_totals(r) + explain_options(r);
+    // The shared prefix has no formula of its own beyond the text's block count.
+    if (r.shared_prefix) x += human_shared_prefix(*r.shared_prefix);
+    if (r.budget) x += explain_budget(*r.budget);
+    return x;
+}
+
+// ---------------------------------------------------------------- --csv tables (raw numbers, units in headers)
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+std::string window_cell(std::uint64_t w) { return w ? num(w) : std::string(); }  // empty: full attention
+
+Table requests_table(const KvMemResult& r) {
+    Table t{{"seq_len_tokens", "requests", "bytes_per_request"}, {}, {}};
+    for (std::size_t i = 0; i < r.requests.size(); ++i)
+        t.rows.push_back({num(r.requests[i].seq_len), num(r.requests[i].count), num(r.kv->per_request_bytes[i])});
+    return t;
+}
+
+Table layers_table(const KvMemResult& r) {
+    Table t{{"layer", "h_kv", "d_k", "d_v", "bits_k", "bits_v", "window_tokens", "latent", "bytes_per_token"}, {}, {}};
+    const auto& layers = r.model.spec.layers;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const KvLayer& l = layers[i];
+        t.rows.push_back({num(i), num(l.h_kv), num(l.d_k), num(l.d_v), num(l.bits_k), num(l.bits_v), window_cell(l.window),
+                          l.latent ? "yes" : "no", num(r.bytes_per_token_per_layer[i])});
+    }
+    return t;
+}
+
+Table head_sharing_table(const KvMemResult& r) {
+    Table t{{"structure", "q_heads", "kv_heads", "kv_vs_mha", "kv_proj_width", "kv_bytes"}, {}, {}};
+    for (const auto& row : r.head_sharing)
+        t.rows.push_back({row.name, num(*r.model.q_heads), num(row.kv_heads),
+                          format_short(row.ratio, 9),
+                          num(row.kv_proj_width), num(row.total_bytes)});
+    return t;
+}
+
+Table paged_table(const PagedUsage& p) {
+    Table t{{"window_tokens", "layers", "block_size_tokens", "block_bytes", "total_blocks", "allocated_bytes"}, {}, {}};
+    for (const auto& g : p.groups)
+        t.rows.push_back({window_cell(g.window), num(g.layers), num(p.block_size), num(g.block_bytes), num(g.total_blocks),
+                          num(g.allocated_bytes)});
+    return t;
+}
+
+}  // namespace
+
+Report kv_mem_report(const KvMemResult& r) {
+    Report rep;
+    rep.json = to_json(r);
+    rep.human = to_human(r);
+    rep.explain = to_explain(r);
+    if (r.kv) rep.add_table("requests", requests_table(r));
+    rep.add_table("layers", layers_table(r));
+    if (!r.head_sharing.empty()) rep.add_table("head-sharing", head_sharing_table(r));
+    if (r.paged) rep.add_table("paged", paged_table(*r.paged));
+    return rep;
+}
+
+Report kv_mem_models_report(const std::vector<ShippedModel>& models) {
+    Report rep;
+    Table t{{"model", "source"}, {}, {false, false}};
+    rep.json["models"] = json::array();
+    for (const auto& m : models) {
+        t.rows.push_back({m.name, m.source});
+        rep.json["models"].push_back({{"name", m.name}, {"source", m.source}});
+    }
+    rep.human = "Shipped model configs (examples/models/, use with --model NAME):\n" + render_table(t);
+    rep.explain = rep.human;
+    rep.add_table("models", t);
+    return rep;
+}
+
+std::string kv_mem_footer() {
+    return examples_footer(
+        {"inferlab kv-mem --layers 32 --kv-heads 8 --head-dim 128 --seq-len 8192 --kv-dtype bf16",
+         "    → s_token = 131,072 B = 128 KiB; M_KV = 1,073,741,824 B = 1 GiB = 1.073741824 GB",
+         "inferlab kv-mem --layers 40 --kv-heads 8 --head-dim 128 --kv-dtype bf16 --seq-len 8192,8192,4096",
+         "inferlab kv-mem --layers 32 --kv-heads 8 --q-heads 32 --hidden-size 4096 --seq-len 8Ki --kv-dtype bf16",
+         "inferlab kv-mem --model llama-3-8b --seq-len 8192 --batch 8 --block-size 16 --tp 4",
+         "inferlab kv-mem --model llama-3-8b --budget 80GiB --seq-len 8192 --block-size 16",
+         "inferlab kv-mem --model llama-3-8b --seq-len 8192,4096 --block-size 16 --csv --table paged"},
+        "Sizes: B, kB/MB/GB/TB (10^3k) or KiB/MiB/GiB/TiB (2^10k); bare G is rejected as ambiguous.\n"
+        "Token counts: 8192, 8Ki (= 8192) or 8k (= 8000); uppercase 8K is rejected as ambiguous.\n"
+        "Lists: commas separate requests (8192,4096); a list that reads as one number with thousands\n"
+        "groups (8,192 or 1,000,000) is rejected: write 8192, or put a space after each comma (8, 192).\n"
+        "CSV tables (--csv --table NAME): requests (the default), layers, head-sharing (with H_q),\n"
+        "paged (with --block-size); --list-models --csv: models.\n"
+        "Rules for real configs (each stated in the output):\n"
+        "  sliding windows without layer_types: gemma2 alternates (even layers slide), gemma3 and cohere2 make\n"
+        "  every n-th layer global (sliding_window_pattern, default 6 and 4), mistral/mixtral/phi3 slide every\n"
+        "  layer, qwen2/qwen3 slide from max_window_layers on only with use_sliding_window; any other model_type\n"
+        "  with a window is refused (add layer_types). No tie_word_embeddings: the model type's Hugging Face\n"
+        "  default (Gemma, Gemma-2/3, Cohere-2, GPT-2 tied; Llama, Mistral, Qwen, Phi-3, DeepSeek untied).\n"
+        "  No torch_dtype: give --kv-dtype (and --weight-dtype for --budget); nothing is assumed.\n"
+        "JSON keys (null where a figure does not apply): total_bytes, bytes_per_token (null with sliding\n"
+        "layers), bytes_per_token_per_layer, per_request_bytes, per_layer_bytes, seq_lens, request_counts,\n"
+        "model, head_sharing, paged, tensor_parallel, budget, mla, shared_prefix (see the README).");
+}
+
+}  // namespace inferlab::app
