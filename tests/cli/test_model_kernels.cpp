@@ -172,7 +172,7 @@ TEST_CASE("int8/int4 weight bytes: decode-roofline, quantize --model and the mod
     // a product's matrix, quantized in groups of 32 with fp16 scales.
     const auto f = parse_json(run_inferlab({"model", "roofline", "--model", "demo-gqa", "--batches", "1", "--contexts", "16", "--probe-mib", "8",
                                             "--repeats", "1", "--json"}));
-    const std::uint64_t kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "16", "--dtype", "fp32", "--json"}))["total_bytes"];
+    const std::uint64_t kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "16", "--kv-dtype", "fp32", "--json"}))["total_bytes"];
     const std::uint64_t norms = 13 * 288, products = (f["rows"][0]["bytes_per_step"].get<std::uint64_t>() - kv) / 4 - norms;
     for (const char* t : {"int8", "int4"}) {
         INFO(t);
