@@ -167,7 +167,9 @@ std::string wrap_text(const std::string& text, std::size_t width, const std::str
         if (para.empty()) {
             if (nl < text.size()) out += "\n";
         } else {
-            const std::size_t room = width > display_width(indent) + 20 ? width - display_width(indent) : 20;
+            // The wider of the two prefixes bounds every line: continuation lines take `hanging`.
+            const std::size_t prefix = std::max(display_width(indent), display_width(hanging));
+            const std::size_t room = width > prefix + 20 ? width - prefix : 20;
             const auto lines = wrap_words(para, room);
             for (std::size_t k = 0; k < lines.size(); ++k) out += (k == 0 ? indent : hanging) + lines[k] + "\n";
         }
@@ -270,6 +272,41 @@ void require_finite(const nlohmann::json& j, const std::string& path) {
     } else if (j.is_array()) {
         for (std::size_t i = 0; i < j.size(); ++i) require_finite(j[i], path + "[" + std::to_string(i) + "]");
     }
+}
+
+}  // namespace inferlab
+
+namespace inferlab {
+
+std::string format_decimal(double v, int decimals) {
+    if (!std::isfinite(v)) return "n/a";
+    if (v == 0) return "0";
+    const double a = std::fabs(v);
+    // Fixed decimals keep a table's column aligned; they fail at both ends: 4.2e-05 rounds to
+    // "0.00", and 1e35 prints every one of its 36 digits.
+    if (a >= 1e15 || a * std::pow(10.0, decimals) < 10) return format_real(v, 6);
+    return fmt::format("{:.{}f}", v, decimals);
+}
+
+std::string format_seconds(double s) {
+    if (!std::isfinite(s)) return "n/a";
+    if (s == 0) return "0 s";
+    const double a = std::fabs(s);
+    if (a >= 1) return format_real(s, 6) + " s";
+    if (a >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+    if (a >= 1e-6) return format_real(s * 1e6, 4) + " µs";
+    return format_real(s * 1e9, 4) + " ns";
+}
+
+std::string format_flops(double f) {
+    const char* unit = "FLOP/s";
+    double v = f;
+    for (const char* u : {"kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s", "EFLOP/s"}) {
+        if (std::fabs(v) < 1000) break;
+        v /= 1000;
+        unit = u;
+    }
+    return format_real(v, 6) + " " + unit;
 }
 
 }  // namespace inferlab

@@ -53,4 +53,15 @@ std::string format_short(double v, int max_sig = 6);
 // number it takes. `plural` defaults to `singular` + "s".
 std::string count_noun(std::uint64_t n, const std::string& singular, const std::string& plural = "");
 
+// One formatting per quantity (issue #15), so no value prints as "0.00" or as 35 digits:
+// A time with its unit: "15.074 ms" below 1000 ms, "1.5 s" (up to 6 significant digits) past it,
+// "12.5 µs" and "3.2 ns" below a millisecond, an exponent past 10^15 s.
+std::string format_seconds(double seconds);
+// A real with `decimals` fixed decimals ("66.34", "0.67") while that shows at least two
+// significant digits and the integer part has at most 15; otherwise format_real's 6 significant
+// digits ("0.000042", "1.00000e+35"). Numeric only, for table cells (the unit goes in the header).
+std::string format_decimal(double v, int decimals);
+// A FLOP rate with an SI prefix: "989 TFLOP/s", "1.2 PFLOP/s"; past EFLOP/s the number grows.
+std::string format_flops(double flops_per_s);
+
 }  // namespace inferlab
