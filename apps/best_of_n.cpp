@@ -89,16 +89,9 @@ void refuse_without_effect(const BestOfNOptions& o) {
 }
 
 void parse_sections(const BestOfNOptions& o, BestOfNRequest& rq) {
-    if (!o.hard_fraction.empty()) {
-        rq.hard_fraction = parse_probability("--hard-fraction", o.hard_fraction);
-        if (*rq.hard_fraction >= 1 || rq.p > 1 - *rq.hard_fraction)
-            throw InputError("--hard-fraction", o.hard_fraction,
-                             fmt::format("must leave room for mean p: need p ≤ 1 − h (p = {})", rq.p));
-    }
-    if (!o.rho.empty()) {
-        rq.rho = parse_probability("--rho", o.rho);
-        if (*rq.rho >= 1) throw InputError("--rho", o.rho, "must be below 1 (1 means every sample of a problem is the same)");
-    }
+    // Their rules (p ≤ 1 − h, ρ < 1) are best_of_n's; compute() says them with these flags.
+    if (!o.hard_fraction.empty()) rq.hard_fraction = parse_probability("--hard-fraction", o.hard_fraction);
+    if (!o.rho.empty()) rq.rho = parse_probability("--rho", o.rho);
     if (!o.judge_bias.empty()) rq.judge_bias = parse_probability("--judge-bias", o.judge_bias);
     if (!o.target.empty()) rq.target = parse_probability("--target", o.target);
     if (!o.budget.empty()) {
@@ -310,13 +303,13 @@ std::string coverage_explain(const BestOfNResult& res) {
     const double p = res.p;
     std::string x = "Coverage (first document §3.2): P≥1 = 1 − (1 − p)^N\n";
     for (const auto& r : res.rows) {
-        const std::string none = format_short(1 - r.coverage, 10);
+        const std::string none = format_short(r.none_correct, 10);
         if (none == "1" && r.coverage > 0)  // 1 − p rounds to 1: only the log form keeps the digits
             x += wrap(fmt::format("N = {}: 1 − (1 − {})^{} = −expm1({}·log1p(−{})) = {}", r.n, format_short(p, 10), r.n,
                                   r.n, format_short(p, 10), format_short(r.coverage, 10)), "  ", "    ");
         else
             x += wrap(fmt::format("N = {}: 1 − (1 − {})^{} = 1 − {}^{} = 1 − {} = {}", r.n, format_short(p, 10), r.n,
-                                  format_short(1 - p, 10), r.n, none, format_short(r.coverage, 10)), "  ", "    ");
+                                  format_short(res.p_wrong, 10), r.n, none, format_short(r.coverage, 10)), "  ", "    ");
     }
     x += wrap("This is the probability that a correct candidate is present, not that it is chosen.", "  ", "  ");
     return x;
@@ -326,7 +319,7 @@ std::string strategies_explain(const BestOfNRequest& rq, const BestOfNResult& re
     std::string x;
     if (res.verifier) {
         x += "\n" + wrap(fmt::format("Verifier selection: q = p·TPR + (1−p)·FPR = {}·{} + {}·{} = {}", format_real(rq.p, 6),
-                                     format_real(rq.verifier->tpr, 6), format_real(1 - rq.p, 6),
+                                     format_real(rq.verifier->tpr, 6), format_real(res.p_wrong, 6),
                                      format_real(rq.verifier->fpr, 6), format_real(res.verifier->accept_rate, 10)));
         x += wrap("P = (1 − (1−q)^N)·p·TPR/q" + std::string(rq.verifier->fallback_random ? " + (1−q)^N·p·(1−TPR)/(1−q)" : ""),
                   "  ", "      ");

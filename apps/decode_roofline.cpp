@@ -185,18 +185,6 @@ Inputs gather(const RooflineOptions& o) {
 template <class T>
 json or_null(const std::optional<T>& v) { return v ? json(*v) : json(nullptr); }
 
-std::string ms_cell(double s) { return format_decimal(s * 1e3, 3); }
-std::string rate_text(double bps) {  // "1 TB/s (1e+12 B/s)": decimal, as bandwidths are quoted
-    const char* unit = "B/s";
-    double v = bps;
-    for (const char* u : {"kB/s", "MB/s", "GB/s", "TB/s", "PB/s"}) {
-        if (v < 1000) break;
-        v /= 1000;
-        unit = u;
-    }
-    return fmt::format("{} {} ({:.6g} B/s)", format_real(v, 6), unit, bps);
-}
-
 void list_hw(const RooflineOptions& o) {
     Report r;
     Table t{{"name", "kind", "bandwidth", "dense BF16", "memory", "source"}, {}, {false, false, true, true, true, false}};
@@ -284,7 +272,7 @@ Table rows_table(const RooflineRequest& rq, const RooflineResult& res) {
     if (hw.memory_bytes) t.columns.push_back("fits");
     for (const auto& s : res.rows) {
         std::vector<std::string> cells = {std::to_string(s.batch), format_decimal(bytes_in_gb(s.bytes), 3),
-                                          format_decimal(bytes_in_gib(s.bytes), 3), ms_cell(s.step_time_s),
+                                          format_decimal(bytes_in_gib(s.bytes), 3), format_ms_cell(s.step_time_s),
                                           format_decimal(s.aggregate_tokens_per_s, 2),
                                           format_decimal(s.per_request_tokens_per_s, 2)};
         if (s.experts_read_per_layer) cells.insert(cells.begin() + 1, format_real(*s.experts_read_per_layer, 4));
@@ -304,16 +292,16 @@ Table generation_table(const RooflineResult& res) {
     for (const auto& row : res.generation) {
         const GenerationBound& d = row.decode;
         const auto& l = row.latency;
-        g.rows.push_back({std::to_string(row.batch), l ? ms_cell(l->ttft_s) : "", std::to_string(d.steps),
-                          ms_cell(d.total_time_s), d.steps ? ms_cell(d.average_step_s) : "",
-                          d.steps ? ms_cell(d.last_step_s) : "", ms_cell(d.charged_at_final_s),
-                          l ? ms_cell(l->end_to_end_s) : ""});
+        g.rows.push_back({std::to_string(row.batch), l ? format_ms_cell(l->ttft_s) : "", std::to_string(d.steps),
+                          format_ms_cell(d.total_time_s), d.steps ? format_ms_cell(d.average_step_s) : "",
+                          d.steps ? format_ms_cell(d.last_step_s) : "", format_ms_cell(d.charged_at_final_s),
+                          l ? format_ms_cell(l->end_to_end_s) : ""});
     }
     return g;
 }
 
 // The inputs, one line each: the symbol, its value, and [where it came from].
-std::string inputs_text(const Inputs& in) {
+std::string inputs_text(const Inputs& in, const RooflineResult& res) {
     const DecodeModel& m = in.req.model;
     const Machine& hw = in.req.machine;
     std::string h = wrap("Decode step read volume: D_B = W + Σ_i M_KV,i; t_B ≥ D_B / β (first document §2.1.3)");
@@ -334,10 +322,10 @@ std::string inputs_text(const Inputs& in) {
     if (in.config && !in.config->window_rule.empty())
         h += wrap(fmt::format("sliding window: {}; KV bytes and attention FLOPs both honour it", in.config->window_rule),
                   "       ", "       ");
-    h += wrap(fmt::format("β = {}   [{}]", rate_text(hw.bandwidth), in.bandwidth_from), "  ", "      ");
+    h += wrap(fmt::format("β = {}   [{}]", format_bandwidth(hw.bandwidth), in.bandwidth_from), "  ", "      ");
     if (hw.peak_flops)
         h += wrap(fmt::format("π = {}   [{}]; ridge point π/β = {} FLOP/B", format_flops(*hw.peak_flops), in.flops_from,
-                              format_real(*hw.peak_flops / hw.bandwidth, 4)),
+                              format_real(*res.ridge_flops_per_byte, 4)),
                   "  ", "      ");
     if (hw.memory_bytes) h += wrap(fmt::format("memory {}   [{}]", bytes_all_units(*hw.memory_bytes), in.memory_from), "  ", "      ");
     return h;
@@ -383,12 +371,13 @@ std::string findings_text(const Inputs& in, const RooflineResult& res) {
 
 std::string generation_text(const RooflineRequest& rq, const RooflineResult& res, const Table& g) {
     const std::uint64_t P = *rq.prompt_len, N = *rq.output_len;
+    const GenerationBound& d = res.generation.front().decode;  // every batch decodes the same lengths
     std::string h = "\n" + wrap(fmt::format(
         "Whole generation: P = {}, N = {}: token 1 comes from prefill (TTFT); {}.", count_noun(P, "prompt token"),
         count_noun(N, "output token"),
         N == 1 ? "no decode step follows"
-               : fmt::format("tokens 2..N from {} reading S = {} … {}", count_noun(N - 1, "decode step"),
-                             group_thousands(P + 1), group_thousands(P + N - 1))));
+               : fmt::format("tokens 2..N from {} reading S = {} … {}", count_noun(d.steps, "decode step"),
+                             group_thousands(d.start_len), group_thousands(d.last_len))));
     h += render_table(g);
     h += wrap("TTFT: request start to the first output token (the prefill bound alone, no queueing); TPOT: mean of the "
               "decode steps; end-to-end = TTFT + decode total = TTFT + (N−1)·TPOT (second document).",
@@ -413,7 +402,7 @@ std::string step_explain(const RooflineRequest& rq, const DecodeStep& s) {
         x += wrap(fmt::format("D_{} = {} + {} = {} B = {} GB", s.batch, group_thousands(m.weight_bytes),
                               group_thousands(s.kv_bytes), group_thousands(s.bytes), exact_ratio(s.bytes, 1000000000, 9)),
                   "  ", "      ");
-    x += wrap(fmt::format("t_{} ≥ {} B / {} = {}", s.batch, group_thousands(s.bytes), rate_text(rq.machine.bandwidth),
+    x += wrap(fmt::format("t_{} ≥ {} B / {} = {}", s.batch, group_thousands(s.bytes), format_bandwidth(rq.machine.bandwidth),
                           format_seconds(s.memory_time_s)),
               "  ", "      ");
     if (s.compute_time_s)
@@ -443,7 +432,7 @@ std::string result_explain(const RooflineRequest& rq, const RooflineResult& res)
     if (m.kv_bytes_per_request) x += wrap(fmt::format("M_KV = {} per request", bytes_all_units(*m.kv_bytes_per_request)), "  ", "      ");
     x += wrap("Caution: 1 GiB = 1.073741824 GB; convert every term to the same unit before adding (W in GB, M_KV in GiB).",
               "  ", "  ");
-    x += wrap("β = " + rate_text(rq.machine.bandwidth), "  ", "      ");
+    x += wrap("β = " + format_bandwidth(rq.machine.bandwidth), "  ", "      ");
     for (const auto& s : res.rows) x += step_explain(rq, s);
     if (res.comparison) x += "\n" + wrap(comparison_line(*res.comparison));
     if (rq.prompt_len) {
@@ -481,7 +470,7 @@ void run(const RooflineOptions& o) {
     r.json = result_json(in, res);
     const Table rows = rows_table(in.req, res);
     r.add_table("rows", rows);
-    r.human = inputs_text(in) + "\n" + render_table(rows) + findings_text(in, res);
+    r.human = inputs_text(in, res) + "\n" + render_table(rows) + findings_text(in, res);
     r.explain = result_explain(in.req, res);
     if (in.req.prompt_len) {
         const Table g = generation_table(res);

@@ -27,6 +27,7 @@ BestOfNRow row_of(const BestOfNRequest& r, std::uint64_t n) {
     BestOfNRow row;
     row.n = n;
     row.coverage = coverage(r.p, n);
+    row.none_correct = 1 - row.coverage;
     if (r.verifier) row.verifier_selection = verifier_selection(r.p, n, *r.verifier);
     if (r.answer_dist) row.majority_vote = majority_vote(*r.answer_dist, n);
     if (r.judge_bias) row.biased_judge = biased_judge_selection(r.p, n, *r.judge_bias);
@@ -82,6 +83,7 @@ BestOfNResult best_of_n(const BestOfNRequest& req) {
     check_request(req);
     BestOfNResult res;
     res.p = req.p;
+    res.p_wrong = 1 - req.p;
     for (std::uint64_t n : req.ns) res.rows.push_back(row_of(req, n));
     if (req.verifier)
         res.verifier = VerifierFacts{verifier_accept_rate(req.p, *req.verifier), verifier_selection_limit(req.p, *req.verifier)};

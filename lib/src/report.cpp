@@ -34,12 +34,14 @@ namespace {
 
 // Splits `text` at spaces into lines of at most `width` columns (a word longer than that keeps
 // its own line).
-std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width, std::size_t rest_width = 0) {
     std::vector<std::string> lines;
     std::string line, word;
     auto flush_word = [&] {
         if (word.empty()) return;
-        if (!line.empty() && display_width(line) + 1 + display_width(word) > width) {
+        // The first line has `width` columns, the lines after it `rest_width` (0: the same).
+        const std::size_t room = lines.empty() || rest_width == 0 ? width : rest_width;
+        if (!line.empty() && display_width(line) + 1 + display_width(word) > room) {
             lines.push_back(line);
             line.clear();
         }
@@ -167,10 +169,11 @@ std::string wrap_text(const std::string& text, std::size_t width, const std::str
         if (para.empty()) {
             if (nl < text.size()) out += "\n";
         } else {
-            // The wider of the two prefixes bounds every line: continuation lines take `hanging`.
-            const std::size_t prefix = std::max(display_width(indent), display_width(hanging));
-            const std::size_t room = width > prefix + 20 ? width - prefix : 20;
-            const auto lines = wrap_words(para, room);
+            // Continuation lines take `hanging`, so their room is the width less that prefix.
+            const auto room = [&](const std::string& prefix) {
+                return width > display_width(prefix) + 20 ? width - display_width(prefix) : std::size_t{20};
+            };
+            const auto lines = wrap_words(para, room(indent), room(hanging));
             for (std::size_t k = 0; k < lines.size(); ++k) out += (k == 0 ? indent : hanging) + lines[k] + "\n";
         }
         start = nl + 1;
@@ -297,6 +300,19 @@ std::string format_seconds(double s) {
     if (a >= 1e-6) return format_real(s * 1e6, 4) + " µs";
     return format_real(s * 1e9, 4) + " ns";
 }
+
+std::string format_bandwidth(double bps) {
+    const char* unit = "B/s";
+    double v = bps;
+    for (const char* u : {"kB/s", "MB/s", "GB/s", "TB/s", "PB/s"}) {
+        if (v < 1000) break;
+        v /= 1000;
+        unit = u;
+    }
+    return fmt::format("{} {} ({:.6g} B/s)", format_real(v, 6), unit, bps);
+}
+
+std::string format_ms_cell(double s) { return format_decimal(s * 1e3, 3); }
 
 std::string format_flops(double f) {
     const char* unit = "FLOP/s";

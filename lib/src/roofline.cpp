@@ -150,6 +150,7 @@ GenerationBound decode_generation(const DecodeModel& m, std::uint64_t batch, std
     g.start_len = start_len;
     g.steps = steps;
     if (steps == 0) return g;
+    g.last_len = checked_add(start_len, steps - 1, "the last step's length");
     for (std::uint64_t i = 0; i < steps; ++i) {
         DecodeStep s = decode_step_uniform(m, batch, start_len + i, hw);
         g.total_time_s += s.step_time_s;

@@ -34,6 +34,7 @@ struct BestOfNRequest {
 struct BestOfNRow {
     std::uint64_t n = 0;
     double coverage = 0;  // 1 − (1 − p)^N
+    double none_correct = 0;  // 1 − coverage, for showing the subtraction (rounds to 1 for tiny p)
     std::optional<double> verifier_selection, majority_vote, biased_judge, coverage_hard_fraction, coverage_beta;
 };
 
@@ -75,6 +76,7 @@ struct SimulationAnswer {
 
 struct BestOfNResult {
     double p = 0;
+    double p_wrong = 0;                   // 1 − p
     std::vector<BestOfNRow> rows;
     std::optional<VerifierFacts> verifier;
     std::optional<BiasedJudgeDrop> biased_judge_drop;

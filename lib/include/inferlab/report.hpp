@@ -63,5 +63,9 @@ std::string format_seconds(double seconds);
 std::string format_decimal(double v, int decimals);
 // A FLOP rate with an SI prefix: "989 TFLOP/s", "1.2 PFLOP/s"; past EFLOP/s the number grows.
 std::string format_flops(double flops_per_s);
+// A bandwidth, decimal as bandwidths are quoted, with the exact figure: "1 TB/s (1e+12 B/s)".
+std::string format_bandwidth(double bytes_per_s);
+// A time in milliseconds as a table cell under a "(ms)" header: format_decimal(1000·s, 3).
+std::string format_ms_cell(double seconds);
 
 }  // namespace inferlab

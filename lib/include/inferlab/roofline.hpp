@@ -95,6 +95,7 @@ std::optional<std::uint64_t> compute_bound_from(const DecodeModel& m, std::uint6
 // A whole generation: `steps` decode steps for `batch` requests, step i reading S = start + i.
 struct GenerationBound {
     std::uint64_t batch = 0, start_len = 0, steps = 0;
+    std::uint64_t last_len = 0;   // S of the last step: start_len + steps − 1 (0 without steps)
     double total_time_s = 0;      // Σ step bounds
     double average_step_s = 0;
     double first_step_s = 0, last_step_s = 0;
