@@ -304,7 +304,7 @@ Table generation_table(const RooflineResult& res) {
 std::string inputs_text(const Inputs& in, const RooflineResult& res) {
     const DecodeModel& m = in.req.model;
     const Machine& hw = in.req.machine;
-    std::string h = wrap("Decode step read volume: D_B = W + Σ_i M_KV,i; t_B ≥ D_B / β (first document §2.1.3)");
+    std::string h = wrap("Decode step read volume (first document §2.1.3): D_B = W + Σ M_KV,i, t_B ≥ D_B/β");
     h += wrap(fmt::format("W = {}   [{}]", bytes_all_units(m.weight_bytes), in.weights_from), "  ", "      ");
     if (m.moe && in.counted) {
         const MoeWeights& e = *m.moe;
