@@ -287,7 +287,7 @@ std::string format_decimal(double v, int decimals) {
     const double a = std::fabs(v);
     // Fixed decimals keep a table's column aligned; they fail at both ends: 4.2e-05 rounds to
     // "0.00", and 1e35 prints every one of its 36 digits.
-    if (a >= 1e15 || a * std::pow(10.0, decimals) < 10) return format_real(v, 6);
+    if (a >= 1e9 || a * std::pow(10.0, decimals) < 10) return format_real(v, 6);
     return fmt::format("{:.{}f}", v, decimals);
 }
 
@@ -322,6 +322,7 @@ std::string format_flops(double f) {
         v /= 1000;
         unit = u;
     }
+    if (std::fabs(v) >= 1000) return format_real(f, 6) + " FLOP/s";  // past the last prefix: an exponent
     return format_real(v, 6) + " " + unit;
 }
 

@@ -136,5 +136,6 @@ TEST_CASE("one formatting per quantity: no 0.00 and no 35 digits", "[report][res
     CHECK(format_decimal(1e35, 2) == "1.00000e+35");
     CHECK(format_decimal(15.0737, 3) == "15.074");
     CHECK(format_flops(989e12) == "989 TFLOP/s");
-    CHECK(format_flops(5e21) == "5000 EFLOP/s");
+    CHECK(format_flops(5e21) == "5.00000e+21 FLOP/s");
+    CHECK(format_decimal(1.5e13, 3) == "15000000000000");  // past 10^9: no ".000" tail
 }
