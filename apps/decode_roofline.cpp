@@ -1,4 +1,6 @@
-// inferlab decode-roofline: what one decode step reads, and what that bounds.
+// inferlab decode-roofline: what one decode step reads, and what that bounds. This file parses
+// the flags into a RooflineRequest, calls decode_roofline once, and prints the result (text,
+// --json, --csv, --explain: the printers sit together below).
 #include <fmt/format.h>
 
 #include <memory>
@@ -9,15 +11,17 @@
 #include "inferlab/hardware.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/quant.hpp"
-#include "inferlab/roofline.hpp"
+#include "inferlab/roofline_result.hpp"
 #include "inferlab/units.hpp"
 
 namespace inferlab::app {
 namespace {
 
+using nlohmann::json;
+
 struct RooflineOptions {
     std::string weights_bytes, params, weight_dtype, config, model;
-    std::string kv_bytes_per_request, seq_len, kv_dtype;
+    std::string kv_bytes_per_request, seq_len, kv_dtype, bytes_per_elem;
     std::string batch, bandwidth, hw, peak_flops, memory;
     std::string prompt_len, output_len;
     bool list_hw = false;
@@ -25,29 +29,9 @@ struct RooflineOptions {
     OutputFlags out;
 };
 
-std::string ms(double s) { return fmt::format("{:.3f} ms", s * 1e3); }
-std::string gb3(std::uint64_t bytes) { return fmt::format("{:.3f}", static_cast<double>(bytes) / 1e9); }
-std::string gib3(std::uint64_t bytes) { return fmt::format("{:.3f}", static_cast<double>(bytes) / 1073741824.0); }
-// "1 TB/s (1e+12 B/s)": decimal, as bandwidths are quoted.
-std::string rate_text(double bps) {
-    const char* unit = "B/s";
-    double v = bps;
-    for (const char* u : {"kB/s", "MB/s", "GB/s", "TB/s", "PB/s"}) {
-        if (v < 1000) break;
-        v /= 1000;
-        unit = u;
-    }
-    return fmt::format("{} {} ({:.6g} B/s)", format_real(v, 6), unit, bps);
-}
-std::string tps(double v) { return fmt::format("{:.2f}", v); }
-std::string ratio(double v) { return fmt::format("{:.2f}", v); }
-
+// The request and where each of its inputs came from (for the text's [brackets]).
 struct Inputs {
-    DecodeModel model;
-    Machine machine;
-    std::vector<std::uint64_t> lens;     // one per request of a row (a single length: repeated)
-    bool lens_are_batch = false;         // --seq-len listed several requests: the batch itself
-    std::vector<std::uint64_t> batches;
+    RooflineRequest req;
     std::string weights_from, kv_from, bandwidth_from, flops_from, memory_from;
     std::optional<ModelConfig> config;
     std::optional<ParamCount> counted;   // the config's parameters, unless --params overrides them
@@ -55,401 +39,448 @@ struct Inputs {
     bool lens_from_prompt = false;       // no --seq-len: the per-step table reads S = --prompt-len
 };
 
-Inputs gather(const RooflineOptions& o) {
-    Inputs in;
-    if (!o.config.empty() && !o.model.empty()) throw InputError("--config and --model both given: choose one");
-    if (!o.config.empty() || !o.model.empty())
-        in.config = o.config.empty() ? load_named_model(o.model) : load_config_file(o.config);
+// ---------------------------------------------------------------- parsing
 
-    // ---- weights ----
+std::uint64_t positive_tokens(const std::string& flag, const std::string& text) {
+    const std::uint64_t v = parse_tokens(flag, text);
+    if (v == 0) throw InputError(flag, text, "must be a positive token count");
+    return v;
+}
+
+void parse_weights(const RooflineOptions& o, Inputs& in) {
+    DecodeModel& m = in.req.model;
     // One rule for a config without torch_dtype: name every precision flag this run still needs.
     if (in.config)
         require_precision_flags(*in.config, {{"--weight-dtype", !o.weight_dtype.empty() || !o.weights_bytes.empty()},
-                                             {"--kv-dtype", !o.kv_dtype.empty() || !o.kv_bytes_per_request.empty()}});
+                                             {"--kv-dtype", !o.kv_dtype.empty() || !o.bytes_per_elem.empty() || !o.kv_bytes_per_request.empty()}});
     std::optional<DType> wdt;
     if (!o.weight_dtype.empty()) wdt = parse_dtype("--weight-dtype", o.weight_dtype);
     else if (in.config && in.config->dtype) wdt = in.config->dtype;
     if (in.config && o.params.empty()) in.counted = count_params(*in.config);
-    if (!o.params.empty()) in.model.params = parse_count_with_suffix("--params", o.params);
-    else if (in.counted) in.model.params = in.counted->active_per_token;
+    if (!o.params.empty()) m.params = parse_count_with_suffix("--params", o.params);
+    else if (in.counted) m.params = in.counted->active_per_token;
     if (!o.weights_bytes.empty()) {
-        in.model.weight_bytes = parse_bytes("--weights-bytes", o.weights_bytes);
-        if (in.model.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, "must be positive");
+        m.weight_bytes = parse_bytes("--weights-bytes", o.weights_bytes);
+        if (m.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, "must be positive");
         in.weights_from = "--weights-bytes";
-        if (!in.model.params && !o.weight_dtype.empty())
-            in.model.params = to_u64(static_cast<u128>(in.model.weight_bytes) * 8 / wdt->bits, "parameter count");
-    } else if (in.model.params) {
+        if (!m.params && !o.weight_dtype.empty())
+            m.params = to_u64(static_cast<u128>(m.weight_bytes) * 8 / wdt->bits, "parameter count");
+    } else if (m.params) {
         if (!wdt) throw InputError("--params needs --weight-dtype (bf16, fp8, int4, ...) to give the weight bytes");
         // quantize's storage rule (int8/int4 with their fp16 group scales), as quantize --model and the model count.
-        auto bytes_of = [&](std::uint64_t n) { return weight_storage(n, *wdt).total_bytes; };
-        std::uint64_t total = in.counted ? in.counted->total : *in.model.params;
+        const std::uint64_t total = in.counted ? in.counted->total : *m.params;
         const StorageCost sc = weight_storage(total, *wdt);
-        in.model.weight_bytes = sc.total_bytes;
+        m.weight_bytes = sc.total_bytes;
         in.weights_from = fmt::format("{} parameters × {} B ({}{}){}", group_thousands(total), exact_ratio(wdt->bits, 8, 3), wdt->name,
                                       sc.metadata_bytes ? fmt::format(" + {} B of fp16 scales, one per {}", group_thousands(sc.metadata_bytes), kWeightGroup) : "",
                                       in.counted ? ", counted from the config; " + in.config->tied_rule : "");
-        if (in.counted && in.config->experts) {
-            const ParamCount& pc = *in.counted;
-            in.model.moe = MoeWeights{bytes_of(pc.always_read), bytes_of(pc.expert_params), pc.moe_layers,
-                                      in.config->experts, in.config->experts_per_token};
-        }
+        if (in.counted && in.config->experts) m.moe = moe_weights_of(*in.config, *in.counted, *wdt);
     } else {
         throw InputError("no weights: give --weights-bytes (e.g. 14GB), --params with --weight-dtype, or --config/--model");
     }
+}
 
-    // ---- machine ----
+void parse_machine(const RooflineOptions& o, Inputs& in) {
+    Machine& hw = in.req.machine;
     if (!o.hw.empty()) in.hw = find_hardware("--hw", o.hw);
     if (!o.bandwidth.empty()) {
-        in.machine.bandwidth = parse_rate("--bandwidth", o.bandwidth);
+        hw.bandwidth = parse_rate("--bandwidth", o.bandwidth);
         in.bandwidth_from = "--bandwidth " + o.bandwidth;
     } else if (in.hw) {
-        in.machine.bandwidth = in.hw->bandwidth;
+        hw.bandwidth = in.hw->bandwidth;
         in.bandwidth_from = fmt::format("{} ({}, {})", in.hw->bandwidth_text, in.hw->name, in.hw->source);
     } else {
         throw InputError("no bandwidth: give --bandwidth (e.g. 1TB/s, 3.35e12) or --hw NAME (see --list-hw)");
     }
     if (!o.peak_flops.empty()) {
-        in.machine.peak_flops = parse_flops("--peak-flops", o.peak_flops);
+        hw.peak_flops = parse_flops("--peak-flops", o.peak_flops);
         in.flops_from = "--peak-flops " + o.peak_flops;
     } else if (in.hw && in.hw->peak_flops) {
-        in.machine.peak_flops = in.hw->peak_flops;
+        hw.peak_flops = in.hw->peak_flops;
         in.flops_from = fmt::format("{} dense BF16 ({})", in.hw->flops_text, in.hw->name);
     }
     if (!o.memory.empty()) {
-        in.machine.memory_bytes = parse_bytes("--memory", o.memory);
+        hw.memory_bytes = parse_bytes("--memory", o.memory);
+        if (*hw.memory_bytes == 0) throw InputError("--memory", o.memory, "must be positive (the device's capacity)");
         in.memory_from = "--memory " + o.memory;
     } else if (in.hw && in.hw->memory_bytes) {
-        in.machine.memory_bytes = in.hw->memory_bytes;
+        hw.memory_bytes = in.hw->memory_bytes;
         in.memory_from = fmt::format("{} ({})", in.hw->memory_text, in.hw->name);
     }
+}
 
-    // ---- KV ----
+void parse_kv(const RooflineOptions& o, Inputs& in) {
+    RooflineRequest& rq = in.req;
     if (!o.seq_len.empty()) {
-        for (const auto& item : split_count_list("--seq-len", o.seq_len)) {
-            std::uint64_t s = parse_tokens("--seq-len", item);
-            if (s == 0) throw InputError("--seq-len", item, "must be a positive token count");
-            in.lens.push_back(s);
-        }
+        for (const auto& item : split_count_list("--seq-len", o.seq_len)) rq.seq_lens.push_back(positive_tokens("--seq-len", item));
     } else if (!o.prompt_len.empty() && in.config) {
         // A whole generation needs no separate --seq-len: the step table shows the first decode
         // step's read, at S = P cached tokens.
-        std::uint64_t p = parse_tokens("--prompt-len", o.prompt_len);
-        if (p == 0) throw InputError("--prompt-len", o.prompt_len, "must be a positive token count");
-        in.lens.push_back(p);
+        rq.seq_lens.push_back(positive_tokens("--prompt-len", o.prompt_len));
         in.lens_from_prompt = true;
     }
+    if (!o.kv_dtype.empty() && !o.bytes_per_elem.empty()) throw InputError("--kv-dtype and --bytes-per-elem both given: choose one");
     if (!o.kv_bytes_per_request.empty()) {
-        in.model.kv_bytes_per_request = parse_bytes("--kv-bytes-per-request", o.kv_bytes_per_request);
-        in.kv_from = "--kv-bytes-per-request " + o.kv_bytes_per_request;
         if (!o.kv_dtype.empty()) throw InputError("--kv-dtype does not apply with --kv-bytes-per-request");
+        if (!o.bytes_per_elem.empty()) throw InputError("--bytes-per-elem does not apply with --kv-bytes-per-request");
+        rq.model.kv_bytes_per_request = parse_bytes("--kv-bytes-per-request", o.kv_bytes_per_request);
+        in.kv_from = "--kv-bytes-per-request " + o.kv_bytes_per_request;
     } else if (in.config) {
-        if (in.lens.empty())
+        if (rq.seq_lens.empty())
             throw InputError("--seq-len is required to derive the KV bytes from the model (or give --prompt-len)");
-        DType kd = !o.kv_dtype.empty() ? parse_dtype("--kv-dtype", o.kv_dtype) : *in.config->dtype;
-        in.model.kv_spec = kv_spec_from_config(*in.config, kd.bits);
-        in.kv_from = fmt::format("{} at {} (kv-mem's formula{})", in.config->name, kd.name,
+        std::uint32_t bits = 0;
+        std::string precision;
+        if (!o.bytes_per_elem.empty()) {
+            bits = parse_bytes_per_elem_bits("--bytes-per-elem", o.bytes_per_elem);
+            precision = o.bytes_per_elem + " B per element";
+        } else {
+            const DType kd = !o.kv_dtype.empty() ? parse_dtype("--kv-dtype", o.kv_dtype) : *in.config->dtype;
+            bits = kd.bits;
+            precision = kd.name;
+        }
+        rq.model.kv_spec = kv_spec_from_config(*in.config, bits);
+        in.kv_from = fmt::format("{} at {} (kv-mem's formula{})", in.config->name, precision,
                                  in.lens_from_prompt ? "; S = --prompt-len, no --seq-len given" : "");
     } else {
         throw InputError("no KV size: give --kv-bytes-per-request (e.g. 1GiB), or a model with --config/--model and --seq-len");
     }
-    if (in.config) {
-        // Attention FLOPs layer by layer: sliding layers attend to min(S, W) positions; MLA's heads
-        // are d_qk = nope + rope wide for QKᵀ and v_head_dim for V (the decompressed form).
-        const ModelConfig& c = *in.config;
-        for (std::uint64_t l = 0; l < c.layers; ++l)
-            in.model.attn_per_layer.push_back(c.mla ? AttnLayer{c.q_heads, c.qk_nope_head_dim + c.qk_rope_head_dim,
-                                                                c.v_head_dim, c.window_per_layer[l]}
-                                                    : AttnLayer{c.q_heads, c.head_dim, c.head_dim, c.window_per_layer[l]});
-    }
+    if (in.config) rq.model.attn_per_layer = attention_layers_of(*in.config);
+}
 
-    // ---- batches ----
-    if (in.lens.size() > 1) {
+void parse_batches_and_generation(const RooflineOptions& o, Inputs& in) {
+    RooflineRequest& rq = in.req;
+    if (rq.seq_lens.size() > 1) {
         if (o.batch_given) throw InputError("--batch", o.batch, "cannot be combined with a list of lengths: the list is the batch");
-        in.lens_are_batch = true;
-        in.batches = {in.lens.size()};
+        rq.lens_are_batch = true;
+        rq.batches = {rq.seq_lens.size()};
     } else {
-        in.batches = parse_int_list_or_range("--batch", o.batch_given ? o.batch : "1");
+        rq.batches = parse_int_list_or_range("--batch", o.batch_given ? o.batch : "1");
     }
+    for (std::uint64_t b : rq.batches)
+        if (b > kMaxDecodeBatch)
+            throw InputError("--batch", o.batch, fmt::format("must be at most {} requests per batch", group_thousands(kMaxDecodeBatch)));
+    if (o.prompt_len.empty() && o.output_len.empty()) return;
+    if (!rq.model.kv_spec) throw InputError("--prompt-len/--output-len need the KV geometry: use --config or --model, not --kv-bytes-per-request");
+    if (rq.lens_are_batch) throw InputError("--prompt-len/--output-len take requests of one length: give --batch, not a list of lengths");
+    if (o.prompt_len.empty() || o.output_len.empty()) throw InputError("give both --prompt-len P and --output-len N");
+    rq.prompt_len = positive_tokens("--prompt-len", o.prompt_len);
+    rq.output_len = positive_tokens("--output-len", o.output_len);
+    if (*rq.output_len > kMaxOutputLen)
+        throw InputError("--output-len", o.output_len, fmt::format("must be at most {} tokens", group_thousands(kMaxOutputLen)));
+}
+
+Inputs gather(const RooflineOptions& o) {
+    Inputs in;
+    if (!o.config.empty() && !o.model.empty()) throw InputError("--config and --model both given: choose one");
+    if (!o.config.empty() || !o.model.empty())
+        in.config = o.config.empty() ? load_named_model(o.model) : load_config_file(o.config);
+    parse_weights(o, in);
+    parse_machine(o, in);
+    parse_kv(o, in);
+    parse_batches_and_generation(o, in);
     return in;
 }
 
-std::vector<std::uint64_t> row_lens(const Inputs& in, std::uint64_t batch) {
-    if (in.lens_are_batch) return in.lens;
-    // Fixed M_KV without lengths: the lengths only count the requests (attention FLOPs need a model).
-    return std::vector<std::uint64_t>(batch, in.lens.empty() ? 0 : in.lens.front());
-}
+// ---------------------------------------------------------------- printers
+// Every number below comes from the RooflineResult; these functions only choose what to show.
+// Table cells hold numbers only (the unit in the header, an empty cell where there is none), so
+// the text and --csv print the same tables.
+
+template <class T>
+json or_null(const std::optional<T>& v) { return v ? json(*v) : json(nullptr); }
 
 void list_hw(const RooflineOptions& o) {
     Report r;
     Table t{{"name", "kind", "bandwidth", "dense BF16", "memory", "source"}, {}, {false, false, true, true, true, false}};
-    r.json["hardware"] = nlohmann::json::array();
+    r.json["hardware"] = json::array();
     for (const auto& h : hardware_presets()) {
-        t.rows.push_back({h.name, h.kind, h.bandwidth_text, h.flops_text.empty() ? "-" : h.flops_text,
-                          h.memory_text.empty() ? "-" : h.memory_text, h.source});
-        nlohmann::json j = {{"name", h.name}, {"kind", h.kind}, {"bandwidth_bytes_per_s", h.bandwidth},
-                            {"bandwidth_text", h.bandwidth_text}, {"notes", h.notes}, {"source", h.source}};
-        if (h.peak_flops) j["peak_flops"] = *h.peak_flops;
-        if (h.memory_bytes) j["memory_bytes"] = *h.memory_bytes;
-        r.json["hardware"].push_back(j);
+        t.rows.push_back({h.name, h.kind, h.bandwidth_text, h.flops_text, h.memory_text, h.source});
+        r.json["hardware"].push_back({{"name", h.name}, {"kind", h.kind}, {"bandwidth_bytes_per_s", h.bandwidth},
+                                      {"bandwidth_text", h.bandwidth_text}, {"notes", h.notes}, {"source", h.source},
+                                      {"peak_flops", or_null(h.peak_flops)}, {"memory_bytes", or_null(h.memory_bytes)}});
     }
-    r.human = "Hardware presets (examples/hardware.json; bandwidths decimal as the spec sheets print them):\n" +
+    r.human = wrap("Hardware presets (examples/hardware.json; bandwidths decimal as the spec sheets print them):") +
               render_table(t);
     r.explain = r.human;
-    for (const auto& h : hardware_presets()) r.explain += fmt::format("  {}: {}\n", h.name, h.notes);
+    for (const auto& h : hardware_presets()) r.explain += wrap(h.name + ": " + h.notes, "  ", "    ");
     r.add_table("hardware", t);
     emit(r, o.out);
 }
 
-// A whole generation of N output tokens after a prompt of P: the prefill bound, then the N − 1
-// decode steps (lib: generation_decode_steps), every figure from the same steps.
-void generation_section(const RooflineOptions& o, const Inputs& in, Report& r) {
-    const DecodeModel& m = in.model;
-    const Machine& hw = in.machine;
-    auto& j = r.json;
-    std::string& h = r.human;
-    std::string& x = r.explain;
-    if (!m.kv_spec) throw InputError("--prompt-len/--output-len need the KV geometry: use --config or --model, not --kv-bytes-per-request");
-    if (in.lens_are_batch) throw InputError("--prompt-len/--output-len take requests of one length: give --batch, not a list of lengths");
-    if (o.prompt_len.empty() || o.output_len.empty()) throw InputError("give both --prompt-len P and --output-len N");
-    std::uint64_t P = parse_tokens("--prompt-len", o.prompt_len);
-    if (P == 0) throw InputError("--prompt-len", o.prompt_len, "must be a positive token count");
-    std::uint64_t N = parse_tokens("--output-len", o.output_len);
-    if (N == 0) throw InputError("--output-len", o.output_len, "must be a positive token count");
-    if (N > 10000000) throw InputError("--output-len", o.output_len, "must be at most 10,000,000 tokens");
-    Table g{{"batch", "TTFT (prefill)", "decode steps", "decode total", "TPOT (avg step)", "last step",
-             "all at final S", "end-to-end"}, {}, {}};
-    j["generation"] = nlohmann::json::array();
-    const bool has_prefill = hw.peak_flops && m.params;
-    for (std::uint64_t b : in.batches) {
-        // One accounting for every figure: token 1 from prefill, tokens 2..N from N − 1 decode steps.
-        std::optional<LatencyBound> lb;
-        if (has_prefill) lb = latency_bound(m, b, P, N, hw);
-        const GenerationBound dec = lb ? lb->decode : generation_decode_steps(m, b, P, N, hw);
-        const auto opt_s = [](bool has, double v) { return has ? nlohmann::json(v) : nlohmann::json(nullptr); };
-        nlohmann::json gj = {{"batch", b},
-                             {"prompt_len", P},
-                             {"output_len", N},
-                             {"decode_steps", dec.steps},
-                             {"decode_first_len", dec.steps ? nlohmann::json(dec.start_len) : nlohmann::json(nullptr)},
-                             {"decode_total_s", dec.total_time_s},
-                             {"average_step_s", opt_s(dec.steps > 0, dec.average_step_s)},
-                             {"last_step_s", opt_s(dec.steps > 0, dec.last_step_s)},
-                             {"charged_at_final_length_s", dec.charged_at_final_s},
-                             {"ttft_s", nullptr},
-                             {"tpot_s", nullptr},
-                             {"end_to_end_s", nullptr}};
-        const std::string none = "-";
-        std::vector<std::string> cells = {std::to_string(b), lb ? ms(lb->ttft_s) : none, group_thousands(dec.steps),
-                                          ms(dec.total_time_s), dec.steps ? ms(dec.average_step_s) : none,
-                                          dec.steps ? ms(dec.last_step_s) : none, ms(dec.charged_at_final_s),
-                                          lb ? ms(lb->end_to_end_s) : none};
-        if (lb) {
-            gj["ttft_s"] = lb->ttft_s;
-            gj["tpot_s"] = lb->tpot_s ? nlohmann::json(*lb->tpot_s) : nlohmann::json(nullptr);
-            gj["end_to_end_s"] = lb->end_to_end_s;
-            gj["prefill_bound"] = lb->prefill.compute_bound ? "compute" : "memory";
-            gj["prefill_flops"] = lb->prefill.flops;
-        }
-        j["generation"].push_back(gj);
-        g.rows.push_back(cells);
-    }
-    h += fmt::format("\nWhole generation: P = {}, N = {}: token 1 comes from prefill (TTFT); {}.\n",
-                     count_noun(P, "prompt token"), count_noun(N, "output token"),
-                     N == 1 ? "no decode step follows"
-                            : fmt::format("tokens 2..N from {} reading S = {} … {}", count_noun(N - 1, "decode step"),
-                                          group_thousands(P + 1), group_thousands(P + N - 1)));
-    h += render_table(g);
-    h += "  TTFT: request start to the first output token (the prefill bound alone, no queueing); TPOT: mean of the\n"
-         "  decode steps; end-to-end = TTFT + decode total = TTFT + (N−1)·TPOT (second document).\n";
-    if (!has_prefill)
-        h += "  (TTFT and end-to-end need --peak-flops or --hw with a FLOPS figure: prefill is mostly compute-bound)\n";
-    x += fmt::format("\nWhole generation: decode total = Σ_(i=1)^(N−1) t(S = P + i) with P = {}, N = {}; charging every "
-                     "step at the final length overstates it.\n", P, N);
-    x += "Prefill: F = 2·P_params·P + 2·L·H_q·d·P² per prompt (causal attention), t ≥ max(bytes/β, F/π);\n"
-         "TTFT = prefill bound; TPOT = decode total / (N−1); end-to-end = TTFT + decode total.\n";
+json inputs_json(const Inputs& in, const RooflineResult& res) {
+    const DecodeModel& m = in.req.model;
+    const Machine& hw = in.req.machine;
+    json moe = nullptr;
+    if (m.moe && in.counted)
+        moe = {{"total_params", in.counted->total}, {"active_params_per_token", in.counted->active_per_token},
+               {"experts", m.moe->experts}, {"experts_per_token", m.moe->top_k},
+               {"shared_experts", in.config->shared_experts}, {"moe_layers", m.moe->moe_layers},
+               {"expert_params", in.counted->expert_params}, {"always_read_bytes", m.moe->always_read_bytes},
+               {"expert_bytes", m.moe->expert_bytes}};
+    const bool window = in.config && !in.config->window_rule.empty();
+    return {{"weight_bytes", m.weight_bytes}, {"weights_from", in.weights_from}, {"params", or_null(m.params)},
+            {"kv_from", in.kv_from}, {"kv_bytes_per_request", or_null(m.kv_bytes_per_request)},
+            {"seq_lens", in.req.seq_lens.empty() ? json(nullptr) : json(in.req.seq_lens)},
+            {"bandwidth_bytes_per_s", hw.bandwidth}, {"bandwidth_from", in.bandwidth_from},
+            {"peak_flops", or_null(hw.peak_flops)}, {"ridge_flops_per_byte", or_null(res.ridge_flops_per_byte)},
+            {"memory_bytes", or_null(hw.memory_bytes)}, {"moe", moe},
+            {"window_rule", window ? json(in.config->window_rule) : json(nullptr)}};
 }
 
-// Mixture of experts: total and active parameters, and what a step reads (roofline.hpp's MoeWeights).
-void moe_lines(const Inputs& in, Report& r) {
-    const MoeWeights& e = *in.model.moe;
-    const ParamCount& pc = *in.counted;
-    auto& j = r.json;
-    std::string& h = r.human;
-    j["inputs"]["moe"] = {{"total_params", pc.total}, {"active_params_per_token", pc.active_per_token},
-                          {"experts", e.experts}, {"experts_per_token", e.top_k}, {"shared_experts", in.config->shared_experts},
-                          {"moe_layers", e.moe_layers}, {"expert_params", pc.expert_params},
-                          {"always_read_bytes", e.always_read_bytes}, {"expert_bytes", e.expert_bytes}};
-    h += fmt::format("  MoE: {} parameters in all, {} active per token ({} of {} routed experts{} in {} layers)\n"
-                     "       a step reads everything but the routed experts ({}) plus the experts its B tokens route to:\n"
-                     "       E·(1 − (1 − k/E)^B) per layer in expectation, uniform independent routing assumed; "
-                     "k = {} at B = 1\n",
-                     group_thousands(pc.total), group_thousands(pc.active_per_token), e.top_k, e.experts,
-                     in.config->shared_experts ? fmt::format(" + {} shared", in.config->shared_experts) : "",
-                     e.moe_layers, bytes_all_units(e.always_read_bytes), e.top_k);
+json step_json(const DecodeStep& s) {
+    return {{"batch", s.batch}, {"experts_read_per_layer", or_null(s.experts_read_per_layer)},
+            {"bytes_per_step", s.bytes}, {"weight_bytes", s.weight_bytes}, {"kv_bytes", s.kv_bytes},
+            {"bytes_per_step_gb", bytes_in_gb(s.bytes)}, {"bytes_per_step_gib", bytes_in_gib(s.bytes)},
+            {"memory_time_s", s.memory_time_s}, {"compute_time_s", or_null(s.compute_time_s)},
+            {"step_time_s", s.step_time_s}, {"flops_per_step", or_null(s.flops)},
+            {"arithmetic_intensity", or_null(s.intensity)}, {"bound", s.compute_bound ? "compute" : "memory"},
+            {"aggregate_tokens_per_s", s.aggregate_tokens_per_s},
+            {"per_request_tokens_per_s", s.per_request_tokens_per_s}, {"fits", or_null(s.fits)}};
 }
 
-void run(const RooflineOptions& o) {
-    if (o.list_hw) return list_hw(o);
-    Inputs in = gather(o);
-    const DecodeModel& m = in.model;
-    const Machine& hw = in.machine;
+json generation_json(const RooflineRequest& rq, const GenerationRow& g) {
+    const GenerationBound& d = g.decode;
+    const auto& l = g.latency;
+    const auto when_steps = [&](double v) { return d.steps ? json(v) : json(nullptr); };
+    return {{"batch", g.batch}, {"prompt_len", *rq.prompt_len}, {"output_len", *rq.output_len},
+            {"decode_steps", d.steps}, {"decode_first_len", d.steps ? json(d.start_len) : json(nullptr)},
+            {"decode_total_s", d.total_time_s}, {"average_step_s", when_steps(d.average_step_s)},
+            {"last_step_s", when_steps(d.last_step_s)}, {"charged_at_final_length_s", d.charged_at_final_s},
+            {"ttft_s", l ? json(l->ttft_s) : json(nullptr)}, {"tpot_s", l ? or_null(l->tpot_s) : json(nullptr)},
+            {"end_to_end_s", l ? json(l->end_to_end_s) : json(nullptr)},
+            {"prefill_bound", l ? json(l->prefill.compute_bound ? "compute" : "memory") : json(nullptr)},
+            {"prefill_flops", l ? json(l->prefill.flops) : json(nullptr)}};
+}
 
-    std::vector<DecodeStep> rows;
-    for (std::uint64_t b : in.batches) rows.push_back(decode_step(m, row_lens(in, b), hw));
-
-    Report r;
-    auto& j = r.json;
-    j["inputs"] = {{"weight_bytes", m.weight_bytes}, {"weights_from", in.weights_from}, {"kv_from", in.kv_from},
-                   {"bandwidth_bytes_per_s", hw.bandwidth}, {"bandwidth_from", in.bandwidth_from}};
-    if (m.params) j["inputs"]["params"] = *m.params;
-    if (m.kv_bytes_per_request) j["inputs"]["kv_bytes_per_request"] = *m.kv_bytes_per_request;
-    if (!in.lens.empty()) j["inputs"]["seq_lens"] = in.lens;
-    if (hw.peak_flops) {
-        j["inputs"]["peak_flops"] = *hw.peak_flops;
-        j["inputs"]["ridge_flops_per_byte"] = *hw.peak_flops / hw.bandwidth;
+// The whole document: every key in every run of this mode, null where there is no value.
+json result_json(const Inputs& in, const RooflineResult& res) {
+    json j = {{"inputs", inputs_json(in, res)}, {"rows", json::array()}, {"comparison", nullptr},
+              {"compute_limit_searched", res.compute_limit_searched},
+              {"compute_bound_from_batch", or_null(res.compute_bound_from_batch)}, {"generation", nullptr}};
+    for (const auto& s : res.rows) j["rows"].push_back(step_json(s));
+    if (const auto& c = res.comparison)
+        j["comparison"] = {{"from_batch", c->from_batch}, {"to_batch", c->to_batch}, {"reads_ratio", c->reads_ratio},
+                           {"aggregate_ratio", c->aggregate_ratio}, {"per_request_ratio", c->per_request_ratio}};
+    if (in.req.prompt_len) {
+        j["generation"] = json::array();
+        for (const auto& g : res.generation) j["generation"].push_back(generation_json(in.req, g));
     }
-    if (hw.memory_bytes) j["inputs"]["memory_bytes"] = *hw.memory_bytes;
+    return j;
+}
 
-    Table t{{"batch", "bytes/step (GB)", "bytes/step (GiB)", "step bound", "aggregate tok/s", "per-request tok/s"}, {}, {}};
-    if (hw.peak_flops) {
-        t.columns.push_back("FLOP/B");
-        t.columns.push_back("bound");
-    }
+Table rows_table(const RooflineRequest& rq, const RooflineResult& res) {
+    const Machine& hw = rq.machine;
+    Table t{{"batch", "bytes/step (GB)", "bytes/step (GiB)", "step bound (ms)", "aggregate tok/s", "per-request tok/s"}, {}, {}};
+    if (rq.model.moe) t.columns.insert(t.columns.begin() + 1, "experts read/layer");
+    if (hw.peak_flops) t.columns.insert(t.columns.end(), {"FLOP/B", "bound"});
     if (hw.memory_bytes) t.columns.push_back("fits");
-    if (m.moe) t.columns.insert(t.columns.begin() + 1, "experts read/layer");
-    j["rows"] = nlohmann::json::array();
-    for (const auto& s : rows) {
-        std::vector<std::string> cells = {std::to_string(s.batch), gb3(s.bytes), gib3(s.bytes), ms(s.step_time_s),
-                                          tps(s.aggregate_tokens_per_s), tps(s.per_request_tokens_per_s)};
-        nlohmann::json row = {{"batch", s.batch},
-                              {"bytes_per_step", s.bytes},
-                              {"weight_bytes", s.weight_bytes},
-                              {"kv_bytes", s.kv_bytes},
-                              {"bytes_per_step_gb", static_cast<double>(s.bytes) / 1e9},
-                              {"bytes_per_step_gib", static_cast<double>(s.bytes) / 1073741824.0},
-                              {"memory_time_s", s.memory_time_s},
-                              {"step_time_s", s.step_time_s},
-                              {"aggregate_tokens_per_s", s.aggregate_tokens_per_s},
-                              {"per_request_tokens_per_s", s.per_request_tokens_per_s},
-                              {"bound", s.compute_bound ? "compute" : "memory"}};
-        if (s.experts_read_per_layer) {
-            row["experts_read_per_layer"] = *s.experts_read_per_layer;
-            cells.insert(cells.begin() + 1, format_real(*s.experts_read_per_layer, 4));
-        }
-        if (s.flops) {
-            row["flops_per_step"] = *s.flops;
-            row["arithmetic_intensity"] = *s.intensity;
-        }
-        if (s.compute_time_s) row["compute_time_s"] = *s.compute_time_s;
+    for (const auto& s : res.rows) {
+        std::vector<std::string> cells = {std::to_string(s.batch), format_decimal(bytes_in_gb(s.bytes), 3),
+                                          format_decimal(bytes_in_gib(s.bytes), 3), format_ms_cell(s.step_time_s),
+                                          format_decimal(s.aggregate_tokens_per_s, 2),
+                                          format_decimal(s.per_request_tokens_per_s, 2)};
+        if (s.experts_read_per_layer) cells.insert(cells.begin() + 1, format_real(*s.experts_read_per_layer, 4));
         if (hw.peak_flops) {
-            cells.push_back(s.intensity ? format_real(*s.intensity, 4) : "-");
+            cells.push_back(s.intensity ? format_real(*s.intensity, 4) : "");
             cells.push_back(s.compute_bound ? "compute" : "memory");
         }
-        if (s.fits) {
-            row["fits"] = *s.fits;
-            cells.push_back(*s.fits ? "yes" : "NO");
-        }
-        j["rows"].push_back(row);
+        if (s.fits) cells.push_back(*s.fits ? "yes" : "NO");
         t.rows.push_back(cells);
     }
-    r.add_table("rows", t);
+    return t;
+}
 
-    std::string& h = r.human;
-    std::string& x = r.explain;
-    h += fmt::format("Decode step read volume: D_B = W + Σ_i M_KV,i; t_B ≥ D_B / β (first document §2.1.3)\n");
-    h += fmt::format("  W    = {}   [{}]\n", bytes_all_units(m.weight_bytes), in.weights_from);
-    if (m.moe && in.counted) moe_lines(in, r);
-    h += fmt::format("  M_KV = {}\n", in.kv_from);
-    if (in.config && !in.config->window_rule.empty()) {
-        j["inputs"]["window_rule"] = in.config->window_rule;
-        h += fmt::format("         sliding window: {}; KV bytes and attention FLOPs both honour it\n", in.config->window_rule);
+Table generation_table(const RooflineResult& res) {
+    Table g{{"batch", "TTFT, prefill (ms)", "decode steps", "decode total (ms)", "TPOT, mean step (ms)",
+             "last step (ms)", "all at final S (ms)", "end-to-end (ms)"}, {}, {}};
+    for (const auto& row : res.generation) {
+        const GenerationBound& d = row.decode;
+        const auto& l = row.latency;
+        g.rows.push_back({std::to_string(row.batch), l ? format_ms_cell(l->ttft_s) : "", std::to_string(d.steps),
+                          format_ms_cell(d.total_time_s), d.steps ? format_ms_cell(d.average_step_s) : "",
+                          d.steps ? format_ms_cell(d.last_step_s) : "", format_ms_cell(d.charged_at_final_s),
+                          l ? format_ms_cell(l->end_to_end_s) : ""});
     }
-    h += fmt::format("  β    = {}   [{}]\n", rate_text(hw.bandwidth), in.bandwidth_from);
+    return g;
+}
+
+// The inputs, one line each: the symbol, its value, and [where it came from].
+std::string inputs_text(const Inputs& in, const RooflineResult& res) {
+    const DecodeModel& m = in.req.model;
+    const Machine& hw = in.req.machine;
+    std::string h = wrap("Decode step read volume (first document §2.1.3): D_B = W + Σ M_KV,i, t_B ≥ D_B/β");
+    h += wrap(fmt::format("W = {}   [{}]", bytes_all_units(m.weight_bytes), in.weights_from), "  ", "      ");
+    if (m.moe && in.counted) {
+        const MoeWeights& e = *m.moe;
+        h += wrap(fmt::format("MoE: {} parameters in all, {} active per token ({} of {} routed experts{} in {} layers). "
+                              "A step reads everything but the routed experts ({}) plus the experts its B tokens route "
+                              "to: E·(1 − (1 − k/E)^B) per layer in expectation, uniform independent routing assumed; "
+                              "k = {} at B = 1.",
+                              group_thousands(in.counted->total), group_thousands(in.counted->active_per_token), e.top_k,
+                              e.experts,
+                              in.config->shared_experts ? fmt::format(" + {} shared", in.config->shared_experts) : "",
+                              e.moe_layers, bytes_all_units(e.always_read_bytes), e.top_k),
+                  "  ", "       ");
+    }
+    h += wrap("M_KV = " + in.kv_from, "  ", "      ");
+    if (in.config && !in.config->window_rule.empty())
+        h += wrap(fmt::format("sliding window: {}; KV bytes and attention FLOPs both honour it", in.config->window_rule),
+                  "       ", "       ");
+    h += wrap(fmt::format("β = {}   [{}]", format_bandwidth(hw.bandwidth), in.bandwidth_from), "  ", "      ");
     if (hw.peak_flops)
-        h += fmt::format("  π    = {} FLOP/s   [{}]; ridge point π/β = {} FLOP/B\n", format_real(*hw.peak_flops, 6),
-                         in.flops_from, format_real(*hw.peak_flops / hw.bandwidth, 4));
-    if (hw.memory_bytes) h += fmt::format("  memory {}   [{}]\n", bytes_all_units(*hw.memory_bytes), in.memory_from);
-    h += "\n" + render_table(t);
+        h += wrap(fmt::format("π = {}   [{}]; ridge point π/β = {} FLOP/B", format_flops(*hw.peak_flops), in.flops_from,
+                              format_real(*res.ridge_flops_per_byte, 4)),
+                  "  ", "      ");
+    if (hw.memory_bytes) h += wrap(fmt::format("memory {}   [{}]", bytes_all_units(*hw.memory_bytes), in.memory_from), "  ", "      ");
+    return h;
+}
 
-    x += "Read-volume model (first document §2.1.3): each decode step reads the weights once and each\n"
-         "request's whole KV history once, and produces one token per request.\n"
-         "  D_B = W + Σ_i M_KV,i      t_B ≥ D_B / β      R_all ≤ B / t_B      R_one ≤ 1 / t_B\n";
-    x += fmt::format("  W = {}\n", bytes_all_units(m.weight_bytes));
-    if (m.moe)
-        x += fmt::format("  MoE: W_B = W_always + L_moe · E·(1 − (1 − k/E)^B) · W_expert = {} + {} × E_B × {} "
-                         "(E = {}, k = {}); the FLOPs count the active parameters: 2·P_active per token\n",
-                         group_thousands(m.moe->always_read_bytes), m.moe->moe_layers, group_thousands(m.moe->expert_bytes),
-                         m.moe->experts, m.moe->top_k);
-    if (m.kv_bytes_per_request)
-        x += fmt::format("  M_KV = {} per request\n", bytes_all_units(*m.kv_bytes_per_request));
-    x += "  Caution: 1 GiB = 1.073741824 GB; convert every term to the same unit before adding (W in GB, M_KV in GiB).\n";
-    x += fmt::format("  β = {}\n", rate_text(hw.bandwidth));
-    for (const auto& s : rows) {
-        x += fmt::format("\nB = {}:\n", s.batch);
-        if (m.kv_bytes_per_request && !in.lens_are_batch)
-            x += fmt::format("  D_{} = {} + {} × {} = {} B\n      = {} GB + {} × {} GB = {} GB\n", s.batch,
-                             group_thousands(m.weight_bytes), s.batch, group_thousands(*m.kv_bytes_per_request),
-                             group_thousands(s.bytes), exact_ratio(m.weight_bytes, 1000000000, 9), s.batch,
-                             exact_ratio(*m.kv_bytes_per_request, 1000000000, 9), exact_ratio(s.bytes, 1000000000, 9));
+std::string comparison_line(const BatchComparison& c) {
+    return fmt::format("B = {} → {}: reads ×{}, aggregate ×{}, per-request {} {}×", c.from_batch, c.to_batch,
+                       format_decimal(c.reads_ratio, 2), format_decimal(c.aggregate_ratio, 2),
+                       c.per_request_ratio < 1 ? "down to" : "at", format_decimal(c.per_request_ratio, 2));
+}
+
+// After the table: what batching buys, where compute takes over, memory fit, and a chart.
+std::string findings_text(const Inputs& in, const RooflineResult& res) {
+    const Machine& hw = in.req.machine;
+    std::string h;
+    if (res.comparison)
+        h += "\n" + wrap(comparison_line(*res.comparison)) +
+             wrap("(batching shares the weight read; it does not make any one request's next token come sooner)", "  ", "  ");
+    if (res.compute_limit_searched) {
+        if (res.compute_bound_from_batch)
+            h += wrap(fmt::format("Compute limit: a step becomes compute-bound from B = {} (intensity passes the ridge "
+                                  "point {} FLOP/B)",
+                                  group_thousands(*res.compute_bound_from_batch), format_real(*res.ridge_flops_per_byte, 4)));
         else
-            x += fmt::format("  D_{} = {} + {} = {} B = {} GB\n", s.batch, group_thousands(m.weight_bytes),
-                             group_thousands(s.kv_bytes), group_thousands(s.bytes),
-                             exact_ratio(s.bytes, 1000000000, 9));
-        x += fmt::format("  t_{} ≥ {} B / {:.6g} B/s = {}\n", s.batch, group_thousands(s.bytes), hw.bandwidth,
-                         ms(s.memory_time_s));
-        if (s.compute_time_s)
-            x += fmt::format("  compute: F = {} FLOP / {} FLOP/s = {} → {}-bound\n", format_real(*s.flops, 6),
-                             format_real(*hw.peak_flops, 6), ms(*s.compute_time_s), s.compute_bound ? "compute" : "memory");
-        x += fmt::format("  R_all ≤ {} / {} s = {} token/s;  per request ≤ 1 / {} s = {} token/s\n", s.batch,
-                         format_real(s.step_time_s, 6), tps(s.aggregate_tokens_per_s), format_real(s.step_time_s, 6),
-                         tps(s.per_request_tokens_per_s));
+            h += wrap("Compute limit: memory-bound at every batch size (each added request reads its KV faster than it "
+                      "computes)");
+        if (!in.req.model.has_attention_shape())
+            h += wrap("(attention FLOPs not counted: no model shape; give --config/--model)", "  ", "  ");
     }
-
-    if (rows.size() >= 2) {
-        const DecodeStep& a = rows.front();
-        const DecodeStep& b = rows.back();
-        double reads = static_cast<double>(b.bytes) / static_cast<double>(a.bytes);
-        double agg = b.aggregate_tokens_per_s / a.aggregate_tokens_per_s;
-        double per = b.per_request_tokens_per_s / a.per_request_tokens_per_s;
-        j["comparison"] = {{"from_batch", a.batch}, {"to_batch", b.batch}, {"reads_ratio", reads},
-                           {"aggregate_ratio", agg}, {"per_request_ratio", per}};
-        std::string line = fmt::format("B = {} → {}: reads ×{}, aggregate ×{}, per-request {} {}×", a.batch, b.batch,
-                                       ratio(reads), ratio(agg), per < 1 ? "down to" : "at", ratio(per));
-        h += "\n" + line + "\n";
-        h += "  (batching shares the weight read; it does not make any one request's next token come sooner)\n";
-        x += "\n" + line + "\n";
-    }
-
-    if (hw.peak_flops && m.params && !in.lens_are_batch) {
-        std::uint64_t s0 = in.lens.empty() ? 0 : in.lens.front();
-        auto from = compute_bound_from(m, s0, hw);
-        if (from) {
-            j["compute_bound_from_batch"] = *from;
-            h += fmt::format("Compute limit: a step becomes compute-bound from B = {} (intensity passes the ridge point {} FLOP/B)\n",
-                             *from, format_real(*hw.peak_flops / hw.bandwidth, 4));
-        } else {
-            j["compute_bound_from_batch"] = nullptr;
-            h += "Compute limit: memory-bound at every batch size (each added request reads its KV faster than it computes)\n";
-        }
-        if (!m.has_attention_shape()) h += "  (attention FLOPs not counted: no model shape; give --config/--model)\n";
-    }
-    if (hw.memory_bytes) {
-        bool any_fail = false;
-        for (const auto& s : rows) any_fail = any_fail || !*s.fits;
-        if (any_fail) h += "Rows marked NO hold more weights + KV than the device memory.\n";
-    }
-    if (rows.size() >= 3) {
+    if (hw.memory_bytes && res.any_row_exceeds_memory) h += "Rows marked NO hold more weights + KV than the device memory.\n";
+    if (res.rows.size() >= 3) {
         std::vector<std::string> labels;
         ChartSeries agg{"aggregate tokens/s", {}}, per{"per-request tokens/s", {}};
-        for (const auto& s : rows) {
+        for (const auto& s : res.rows) {
             labels.push_back("B=" + std::to_string(s.batch));
             agg.values.push_back(s.aggregate_tokens_per_s);
             per.values.push_back(s.per_request_tokens_per_s);
         }
         h += "\n" + render_bar_chart(labels, {agg, per}, 50);
     }
+    return h;
+}
 
-    if (!o.output_len.empty() || !o.prompt_len.empty()) generation_section(o, in, r);
+std::string generation_text(const RooflineRequest& rq, const RooflineResult& res, const Table& g) {
+    const std::uint64_t P = *rq.prompt_len, N = *rq.output_len;
+    const GenerationBound& d = res.generation.front().decode;  // every batch decodes the same lengths
+    std::string h = "\n" + wrap(fmt::format(
+        "Whole generation: P = {}, N = {}: token 1 comes from prefill (TTFT); {}.", count_noun(P, "prompt token"),
+        count_noun(N, "output token"),
+        N == 1 ? "no decode step follows"
+               : fmt::format("tokens 2..N from {} reading S = {} … {}", count_noun(d.steps, "decode step"),
+                             group_thousands(d.start_len), group_thousands(d.last_len))));
+    h += render_table(g);
+    h += wrap("TTFT: request start to the first output token (the prefill bound alone, no queueing); TPOT: mean of the "
+              "decode steps; end-to-end = TTFT + decode total = TTFT + (N−1)·TPOT (second document).",
+              "  ", "  ");
+    if (!res.generation_has_prefill)
+        h += wrap("(TTFT and end-to-end need --peak-flops or --hw with a FLOPS figure: prefill is mostly compute-bound)",
+                  "  ", "  ");
+    return h;
+}
+
+// --explain: the formulas with the values substituted, row by row.
+std::string step_explain(const RooflineRequest& rq, const DecodeStep& s) {
+    const DecodeModel& m = rq.model;
+    std::string x = fmt::format("\nB = {}:\n", s.batch);
+    if (m.kv_bytes_per_request && !rq.lens_are_batch)
+        x += wrap(fmt::format("D_{} = {} + {} × {} = {} B = {} GB + {} × {} GB = {} GB", s.batch,
+                              group_thousands(m.weight_bytes), s.batch, group_thousands(*m.kv_bytes_per_request),
+                              group_thousands(s.bytes), exact_ratio(m.weight_bytes, 1000000000, 9), s.batch,
+                              exact_ratio(*m.kv_bytes_per_request, 1000000000, 9), exact_ratio(s.bytes, 1000000000, 9)),
+                  "  ", "      ");
+    else
+        x += wrap(fmt::format("D_{} = {} + {} = {} B = {} GB", s.batch, group_thousands(m.weight_bytes),
+                              group_thousands(s.kv_bytes), group_thousands(s.bytes), exact_ratio(s.bytes, 1000000000, 9)),
+                  "  ", "      ");
+    x += wrap(fmt::format("t_{} ≥ {} B / {} = {}", s.batch, group_thousands(s.bytes), format_bandwidth(rq.machine.bandwidth),
+                          format_seconds(s.memory_time_s)),
+              "  ", "      ");
+    if (s.compute_time_s)
+        x += wrap(fmt::format("compute: F = {} FLOP / {} = {} → {}-bound", format_real(*s.flops, 6),
+                              format_flops(*rq.machine.peak_flops), format_seconds(*s.compute_time_s),
+                              s.compute_bound ? "compute" : "memory"),
+                  "  ", "      ");
+    x += wrap(fmt::format("R_all ≤ {} / {} = {} token/s; per request ≤ 1 / {} = {} token/s", s.batch,
+                          format_seconds(s.step_time_s), format_decimal(s.aggregate_tokens_per_s, 2),
+                          format_seconds(s.step_time_s), format_decimal(s.per_request_tokens_per_s, 2)),
+              "  ", "      ");
+    return x;
+}
+
+std::string result_explain(const RooflineRequest& rq, const RooflineResult& res) {
+    const DecodeModel& m = rq.model;
+    std::string x = wrap("Read-volume model (first document §2.1.3): each decode step reads the weights once and each "
+                         "request's whole KV history once, and produces one token per request.");
+    x += "  D_B = W + Σ_i M_KV,i    t_B ≥ D_B / β    R_all ≤ B / t_B    R_one ≤ 1 / t_B\n";
+    x += wrap("W = " + bytes_all_units(m.weight_bytes), "  ", "      ");
+    if (m.moe)
+        x += wrap(fmt::format("MoE: W_B = W_always + L_moe · E·(1 − (1 − k/E)^B) · W_expert = {} + {} × E_B × {} "
+                              "(E = {}, k = {}); the FLOPs count the active parameters: 2·P_active per token",
+                              group_thousands(m.moe->always_read_bytes), m.moe->moe_layers,
+                              group_thousands(m.moe->expert_bytes), m.moe->experts, m.moe->top_k),
+                  "  ", "       ");
+    if (m.kv_bytes_per_request) x += wrap(fmt::format("M_KV = {} per request", bytes_all_units(*m.kv_bytes_per_request)), "  ", "      ");
+    x += wrap("Caution: 1 GiB = 1.073741824 GB; convert every term to the same unit before adding (W in GB, M_KV in GiB).",
+              "  ", "  ");
+    x += wrap("β = " + format_bandwidth(rq.machine.bandwidth), "  ", "      ");
+    for (const auto& s : res.rows) x += step_explain(rq, s);
+    if (res.comparison) x += "\n" + wrap(comparison_line(*res.comparison));
+    if (rq.prompt_len) {
+        x += "\n" + wrap(fmt::format("Whole generation: decode total = Σ_(i=1)^(N−1) t(S = P + i) with P = {}, N = {}; "
+                                     "charging every step at the final length overstates it.",
+                                     *rq.prompt_len, *rq.output_len));
+        x += wrap("Prefill: F = 2·P_params·P + 2·L·H_q·d·P² per prompt (causal attention), t ≥ max(bytes/β, F/π); "
+                  "TTFT = prefill bound; TPOT = decode total / (N−1); end-to-end = TTFT + decode total.");
+    }
+    return x;
+}
+
+// --list-hw prints the presets and computes nothing: a flag beside it would be ignored.
+void refuse_beside_list_hw(const RooflineOptions& o) {
+    const std::pair<const char*, const std::string*> flags[] = {
+        {"--weights-bytes", &o.weights_bytes}, {"--params", &o.params}, {"--weight-dtype", &o.weight_dtype},
+        {"--config", &o.config}, {"--model", &o.model}, {"--kv-bytes-per-request", &o.kv_bytes_per_request},
+        {"--seq-len", &o.seq_len}, {"--kv-dtype", &o.kv_dtype}, {"--bytes-per-elem", &o.bytes_per_elem}, {"--bandwidth", &o.bandwidth}, {"--hw", &o.hw},
+        {"--peak-flops", &o.peak_flops}, {"--memory", &o.memory}, {"--prompt-len", &o.prompt_len},
+        {"--output-len", &o.output_len}};
+    if (o.batch_given) throw InputError("--list-hw and --batch both given: --list-hw computes nothing, so --batch has no effect");
+    for (const auto& [flag, value] : flags)
+        if (!value->empty())
+            throw InputError(fmt::format("--list-hw and {} both given: --list-hw computes nothing, so {} has no effect", flag, flag));
+}
+
+void run(const RooflineOptions& o) {
+    if (o.list_hw) {
+        refuse_beside_list_hw(o);
+        return list_hw(o);
+    }
+    const Inputs in = gather(o);
+    const RooflineResult res = decode_roofline(in.req);
+    Report r;
+    r.json = result_json(in, res);
+    const Table rows = rows_table(in.req, res);
+    r.add_table("rows", rows);
+    r.human = inputs_text(in, res) + "\n" + render_table(rows) + findings_text(in, res);
+    r.explain = result_explain(in.req, res);
+    if (in.req.prompt_len) {
+        const Table g = generation_table(res);
+        r.add_table("generation", g);
+        r.human += generation_text(in.req, res, g);
+    }
     emit(r, o.out);
 }
 
@@ -466,11 +497,12 @@ void setup_decode_roofline(CLI::App& app) {
     sub->add_option("--kv-bytes-per-request", opt->kv_bytes_per_request, "M_KV per request (1GiB)");
     sub->add_option("--seq-len", opt->seq_len, "tokens cached per request (with a model); a list = requests of different lengths");
     sub->add_option("--kv-dtype", opt->kv_dtype, "KV precision with a model (default: torch_dtype)");
-    sub->add_option("--batch", opt->batch, "batch sizes: 1,8 or a range 1..64 (default 1)");
+    sub->add_option("--bytes-per-elem", opt->bytes_per_elem, "b, KV bytes per element instead of --kv-dtype (0.5 for 4 bits)");
+    sub->add_option("--batch", opt->batch, "batch sizes: 1,8 or a range 1..64 (default 1; at most 10,000,000)");
     sub->add_option("--bandwidth", opt->bandwidth, "β, sustained memory bandwidth (1TB/s, 3.35e12)");
     sub->add_option("--hw", opt->hw, "a hardware preset (see --list-hw)");
     sub->add_option("--peak-flops", opt->peak_flops, "π, dense peak FLOP/s (989TFLOPS): adds the compute bound");
-    sub->add_option("--memory", opt->memory, "device memory (80GiB): marks batches that do not fit");
+    sub->add_option("--memory", opt->memory, "device memory (80GiB, positive): marks batches that do not fit");
     sub->add_option("--prompt-len", opt->prompt_len, "P: prefill bound, TTFT, TPOT and end-to-end");
     sub->add_option("--output-len", opt->output_len, "N: a whole generation, the context growing one token a step");
     sub->add_flag("--list-hw", opt->list_hw, "list the hardware presets with their sources");
@@ -487,12 +519,8 @@ void setup_decode_roofline(CLI::App& app) {
         "Attention FLOPs: 2·H_q·(d_qk + d_v) per layer and cached position, min(S, W) positions on a sliding layer.\n"
         "A config without torch_dtype needs --weight-dtype and --kv-dtype (one error names both).\n"
         "Without --seq-len, --prompt-len P sets the per-step table's S = P.\n"
-        "JSON keys: inputs{...}, rows[]{batch, bytes_per_step, weight_bytes, kv_bytes, bytes_per_step_gb,\n"
-        "bytes_per_step_gib, memory_time_s, compute_time_s, step_time_s, flops_per_step, arithmetic_intensity, bound,\n"
-        "aggregate_tokens_per_s, per_request_tokens_per_s, fits}, comparison{reads_ratio, aggregate_ratio,\n"
-        "per_request_ratio}, compute_bound_from_batch, generation[]{decode_steps (N − 1), decode_first_len (P + 1),\n"
-        "decode_total_s, average_step_s, last_step_s, charged_at_final_length_s, ttft_s, tpot_s, end_to_end_s}\n"
-        "(null where not computed: TTFT needs π; TPOT needs N ≥ 2)."));
+        "Tables for --csv --table NAME: rows, and with --prompt-len/--output-len generation; --list-hw: hardware.\n"
+        "JSON keys: the README's table (every key present in every run, null where not computed)."));
     sub->callback([opt, sub] {
         opt->batch_given = sub->count("--batch") > 0;
         run(*opt);

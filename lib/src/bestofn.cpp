@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "inferlab/error.hpp"
+#include "inferlab/units.hpp"
 #include "inferlab/rng.hpp"
 #include "inferlab/stats.hpp"
 
@@ -56,13 +57,13 @@ std::vector<double> spread_wrong(double p, std::uint64_t k) {
 }
 
 double majority_vote(const std::vector<double>& dist, std::uint64_t n) {
-    if (n > 200) throw InputError("--n", std::to_string(n), "majority vote is computed exactly for N ≤ 200");
+    if (n > 200) throw InputError("N", std::to_string(n), "majority vote is computed exactly for N ≤ 200");
     if (dist.size() < 2 || dist.size() > 33)
-        throw InputError("--alternatives", std::to_string(dist.size() - 1), "must be between 1 and 32 wrong answers");
+        throw InputError("wrong answers", std::to_string(dist.size() - 1), "must be between 1 and 32 wrong answers");
     const std::size_t k = dist.size() - 1;
     const int N = static_cast<int>(n);
     if (static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(k * k) > 2e9)
-        throw InputError("--n", std::to_string(n),
+        throw InputError("N", std::to_string(n),
                          "with " + std::to_string(k) + " wrong answers is too large for the exact majority-vote DP "
                          "(N³·k² must stay under 2·10^9)");
     // Probability of a vote vector (c, n_1..n_k) = N!/(c!·Π n_j!) · p^c · Π q_j^{n_j}.
@@ -119,8 +120,8 @@ double biased_judge_selection(double p, std::uint64_t n, double bias) {
 std::vector<BudgetPlan> compare_at_budget(double p, double budget, double cost_sample, double cost_judge,
                                           const Verifier& v, const std::vector<double>& dist) {
     if (budget < cost_sample)
-        throw InputError("--budget", std::to_string(budget), "is smaller than one sample (--cost-sample " +
-                                                                 std::to_string(cost_sample) + ")");
+        throw InputError("budget", format_real(budget, 10), "is smaller than one sample (cost " +
+                                                                format_real(cost_sample, 10) + ")");
     std::vector<BudgetPlan> out;
     out.push_back({"single sample", 1, cost_sample, p});
     const double per_verified = cost_sample + cost_judge;

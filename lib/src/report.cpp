@@ -34,12 +34,14 @@ namespace {
 
 // Splits `text` at spaces into lines of at most `width` columns (a word longer than that keeps
 // its own line).
-std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width, std::size_t rest_width = 0) {
     std::vector<std::string> lines;
     std::string line, word;
     auto flush_word = [&] {
         if (word.empty()) return;
-        if (!line.empty() && display_width(line) + 1 + display_width(word) > width) {
+        // The first line has `width` columns, the lines after it `rest_width` (0: the same).
+        const std::size_t room = lines.empty() || rest_width == 0 ? width : rest_width;
+        if (!line.empty() && display_width(line) + 1 + display_width(word) > room) {
             lines.push_back(line);
             line.clear();
         }
@@ -167,8 +169,11 @@ std::string wrap_text(const std::string& text, std::size_t width, const std::str
         if (para.empty()) {
             if (nl < text.size()) out += "\n";
         } else {
-            const std::size_t room = width > display_width(indent) + 20 ? width - display_width(indent) : 20;
-            const auto lines = wrap_words(para, room);
+            // Continuation lines take `hanging`, so their room is the width less that prefix.
+            const auto room = [&](const std::string& prefix) {
+                return width > display_width(prefix) + 20 ? width - display_width(prefix) : std::size_t{20};
+            };
+            const auto lines = wrap_words(para, room(indent), room(hanging));
             for (std::size_t k = 0; k < lines.size(); ++k) out += (k == 0 ? indent : hanging) + lines[k] + "\n";
         }
         start = nl + 1;
@@ -270,6 +275,55 @@ void require_finite(const nlohmann::json& j, const std::string& path) {
     } else if (j.is_array()) {
         for (std::size_t i = 0; i < j.size(); ++i) require_finite(j[i], path + "[" + std::to_string(i) + "]");
     }
+}
+
+}  // namespace inferlab
+
+namespace inferlab {
+
+std::string format_decimal(double v, int decimals) {
+    if (!std::isfinite(v)) return "n/a";
+    if (v == 0) return "0";
+    const double a = std::fabs(v);
+    // Fixed decimals keep a table's column aligned; they fail at both ends: 4.2e-05 rounds to
+    // "0.00", and 1e35 prints every one of its 36 digits.
+    if (a >= 1e9 || a * std::pow(10.0, decimals) < 10) return format_real(v, 6);
+    return fmt::format("{:.{}f}", v, decimals);
+}
+
+std::string format_seconds(double s) {
+    if (!std::isfinite(s)) return "n/a";
+    if (s == 0) return "0 s";
+    const double a = std::fabs(s);
+    if (a >= 1) return format_real(s, 6) + " s";
+    if (a >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+    if (a >= 1e-6) return format_real(s * 1e6, 4) + " µs";
+    return format_real(s * 1e9, 4) + " ns";
+}
+
+std::string format_bandwidth(double bps) {
+    const char* unit = "B/s";
+    double v = bps;
+    for (const char* u : {"kB/s", "MB/s", "GB/s", "TB/s", "PB/s"}) {
+        if (v < 1000) break;
+        v /= 1000;
+        unit = u;
+    }
+    return fmt::format("{} {} ({:.6g} B/s)", format_real(v, 6), unit, bps);
+}
+
+std::string format_ms_cell(double s) { return format_decimal(s * 1e3, 3); }
+
+std::string format_flops(double f) {
+    const char* unit = "FLOP/s";
+    double v = f;
+    for (const char* u : {"kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s", "EFLOP/s"}) {
+        if (std::fabs(v) < 1000) break;
+        v /= 1000;
+        unit = u;
+    }
+    if (std::fabs(v) >= 1000) return format_real(f, 6) + " FLOP/s";  // past the last prefix: an exponent
+    return format_real(v, 6) + " " + unit;
 }
 
 }  // namespace inferlab

@@ -102,7 +102,7 @@ DecodeStep finish_step(const DecodeModel& m, std::uint64_t batch, std::uint64_t 
 }  // namespace
 
 DecodeStep decode_step(const DecodeModel& m, const std::vector<std::uint64_t>& seq_lens, const Machine& hw) {
-    if (!(hw.bandwidth > 0)) throw InputError("--bandwidth must be positive");
+    if (!(hw.bandwidth > 0)) throw InputError("the bandwidth β must be positive");
     std::uint64_t kv = 0;
     double attn = 0;
     for (std::uint64_t len : seq_lens) {
@@ -112,9 +112,17 @@ DecodeStep decode_step(const DecodeModel& m, const std::vector<std::uint64_t>& s
     return finish_step(m, seq_lens.size(), kv, attn, hw);
 }
 
+DecodeStep decode_step_uniform(const DecodeModel& m, std::uint64_t batch, std::uint64_t seq_len, const Machine& hw) {
+    if (!(hw.bandwidth > 0)) throw InputError("the bandwidth β must be positive");
+    // B equal requests: one request's KV and FLOPs times B, so the cost does not grow with B.
+    const std::uint64_t kv = checked_mul(request_kv_bytes(m, seq_len), batch, "KV bytes of the batch");
+    const double attn = m.has_attention_shape() ? attention_flops(m, seq_len) * static_cast<double>(batch) : 0.0;
+    return finish_step(m, batch, kv, attn, hw);
+}
+
 std::optional<std::uint64_t> compute_bound_from(const DecodeModel& m, std::uint64_t seq_len, const Machine& hw) {
     if (!hw.peak_flops || !m.params) return std::nullopt;
-    if (!(hw.bandwidth > 0)) throw InputError("--bandwidth must be positive");
+    if (!(hw.bandwidth > 0)) throw InputError("the bandwidth β must be positive");
     // compute − memory time is B·(F1/π − M/β) − W(B)/β: linear minus a concave W(B) (MoE) or a
     // constant (dense), so once a batch is compute-bound every larger one is: bisect.
     const std::uint64_t per_request = request_kv_bytes(m, seq_len);
@@ -142,8 +150,9 @@ GenerationBound decode_generation(const DecodeModel& m, std::uint64_t batch, std
     g.start_len = start_len;
     g.steps = steps;
     if (steps == 0) return g;
+    g.last_len = checked_add(start_len, steps - 1, "the last step's length");
     for (std::uint64_t i = 0; i < steps; ++i) {
-        DecodeStep s = decode_step(m, std::vector<std::uint64_t>(batch, start_len + i), hw);
+        DecodeStep s = decode_step_uniform(m, batch, start_len + i, hw);
         g.total_time_s += s.step_time_s;
         g.bytes_read += static_cast<double>(s.bytes);
         if (i == 0) g.first_step_s = s.step_time_s;
@@ -155,9 +164,8 @@ GenerationBound decode_generation(const DecodeModel& m, std::uint64_t batch, std
 }
 
 PrefillBound prefill_bound(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len, const Machine& hw) {
-    if (!m.params) throw InputError("prefill needs the parameter count: give --params, or a model with --config/--model");
-    if (!hw.peak_flops)
-        throw InputError("prefill is mostly compute-bound: give --peak-flops (e.g. 989TFLOPS) or --hw with a FLOPS figure");
+    if (!m.params) throw InputError("prefill needs the parameter count P (2·P FLOPs per prompt token)");
+    if (!hw.peak_flops) throw InputError("prefill is mostly compute-bound: it needs the peak FLOP rate π");
     PrefillBound p;
     p.batch = batch;
     p.prompt_len = prompt_len;
@@ -176,7 +184,7 @@ PrefillBound prefill_bound(const DecodeModel& m, std::uint64_t batch, std::uint6
 
 GenerationBound generation_decode_steps(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len,
                                         std::uint64_t output_len, const Machine& hw) {
-    if (output_len == 0) throw InputError("--output-len", "0", "must be a positive integer");
+    if (output_len == 0) throw InputError("output length N", "0", "must be a positive token count");
     return decode_generation(m, batch, prompt_len + 1, output_len - 1, hw);
 }
 

@@ -87,7 +87,8 @@ TEST_CASE("best-of-n: p = 0 and a verifier that accepts nothing say what happens
     auto j = parse_json(run_inferlab({"best-of-n", "--p", "0.3", "--n", "1..3", "--tpr", "0", "--fpr", "0", "--json"}));
     CHECK(j["verifier"]["limit_large_n"].get<double>() == 0.3);  // every N falls back to a random pick
     for (const auto& row : j["rows"]) CHECK(row["verifier_selection"].get<double>() == 0.3);
-    auto h = run_inferlab({"best-of-n", "--p", "0.3", "--n", "1..3", "--tpr", "0", "--fpr", "0"});
+    // A wide terminal (issue #15 wraps prose to $COLUMNS): the sentence on one line.
+    auto h = run_inferlab({"best-of-n", "--p", "0.3", "--n", "1..3", "--tpr", "0", "--fpr", "0"}, "", {"COLUMNS=1000"});
     CHECK(h.out.find("every N gives the fallback: a random candidate, correct with probability p = 0.3") != std::string::npos);
     CHECK(h.out.find("tends to p·TPR/q") == std::string::npos);
 }
@@ -120,4 +121,23 @@ TEST_CASE("best-of-n: --simulate past N = 200 needs no majority vote", "[cli][be
     CHECK(j["simulation"]["rows"][0]["strategy"] == "coverage");
     auto one = run_inferlab({"best-of-n", "--p", "0.3", "--n", "2", "--simulate", "1"});
     CHECK(one.out.find("(1 trial, seed 1)") != std::string::npos);
+}
+
+// Issue #15: a flag given where it has no effect is an error, never silently ignored.
+TEST_CASE("best-of-n: --fallback without a verifier, --seed without --simulate, costs without --budget", "[cli][best-of-n][errors]") {
+    expect_error({"best-of-n", "--p", "0.3", "--n", "4", "--fallback", "abstain"},
+                 "--fallback 'abstain': has no effect without a verifier");
+    expect_error({"best-of-n", "--p", "0.3", "--n", "4", "--fallback", "random"}, "--fallback 'random': has no effect");
+    expect_error({"best-of-n", "--p", "0.3", "--n", "4", "--seed", "3"}, "--seed has no effect without --simulate");
+    expect_error({"best-of-n", "--p", "0.3", "--n", "4", "--cost-judge", "1"}, "--cost-judge has no effect without --budget");
+    expect_error({"best-of-n", "--p", "0.3", "--n", "4", "--cost-sample", "2"}, "--cost-sample has no effect without --budget");
+    // With a verifier it applies.
+    auto r = run_inferlab({"best-of-n", "--p", "0.3", "--n", "4", "--tpr", "0.9", "--fpr", "0.2", "--fallback", "abstain", "--json"});
+    CHECK(r.status == 0);
+    CHECK(parse_json(r)["verifier"]["fallback"] == "abstain");
+}
+
+TEST_CASE("best-of-n: majority vote past N = 200 names --n, not a library term", "[cli][best-of-n][errors]") {
+    expect_error({"best-of-n", "--p", "0.3", "--n", "201", "--alternatives", "2"},
+                 "--n '201': majority vote is computed exactly for N ≤ 200");
 }

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "../support/cli.hpp"
 
 using namespace inferlab::test;
@@ -7,6 +9,20 @@ using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
 namespace {
+// Text with each line break and the indentation after it read as one space.
+std::string unwrapped(const std::string& text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '\n') {
+            out.push_back(text[i]);
+            continue;
+        }
+        out.push_back(' ');
+        while (i + 1 < text.size() && text[i + 1] == ' ') ++i;
+    }
+    return out;
+}
+
 const std::vector<std::string> kDoc = {"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB",
                                        "--bandwidth", "1TB/s", "--batch", "1,8"};
 void check_doc_rows(const nlohmann::json& j) {
@@ -56,10 +72,11 @@ TEST_CASE("decode-roofline: human output, explain with the GiB caution, CSV", "[
     CHECK(h.out.find("reads ×1.50, aggregate ×5.34, per-request down to 0.67×") != std::string::npos);
     auto x = run_inferlab([] { auto a = kDoc; a.push_back("--explain"); return a; }());
     CHECK(x.out.find("1 GiB = 1.073741824 GB") != std::string::npos);
-    CHECK(x.out.find("= 14 GB + 8 × 1.073741824 GB = 22.589934592 GB") != std::string::npos);
+    CHECK(unwrapped(x.out).find("= 14 GB + 8 × 1.073741824 GB = 22.589934592 GB") != std::string::npos);
     auto c = run_inferlab([] { auto a = kDoc; a.push_back("--csv"); return a; }());
-    CHECK(c.out.rfind("batch,bytes/step (GB),bytes/step (GiB),step bound,aggregate tok/s,per-request tok/s\n", 0) == 0);
-    CHECK(c.out.find("8,22.590,21.039,22.590 ms,354.14,44.27") != std::string::npos);
+    // Issue #15: numbers only in the cells, the unit in the header ("step bound (ms)", not "22.590 ms").
+    CHECK(c.out.rfind("batch,bytes/step (GB),bytes/step (GiB),step bound (ms),aggregate tok/s,per-request tok/s\n", 0) == 0);
+    CHECK(c.out.find("8,22.590,21.039,22.590,354.14,44.27") != std::string::npos);
 }
 
 TEST_CASE("decode-roofline: presets, compute limit, memory fit, ranges and a chart", "[cli][decode-roofline]") {
@@ -136,11 +153,48 @@ TEST_CASE("decode-roofline: decode total, TPOT and end-to-end count the same N �
     CHECK_THAT(g["decode_total_s"].get<double>(), WithinRel(511 * g["tpot_s"].get<double>(), 1e-12));
     auto h = run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "1",
                            "--prompt-len", "2048", "--output-len", "512"});
-    CHECK(h.out.find("token 1 comes from prefill (TTFT); tokens 2..N from 511 decode steps reading S = 2,049 … 2,559")
+    // The sentence is word-wrapped to 80 columns (issue #15): read it with the line breaks undone.
+    CHECK(unwrapped(h.out).find("token 1 comes from prefill (TTFT); tokens 2..N from 511 decode steps reading S = 2,049 … 2,559")
           != std::string::npos);
     auto no_pi = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--bandwidth", "1TB/s", "--seq-len",
                                           "1", "--prompt-len", "2048", "--output-len", "1", "--json"}));
     CHECK(no_pi["generation"][0]["decode_steps"] == 0);
     CHECK(no_pi["generation"][0]["ttft_s"].is_null());
     CHECK(no_pi["generation"][0]["tpot_s"].is_null());
+}
+
+// Issue #15: refused where they would mislead, and no value printed as 0.00 or as 35 digits.
+TEST_CASE("decode-roofline: --memory 0, a batch past the maximum, and flags beside --list-hw are refused", "[cli][decode-roofline][errors]") {
+    auto a = kDoc;
+    a.insert(a.end(), {"--memory", "0"});
+    expect_error(a, "--memory '0': must be positive");
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
+                  "--batch", "1e12"},
+                 "--batch '1e12': must be at most 10,000,000 requests per batch");
+    expect_error({"decode-roofline", "--list-hw", "--batch", "8"}, "--list-hw and --batch both given");
+    expect_error({"decode-roofline", "--list-hw", "--hw", "h100-sxm"}, "--list-hw and --hw both given");
+}
+
+TEST_CASE("decode-roofline: the largest batch is answered at once, exactly", "[cli][decode-roofline]") {
+    auto j = parse_json(run_inferlab({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB",
+                                      "--bandwidth", "1TB/s", "--batch", "10000000", "--json"}));
+    // 14 GB + 10^7 GiB, an exact integer.
+    CHECK(j["rows"][0]["bytes_per_step"].get<std::uint64_t>() == 14000000000ULL + 10000000ULL * (1ULL << 30));
+}
+
+TEST_CASE("decode-roofline: extreme bandwidths print neither 0.00 nor 35 digits", "[cli][decode-roofline]") {
+    for (const char* bw : {"1e30", "1"}) {
+        INFO("--bandwidth " << bw);
+        auto r = run_inferlab({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth",
+                               bw, "--batch", "1,8", "--peak-flops", "1e40"});
+        REQUIRE(r.status == 0);
+        CHECK(r.out.find(" 0.00") == std::string::npos);
+        CHECK(r.out.find("0.000 ") == std::string::npos);
+        std::size_t run = 0, longest = 0;
+        for (char ch : r.out) {
+            run = (ch >= '0' && ch <= '9') ? run + 1 : 0;
+            longest = std::max(longest, run);
+        }
+        CHECK(longest <= 20);  // the exact byte counts (14,000,000,000 B) are grouped; nothing else runs long
+    }
 }

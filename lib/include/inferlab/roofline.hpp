@@ -85,6 +85,9 @@ std::uint64_t request_kv_bytes(const DecodeModel& m, std::uint64_t seq_len);
 // lengths still count the requests and feed the attention FLOPs.
 DecodeStep decode_step(const DecodeModel& m, const std::vector<std::uint64_t>& seq_lens, const Machine& hw);
 
+// The same for `batch` requests of `seq_len` tokens each, in time independent of the batch.
+DecodeStep decode_step_uniform(const DecodeModel& m, std::uint64_t batch, std::uint64_t seq_len, const Machine& hw);
+
 // Smallest batch of requests of `seq_len` tokens whose step is compute-bound; nullopt when the
 // step never becomes compute-bound (the KV read grows as fast as the arithmetic) or no π.
 std::optional<std::uint64_t> compute_bound_from(const DecodeModel& m, std::uint64_t seq_len, const Machine& hw);
@@ -92,6 +95,7 @@ std::optional<std::uint64_t> compute_bound_from(const DecodeModel& m, std::uint6
 // A whole generation: `steps` decode steps for `batch` requests, step i reading S = start + i.
 struct GenerationBound {
     std::uint64_t batch = 0, start_len = 0, steps = 0;
+    std::uint64_t last_len = 0;   // S of the last step: start_len + steps − 1 (0 without steps)
     double total_time_s = 0;      // Σ step bounds
     double average_step_s = 0;
     double first_step_s = 0, last_step_s = 0;
