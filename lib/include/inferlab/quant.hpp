@@ -65,6 +65,7 @@ struct QuantConfig {
     Granularity granularity = Granularity::Tensor;
     std::size_t group_size = 0;   // for Group: consecutive elements along a row
     Rounding rounding = Rounding::HalfAwayFromZero;
+    std::string group_where = "group size";  // names the group size in errors ("--group-size")
 };
 
 struct ErrorReport {
@@ -113,6 +114,7 @@ KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint6
 // and V per token (rows). Returns K per-channel, K per-token and V per-token reports.
 struct KvQuantComparison {
     ErrorReport k_per_channel, k_per_token, v_per_token, v_per_channel;
+    bool k_per_channel_better = false;  // K's MSE per channel below its MSE per token
 };
 KvQuantComparison compare_kv_quantization(const Matrix& k, const Matrix& v, unsigned bits, Rounding rule, Rng* rng);
 
