@@ -38,13 +38,13 @@ Table error_table(const std::vector<std::pair<std::string, const ErrorReport*>>&
         if (csv) {
             t.rows.push_back({name, cell(r->max_abs_error), cell(r->mse), r->snr_db ? cell(*r->snr_db) : "",
                               cell(r->mean_error), std::to_string(r->clipped),
-                              std::to_string(r->bound_checked - r->bound_violations), std::to_string(r->bound_checked)});
+                              std::to_string(r->bound_held()), std::to_string(r->bound_checked)});
             continue;
         }
         t.rows.push_back({name, fmt::format("{:.6g}", r->max_abs_error), fmt::format("{:.6g}", r->mse),
                           r->snr_db ? fmt::format("{:.2f}", *r->snr_db) : "exact", fmt::format("{:+.3g}", r->mean_error),
                           std::to_string(r->clipped),
-                          r->bound_checked ? fmt::format("{}/{} ok", r->bound_checked - r->bound_violations, r->bound_checked)
+                          r->bound_checked ? fmt::format("{}/{} ok", r->bound_held(), r->bound_checked)
                                            : "-"});
     }
     return t;
@@ -137,7 +137,7 @@ Report values_report(const ValuesQuant& v, const QuantizeLabels& labels) {
     std::vector<std::pair<std::string, const ErrorReport*>> rows;
     bool asymmetric = false;
     for (const auto& s : v.results) {
-        r.json["results"].push_back(scheme_json(s, v.rows * v.cols));
+        r.json["results"].push_back(scheme_json(s, s.quant.report.count));
         rows.emplace_back(quantizer_name(v, s.scheme), &s.quant.report);
         asymmetric = asymmetric || s.scheme == Scheme::Asymmetric;
     }

@@ -211,14 +211,15 @@ void expected_text(const SpecExpected& e, Report& r) {
     std::string lines;
     for (std::size_t k = 0; k <= e.gamma; ++k)
         lines += fmt::format("P({} accepted) = {}  → {}{}\n", k, show(e.accepted_count_distribution[k]),
-                             count_noun(k + 1, "token"), k == e.gamma ? " (the bonus token counted)" : "");
+                             count_noun(e.tokens_if_accepted[k], "token"), k == e.gamma ? " (the bonus token counted)" : "");
     lines += fmt::format("expected tokens per round (1 − α^(γ+1)) / (1 − α) = {}\n", show(e.expected_tokens_per_round));
     if (e.speedup)
         lines += fmt::format("speedup at draft/target cost ratio c = {}: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) = {}\n",
                              show(*e.cost_ratio), show(*e.speedup));
     r.human += wrap(lines, "  ", "    ");
     r.explain += "\n" + wrap(fmt::format("Expected tokens per round = (1 − α^(γ+1)) / (1 − α) = (1 − {}^{}) / (1 − {}) = {}",
-                                         show(e.alpha), e.gamma + 1, show(e.alpha), show(e.expected_tokens_per_round)));
+                                         show(e.alpha), e.tokens_if_accepted.back(), show(e.alpha),
+                                         show(e.expected_tokens_per_round)));
     if (e.speedup)
         r.explain += wrap(fmt::format("Speedup = E / (γc + 1) = {} / ({} × {} + 1) = {}", show(e.expected_tokens_per_round),
                                       e.gamma, show(*e.cost_ratio), show(*e.speedup)));
@@ -235,7 +236,7 @@ void gamma_sweep_text(const SpecExpected& e, Report& r) {
     else if (c.at_edge)
         r.human += wrap(fmt::format("γ = {} is the table's edge, not an optimum: γ = {} would be faster still{}. Raise "
                                     "--max-gamma to see more.",
-                                    e.max_gamma, e.max_gamma + 1,
+                                    e.max_gamma, e.next_gamma,
                                     e.alpha >= 1 ? " (α = 1 accepts every draft, so (γ + 1)/(γc + 1) grows with every γ)" : ""),
                         "  ", "  ");
 }

@@ -105,7 +105,9 @@ SpecExpected expected(double alpha, bool from_pq, std::size_t gamma, const SpecA
     e.gamma = gamma;
     e.expected_tokens_per_round = expected_tokens_per_round(alpha, gamma);
     e.accepted_count_distribution = accepted_count_distribution(alpha, gamma);
+    for (std::size_t k = 0; k <= gamma; ++k) e.tokens_if_accepted.push_back(k + 1);
     e.max_gamma = in.max_gamma;
+    e.next_gamma = in.max_gamma + 1;
     if (!in.cost_ratio) return e;
     e.cost_ratio = in.cost_ratio;
     e.speedup = speedup(alpha, gamma, *in.cost_ratio);

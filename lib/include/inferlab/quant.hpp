@@ -77,6 +77,7 @@ struct ErrorReport {
     std::size_t clipped = 0;
     std::size_t bound_checked = 0;         // values inside the range, where |x − x̂| ≤ Δ/2 must hold
     std::size_t bound_violations = 0;
+    std::size_t bound_held() const { return bound_checked - bound_violations; }  // values where it held
 };
 
 struct QuantResult {
