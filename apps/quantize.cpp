@@ -311,10 +311,7 @@ void setup_quantize(CLI::App& app) {
          "inferlab quantize --elements 32 --bits 8 --group-size 32 --scale-dtype fp16   (34 B, 8.5 bits/element)",
          "inferlab quantize --kv-gen 512x128 --outlier-channels 4 --bits 4",
          "inferlab quantize --model llama-3-8b --seq-len 8192 --group-size 64"},
-        "JSON keys: one value: x, step, qmax, scaled, rounded, level, dequantized, error, abs_error, clipped,\n"
-        "within_half_step; many values: input, bits, granularity, rounding, results[]{scheme, report{max_abs_error, mse,\n"
-        "snr_db, mean_error, clipped, bound_checked, bound_violations}, storage{...}}; KV case: k_per_channel,\n"
-        "k_per_token, v_per_token, v_per_channel, k_per_channel_better; --elements: total_bytes, bits_per_element."));
+        "JSON keys: the README's table (one set per kind of input, null where a value is not computed)."));
     sub->callback([opt, sub] { run(*opt, *sub); });
 }
 

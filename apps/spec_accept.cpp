@@ -192,12 +192,7 @@ void setup_spec_accept(CLI::App& app) {
          "inferlab spec-accept --gamma 4 --outcomes accept,accept,reject   (3 tokens advanced from 4 drafts)",
          "inferlab spec-accept --alpha 0.8 --gamma 4 --cost-ratio 0.1",
          "inferlab spec-accept --p 0.6,0.3,0.1 --q 0.4,0.4,0.2 --simulate 1000000 --seed 1"},
-        "JSON keys: alpha (null where q = 0), accepted_mass, accept_prob, reject_prob, positive_residual, residual,\n"
-        "residual_empty, output, max_abs_error, exact{...} (fractions as strings); alpha_rate, gamma,\n"
-        "expected_tokens_per_round, accepted_count_distribution, cost_ratio, speedup, gamma_table[], best_gamma;\n"
-        "round{accepted, tokens_advanced, draft_proposals, target_positions, discarded, bonus, steps[]};\n"
-        "simulation{samples, seed, speculative, speculative_fit{total_variation, chi_square, dof, p_value,\n"
-        "passes_at_1_percent}, threshold_shortcut, threshold_shortcut_exact, threshold_shortcut_fit, greedy}."));
+        "JSON keys: the README's table (every key present, null where not computed)."));
     sub->callback([opt, sub] { run(*opt, *sub); });
 }
 
