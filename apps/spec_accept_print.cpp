@@ -69,8 +69,8 @@ void position_text(const std::vector<T>& p, const std::vector<T>& q, const Accep
     if (pos.source == PositionSource::Logits)
         h += wrap(fmt::format("Distributions from logits at temperature {}, top-k {}, top-p {} (the ones actually sampled)",
                               show(pos.temperature), pos.top_k ? std::to_string(pos.top_k) : "off", show(pos.top_p)));
-    h += wrap(fmt::format("Speculative sampling at one position (first document §3.1.2), {} arithmetic",
-                          pos.exact ? "exact (fractions)" : "floating-point"));
+    h += wrap(fmt::format("Speculative sampling, one position (first document §3.1.2): {}",
+                          pos.exact ? "exact fractions" : "floating point"));
     h += render_table(tokens_table(p, q, a, pos, false));
     std::string notes = fmt::format("accept probability Σ min(p, q) = {};  reject probability = {}\n",
                                     show(a.accept_prob), show(a.reject_prob));
