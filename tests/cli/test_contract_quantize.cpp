@@ -18,6 +18,8 @@ const std::vector<std::string> kValues = {"quantize", "--gen", "normal:8x64", "-
 const std::vector<std::string> kKv = {"quantize", "--kv-gen", "64x32", "--outlier-channels", "2"};
 const std::vector<std::string> kElements = {"quantize", "--elements", "32", "--bits", "8", "--group-size", "32"};
 const std::vector<std::string> kModel = {"quantize", "--model", "llama-3-8b", "--seq-len", "8192", "--group-size", "64"};
+// A model with sliding layers prints one more note.
+const std::vector<std::string> kSliding = {"quantize", "--model", "gemma-2-9b", "--seq-len", "8192", "--scheme", "asymmetric"};
 }  // namespace
 
 TEST_CASE("quantize --csv: every table of every mode parses, by name", "[cli][contract]") {
@@ -55,7 +57,7 @@ TEST_CASE("quantize --json: documented keys, one schema per mode", "[cli][contra
 }
 
 TEST_CASE("quantize: text and --explain fit 80 columns in every mode", "[cli][contract]") {
-    for (const auto& args : {kValue, kValues, kKv, kElements, kModel}) {
+    for (const auto& args : {kValue, kValues, kKv, kElements, kModel, kSliding}) {
         for (const auto& form : {std::vector<std::string>{}, std::vector<std::string>{"--explain"}}) {
             const auto r = run_inferlab(with(args, form), "", {"COLUMNS=80"});
             REQUIRE(r.status == 0);
