@@ -24,6 +24,12 @@ std::string cell(double v) { return format_short(v, 17); }
 // More values than this and the JSON leaves the per-value arrays out (null).
 constexpr std::size_t kListedValues = 64;
 
+// " and an 8-bit zero point" ("an" where the number is said with a vowel: 8, 11, 18); "" for none.
+std::string zero_point_note(unsigned bits) {
+    if (bits == 0) return "";
+    return fmt::format(" and {} {}-bit zero point", bits == 8 || bits == 11 || bits == 18 ? "an" : "a", bits);
+}
+
 std::string scheme_name(Scheme s) { return s == Scheme::Symmetric ? "symmetric" : "asymmetric"; }
 
 json report_json(const ErrorReport& r) {
@@ -202,7 +208,7 @@ Report storage_report(const StorageQuant& s, const QuantizeLabels& labels) {
               {"bits_per_element", c.bits_per_element}};
     r.human = wrap(fmt::format("{} at int{} in groups of {} with one {} scale{}:", count_noun(s.elements, "element"), s.bits,
                                s.group_size, labels.scale_dtype,
-                               s.format.zero_bits ? fmt::format(" and a {}-bit zero point", s.format.zero_bits) : ""));
+                               zero_point_note(s.format.zero_bits)));
     r.human += wrap(fmt::format("data {} B + metadata {} B = {} B (was {} B at {}) → {} bits per element",
                                 group_thousands(c.data_bytes), group_thousands(c.metadata_bytes),
                                 group_thousands(c.total_bytes), group_thousands(c.source_bytes), labels.source_dtype,
@@ -237,7 +243,7 @@ Report kv_model_report(const KvModelQuant& m, const QuantizeLabels& labels) {
     r.human = wrap(fmt::format("KV cache of {} at S = {} (kv-mem's formula), quantized with one {} scale per {}{}:", m.model,
                                m.seq_len, labels.scale_dtype,
                                m.group_size == 1 ? std::string("element") : count_noun(m.group_size, "element"),
-                               m.zero_bits ? fmt::format(" and a {}-bit zero point", m.zero_bits) : ""));
+                               zero_point_note(m.zero_bits)));
     r.human += render_table(t);
     std::string totals;
     for (const auto& row : m.rows) totals += fmt::format("{}{} {}", totals.empty() ? "" : "; ", row.precision, bytes_all_units(row.bytes.total_bytes));
