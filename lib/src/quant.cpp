@@ -88,20 +88,20 @@ std::int64_t round_exact(const Rational& y, Rounding rule, Rng* rng) {
 }
 
 std::int64_t symmetric_qmax(unsigned bits) {
-    if (bits < 2 || bits > 16) throw InputError("--bits", std::to_string(bits), "must be between 2 and 16");
+    if (bits < 2 || bits > 16) throw InputError("bits", std::to_string(bits), "must be between 2 and 16");
     return (std::int64_t{1} << (bits - 1)) - 1;
 }
 
 ScalarQuant quantize_scalar(double x, double step, std::int64_t qmax, Rounding rule, Rng* rng) {
-    if (!(step > 0) || !std::isfinite(step)) throw InputError("--step", format_real(step), "must be greater than 0");
-    if (qmax < 1) throw InputError("--qmax", std::to_string(qmax), "must be a positive integer");
+    if (!(step > 0) || !std::isfinite(step)) throw InputError("step Δ", format_real(step), "must be greater than 0");
+    if (qmax < 1) throw InputError("Q", std::to_string(qmax), "must be a positive integer");
     ScalarQuant q;
     q.x = x;
     q.step = step;
     q.qmax = qmax;
     q.scaled = x / step;
     if (!std::isfinite(q.scaled) || std::fabs(q.scaled) > 9e15)
-        throw InputError("--x", format_real(x), "is too large for this step (x/Δ must stay below 9e15)");
+        throw InputError("x", format_real(x), "is too large for this step (x/Δ must stay below 9e15)");
     q.rounded = static_cast<std::int64_t>(round_with(q.scaled, rule, rng));
     q.level = std::clamp(q.rounded, -qmax, qmax);
     q.clipped = q.level != q.rounded;
@@ -111,8 +111,8 @@ ScalarQuant quantize_scalar(double x, double step, std::int64_t qmax, Rounding r
 }
 
 ScalarQuant quantize_scalar_exact(const Rational& x, const Rational& step, std::int64_t qmax, Rounding rule, Rng* rng) {
-    if (step.num() <= 0) throw InputError("--step", step.str(), "must be greater than 0");
-    if (qmax < 1) throw InputError("--qmax", std::to_string(qmax), "must be a positive integer");
+    if (step.num() <= 0) throw InputError("step Δ", step.str(), "must be greater than 0");
+    if (qmax < 1) throw InputError("Q", std::to_string(qmax), "must be a positive integer");
     ScalarQuant q;
     q.x = x.to_double();
     q.step = step.to_double();
@@ -155,9 +155,9 @@ std::vector<std::vector<std::size_t>> groups_of(const Matrix& m, const QuantConf
             break;
         case Granularity::Group: {
             const std::size_t G = cfg.group_size;
-            if (G == 0) throw InputError("--group-size is required with --granularity group");
+            if (G == 0) throw InputError(cfg.group_where + " is required with granularity group");
             if (m.cols % G != 0)
-                throw InputError("--group-size", std::to_string(G),
+                throw InputError(cfg.group_where, std::to_string(G),
                                  "must divide the row length " + std::to_string(m.cols) + " (no padding is applied)");
             for (std::size_t r = 0; r < m.rows; ++r)
                 for (std::size_t c0 = 0; c0 < m.cols; c0 += G) {
@@ -174,7 +174,7 @@ std::vector<std::vector<std::size_t>> groups_of(const Matrix& m, const QuantConf
 
 QuantResult quantize_matrix(const Matrix& m, const QuantConfig& cfg, Rng* rng) {
     if (m.v.empty()) throw InputError("no values to quantize");
-    if (cfg.bits < 2 || cfg.bits > 16) throw InputError("--bits", std::to_string(cfg.bits), "must be between 2 and 16");
+    if (cfg.bits < 2 || cfg.bits > 16) throw InputError("bits", std::to_string(cfg.bits), "must be between 2 and 16");
     QuantResult out;
     out.dequantized = m;
     ErrorReport& rep = out.report;
@@ -291,6 +291,7 @@ KvQuantComparison compare_kv_quantization(const Matrix& k, const Matrix& v, unsi
     c.granularity = Granularity::Row;
     out.k_per_token = quantize_matrix(k, c, rng).report;
     out.v_per_token = quantize_matrix(v, c, rng).report;
+    out.k_per_channel_better = out.k_per_channel.mse < out.k_per_token.mse;
     return out;
 }
 

@@ -85,20 +85,21 @@ std::vector<double> sampling_distribution(const std::vector<double>& logits, dou
     return pr;
 }
 
-RoundWalkthrough walk_round(std::size_t gamma, const std::vector<std::string>& outcomes) {
-    if (gamma == 0) throw InputError("--gamma", "0", "must be a positive integer");
+RoundWalkthrough walk_round(std::size_t gamma, const std::vector<std::string>& outcomes, const std::string& where,
+                            const std::string& gamma_name) {
+    if (gamma == 0) throw InputError(gamma_name, "0", "must be a positive integer");
     if (outcomes.size() > gamma)
-        throw InputError("--outcomes", std::to_string(outcomes.size()) + " outcomes",
-                         "is longer than --gamma " + std::to_string(gamma));
+        throw InputError(where, std::to_string(outcomes.size()) + " outcomes",
+                         "is longer than " + gamma_name + " " + std::to_string(gamma));
     RoundWalkthrough w;
     w.gamma = gamma;
     bool rejected = false;
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
         const std::string& o = outcomes[i];
         if (o != "accept" && o != "reject")
-            throw InputError("--outcomes", o, "each outcome must be 'accept' or 'reject'");
+            throw InputError(where, o, "each outcome must be 'accept' or 'reject'");
         if (rejected)
-            throw InputError("--outcomes", o,
+            throw InputError(where, o,
                              "follows a rejection: drafts after the first rejection are discarded without a judgement");
         if (o == "accept") {
             w.steps.push_back({i + 1, "accepted", "u < α(x): output as drafted", true, true});
@@ -110,7 +111,7 @@ RoundWalkthrough walk_round(std::size_t gamma, const std::vector<std::string>& o
         }
     }
     if (!rejected && outcomes.size() < gamma)
-        throw InputError("--outcomes", std::to_string(outcomes.size()) + " outcomes",
+        throw InputError(where, std::to_string(outcomes.size()) + " outcomes",
                          "must end with a 'reject' or give all " + std::to_string(gamma) + " outcomes");
     for (std::size_t i = outcomes.size(); i < gamma; ++i) {
         w.steps.push_back({i + 1, "discarded",
@@ -146,7 +147,7 @@ double speedup(double alpha, std::size_t gamma, double cost_ratio) {
 }
 
 GammaChoice choose_gamma(double alpha, double cost_ratio, std::size_t max_gamma) {
-    if (max_gamma == 0) throw InputError("--max-gamma", "0", "must be a positive integer");
+    if (max_gamma == 0) throw InputError("the largest γ", "0", "must be a positive integer");
     GammaChoice c;
     std::size_t best = 1;
     for (std::size_t g = 2; g <= max_gamma; ++g)

@@ -85,7 +85,7 @@ TEST_CASE("round walkthrough and its validation", "[spec]") {
     CHECK(all.bonus);
     CHECK(all.tokens_advanced == 3);
     CHECK_THROWS_WITH(walk_round(4, {"accept", "reject", "accept"}), Catch::Contains("follows a rejection"));
-    CHECK_THROWS_WITH(walk_round(2, {"accept", "accept", "accept"}), Catch::Contains("longer than --gamma 2"));
+    CHECK_THROWS_WITH(walk_round(2, {"accept", "accept", "accept"}), Catch::Contains("longer than γ 2"));
     CHECK_THROWS_WITH(walk_round(4, {"accept"}), Catch::Contains("must end with a 'reject'"));
     CHECK_THROWS_WITH(walk_round(4, {"maybe"}), Catch::Contains("'accept' or 'reject'"));
 }

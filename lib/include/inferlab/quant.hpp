@@ -66,6 +66,7 @@ struct QuantConfig {
     Granularity granularity = Granularity::Tensor;
     std::size_t group_size = 0;   // for Group: consecutive elements along a row
     Rounding rounding = Rounding::HalfAwayFromZero;
+    std::string group_where = "group size";  // names the group size in errors ("--group-size")
 };
 
 struct ErrorReport {
@@ -77,6 +78,7 @@ struct ErrorReport {
     std::size_t clipped = 0;
     std::size_t bound_checked = 0;         // values inside the range, where |x − x̂| ≤ Δ/2 must hold
     std::size_t bound_violations = 0;
+    std::size_t bound_held() const { return bound_checked - bound_violations; }  // values where it held
 };
 
 struct QuantResult {
@@ -123,6 +125,7 @@ KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint6
 // and V per token (rows). Returns K per-channel, K per-token and V per-token reports.
 struct KvQuantComparison {
     ErrorReport k_per_channel, k_per_token, v_per_token, v_per_channel;
+    bool k_per_channel_better = false;  // K's MSE per channel below its MSE per token
 };
 KvQuantComparison compare_kv_quantization(const Matrix& k, const Matrix& v, unsigned bits, Rounding rule, Rng* rng);
 

@@ -54,7 +54,9 @@ struct RoundWalkthrough {
     bool bonus = false;
 };
 // outcomes: "accept"/"reject" for positions 1.., ending at the first "reject" or after γ accepts.
-RoundWalkthrough walk_round(std::size_t gamma, const std::vector<std::string>& outcomes);
+// Errors name the outcomes and γ as the caller calls them (`where`, `gamma_name`: "--outcomes", "--gamma").
+RoundWalkthrough walk_round(std::size_t gamma, const std::vector<std::string>& outcomes,
+                            const std::string& where = "outcomes", const std::string& gamma_name = "γ");
 
 // Expected behaviour at acceptance rate α (i.i.d. positions) and draft length γ.
 double expected_tokens_per_round(double alpha, std::size_t gamma);      // (1 − α^(γ+1)) / (1 − α)

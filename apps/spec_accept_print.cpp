@@ -1,0 +1,322 @@
+// Printers of `inferlab spec-accept`, one per section, each writing text, JSON, CSV and the
+// explanation side by side. They choose what to print; the numbers come from spec_accept().
+#include "spec_accept_print.hpp"
+
+#include <fmt/format.h>
+
+#include "inferlab/units.hpp"
+
+namespace inferlab::app {
+namespace {
+
+using nlohmann::json;
+using app::wrap;
+
+// wrap() with continuation lines `extra` columns deeper than the first: the width is shrunk
+// by as much, so that they too end within text_width().
+std::string wrap(const std::string& text, const std::string& indent, const std::string& hanging, std::size_t extra) {
+    return wrap_text(text, text_width() - extra, indent, hanging);
+}
+
+std::string show(double v) { return format_real(v, 6); }
+std::string show(const Rational& r) { return r.str(); }
+// A fraction inside a formula gets parentheses so "3/5 / 2/5" reads as (3/5)/(2/5).
+std::string term(double v) { return show(v); }
+std::string term(const Rational& r) { return r.den() == 1 ? r.str() : "(" + r.str() + ")"; }
+// CSV cells: the double that reads back exactly (17 significant digits at most).
+std::string cell(double v) { return format_short(v, 17); }
+
+template <typename T>
+std::string show_list(const std::vector<T>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + show(v[i]);
+    return s + "]";
+}
+template <typename T>
+json strs(const std::vector<T>& v) {
+    json j = json::array();
+    for (const auto& x : v) j.push_back(show(x));
+    return j;
+}
+json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+// Every key of the document, null until a section fills it: one schema whatever was asked.
+json empty_document() {
+    json j = json::object();
+    for (const char* k : {"exact_arithmetic", "p", "q", "sampling", "alpha", "accepted_mass", "accept_prob",
+                          "reject_prob", "positive_residual", "residual", "residual_empty", "output", "max_abs_error",
+                          "never_proposed", "exact", "alpha_rate", "alpha_from", "gamma", "expected_tokens_per_round",
+                          "accepted_count_distribution", "cost_ratio", "speedup", "gamma_table", "best_gamma",
+                          "best_gamma_at_table_edge", "round", "simulation"})
+        j[k] = nullptr;
+    return j;
+}
+
+// The token table: fractions (or 6 digits) in text; in CSV the doubles, and α empty where q = 0.
+template <typename T>
+Table tokens_table(const std::vector<T>& p, const std::vector<T>& q, const Acceptance<T>& a, const SpecPosition& pos,
+                   bool csv) {
+    Table t{{"token", "p", "q", "α = min(1, p/q)", "accepted q·α", "[p − q]₊", "residual r", "output"}, {}, {}};
+    for (std::size_t x = 0; x < p.size(); ++x) {
+        if (csv)
+            t.rows.push_back({std::to_string(x), cell(pos.p[x]), cell(pos.q[x]),
+                              pos.a.never_proposed[x] ? "" : cell(pos.a.alpha[x]), cell(pos.a.accepted[x]),
+                              cell(pos.a.positive_residual[x]), cell(pos.a.residual[x]), cell(pos.a.output[x])});
+        else
+            t.rows.push_back({std::to_string(x), show(p[x]), show(q[x]), a.never_proposed[x] ? "never drafted" : show(a.alpha[x]),
+                              show(a.accepted[x]), show(a.positive_residual[x]), show(a.residual[x]), show(a.output[x])});
+    }
+    return t;
+}
+
+template <typename T>
+void position_text(const std::vector<T>& p, const std::vector<T>& q, const Acceptance<T>& a, const SpecPosition& pos,
+                   Report& r) {
+    std::string& h = r.human;
+    if (pos.source == PositionSource::Logits)
+        h += wrap(fmt::format("Distributions from logits at temperature {}, top-k {}, top-p {} (the ones actually sampled)",
+                              show(pos.temperature), pos.top_k ? std::to_string(pos.top_k) : "off", show(pos.top_p)));
+    h += wrap(fmt::format("Speculative sampling, one position (first document §3.1.2): {}",
+                          pos.exact ? "exact fractions" : "floating point"));
+    h += render_table(tokens_table(p, q, a, pos, false));
+    std::string notes = fmt::format("accept probability Σ min(p, q) = {};  reject probability = {}\n",
+                                    show(a.accept_prob), show(a.reject_prob));
+    if (a.residual_empty)
+        notes += "p = q: the positive residual is empty, every draft is accepted and the residual branch is never entered.\n";
+    else
+        notes += fmt::format("on rejection, resample from r = [p − q]₊ / {} = {}\n", show(a.residual_mass), show_list(a.residual));
+    notes += fmt::format("output = accepted + reject·r = {}; largest difference from p: {}\n", show_list(a.output),
+                         show(a.max_abs_error));
+    for (std::size_t x = 0; x < p.size(); ++x)
+        if (a.never_proposed[x] && p[x] > T(0))
+            notes += fmt::format("token {}: q = 0, so the draft never proposes it; the residual supplies its p = {}.\n", x,
+                                 show(p[x]));
+    h += wrap(notes, "  ", "    ", 2);
+}
+
+template <typename T>
+void position_explain(const std::vector<T>& p, const std::vector<T>& q, const Acceptance<T>& a, Report& r) {
+    std::string x = "α(x) = min(1, p(x)/q(x));  accepted mass q(x)·α(x) = min(p(x), q(x))\n";
+    for (std::size_t i = 0; i < p.size(); ++i)
+        x += a.never_proposed[i] ? fmt::format("  x = {}: q = 0, never drafted\n", i)
+                                 : fmt::format("  x = {}: α = min(1, {}/{}) = {};  q·α = {}\n", i, term(p[i]), term(q[i]),
+                                               show(a.alpha[i]), show(a.accepted[i]));
+    x += fmt::format("accept = Σ q·α = {};  reject = 1 − accept = {}\n", show(a.accept_prob), show(a.reject_prob));
+    x += fmt::format("r(v) = [p(v) − q(v)]₊ / Σ_u [p(u) − q(u)]₊ = {} / {} = {}\n", show_list(a.positive_residual),
+                     term(a.residual_mass), a.residual_empty ? "(empty: p = q)" : show_list(a.residual));
+    x += "output = q·α + reject·r:\n";
+    for (std::size_t i = 0; i < p.size(); ++i)
+        x += fmt::format("  x = {}: {} + {} × {} = {}   (p = {})\n", i, show(a.accepted[i]), term(a.reject_prob),
+                         term(a.residual[i]), show(a.output[i]), show(p[i]));
+    x += fmt::format("max |output − p| = {}\n", show(a.max_abs_error));
+    r.explain += wrap(x, "", "    ", 4);
+}
+
+void position_json(const SpecPosition& pos, json& j) {
+    const auto& a = pos.a;
+    j["exact_arithmetic"] = pos.exact.has_value();
+    j["p"] = pos.p;
+    j["q"] = pos.q;
+    if (pos.source == PositionSource::Logits)
+        j["sampling"] = {{"temperature", pos.temperature}, {"top_k", pos.top_k}, {"top_p", pos.top_p}};
+    json alpha = json::array();
+    for (std::size_t x = 0; x < a.alpha.size(); ++x) alpha.push_back(a.never_proposed[x] ? json(nullptr) : json(a.alpha[x]));
+    j["alpha"] = alpha;
+    j["accepted_mass"] = a.accepted;
+    j["accept_prob"] = a.accept_prob;
+    j["reject_prob"] = a.reject_prob;
+    j["positive_residual"] = a.positive_residual;
+    j["residual"] = a.residual;
+    j["residual_empty"] = a.residual_empty;
+    j["output"] = a.output;
+    j["max_abs_error"] = a.max_abs_error;
+    j["never_proposed"] = a.never_proposed;
+    if (const auto& e = pos.exact)
+        j["exact"] = {{"alpha", strs(e->a.alpha)},          {"accepted_mass", strs(e->a.accepted)},
+                      {"accept_prob", show(e->a.accept_prob)}, {"reject_prob", show(e->a.reject_prob)},
+                      {"residual", strs(e->a.residual)},    {"output", strs(e->a.output)},
+                      {"max_abs_error", show(e->a.max_abs_error)}};
+}
+
+void position_section(const SpecPosition& pos, Report& r, std::vector<NamedTable>& tables) {
+    position_json(pos, r.json);
+    if (const auto& e = pos.exact) {
+        position_text(e->p, e->q, e->a, pos, r);
+        position_explain(e->p, e->q, e->a, r);
+        tables.push_back({"tokens", tokens_table(e->p, e->q, e->a, pos, true)});
+    } else {
+        position_text(pos.p, pos.q, pos.a, pos, r);
+        position_explain(pos.p, pos.q, pos.a, r);
+        tables.push_back({"tokens", tokens_table(pos.p, pos.q, pos.a, pos, true)});
+    }
+}
+
+Table round_table(const RoundWalkthrough& w) {
+    Table t{{"draft", "fate", "why"}, {}, {true, false, false}};
+    for (const auto& s : w.steps) t.rows.push_back({std::to_string(s.position), s.fate, s.why});
+    return t;
+}
+
+void round_section(const RoundWalkthrough& w, Report& r, std::vector<NamedTable>& tables) {
+    json& j = r.json["round"];
+    j = {{"gamma", w.gamma},           {"accepted", w.accepted},         {"tokens_advanced", w.tokens_advanced},
+         {"draft_proposals", w.draft_proposals}, {"target_positions", w.target_positions}, {"discarded", w.discarded},
+         {"bonus", w.bonus},           {"steps", json::array()}};
+    for (const auto& s : w.steps) j["steps"].push_back({{"position", s.position}, {"fate", s.fate}, {"why", s.why}});
+    const Table t = round_table(w);
+    r.human += "\n" + wrap(fmt::format("One draft round, γ = {} (first document §3.1.1): the target scores {} in one pass; "
+                                       "acceptance advances left to right.",
+                                       w.gamma, w.gamma == 1 ? std::string("the 1 position")
+                                                             : "all " + count_noun(w.gamma, "position")));
+    r.human += render_table(t);
+    r.human += wrap(fmt::format("tokens advanced {} ({} accepted + 1 {}); draft proposals {}; target positions verified {}; "
+                                "discarded {}",
+                                w.tokens_advanced, w.accepted, w.bonus ? "bonus" : "resampled", w.draft_proposals,
+                                w.target_positions, w.discarded),
+                    "  ", "    ", 2);
+    r.explain += "\n" + wrap(fmt::format("Round: {} accepted, then {} → {} advanced from {}; {} discarded.", w.accepted,
+                                         w.bonus ? "the bonus token" : "one token resampled from the residual",
+                                         count_noun(w.tokens_advanced, "token"), count_noun(w.draft_proposals, "draft"),
+                                         w.discarded));
+    tables.push_back({"round", t});
+}
+
+// The γ sweep: in text the best row marked with an arrow; in CSV a word in its own column.
+Table gamma_table(const SpecExpected& e, bool csv) {
+    Table t{{"γ", "E[tokens/round]", "speedup", csv ? "best" : ""}, {}, {}};
+    const bool edge = e.choice && e.choice->at_edge;
+    for (const auto& g : e.gamma_table) {
+        const std::string mark = !g.best ? "" : csv ? (edge ? "best shown (table's edge)" : "best")
+                                                    : (edge ? "← best shown (table's edge)" : "← best");
+        t.rows.push_back({std::to_string(g.gamma), csv ? cell(g.expected_tokens_per_round) : show(g.expected_tokens_per_round),
+                          csv ? cell(g.speedup) : show(g.speedup), mark});
+    }
+    if (csv) t.right_align = {true, true, true, false};
+    return t;
+}
+
+void expected_json(const SpecExpected& e, json& j) {
+    j["alpha_rate"] = e.alpha;
+    j["alpha_from"] = e.alpha_from_pq ? "sum_min_pq" : "given";
+    j["expected_tokens_per_round"] = e.expected_tokens_per_round;
+    j["accepted_count_distribution"] = e.accepted_count_distribution;
+    j["cost_ratio"] = or_null(e.cost_ratio);
+    j["speedup"] = or_null(e.speedup);
+    if (!e.choice) return;
+    j["gamma_table"] = json::array();
+    for (const auto& g : e.gamma_table)
+        j["gamma_table"].push_back(
+            {{"gamma", g.gamma}, {"expected_tokens_per_round", g.expected_tokens_per_round}, {"speedup", g.speedup}});
+    j["best_gamma"] = e.choice->best ? json(*e.choice->best) : json(nullptr);
+    j["best_gamma_at_table_edge"] = e.choice->at_edge;
+}
+
+void expected_text(const SpecExpected& e, Report& r) {
+    r.human += "\n" + wrap(fmt::format("A round at acceptance rate α = {} ({}), γ = {} (positions assumed independent):",
+                                       show(e.alpha), e.alpha_from_pq ? "Σ min(p, q)" : "given",
+                                       count_noun(e.gamma, "draft")));
+    std::string lines;
+    for (std::size_t k = 0; k <= e.gamma; ++k)
+        lines += fmt::format("P({} accepted) = {}  → {}{}\n", k, show(e.accepted_count_distribution[k]),
+                             count_noun(e.tokens_if_accepted[k], "token"), k == e.gamma ? " (the bonus token counted)" : "");
+    lines += fmt::format("expected tokens per round (1 − α^(γ+1)) / (1 − α) = {}\n", show(e.expected_tokens_per_round));
+    if (e.speedup)
+        lines += fmt::format("speedup at draft/target cost ratio c = {}: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) = {}\n",
+                             show(*e.cost_ratio), show(*e.speedup));
+    r.human += wrap(lines, "  ", "    ", 2);
+    r.explain += "\n" + wrap(fmt::format("Expected tokens per round = (1 − α^(γ+1)) / (1 − α) = (1 − {}^{}) / (1 − {}) = {}",
+                                         show(e.alpha), e.tokens_if_accepted.back(), show(e.alpha),
+                                         show(e.expected_tokens_per_round)));
+    if (e.speedup)
+        r.explain += wrap(fmt::format("Speedup = E / (γc + 1) = {} / ({} × {} + 1) = {}", show(e.expected_tokens_per_round),
+                                      e.gamma, show(*e.cost_ratio), show(*e.speedup)));
+}
+
+void gamma_sweep_text(const SpecExpected& e, Report& r) {
+    r.human += "\n" + render_table(gamma_table(e, false));
+    const GammaChoice& c = *e.choice;
+    if (!c.best)
+        r.human += wrap(fmt::format("No γ helps at α = {}, c = {}: every speedup is at most {} (a round costs γc + 1 target "
+                                    "passes and gains too few tokens); decode without a draft.",
+                                    show(e.alpha), show(*e.cost_ratio), show(c.best_speedup)),
+                        "  ", "  ");
+    else if (c.at_edge)
+        r.human += wrap(fmt::format("γ = {} is the table's edge, not an optimum: γ = {} would be faster still{}. Raise "
+                                    "--max-gamma to see more.",
+                                    e.max_gamma, e.next_gamma,
+                                    e.alpha >= 1 ? " (α = 1 accepts every draft, so (γ + 1)/(γc + 1) grows with every γ)" : ""),
+                        "  ", "  ");
+}
+
+void expected_section(const SpecExpected& e, Report& r, std::vector<NamedTable>& tables) {
+    expected_json(e, r.json);
+    expected_text(e, r);
+    if (!e.choice) return;
+    gamma_sweep_text(e, r);
+    tables.push_back({"gamma", gamma_table(e, true)});
+}
+
+Table simulation_table(const SpecSimulation& s, const std::vector<double>& p) {
+    Table t{{"token", "p", "speculative", "99% ±", "shortcut (q ≥ τ)", "shortcut exact", "greedy"}, {}, {}};
+    for (std::size_t x = 0; x < p.size(); ++x)
+        t.rows.push_back({std::to_string(x), show(p[x]), fmt::format("{:.5f}", s.speculative[x]),
+                          fmt::format("{:.5f}", s.half_width_99[x]), fmt::format("{:.5f}", s.threshold_shortcut[x]),
+                          show(s.threshold_shortcut_exact[x]), fmt::format("{:.5f}", s.greedy[x])});
+    return t;
+}
+
+json fit_json(const FitTest& f, bool passes) {
+    return {{"total_variation", f.total_variation}, {"chi_square", f.chi_square}, {"dof", f.dof},
+            {"p_value", f.p_value},                 {"passes_at_1_percent", passes}};
+}
+
+void simulation_section(const SpecSimulation& s, const std::vector<double>& p, Report& r,
+                        std::vector<NamedTable>& tables) {
+    r.json["simulation"] = {{"samples", s.samples},
+                            {"seed", s.seed},
+                            {"threshold", s.threshold},
+                            {"speculative", s.speculative},
+                            {"speculative_fit", fit_json(s.speculative_fit, s.speculative_passes)},
+                            {"threshold_shortcut", s.threshold_shortcut},
+                            {"threshold_shortcut_exact", s.threshold_shortcut_exact},
+                            {"threshold_shortcut_fit", fit_json(s.threshold_shortcut_fit, s.threshold_shortcut_passes)},
+                            {"greedy", s.greedy}};
+    const Table t = simulation_table(s, p);
+    const FitTest &fs = s.speculative_fit, &ft = s.threshold_shortcut_fit;
+    r.human += fmt::format("\nSimulation: {}, seed {}\n", count_noun(s.samples, "sample"), s.seed);
+    r.human += render_table(t);
+    r.human += wrap(fmt::format("speculative rule: TV distance {:.2e}, χ² = {:.3f} on {} dof, p-value {:.4f} → {}\n"
+                                "shortcut (accept any draft with q(x) ≥ {}): TV distance {:.2e}, χ² = {:.1f}, p-value "
+                                "{:.3g} → {}\n"
+                                "greedy: the draft's argmax is kept only if it is the target's argmax, so the output is "
+                                "always argmax p.",
+                                fs.total_variation, fs.chi_square, fs.dof, fs.p_value,
+                                s.speculative_passes ? "consistent with p at the 1% level" : "REJECTED at the 1% level",
+                                show(s.threshold), ft.total_variation, ft.chi_square, ft.p_value,
+                                s.threshold_shortcut_passes ? "not distinguishable from p here"
+                                                            : "biased: it does not preserve p"),
+                    "  ", "    ", 2);
+    tables.push_back({"simulation", t});
+}
+
+}  // namespace
+
+Report spec_accept_report(const SpecAcceptResult& res) {
+    Report r;
+    r.json = empty_document();
+    std::vector<NamedTable> tables;  // in the order the text shows them
+    if (res.position) position_section(*res.position, r, tables);
+    if (res.gamma) r.json["gamma"] = *res.gamma;
+    if (res.round) round_section(*res.round, r, tables);
+    if (res.expected) expected_section(*res.expected, r, tables);
+    if (res.simulation) simulation_section(*res.simulation, res.position->p, r, tables);
+    // --csv prints first the table of what was asked last: the simulation, the sweep, the round,
+    // then the token table they build on.
+    for (const char* name : {"simulation", "gamma", "round", "tokens"})
+        for (auto& t : tables)
+            if (t.name == name) r.tables.push_back(t);
+    if (r.explain.empty()) r.explain = r.human;
+    return r;
+}
+
+}  // namespace inferlab::app

@@ -1,0 +1,102 @@
+#include "inferlab/quantize_result.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "inferlab/error.hpp"
+#include "inferlab/kv.hpp"
+#include "inferlab/rational.hpp"
+#include "inferlab/units.hpp"
+
+namespace inferlab {
+
+ValueQuant quantize_value(const std::string& x_text, const std::string& step_text, std::int64_t qmax, Rounding rule,
+                          Rng* rng, const std::string& where_x, const std::string& where_step) {
+    const double x = parse_real(where_x, x_text);
+    const double step = parse_real(where_step, step_text);
+    if (!(step > 0) || !std::isfinite(step)) throw InputError(where_step, step_text, "must be greater than 0");
+    if (!std::isfinite(x / step) || std::fabs(x / step) > 9e15)
+        throw InputError(where_x, x_text, "is too large for this step (x/Δ must stay below 9e15)");
+    ValueQuant v;
+    v.rounding = rule;
+    // Decimals a person types (0.15, 0.1) are quantized as the fractions they name, so that a
+    // tie on paper is a tie here; anything longer, or a fraction past 64 bits, uses doubles.
+    std::optional<ScalarQuant> exact;
+    if (is_short_decimal(x_text) && is_short_decimal(step_text)) {
+        try {
+            exact = quantize_scalar_exact(parse_rational(where_x, x_text), parse_rational(where_step, step_text), qmax,
+                                          rule, rng);
+        } catch (const OverflowError&) {
+        }
+    }
+    v.q = exact ? *exact : quantize_scalar(x, step, qmax, rule, rng);
+    v.half_step = step / 2;
+    v.abs_error = std::fabs(v.q.error);
+    v.within_half_step = v.abs_error <= v.half_step * (1 + 1e-12);
+    return v;
+}
+
+ValuesQuant quantize_values(const Matrix& m, const QuantConfig& config, const std::vector<Scheme>& schemes,
+                            const StorageFormat& format, Rng* rng) {
+    ValuesQuant out;
+    out.rows = m.rows;
+    out.cols = m.cols;
+    out.config = config;
+    out.format = format;
+    for (Scheme s : schemes) {
+        QuantConfig c = config;
+        c.scheme = s;
+        SchemeQuant r;
+        r.scheme = s;
+        r.quant = quantize_matrix(m, c, rng);
+        // Every group holds the same number of values (a group size must divide the row).
+        const std::uint64_t per_group = m.v.size() / r.quant.report.groups;
+        r.storage = storage_cost(m.v.size(), per_group, c.bits, format.source_bits, format.scale_bits,
+                                 s == Scheme::Asymmetric ? format.zero_bits : 0);
+        out.results.push_back(std::move(r));
+    }
+    return out;
+}
+
+StorageQuant quantize_storage(std::uint64_t elements, std::uint64_t group, unsigned bits, const StorageFormat& format) {
+    StorageQuant s;
+    s.elements = elements;
+    s.group_size = group;
+    s.bits = bits;
+    s.format = format;
+    s.record_bits = format.scale_bits + format.zero_bits;
+    s.cost = storage_cost(elements, group, bits, format.source_bits, format.scale_bits, format.zero_bits);
+    return s;
+}
+
+KvModelQuant kv_model_quant(const ModelConfig& cfg, std::uint64_t seq_len, std::optional<std::uint64_t> group,
+                            const DType& base, unsigned scale_bits, unsigned zero_bits) {
+    KvModelQuant out;
+    out.model = cfg.name;
+    out.seq_len = seq_len;
+    out.group_from_config = !group;
+    // One scale per head vector by default: d per head, or the MLA latent (c_KV and the RoPE key) per token.
+    out.group_size = group ? *group : (cfg.mla ? cfg.kv_lora_rank + cfg.qk_rope_head_dim : cfg.head_dim);
+    out.base = base;
+    out.scale_bits = scale_bits;
+    out.zero_bits = zero_bits;
+    const KvSpec base_spec = kv_spec_from_config(cfg, base.bits);
+    const std::uint64_t ref = kv_bytes(base_spec, {seq_len}).total_bytes;
+    out.rows.push_back({base.name, base.bits, {ref, 0, ref, bytes_per_token(base_spec)}, 1.0});
+    for (unsigned bits : {8u, 4u}) {
+        const KvQuantBytes q = kv_quantized_bytes(kv_spec_from_config(cfg, bits), {seq_len}, bits, out.group_size,
+                                                  scale_bits, zero_bits);
+        out.rows.push_back({"int" + std::to_string(bits), bits, q,
+                            static_cast<double>(q.total_bytes) / static_cast<double>(ref)});
+    }
+    const std::uint64_t params = count_params(cfg).total;
+    std::vector<DType> wdts = {parse_dtype("int8", "int8"), parse_dtype("int4", "int4")};
+    if (cfg.dtype) wdts.insert(wdts.begin(), *cfg.dtype);
+    for (const DType& d : wdts) out.weights.push_back({d.name, params, weight_storage(params, d)});
+    out.sliding_layers = static_cast<std::size_t>(
+        std::count_if(cfg.window_per_layer.begin(), cfg.window_per_layer.end(), [](auto w) { return w != 0; }));
+    out.window_rule = cfg.window_rule;
+    return out;
+}
+
+}  // namespace inferlab
