@@ -138,8 +138,9 @@ void setup_logits(CLI::App* model) {
     add_source(s, o->src);
     add_path_options(s, o->path);
     s->add_option("--tokens", o->tokens, "token ids: 1,2,3");
-    add_output_flags(*s, o->flags);
+    add_output_flags(*s, o->flags, true);
     s->footer(examples_footer({"inferlab model logits --model demo-gqa --tokens 1,2,3 --path paged --json"},
+                              "Tables (--csv --table NAME): positions.\n"
                               "JSON keys: path, backend, kernels, weight_dtype, tokens, logits (one row per position)."));
     s->callback([o, s] { run_logits(*o, *s); });
 }

@@ -50,13 +50,14 @@ Report logits_report(const LogitsResult& res, const RunFacts& f) {
     for (Eigen::Index i = 0; i < res.logits.rows(); ++i) {
         r.json["logits"].push_back(std::vector<float>(res.logits.row(i).data(), res.logits.row(i).data() + res.logits.cols()));
         std::string top;
-        for (int k : res.top[std::size_t(i)]) top += fmt::format("{}({:.3f}) ", k, res.logits(i, k));
+        for (int k : res.top[std::size_t(i)]) top += fmt::format("{}{}({:.3f})", top.empty() ? "" : " ", k, res.logits(i, k));
         t.rows.push_back({std::to_string(i), std::to_string(res.tokens[std::size_t(i)]), top});
     }
     r.human = wrap(fmt::format("{} path, {} attention; {}", to_string(res.path), f.attention, dims_text(f.dims)), "", "  ") +
               render_table(t);
     r.explain = r.human + wrap("Each row holds the logits that predict the token after that position (row t reads "
                                "positions 0..t); the five largest are shown.", "", "");
+    r.add_table("positions", t);
     return r;
 }
 

@@ -167,7 +167,9 @@ std::string wrap_text(const std::string& text, std::size_t width, const std::str
         if (para.empty()) {
             if (nl < text.size()) out += "\n";
         } else {
-            const std::size_t room = width > display_width(indent) + 20 ? width - display_width(indent) : 20;
+            // Room for the wider of the two indents: continuation lines carry `hanging`, not `indent`.
+            const std::size_t margin = std::max(display_width(indent), display_width(hanging));
+            const std::size_t room = width > margin + 20 ? width - margin : 20;
             const auto lines = wrap_words(para, room);
             for (std::size_t k = 0; k < lines.size(); ++k) out += (k == 0 ? indent : hanging) + lines[k] + "\n";
         }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "inferlab/model/compare.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include <cctype>
 #include <cmath>
@@ -153,12 +154,11 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
         }
         Eigen::Index ref_arg = 0;
         logits[0].row(0).maxCoeff(&ref_arg);
-        const double scale = std::max(1e-30, double(logits[0].cwiseAbs().maxCoeff()));
         for (std::size_t k = 0; k < n; ++k) {
             Eigen::Index arg = 0;
             logits[k].row(0).maxCoeff(&arg);
             out[k].greedy_agreement += arg == ref_arg ? 1.0 / steps : 0.0;
-            out[k].max_rel_logit_diff = std::max(out[k].max_rel_logit_diff, double((logits[k] - logits[0]).cwiseAbs().maxCoeff()) / scale);
+            out[k].max_rel_logit_diff = std::max(out[k].max_rel_logit_diff, compare_logits(logits[k], logits[0]).max_rel);
             out[k].mean_kl += kl_logits(logits[0], logits[k]) / steps;
         }
         next = ref_arg;
@@ -292,8 +292,7 @@ DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCa
         auto t2 = std::chrono::steady_clock::now();
         fp32_s += std::chrono::duration<double>(t1 - t0).count();
         bf16_s += std::chrono::duration<double>(t2 - t1).count();
-        const double scale = std::max(1.0, static_cast<double>(la.cwiseAbs().maxCoeff()));
-        c.max_logit_change = std::max(c.max_logit_change, static_cast<double>((la - lb).cwiseAbs().maxCoeff()) / scale);
+        c.max_logit_change = std::max(c.max_logit_change, compare_logits(lb, la).max_rel);
         Eigen::Index next = 0;
         la.row(0).maxCoeff(&next);
         tok = static_cast<int>(next);

@@ -42,7 +42,7 @@ struct DtypeDecode {
     WeightDtype dtype = WeightDtype::F32;
     std::uint64_t bytes_per_step = 0;  // at the middle of the decode (S = prompt + steps/2)
     double tokens_per_s = 0;
-    double max_rel_logit_diff = 0;     // max over steps of max|l − l_fp32| / max|l_fp32|
+    double max_rel_logit_diff = 0;     // max over steps of compare_logits(l, l_fp32).max_rel (floor 1)
     double mean_kl = 0;                // mean over steps of KL(softmax(l_fp32) ‖ softmax(l)), nats
     double greedy_agreement = 0;       // fraction of steps whose argmax equals float32's
 };
