@@ -102,8 +102,19 @@ MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions
     const std::vector<int> mask_pos = mask_positions(rows, pos, opt.pitfall);
     const StepRows seen{rows, mask_pos, D.head_dim(), D.n_kv_heads};
 
+    // Activations of this step, R rows (one per token fed), in the backend's memory. D = dim,
+    // H_q·d = dim, H_kv·d = kv_dim, F = hidden_dim, V = vocab (llama2.c's RunState, batched by row).
     Backend& B = b_;
-    Tensor x(B), xn(B), q(B), k(B), v(B), att(B), tmp(B), h1(B), h3(B), out(B);
+    Tensor x(B);    // [R, D]        the residual stream
+    Tensor xn(B);   // [R, D]        x after RMSNorm (attention's, then the FFN's, then the final one)
+    Tensor q(B);    // [R, H_q·d]    queries, after RoPE
+    Tensor k(B);    // [R, H_kv·d]   this step's keys, after RoPE (also written to the cache)
+    Tensor v(B);    // [R, H_kv·d]   this step's values (also written to the cache)
+    Tensor att(B);  // [R, H_q·d]    attention output, heads side by side
+    Tensor tmp(B);  // [R, D]        Wo·att, then W2·h1: what the residual adds
+    Tensor h1(B);   // [R, F]        W1·xn, then silu(W1·xn) ⊙ W3·xn
+    Tensor h3(B);   // [R, F]        W3·xn
+    Tensor out(B);  // [R, V]        logits
     B.embed(w_.token_embedding(), tokens, x);
     for (int l = 0; l < D.n_layers; ++l) {
         B.rmsnorm(x, w_.rms_att(l), D.norm_eps, xn);
