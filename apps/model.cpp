@@ -29,6 +29,7 @@ struct PathOptions {
 
 void add_path_options(CLI::App* sub, PathOptions& p, bool with_path = true) {
     if (with_path) sub->add_option("--path", p.path, "nocache, contiguous (default) or paged");
+    else sub->add_option("--path", p.path, "every path runs")->group("");  // read only to refuse it: it has no effect
     sub->add_option("--attention", p.attention, "plain (default) or online (tiled, running max and sum)");
     sub->add_option("--window", p.window, "sliding window W (0: dense)");
     sub->add_option("--block-size", p.block_size, "paged cache: tokens per block (default 16)");
@@ -153,7 +154,16 @@ struct CheckOptions {
     OutputFlags flags;
 };
 
+// A former spelling kept for old scripts, given together with the new one.
+void refuse_both(const CLI::App& sub, const char* now, const char* before) {
+    if (given(sub, now) && given(sub, before))
+        throw InputError(std::string(before) + " is the former spelling of " + now + ": give one of them");
+}
+
 void run_check(const CheckOptions& o, const CLI::App& sub) {
+    refuse_both(sub, "--seq-len", "--length");
+    if (given(sub, "--path"))
+        throw InputError("--path", o.path.path, "has no effect: check-cache runs every path (nocache, contiguous, paged)");
     if (!o.tokens.empty() && (given(sub, "--seq-len") || given(sub, "--length")))
         throw InputError("--seq-len", o.seq_len, "has no effect with --tokens (the tokens given are the sequence)");
     if (parse_weight_dtype("--weight-dtype", o.path.weight_dtype) == WeightDtype::BF16)
@@ -183,8 +193,8 @@ void setup_check_cache(CLI::App* model) {
     add_source(s, o->src);
     add_path_options(s, o->path, false);  // every path runs: --path would have no effect
     s->add_option("--tokens", o->tokens, "token ids (default: --seq-len random tokens)");
-    auto* len = s->add_option("--seq-len", o->seq_len, "random tokens to feed (default 64)");
-    s->add_option("--length", o->seq_len, "the former spelling of --seq-len")->group("")->excludes(len);
+    s->add_option("--seq-len", o->seq_len, "random tokens to feed (default 64)");
+    s->add_option("--length", o->seq_len, "the former spelling of --seq-len")->group("");
     s->add_option("--chunk", o->chunk, "chunk size of the chunked-prefill comparison (default 5)");
     add_output_flags(*s, o->flags, true);
     s->footer(examples_footer({"inferlab model check-cache --model demo-gqa --seq-len 64"},
@@ -275,7 +285,9 @@ BenchInputs bench_inputs(const BenchOptions& o, const Dims& d) {
     return in;
 }
 
-void run_bench(const BenchOptions& o) {
+void run_bench(const BenchOptions& o, const CLI::App& sub) {
+    refuse_both(sub, "--steps", "--gen");
+    refuse_both(sub, "--batch", "--batches");
     std::string what;
     auto w = load(o.src, &what);
     const BenchInputs in = bench_inputs(o, w->dims());
@@ -288,12 +300,12 @@ void setup_bench(CLI::App* model) {
     add_source(s, o->src);
     add_threads_option(s, o->threads);
     s->add_option("--prompt-len", o->prompt_len, "prefill tokens (default 128)");
-    auto* steps = s->add_option("--steps", o->steps, "decode tokens (default 32)");
-    s->add_option("--gen", o->steps, "the former spelling of --steps")->group("")->excludes(steps);
+    s->add_option("--steps", o->steps, "decode tokens (default 32)");
+    s->add_option("--gen", o->steps, "the former spelling of --steps")->group("");
     s->add_option("--probe-mib", o->probe_mib, "bandwidth probe buffer in MiB (default 512)");
     s->add_option("--contexts", o->contexts, "context lengths of the scaling table (default: 128, 512, ... while S + 3 fits the model's maximum sequence length)");
-    auto* batch = s->add_option("--batch", o->batches, "batch sizes of the batch-decode table (default 1,8)");
-    s->add_option("--batches", o->batches, "the former spelling of --batch")->group("")->excludes(batch);
+    s->add_option("--batch", o->batches, "batch sizes of the batch-decode table (default 1,8)");
+    s->add_option("--batches", o->batches, "the former spelling of --batch")->group("");
     s->add_flag("--skip-nocache", o->skip_nocache, "leave out the no-cache timings");
     add_kernels_option(s, o->kernels);
     s->add_option("--weight-dtype", o->weight_dtype,
@@ -305,7 +317,7 @@ void setup_bench(CLI::App* model) {
                                "inferlab model bench --model ref-110m --weight-dtype all --threads 2 --skip-nocache --batch 1,8"},
                               "Tables (--csv --table NAME): batch, context-scaling, dtypes (int8, int4, all).\n"
                               "JSON keys: see the README's table (model bench)."));
-    s->callback([o] { run_bench(*o); });
+    s->callback([o, s] { run_bench(*o, *s); });
 }
 
 }  // namespace
