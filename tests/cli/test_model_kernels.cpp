@@ -138,7 +138,7 @@ TEST_CASE("model logits and generate --weight-dtype int8/int4: fast equals refer
 }
 
 TEST_CASE("model roofline --weight-dtype int8: the timed steps and the bound use the int8 bytes", "[cli][model][qweights]") {
-    const std::vector<std::string> base = {"model", "roofline", "--model", "demo-gqa", "--batch", "1", "--contexts", "16", "--probe-mib", "8",
+    const std::vector<std::string> base = {"model", "roofline", "--model", "demo-gqa", "--batches", "1", "--contexts", "16", "--probe-mib", "8",
                                            "--repeats", "2", "--json"};
     auto f = parse_json(run_inferlab(base));
     auto args = base;
