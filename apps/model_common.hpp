@@ -32,7 +32,8 @@ model::Kernels kernels_option(const std::string& kernels);
 // holding a device copy of `w` for "cuda"; InputError for anything else, or for cuda in a build
 // without it or on a machine without a GPU.
 std::unique_ptr<model::Backend> make_backend(const std::string& name, const model::Weights& w);
-// Token ids inside the vocabulary, no longer than the maximum sequence.
+// Token ids inside the vocabulary, no longer than the maximum sequence; an id with a leading zero
+// ("1,000": a thousands separator read as two ids) is refused.
 std::vector<int> parse_token_list(const std::string& flag, const std::string& text, const model::Dims& d);
 
 // The measured-against-predicted commands: speculate, kv-quant, roofline.

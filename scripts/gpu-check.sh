@@ -113,7 +113,7 @@ if command -v ncu >/dev/null; then
 fi
 step "model logits on the GPU" "$bin/inferlab" model logits --model demo-gqa --tokens 1,2,3 --backend cuda --path paged
 # The first document's Figure 17 on the GPU: no cache, contiguous and paged agree (exit 1 if not).
-step "model check-cache on the GPU" "$bin/inferlab" model check-cache --model demo-gqa --length 64 --backend cuda
+step "model check-cache on the GPU" "$bin/inferlab" model check-cache --model demo-gqa --seq-len 64 --backend cuda
 
 echo
 if [ ${#failed[@]} -gt 0 ]; then

@@ -65,7 +65,7 @@ TEST_CASE("model subcommands have --help with examples", "[cli][model]") {
 }
 
 TEST_CASE("model check-cache: three paths agree and it says so", "[cli][model]") {
-    auto j = parse_json(run_inferlab({"model", "check-cache", "--model", "demo-gqa", "--length", "64", "--json"}));
+    auto j = parse_json(run_inferlab({"model", "check-cache", "--model", "demo-gqa", "--seq-len", "64", "--json"}));
     CHECK(j["agree"] == true);
     CHECK(j["rows"].size() == 64);
     // 1e-5: check-cache's own relative tolerance (float32 sums in another order), which it reports.
@@ -96,7 +96,7 @@ TEST_CASE("model: bad input exits 2 with one clear line", "[cli][model][errors]"
     expect_error({"model", "logits", "--checkpoint", dir + "missing.bin", "--tokens", "1"}, "cannot be opened");
 #ifndef INFERLAB_WITH_CUDA
     expect_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1", "--backend", "cuda"}, "built without CUDA");
-    expect_error({"model", "check-cache", "--length", "4", "--backend", "cuda"}, "built without CUDA");
+    expect_error({"model", "check-cache", "--seq-len", "4", "--backend", "cuda"}, "built without CUDA");
     expect_error({"model", "generate", "--steps", "2", "--backend", "cuda"}, "built without CUDA");
 #endif
     expect_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1", "--backend", "tpu"}, "--backend 'tpu'");
@@ -116,7 +116,7 @@ TEST_CASE("model bench: the documented keys, bytes per step from kv-mem's formul
           "[cli][model]") {
     // Small settings so the test is quick; the figures are checked for sense, never for speed.
     const std::vector<std::string> base = {"model", "bench", "--model", "demo-gqa", "--threads", "1", "--prompt-len", "8",
-                                           "--gen", "4", "--probe-mib", "8", "--contexts", "16", "--batches", "1,2",
+                                           "--steps", "4", "--probe-mib", "8", "--contexts", "16", "--batch", "1,2",
                                            "--skip-nocache", "--json"};
     auto r = run_inferlab(base);
     REQUIRE(r.status == 0);
@@ -209,7 +209,29 @@ TEST_CASE("model speculate and check-cache: one token reads as one token", "[cli
     CHECK(s.status == 0);
     CHECK(s.out.find("(sample seed 1)") != std::string::npos);
     CHECK(s.out.find("  1 token in 1 round: ") != std::string::npos);
-    auto c = run_inferlab({"model", "check-cache", "--model", "demo-gqa", "--length", "1"});
+    auto c = run_inferlab({"model", "check-cache", "--model", "demo-gqa", "--seq-len", "1"});
     CHECK(c.status == 0);
     CHECK(c.out.find("per position (1 token; ") != std::string::npos);
+}
+
+// Issue #15: one spelling per concept, and a flag that would change nothing is refused.
+TEST_CASE("model generate, check-cache and bench: tokens to generate ≥ 1, no thousands separators, no flag without effect",
+          "[cli][model][errors]") {
+    expect_error({"model", "generate", "--steps", "0"}, "--steps '0': must be a positive integer");
+    expect_error({"model", "generate", "--prompt", "1,000"},
+                 "--prompt '1,000': item '000' has a leading zero: token ids are separated by commas and written without "
+                 "thousands separators or leading zeros (1,000 would read as the ids 1 and 0)");
+    expect_error({"model", "logits", "--tokens", "7,05"}, "--tokens '7,05': item '05' has a leading zero");
+    expect_error({"model", "generate", "--top-k", "3"}, "--top-k has no effect with --temperature 0 (greedy: the argmax)");
+    expect_error({"model", "generate", "--sample-seed", "3"}, "--sample-seed has no effect with --temperature 0");
+    expect_error({"model", "logits", "--tokens", "1", "--block-size", "4"}, "--block-size '4': has no effect without --path paged");
+    expect_error({"model", "check-cache", "--path", "paged"},
+                 "--path 'paged': has no effect: check-cache runs every path (nocache, contiguous, paged)");
+    expect_error({"model", "check-cache", "--tokens", "1,2", "--seq-len", "3"}, "--seq-len '3': has no effect with --tokens");
+    expect_error({"model", "check-cache", "--seq-len", "3", "--length", "3"}, "--length is the former spelling of --seq-len: give one of them");
+    expect_error({"model", "bench", "--steps", "3", "--gen", "3"}, "--gen is the former spelling of --steps: give one of them");
+    expect_error({"model", "bench", "--batch", "0"}, "--batch '0': must be a positive integer");
+    // The former spellings still read the same values.
+    auto a = parse_json(run_inferlab({"model", "check-cache", "--model", "demo-gqa", "--length", "3", "--json"}));
+    CHECK(a["tokens"].size() == 3);
 }

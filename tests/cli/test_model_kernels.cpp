@@ -64,12 +64,12 @@ TEST_CASE("model commands: a wrong --kernels or INFERLAB_KERNELS value exits 2 a
 
 TEST_CASE("model bench: default contexts come from the model and fit its maximum sequence length", "[cli][model]") {
     // tiny-model.json: S_max = 8, so the table starts at 8/8 = 1 and takes ×4 while S + 3 ≤ 8: 1 and 4.
-    auto j = parse_json(run_inferlab({"model", "bench", "--config", data_path("tiny-model.json"), "--prompt-len", "2", "--gen", "2",
-                                      "--probe-mib", "4", "--batches", "1", "--json"}));
+    auto j = parse_json(run_inferlab({"model", "bench", "--config", data_path("tiny-model.json"), "--prompt-len", "2", "--steps", "2",
+                                      "--probe-mib", "4", "--batch", "1", "--json"}));
     REQUIRE(j["context_scaling"].size() == 2);
     CHECK(j["context_scaling"][0]["seq_len"] == 1);
     CHECK(j["context_scaling"][1]["seq_len"] == 4);
-    expect_error({"model", "bench", "--config", data_path("tiny-model.json"), "--prompt-len", "2", "--gen", "2", "--contexts", "6"},
+    expect_error({"model", "bench", "--config", data_path("tiny-model.json"), "--prompt-len", "2", "--steps", "2", "--contexts", "6"},
                  "--contexts '6': exceeds the maximum sequence length 8 less the 3 timed steps");
 }
 
@@ -87,8 +87,8 @@ TEST_CASE("model bench: the example in its --help runs", "[cli][model][slow]") {
 }
 
 TEST_CASE("model bench --weight-dtype all: four dtypes in one run, bytes equal quantize's and kv-mem's figures", "[cli][model][qweights]") {
-    auto j = parse_json(run_inferlab({"model", "bench", "--model", "demo-gqa", "--weight-dtype", "all", "--prompt-len", "8", "--gen", "4",
-                                      "--probe-mib", "8", "--contexts", "16", "--batches", "1", "--skip-nocache", "--json"}));
+    auto j = parse_json(run_inferlab({"model", "bench", "--model", "demo-gqa", "--weight-dtype", "all", "--prompt-len", "8", "--steps", "4",
+                                      "--probe-mib", "8", "--contexts", "16", "--batch", "1", "--skip-nocache", "--json"}));
     REQUIRE(j["dtypes"].size() == 4);
     const char* names[] = {"fp32", "bf16", "int8", "int4"};
     for (std::size_t i = 0; i < 4; ++i) CHECK(j["dtypes"][i]["dtype"] == names[i]);
@@ -112,7 +112,7 @@ TEST_CASE("model bench --weight-dtype all: four dtypes in one run, bytes equal q
     CHECK(j["probe_kernel_gbs"].get<double>() > 0);
     CHECK(j["measured_read_gbs"].get<double>() >= j["probe_kernel_gbs"].get<double>());
     expect_error({"model", "bench", "--weight-dtype", "int3"}, "--weight-dtype 'int3': must be fp32, bf16, int8, int4 or all");
-    expect_error({"model", "bench", "--config", data_path("tiny-model.json"), "--weight-dtype", "int8", "--prompt-len", "2", "--gen", "2"},
+    expect_error({"model", "bench", "--config", data_path("tiny-model.json"), "--weight-dtype", "int8", "--prompt-len", "2", "--steps", "2"},
                  "'16': is a product's input width (dim or hidden); int8/int4 weights need multiples of 32");
 }
 

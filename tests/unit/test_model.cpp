@@ -8,6 +8,7 @@
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/model/bench.hpp"
+#include "inferlab/model/compare.hpp"
 #include "inferlab/model/init_estimate.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/transformer.hpp"
@@ -39,15 +40,8 @@ std::vector<int> random_tokens(int n, int vocab, std::uint64_t seed) {
     return t;
 }
 
-// Largest |a − b| relative to each row's largest |b|.
-double rel_diff(const MatrixRM& a, const MatrixRM& b) {
-    double worst = 0;
-    for (Eigen::Index r = 0; r < a.rows(); ++r) {
-        double scale = std::max(1.0, static_cast<double>(b.row(r).cwiseAbs().maxCoeff()));
-        worst = std::max(worst, static_cast<double>((a.row(r) - b.row(r)).cwiseAbs().maxCoeff()) / scale);
-    }
-    return worst;
-}
+// Largest |a − b| relative to each row's largest |b| (floored at 1): the library's one comparison.
+double rel_diff(const MatrixRM& a, const MatrixRM& b) { return compare_logits(a, b).max_rel; }
 
 // A separately written forward pass in the manner of llama2.c's run.c: plain loops over a
 // full history, used as independent golden data for the Eigen model (one token at a time).

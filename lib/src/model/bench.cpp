@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "inferlab/model/compare.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include <cctype>
 #include <cmath>
@@ -17,6 +18,7 @@
 
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
+#include "inferlab/rng.hpp"
 
 namespace inferlab::model {
 
@@ -67,7 +69,7 @@ DecodeModel reference_decode_model(const Dims& d, unsigned weight_bits) {
 double time_decode_step(const Transformer& m, int batch, int context, int repeats, const ForwardOptions& opt) {
     const Dims& d = m.dims();
     if (context + repeats > d.seq_len)
-        throw InputError("--contexts", std::to_string(context), "leaves no room for the timed steps below the maximum sequence length");
+        throw InputError("context", std::to_string(context), "leaves no room for the timed steps below the maximum sequence length");
     std::vector<std::unique_ptr<ContiguousCache>> caches;
     std::vector<int> prompt(static_cast<std::size_t>(context));
     for (int i = 0; i < context; ++i) prompt[std::size_t(i)] = (i * 7 + 3) % d.vocab_size;
@@ -152,12 +154,11 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
         }
         Eigen::Index ref_arg = 0;
         logits[0].row(0).maxCoeff(&ref_arg);
-        const double scale = std::max(1e-30, double(logits[0].cwiseAbs().maxCoeff()));
         for (std::size_t k = 0; k < n; ++k) {
             Eigen::Index arg = 0;
             logits[k].row(0).maxCoeff(&arg);
             out[k].greedy_agreement += arg == ref_arg ? 1.0 / steps : 0.0;
-            out[k].max_rel_logit_diff = std::max(out[k].max_rel_logit_diff, double((logits[k] - logits[0]).cwiseAbs().maxCoeff()) / scale);
+            out[k].max_rel_logit_diff = std::max(out[k].max_rel_logit_diff, compare_logits(logits[k], logits[0]).max_rel);
             out[k].mean_kl += kl_logits(logits[0], logits[k]) / steps;
         }
         next = ref_arg;
@@ -291,8 +292,7 @@ DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCa
         auto t2 = std::chrono::steady_clock::now();
         fp32_s += std::chrono::duration<double>(t1 - t0).count();
         bf16_s += std::chrono::duration<double>(t2 - t1).count();
-        const double scale = std::max(1.0, static_cast<double>(la.cwiseAbs().maxCoeff()));
-        c.max_logit_change = std::max(c.max_logit_change, static_cast<double>((la - lb).cwiseAbs().maxCoeff()) / scale);
+        c.max_logit_change = std::max(c.max_logit_change, compare_logits(lb, la).max_rel);
         Eigen::Index next = 0;
         la.row(0).maxCoeff(&next);
         tok = static_cast<int>(next);
@@ -300,6 +300,214 @@ DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCa
     c.fp32_tokens_per_s = steps / fp32_s;
     c.bf16_tokens_per_s = steps / bf16_s;
     return c;
+}
+
+}  // namespace inferlab::model
+
+// ---- model bench ----
+namespace inferlab::model {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The weight dtypes one run decodes: float32 alone, or float32 beside the chosen one (the
+// reference of every ratio), or all four.
+std::vector<WeightDtype> run_dtypes(const BenchInputs& in) {
+    if (in.all_dtypes) return {WeightDtype::F32, WeightDtype::BF16, WeightDtype::Int8, WeightDtype::Int4};
+    if (in.weight_dtype == WeightDtype::F32) return {WeightDtype::F32};
+    return {WeightDtype::F32, in.weight_dtype};
+}
+
+// int8, int4 and all are measured by compare_decode_dtypes and their bytes counted per dtype;
+// float32 and bf16 alone keep the bits-per-weight count (decode_step_bytes(d, S, bits)).
+bool by_dtype(const BenchInputs& in) {
+    return in.all_dtypes || in.weight_dtype == WeightDtype::Int8 || in.weight_dtype == WeightDtype::Int4;
+}
+
+void check_bench_inputs(const Dims& d, const BenchInputs& in) {
+    const auto S = static_cast<std::uint64_t>(d.seq_len);
+    if (in.prompt_len < 1 || in.steps < 1 || std::uint64_t(in.prompt_len) + std::uint64_t(in.steps) > S)
+        throw InputError("prefill and decode tokens", std::to_string(in.prompt_len) + " + " + std::to_string(in.steps),
+                         "must be at least 1 each and fit the maximum sequence length " + std::to_string(d.seq_len));
+    for (auto s : in.contexts)
+        if (!bench_context_fits(d, s))
+            throw InputError("context", std::to_string(s),
+                             "exceeds the maximum sequence length " + std::to_string(d.seq_len) + " less the " +
+                                 std::to_string(kContextTimedSteps) + " timed steps");
+    for (auto b : in.batches)
+        if (b < 1 || b > 4096) throw InputError("batch", std::to_string(b), "must be from 1 to 4096");
+    if (by_dtype(in)) require_quantizable(d, "int8/int4 weights: width");
+}
+
+// Greedy decode of G tokens after the prefill in `cache` (the decode dtype alone: float32).
+double time_greedy_decode(const Transformer& m, KvCache& cache, int first_token, int steps, const ForwardOptions& opt) {
+    int tok = first_token;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < steps; ++i) {
+        const MatrixRM logits = m.forward(std::vector<int>{tok}, cache, opt);
+        Eigen::Index next = 0;
+        logits.row(0).maxCoeff(&next);
+        tok = static_cast<int>(next);
+    }
+    return steps / seconds_since(t0);
+}
+
+// The decode figures of the three modes: float32 alone, bf16 alternated with float32, and the
+// int8/int4/all comparison.
+void measure_decode(const Transformer& m, const BenchInputs& in, const std::vector<int>& prompt, KvCache& cache, int tok,
+                    const ForwardOptions& opt, const std::vector<WeightsAt>& ats, BenchResult& r) {
+    if (by_dtype(in)) {
+        std::vector<const WeightsAt*> ptrs;
+        for (const auto& a : ats) ptrs.push_back(&a);
+        const std::vector<DtypeDecode> dt = compare_decode_dtypes(m, prompt, in.steps, opt, ptrs);
+        r.decode_tokens_per_s = dt.back().tokens_per_s;
+        r.fp32_decode_tokens_per_s = dt[0].tokens_per_s;
+        if (in.all_dtypes) {  // bf16 is the second of the four
+            r.bf16_speedup = dt[1].tokens_per_s / dt[0].tokens_per_s;
+            r.bf16_logit_change = dt[1].max_rel_logit_diff;
+        }
+        r.last_level_cache_bytes = last_level_cache_bytes();
+        const Machine here = measured_machine(r.probe, r.batch_product_gflops);
+        const std::uint64_t ctx = prompt.size() + std::uint64_t(in.steps) / 2;
+        for (const auto& x : dt) {
+            BenchDtypeRow row{x};
+            row.bytes_ratio_to_fp32 = double(dt[0].bytes_per_step) / double(x.bytes_per_step);
+            row.speed_ratio_to_fp32 = x.tokens_per_s / dt[0].tokens_per_s;
+            row.bound_tokens_per_s = decode_step(reference_decode_model(m.dims(), x.dtype), {ctx}, here).aggregate_tokens_per_s;
+            row.fraction_of_bound = x.tokens_per_s / row.bound_tokens_per_s;
+            row.weights_fit_in_last_level_cache =
+                r.last_level_cache_bytes > 0 && decode_step_bytes(m.dims(), 0, x.dtype) <= r.last_level_cache_bytes;
+            r.dtypes.push_back(row);
+        }
+        r.quantized_arithmetic = ats.back().arithmetic();
+    } else if (in.weight_dtype == WeightDtype::BF16) {
+        // Two caches holding the same prompt; float32 and bf16 steps alternate, so their ratio is
+        // measured in one run.
+        ContiguousCache b(m.dims());
+        m.forward(prompt, b, opt);
+        const DecodeComparison c = compare_fp32_bf16_decode(m, cache, b, tok, in.steps, opt, ats.back().bf16);
+        r.decode_tokens_per_s = c.bf16_tokens_per_s;
+        r.fp32_decode_tokens_per_s = c.fp32_tokens_per_s;
+        r.bf16_speedup = c.speedup();
+        r.bf16_logit_change = c.max_logit_change;
+    } else {
+        r.decode_tokens_per_s = r.fp32_decode_tokens_per_s = time_greedy_decode(m, cache, tok, in.steps, opt);
+    }
+}
+
+// One cached decode step at each context against recomputing the prefix without a cache.
+void measure_contexts(const Transformer& m, const BenchInputs& in, const ForwardOptions& opt, Rng& rng, BenchResult& r) {
+    const Dims& d = m.dims();
+    const auto contexts = in.contexts.empty() ? default_bench_contexts(d) : in.contexts;
+    for (auto s : contexts) {
+        std::vector<int> ctx(std::size_t(s) + kContextTimedSteps);  // [S + 3] tokens: the prefix, then the timed steps
+        for (auto& t : ctx) t = static_cast<int>(rng.below(std::uint64_t(d.vocab_size)));
+        ContiguousCache c(d);
+        m.forward(std::vector<int>(ctx.begin(), ctx.end() - kContextTimedSteps), c, opt);
+        // Best of three consecutive steps: the first after a long prefill pays for cold pages.
+        double cached = 1e300;
+        for (int k = kContextTimedSteps; k >= 1; --k) {
+            const auto t1 = std::chrono::steady_clock::now();
+            m.forward(std::vector<int>{ctx[ctx.size() - std::size_t(k)]}, c, opt);
+            cached = std::min(cached, seconds_since(t1));
+        }
+        BenchContextRow row{s, cached, std::nullopt, std::nullopt};
+        if (!in.skip_nocache) {
+            // What each step costs without a cache: the whole prefix of S + 1 tokens again.
+            ContiguousCache scratch(d);
+            const auto t1 = std::chrono::steady_clock::now();
+            m.forward(std::vector<int>(ctx.begin(), ctx.begin() + std::ptrdiff_t(s) + 1), scratch, opt);
+            row.nocache_step_s = seconds_since(t1);
+            row.ratio = *row.nocache_step_s / cached;
+        }
+        r.contexts.push_back(row);
+    }
+}
+
+// Batch decode per dtype of the run: B sequences with their own caches, one step reading the
+// weights once; beside it decode-roofline's bound for that dtype's bytes on the measured β and
+// that dtype's π, and the bound's own batch-B ÷ batch-1 ratio (what the roofline predicts).
+void measure_batches(const Transformer& m, const BenchInputs& in, const ForwardOptions& base,
+                     const std::vector<WeightsAt>& ats, BenchResult& r) {
+    const Dims& d = m.dims();
+    r.batch_context = std::min(in.prompt_len, 16);
+    for (const auto& at : ats) {
+        ForwardOptions opt = base;
+        at.apply(opt);
+        const Machine here = measured_machine(r.probe, r.product_gflops.at(at.dtype));
+        const DecodeModel dm = by_dtype(in) ? reference_decode_model(d, at.dtype) : reference_decode_model(d, weight_dtype_bits(at.dtype));
+        std::optional<double> batch1, bound1;
+        for (auto b : in.batches) {
+            const double step = time_decode_step(m, static_cast<int>(b), r.batch_context, 4, opt);
+            const DecodeStep bound = decode_step(dm, std::vector<std::uint64_t>(b, std::uint64_t(r.batch_context) + 1), here);
+            BenchBatchRow row{at.dtype, b, double(b) / step, 1 / step, std::nullopt, bound.aggregate_tokens_per_s, std::nullopt,
+                              bound.compute_bound};
+            if (b == 1) batch1 = row.aggregate_tokens_per_s, bound1 = row.bound_aggregate_tokens_per_s;
+            if (batch1) row.ratio_to_batch_1 = row.aggregate_tokens_per_s / *batch1;
+            if (bound1) row.bound_ratio_to_batch_1 = row.bound_aggregate_tokens_per_s / *bound1;
+            r.batches.push_back(row);
+        }
+    }
+}
+
+}  // namespace
+
+BenchResult bench(const Weights& w, const BenchInputs& in) {
+    const Dims& d = w.dims();
+    check_bench_inputs(d, in);
+    Transformer m(w);
+    ForwardOptions opt;
+    opt.threads = in.threads;
+    opt.kernels = in.kernels;
+    Eigen::setNbThreads(in.threads);
+    BenchResult r;
+    r.threads = in.threads;
+    r.parameters = w.floats();
+    r.weights_on_huge_pages = w.huge_pages();
+    r.all_dtypes = in.all_dtypes;
+    const std::vector<WeightDtype> list = run_dtypes(in);
+    r.decode_dtype = list.back();
+    std::vector<WeightsAt> ats;
+    ats.reserve(list.size());  // options point into these: no reallocation after apply
+    for (WeightDtype t : list) ats.push_back(make_weights_at(w, t, in.threads));
+
+    r.probe = measure_read_bandwidth(in.probe_bytes, in.threads, 5);
+    r.matmul_gflops = measure_matmul_gflops(r.matmul_n, in.threads, 3);
+    for (WeightDtype t : list) r.product_gflops[t] = measure_batch_product_gflops(8, in.threads, 3, weight_dtype_bits(t));
+    r.batch_product_gflops = r.product_gflops.at(r.decode_dtype);
+
+    // Prefill (float32 products), after one warm-up pass.
+    Rng rng(7);
+    std::vector<int> prompt(std::size_t(in.prompt_len));  // [P]
+    for (auto& t : prompt) t = static_cast<int>(rng.below(std::uint64_t(d.vocab_size)));
+    ContiguousCache warm(d), cache(d);
+    m.forward(prompt, warm, opt);
+    const auto t0 = std::chrono::steady_clock::now();
+    const MatrixRM logits = m.forward(prompt, cache, opt);  // [P, vocab]
+    const double prefill_s = seconds_since(t0);
+    r.prefill_tokens = in.prompt_len;
+    r.prefill_tokens_per_s = in.prompt_len / prefill_s;
+    r.prefill_gflops = prefill_gflops(w.floats(), std::uint64_t(in.prompt_len), prefill_s);
+    r.prefill_fraction_of_pi = r.prefill_gflops / r.batch_product_gflops;
+    r.prefill_fraction_of_gemm = r.prefill_gflops / r.matmul_gflops;
+    Eigen::Index tok = 0;
+    logits.row(logits.rows() - 1).maxCoeff(&tok);
+
+    r.decode_tokens = in.steps;
+    measure_decode(m, in, prompt, cache, static_cast<int>(tok), opt, ats, r);
+    const std::uint64_t S = std::uint64_t(in.prompt_len) + std::uint64_t(in.steps) / 2;
+    r.bytes_per_step = by_dtype(in) ? decode_step_bytes(d, S, r.decode_dtype) : decode_step_bytes(d, S, weight_dtype_bits(r.decode_dtype));
+    r.achieved_gbs = achieved_gbs(r.bytes_per_step, r.decode_tokens_per_s);
+    r.bandwidth_fraction = r.achieved_gbs / r.probe.read_gbs;
+    r.probe_defect = r.achieved_gbs > r.probe.read_gbs;
+
+    ForwardOptions decode_opt = opt;
+    ats.back().apply(decode_opt);  // the context table decodes with the decode dtype's weights
+    measure_contexts(m, in, decode_opt, rng, r);
+    measure_batches(m, in, opt, ats, r);
+    return r;
 }
 
 }  // namespace inferlab::model

@@ -69,11 +69,11 @@ void project(TMap y, const CTMap& x, const MatMap& w, const ForwardOptions& opt)
         const std::uint16_t* wb = opt.bf16->data() + (w.data() - opt.bf16->float_base);
         matmul_few_rows_bf16(wb, w.rows(), static_cast<int>(w.cols()), x.data(), static_cast<int>(x.rows()), y.data(),
                              opt.threads);
-    } else if (x.rows() == 1 && opt.fast_matvec) {
+    } else if (x.rows() == 1) {
         matvec(w, x.data(), y.data(), opt.threads);
-    } else if (x.rows() <= kFewRows && opt.fast_matvec) {
+    } else if (x.rows() <= kFewRows) {
         matmul_few_rows(w, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);
-    } else if (opt.fast_matvec && matmul_many_rows(w, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads)) {
+    } else if (matmul_many_rows(w, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads)) {
         // prefill, a long chunk: the same tiles, blocked so each block of W stays in cache
     } else {
         y.noalias() = x * w.transpose();

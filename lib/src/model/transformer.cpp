@@ -102,16 +102,26 @@ MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions
     const std::vector<int> mask_pos = mask_positions(rows, pos, opt.pitfall);
     const StepRows seen{rows, mask_pos, D.head_dim(), D.n_kv_heads};
 
+    // Activations of this step, R rows (one per token fed), in the backend's memory. D = dim,
+    // H_q·d = dim, H_kv·d = kv_dim, F = hidden_dim, V = vocab (llama2.c's RunState, batched by row).
     Backend& B = b_;
     // Finiteness is checked after each block: at once on the host, naming the op on failure; or,
     // where the backend defers (CUDA), recorded on the device and read once at the end of the pass,
     // so the queue never drains mid-pass. Check 2l is layer l's attention block, 2l + 1 its FFN
     // block, 2L the output head.
     const bool deferred = B.defers_finite_checks();
-    // Activations [R, ·]: x, xn (the attention RMSNorm), xf (the FFN RMSNorm) [R, D]; q, att [R, H_q·d];
-    // k, v [R, H_kv·d]; h1, h3 [R, hidden]; tmp [R, D]; out [R, vocab]. xn and xf are apart so that
-    // a failed check can still read the RMSNorm of its own block.
-    Tensor x(B), xn(B), xf(B), q(B), k(B), v(B), att(B), tmp(B), h1(B), h3(B), out(B);
+    Tensor x(B);    // [R, D]        the residual stream
+    Tensor xn(B);   // [R, D]        x after the attention RMSNorm (then the final one)
+    Tensor xf(B);   // [R, D]        x after the FFN RMSNorm (apart from xn, so that a failed check
+                    //               can still read the RMSNorm of its own block)
+    Tensor q(B);    // [R, H_q·d]    queries, after RoPE
+    Tensor k(B);    // [R, H_kv·d]   this step's keys, after RoPE (also written to the cache)
+    Tensor v(B);    // [R, H_kv·d]   this step's values (also written to the cache)
+    Tensor att(B);  // [R, H_q·d]    attention output, heads side by side
+    Tensor tmp(B);  // [R, D]        Wo·att, then W2·h1: what the residual adds
+    Tensor h1(B);   // [R, F]        W1·xf, then silu(W1·xf) ⊙ W3·xf
+    Tensor h3(B);   // [R, F]        W3·xf
+    Tensor out(B);  // [R, V]        logits
     B.embed(w_.token_embedding(), tokens, x);
     B.rmsnorm(x, w_.rms_att(0), D.norm_eps, xn);
     for (int l = 0; l < D.n_layers; ++l) {

@@ -54,7 +54,6 @@ struct ForwardOptions {
     int online_block = 16;   // keys per block in the online form
     int window = 0;          // 0: dense; W: each query sees only the last W positions (sparse)
     int threads = 1;         // CPU backend: OpenMP threads
-    bool fast_matvec = true; // CPU backend: one-row products through the hand-written kernel (tested against Eigen)
     const Bf16Weights* bf16 = nullptr;  // CPU backend: products of up to 16 rows read bf16 weights
     Kernels kernels = default_kernels();  // CPU backend: fast or reference kernels
     const QWeights* qweights = nullptr;   // CPU backend: every product reads int8/int4 weights (qweights.hpp)

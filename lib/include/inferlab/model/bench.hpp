@@ -2,6 +2,9 @@
 // Measurements of the reference model on this machine: read bandwidth (STREAM-style, on huge
 // pages), matrix-multiply rate, and what one decode step must read.
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "inferlab/model/qweights.hpp"
@@ -39,7 +42,7 @@ struct DtypeDecode {
     WeightDtype dtype = WeightDtype::F32;
     std::uint64_t bytes_per_step = 0;  // at the middle of the decode (S = prompt + steps/2)
     double tokens_per_s = 0;
-    double max_rel_logit_diff = 0;     // max over steps of max|l − l_fp32| / max|l_fp32|
+    double max_rel_logit_diff = 0;     // max over steps of compare_logits(l, l_fp32).max_rel (floor 1)
     double mean_kl = 0;                // mean over steps of KL(softmax(l_fp32) ‖ softmax(l)), nats
     double greedy_agreement = 0;       // fraction of steps whose argmax equals float32's
 };
@@ -101,5 +104,79 @@ struct DecodeComparison {
 };
 DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCache& b, int first_token, int steps,
                                           const ForwardOptions& opt, const Bf16Weights& bf16);
+
+// ---- `inferlab model bench`: every measurement of one run, in one call ----
+struct BenchInputs {
+    int threads = 1;
+    Kernels kernels = Kernels::Fast;
+    int prompt_len = 128;                         // P, prefill tokens (0: none)
+    int steps = 32;                               // G, decode tokens; P + G ≤ S_max
+    std::uint64_t probe_bytes = 512ull << 20;     // the read-bandwidth probe's buffer
+    std::vector<std::uint64_t> contexts;          // the context-scaling table's S (empty: default_bench_contexts)
+    std::vector<std::uint64_t> batches = {1, 8};  // the batch table's B
+    WeightDtype weight_dtype = WeightDtype::F32;  // the weights decode reads
+    bool all_dtypes = false;                      // float32, bf16, int8 and int4 interleaved (weight_dtype ignored)
+    bool skip_nocache = false;                    // leave the no-cache column of the context table empty
+};
+
+// One decode step at context S: cached, and (unless skipped) recomputing the prefix of S + 1 tokens.
+struct BenchContextRow {
+    std::uint64_t seq_len = 0;
+    double cached_step_s = 0;
+    std::optional<double> nocache_step_s;  // nullopt: skipped
+    std::optional<double> ratio;           // nocache ÷ cached
+};
+
+// Batch decode at one weight dtype and batch B, beside decode-roofline's bound for that dtype's
+// bytes on the measured β and that dtype's measured π.
+struct BenchBatchRow {
+    WeightDtype dtype = WeightDtype::F32;
+    std::uint64_t batch = 1;
+    double aggregate_tokens_per_s = 0, per_request_tokens_per_s = 0;
+    std::optional<double> ratio_to_batch_1;        // nullopt where the batch list has no 1 before this row
+    double bound_aggregate_tokens_per_s = 0;
+    std::optional<double> bound_ratio_to_batch_1;  // the bound's own ratio: what the roofline predicts
+    bool compute_bound = false;
+};
+
+// A dtype of the comparison, with its ratios to float32 and its bound.
+struct BenchDtypeRow {
+    DtypeDecode decode;
+    double bytes_ratio_to_fp32 = 1, speed_ratio_to_fp32 = 1;
+    double bound_tokens_per_s = 0, fraction_of_bound = 0;
+    bool weights_fit_in_last_level_cache = false;  // then the DRAM bound does not apply
+};
+
+struct BenchResult {
+    int threads = 1;
+    std::uint64_t parameters = 0;
+    bool weights_on_huge_pages = false;
+    BandwidthProbe probe;
+    bool probe_defect = false;           // the decode read faster than the probe: the fraction is not a result
+    double matmul_gflops = 0;            // Eigen 512³
+    int matmul_n = 512;
+    std::map<WeightDtype, double> product_gflops;  // π per dtype of the run (batch product, 8 rows)
+    double batch_product_gflops = 0;     // π of the decode dtype
+    int prefill_tokens = 0;
+    double prefill_tokens_per_s = 0, prefill_gflops = 0;
+    double prefill_fraction_of_pi = 0, prefill_fraction_of_gemm = 0;
+    WeightDtype decode_dtype = WeightDtype::F32;  // with all_dtypes: int4, the last of the four
+    bool all_dtypes = false;
+    int decode_tokens = 0;
+    double decode_tokens_per_s = 0;
+    std::uint64_t bytes_per_step = 0;    // at S = P + G/2
+    double achieved_gbs = 0, bandwidth_fraction = 0;
+    double fp32_decode_tokens_per_s = 0; // float32 alternated with the decode dtype (itself for fp32)
+    std::optional<double> bf16_speedup, bf16_logit_change;  // where bf16 is in the run
+    std::vector<BenchDtypeRow> dtypes;   // int8, int4 or all: float32 first
+    std::uint64_t last_level_cache_bytes = 0;
+    std::string quantized_arithmetic;    // int8, int4 or all: what the products do
+    std::vector<BenchContextRow> contexts;
+    int batch_context = 0;               // each batch sequence's cached tokens
+    std::vector<BenchBatchRow> batches;  // per dtype of the run (float32 first), then per batch
+};
+// InputError (naming the quantity, not a flag) for a context that does not fit, P + G beyond
+// S_max, or int8/int4 on a model whose widths are not whole groups.
+BenchResult bench(const Weights& w, const BenchInputs& in);
 
 }  // namespace inferlab::model

@@ -57,7 +57,6 @@ struct Dims {
     float norm_eps = 1e-5f;         // run.c's convention
     int head_dim() const { return dim / n_heads; }       // d
     int kv_dim() const { return n_kv_heads * head_dim(); }  // H_kv·d
-    int kv_mul() const { return n_heads / n_kv_heads; }  // query heads per K/V head
 };
 
 // Throws InputError naming `where` when dims are impossible (≤ 0, H_q not divisible by H_kv,

@@ -1,0 +1,249 @@
+// Printers of init, logits, check-cache, generate and bench: text, --json, --csv tables and
+// --explain for each result, side by side. Nothing here computes: every number is the library's.
+#include "model_print.hpp"
+
+#include <fmt/format.h>
+
+#include "inferlab/units.hpp"
+#include "model_common.hpp"
+
+namespace inferlab::app {
+
+using namespace inferlab::model;
+using nlohmann::json;
+
+namespace {
+
+// "[1,2,3]": a list in one cell (bracketed, so a one-item list is not read as a number).
+template <class T>
+std::string bracketed(const std::vector<T>& v) {
+    return "[" + fmt::format("{}", fmt::join(v, ",")) + "]";
+}
+
+json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+std::string cell(const std::optional<double>& v, const char* spec) {
+    return v ? fmt::format(fmt::runtime(spec), *v) : std::string();
+}
+std::string percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100); }
+
+}  // namespace
+
+// ---- init ----
+Report init_report(const std::string& out, const std::string& source, const Weights& w) {
+    Report r;
+    r.json = {{"out", out}, {"parameters", w.floats()}, {"bytes", w.bytes()}, {"source", source}};
+    r.human = wrap(fmt::format("wrote {} ({}; {} parameters, {} of float32 weights)", out, source, group_thousands(w.floats()),
+                               bytes_all_units(w.bytes())), "", "  ") +
+              wrap(dims_text(w.dims()), "  ", "  ");
+    r.explain = r.human + wrap("A llama2.c version-0 checkpoint: a header of seven int32 (dim, hidden, L, H_q, H_kv, vocab, "
+                               "S_max; a negative vocab means an untied LM head), then the float32 weights in run.c's order: "
+                               "4 B per parameter.", "", "");
+    return r;
+}
+
+// ---- logits ----
+Report logits_report(const LogitsResult& res, const RunFacts& f) {
+    Report r;
+    r.json = {{"path", to_string(res.path)}, {"backend", f.backend}, {"kernels", f.kernels},
+              {"weight_dtype", f.weight_dtype}, {"tokens", res.tokens}, {"logits", json::array()}};
+    Table t{{"pos", "token", "top-5 next tokens (logit)"}, {}, {true, true, false}};
+    for (Eigen::Index i = 0; i < res.logits.rows(); ++i) {
+        r.json["logits"].push_back(std::vector<float>(res.logits.row(i).data(), res.logits.row(i).data() + res.logits.cols()));
+        std::string top;
+        for (int k : res.top[std::size_t(i)]) top += fmt::format("{}{}({:.3f})", top.empty() ? "" : " ", k, res.logits(i, k));
+        t.rows.push_back({std::to_string(i), std::to_string(res.tokens[std::size_t(i)]), top});
+    }
+    r.human = wrap(fmt::format("{} path, {} attention; {}", to_string(res.path), f.attention, dims_text(f.dims)), "", "  ") +
+              render_table(t);
+    r.explain = r.human + wrap("Each row holds the logits that predict the token after that position (row t reads "
+                               "positions 0..t); the five largest are shown.", "", "");
+    r.add_table("positions", t);
+    return r;
+}
+
+// ---- check-cache ----
+Report check_cache_report(const CheckCacheResult& res, const RunFacts& f) {
+    Report r;
+    const std::string other = res.other_attention == AttentionKind::Online ? "online" : "plain";
+    Table t{{"pos", "contiguous", "paged", other + " attn", "chunked prefill"}, {}, {}};
+    r.json = {{"backend", f.backend}, {"tokens", res.tokens}, {"relative_tolerance", res.rel_tolerance},
+              {"other_attention", other}, {"rows", json::array()}, {"max_abs_diff", res.worst.max_abs},
+              {"max_rel_diff", res.worst.max_rel}, {"worst_path", res.worst_path},
+              {"worst_position", res.worst.rel_row}, {"agree", res.agree}};
+    for (const auto& row : res.rows) {
+        r.json["rows"].push_back({{"pos", row.pos}, {"contiguous", row.contiguous}, {"paged", row.paged},
+                                  {"other_attention", row.other_attention}, {"chunked", row.chunked}});
+        t.rows.push_back({std::to_string(row.pos), fmt::format("{:.2e}", row.contiguous), fmt::format("{:.2e}", row.paged),
+                          fmt::format("{:.2e}", row.other_attention), fmt::format("{:.2e}", row.chunked)});
+    }
+    r.human = wrap(fmt::format("Max |logit − no-cache logit| per position ({}; {}; {} backend)", count_noun(res.tokens.size(), "token"),
+                               dims_text(f.dims), f.backend), "", "  ");
+    r.human += render_table(t);
+    r.human += wrap(fmt::format("largest difference {:.3e} ({:.3e} of the position's largest logit, {} path at position {}); "
+                                "tolerance {:.0e} relative: {}",
+                                res.worst.max_abs, res.worst.max_rel, res.worst_path, res.worst.rel_row, res.rel_tolerance,
+                                res.agree ? "all paths agree" : "PATHS DISAGREE"), "  ", "  ");
+    r.human += wrap("(the first document's Figure 17: the same fixed tokens through three cache paths, compared by logits)", "  ", "  ");
+    r.explain = r.human + wrap("The reference recomputes every prefix with no cache; each path's difference is max over the "
+                               "vocabulary of |l − l_ref| at a position, and the verdict compares the largest, divided by "
+                               "max(1, max |l_ref|) of its position, with the tolerance (float32 sums in another order per path).", "", "");
+    r.add_table("positions", t);
+    return r;
+}
+
+// ---- generate ----
+Report generate_report(const GenerateResult& res, const Sampling& s, const RunFacts& f, bool trace) {
+    Report r;
+    r.json = {{"backend", f.backend}, {"prompt", res.prompt}, {"sample_seed", s.seed}, {"generated", res.generated},
+              {"trace", json::array()}};
+    Table t{{"step", "phase", "tokens fed", "cache length per layer", "Q", "new K/V", "cached K/V", "scores"}, {}, {true, false, false}};
+    for (std::size_t i = 0; i < res.trace.size(); ++i) {
+        const auto& st = res.trace[i];
+        t.rows.push_back({std::to_string(i), st.phase, bracketed(st.tokens), bracketed(st.cache_len), st.q_shape, st.kv_new_shape,
+                          st.kv_cached_shape, st.scores_shape});
+        r.json["trace"].push_back({{"step", i}, {"phase", st.phase}, {"tokens", st.tokens}, {"start_pos", st.start_pos},
+                                   {"cache_len", st.cache_len}, {"q_shape", st.q_shape}, {"kv_new_shape", st.kv_new_shape},
+                                   {"kv_cached_shape", st.kv_cached_shape}, {"scores_shape", st.scores_shape}});
+    }
+    r.human = fmt::format("generated {}: {}\n", count_noun(res.generated.size(), "token"), fmt::join(res.generated, ","));
+    if (trace) {
+        r.human += "\n" + wrap(fmt::format("Trace ({}; shapes [B, heads, tokens, d] as the first document's table):", dims_text(f.dims)), "", "  ");
+        r.human += render_table(t);
+    }
+    r.explain = r.human + wrap(fmt::format("Prefill feeds the {} prompt tokens in one step; each decode step feeds the token "
+                                           "just chosen ({}) and reads every cached position.",
+                                           res.prompt.size(), s.temperature == 0 ? "greedy: the argmax" : "sampled with --sample-seed"),
+                               "", "");
+    r.add_table("trace", t);
+    return r;
+}
+
+// ---- bench ----
+namespace {
+
+json bench_json(const BenchResult& b, const std::string& model_name) {
+    json j = {{"model", model_name}, {"threads", b.threads}, {"parameters", b.parameters},
+              {"weights_on_huge_pages", b.weights_on_huge_pages}, {"prefill_tokens", b.prefill_tokens},
+              {"prefill_tokens_per_s", b.prefill_tokens_per_s}, {"prefill_gflops", b.prefill_gflops},
+              {"measured_matmul_gflops", b.matmul_gflops}, {"decode_tokens", b.decode_tokens},
+              {"decode_tokens_per_s", b.decode_tokens_per_s}, {"bytes_per_step", b.bytes_per_step},
+              {"achieved_gbs", b.achieved_gbs}, {"measured_read_gbs", b.probe.read_gbs}, {"probe_kernel_gbs", b.probe.kernel_gbs},
+              {"probe_sum_gbs", b.probe.sum_gbs}, {"probe_defect", b.probe_defect}, {"probe_bytes", b.probe.bytes},
+              {"probe_huge_pages", b.probe.huge_pages}, {"bandwidth_fraction", b.bandwidth_fraction},
+              {"weight_dtype", b.all_dtypes ? std::string("all") : to_string(b.decode_dtype)},
+              {"measured_batch_product_gflops", b.batch_product_gflops}, {"fp32_decode_tokens_per_s", b.fp32_decode_tokens_per_s},
+              {"bf16_speedup", or_null(b.bf16_speedup)}, {"bf16_logit_change", or_null(b.bf16_logit_change)},
+              {"dtypes", json::array()}, {"context_scaling", json::array()}, {"batch", json::array()},
+              {"last_level_cache_bytes", b.dtypes.empty() ? json(nullptr) : json(b.last_level_cache_bytes)},
+              {"quantized_arithmetic", b.dtypes.empty() ? json(nullptr) : json(b.quantized_arithmetic)}};
+    for (const auto& x : b.dtypes)
+        j["dtypes"].push_back({{"dtype", to_string(x.decode.dtype)}, {"bytes_per_step", x.decode.bytes_per_step},
+                               {"bytes_ratio_to_fp32", x.bytes_ratio_to_fp32}, {"tokens_per_s", x.decode.tokens_per_s},
+                               {"speed_ratio_to_fp32", x.speed_ratio_to_fp32}, {"bound_tokens_per_s", x.bound_tokens_per_s},
+                               {"fraction_of_bound", x.fraction_of_bound}, {"max_rel_logit_diff", x.decode.max_rel_logit_diff},
+                               {"mean_kl", x.decode.mean_kl}, {"greedy_agreement", x.decode.greedy_agreement},
+                               {"weights_fit_in_last_level_cache", x.weights_fit_in_last_level_cache}});
+    for (const auto& c : b.contexts)
+        j["context_scaling"].push_back({{"seq_len", c.seq_len}, {"cached_step_s", c.cached_step_s},
+                                        {"nocache_step_s", or_null(c.nocache_step_s)}, {"ratio", or_null(c.ratio)}});
+    for (const auto& x : b.batches)
+        j["batch"].push_back({{"weight_dtype", to_string(x.dtype)}, {"batch", x.batch}, {"aggregate_tokens_per_s", x.aggregate_tokens_per_s},
+                              {"per_request_tokens_per_s", x.per_request_tokens_per_s}, {"ratio_to_batch_1", or_null(x.ratio_to_batch_1)},
+                              {"bound_aggregate_tokens_per_s", x.bound_aggregate_tokens_per_s},
+                              {"bound_ratio_to_batch_1", or_null(x.bound_ratio_to_batch_1)}, {"compute_bound", x.compute_bound}});
+    return j;
+}
+
+std::string bench_measurements(const BenchResult& b, const std::string& model_name, const Dims& d) {
+    std::string h = wrap(fmt::format("Reference model: {} ({} parameters, {})", model_name, group_thousands(b.parameters),
+                                     count_noun(std::uint64_t(b.threads), "thread")), "", "  ") +
+                    wrap(dims_text(d), "  ", "  ");
+    h += wrap(fmt::format("Read bandwidth over {} (huge pages {}): {:.2f} GB/s, the faster of the decode kernel's own stream "
+                          "({:.2f} GB/s) and a plain sum loop ({:.2f} GB/s)",
+                          bytes_all_units(b.probe.bytes), b.probe.huge_pages ? "on" : "refused", b.probe.read_gbs, b.probe.kernel_gbs,
+                          b.probe.sum_gbs), "", "  ");
+    h += wrap(fmt::format("Matrix multiply (Eigen, {}³): {:.2f} GFLOP/s", b.matmul_n, b.matmul_gflops), "", "  ");
+    h += wrap(fmt::format("Batch product (the decode kernel, {} weights, 8 rows, in cache): {:.2f} GFLOP/s, this machine's compute "
+                          "roof π", to_string(b.decode_dtype), b.batch_product_gflops), "", "  ");
+    h += wrap(fmt::format("Prefill {} tokens (float32 products): {:.1f} tokens/s, {:.2f} GFLOP/s = {} of π, {} of Eigen's GEMM rate",
+                          b.prefill_tokens, b.prefill_tokens_per_s, b.prefill_gflops, percent(b.prefill_fraction_of_pi),
+                          percent(b.prefill_fraction_of_gemm)), "", "  ");
+    h += wrap(fmt::format("Decode {} tokens ({} weights): {:.2f} tokens/s; one step reads {} → {:.2f} GB/s = {} of the measured "
+                          "read bandwidth (weights on huge pages: {})",
+                          b.decode_tokens, to_string(b.decode_dtype), b.decode_tokens_per_s, bytes_all_units(b.bytes_per_step),
+                          b.achieved_gbs, percent(b.bandwidth_fraction), b.weights_on_huge_pages ? "yes" : "no"), "", "  ");
+    if (b.probe_defect)
+        h += wrap(fmt::format("PROBE DEFECT: the decode read {:.2f} GB/s, faster than the probe's {:.2f} GB/s; the fraction above "
+                              "is not a result", b.achieved_gbs, b.probe.read_gbs), "  ", "  ");
+    if (b.bf16_speedup && !b.all_dtypes)
+        h += wrap(fmt::format("the same steps with float32 weights, alternated with these: {:.2f} tokens/s; bf16 = {:.2f}× float32; "
+                              "bf16 weights change the decode steps' logits by at most {:.2e} of the largest logit",
+                              b.fp32_decode_tokens_per_s, *b.bf16_speedup, *b.bf16_logit_change), "  ", "  ");
+    return h;
+}
+
+Table dtype_table(const BenchResult& b) {
+    Table t{{"weights", "bytes/step", "bytes ÷ fp32", "tok/s", "speed × fp32", "bound tok/s", "of bound (%)", "max rel Δlogit",
+             "KL (nats)", "greedy agreement (%)", "fits LLC"}, {}, {}};
+    for (const auto& x : b.dtypes)
+        t.rows.push_back({to_string(x.decode.dtype), std::to_string(x.decode.bytes_per_step), fmt::format("{:.2f}", x.bytes_ratio_to_fp32),
+                          fmt::format("{:.2f}", x.decode.tokens_per_s), fmt::format("{:.2f}", x.speed_ratio_to_fp32),
+                          fmt::format("{:.2f}", x.bound_tokens_per_s), fmt::format("{:.0f}", 100 * x.fraction_of_bound),
+                          fmt::format("{:.2e}", x.decode.max_rel_logit_diff), fmt::format("{:.2e}", x.decode.mean_kl),
+                          fmt::format("{:.0f}", 100 * x.decode.greedy_agreement), x.weights_fit_in_last_level_cache ? "yes" : "no"});
+    return t;
+}
+
+Table context_table(const BenchResult& b) {
+    Table t{{"S", "cached step (ms)", "no-cache step (ms)", "no-cache ÷ cached"}, {}, {}};
+    for (const auto& c : b.contexts)
+        t.rows.push_back({std::to_string(c.seq_len), fmt::format("{:.3f}", c.cached_step_s * 1e3),
+                          c.nocache_step_s ? fmt::format("{:.3f}", *c.nocache_step_s * 1e3) : "", cell(c.ratio, "{:.1f}")});
+    return t;
+}
+
+Table batch_table(const BenchResult& b) {
+    Table t{{"weights", "batch", "aggregate tok/s", "per-request tok/s", "× batch 1", "bound tok/s (β, π measured)",
+             "bound × batch 1", "bound is"}, {}, {}};
+    for (const auto& x : b.batches)
+        t.rows.push_back({to_string(x.dtype), std::to_string(x.batch), fmt::format("{:.2f}", x.aggregate_tokens_per_s),
+                          fmt::format("{:.2f}", x.per_request_tokens_per_s), cell(x.ratio_to_batch_1, "{:.2f}"),
+                          fmt::format("{:.2f}", x.bound_aggregate_tokens_per_s), cell(x.bound_ratio_to_batch_1, "{:.2f}"),
+                          x.compute_bound ? "compute" : "memory"});
+    return t;
+}
+
+}  // namespace
+
+Report bench_report(const BenchResult& b, const std::string& model_name, const Dims& d) {
+    Report r;
+    r.json = bench_json(b, model_name);
+    std::string& h = r.human;
+    h = bench_measurements(b, model_name, d);
+    if (!b.dtypes.empty()) {
+        h += "\n" + wrap(fmt::format("Weight dtypes decoded in one run, interleaved step by step (each reads float32's greedy token); "
+                                     "bound: decode-roofline for each dtype's bytes on the measured β and π; last-level cache {} "
+                                     "(a model that fits there is read from cache and the DRAM bound does not apply). §4.1: the "
+                                     "bytes fall faster than the speed rises.",
+                                     b.last_level_cache_bytes ? bytes_all_units(b.last_level_cache_bytes) : "unknown"), "", "");
+        h += render_table(dtype_table(b));
+        h += wrap("int8/int4 arithmetic: " + b.quantized_arithmetic, "  ", "  ");
+    }
+    h += "\n" + wrap("One decode step at context S: the cached step grows with S (reads S positions); without a cache each step "
+                     "recomputes the whole prefix, so generating N tokens costs O(N²):", "", "");
+    h += render_table(context_table(b));
+    h += "\n" + wrap(fmt::format("Batch decode at context {} per weight dtype (each sequence its own cache; one step reads the weights "
+                                 "once for all). The bound is decode-roofline's max(bytes/β, FLOPs/π) on the β and each dtype's π "
+                                 "measured above; its ratio to batch 1 is what the roofline predicts for the measured one: reading the "
+                                 "weights once pays for every row until the arithmetic catches up (the ridge point).",
+                                 b.batch_context), "", "");
+    h += render_table(batch_table(b));
+    // The batch table first (what a plain --csv prints): every mode has it.
+    r.add_table("batch", batch_table(b));
+    r.add_table("context-scaling", context_table(b));
+    if (!b.dtypes.empty()) r.add_table("dtypes", dtype_table(b));
+    r.explain = h;
+    return r;
+}
+
+}  // namespace inferlab::app

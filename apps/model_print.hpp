@@ -1,0 +1,25 @@
+#pragma once
+// The printers of the model subcommands that run the reference model (init, logits,
+// check-cache, generate, bench): each renders one library result as text, --json, --csv tables
+// and --explain, written once here, next to each other.
+#include <string>
+
+#include "common.hpp"
+#include "inferlab/model/bench.hpp"
+#include "inferlab/model/runs.hpp"
+
+namespace inferlab::app {
+
+// What a run was asked to do, beside what it computed: printed, never computed with.
+struct RunFacts {
+    model::Dims dims;
+    std::string backend = "cpu", kernels = "fast", weight_dtype = "fp32", attention = "plain";
+};
+
+Report init_report(const std::string& out, const std::string& source, const model::Weights& w);
+Report logits_report(const model::LogitsResult& r, const RunFacts& f);
+Report check_cache_report(const model::CheckCacheResult& r, const RunFacts& f);
+Report generate_report(const model::GenerateResult& r, const model::Sampling& s, const RunFacts& f, bool trace);
+Report bench_report(const model::BenchResult& r, const std::string& model_name, const model::Dims& d);
+
+}  // namespace inferlab::app

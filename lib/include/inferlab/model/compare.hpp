@@ -1,0 +1,26 @@
+#pragma once
+// One comparison of two logit matrices, used wherever a path is checked against a reference:
+// check-cache, the bench's dtype comparison, and the tests (llm.c's validate_result, once).
+#include <Eigen/Core>
+
+#include "inferlab/model/weights.hpp"
+
+namespace inferlab::model {
+
+// How far `got` is from `ref` (both [rows, vocab]), and where.
+//   max_abs: max over all cells of |got − ref|, at (abs_row, abs_col).
+//   max_rel: max over rows r of max_c |got − ref| / max(1, max_c |ref(r, c)|), at (rel_row, rel_col):
+//            each row relative to its own largest logit, so a tolerance reads "1e-5 of the position's
+//            largest logit"; the floor of 1 keeps rows of near-zero logits from turning rounding into
+//            a large ratio.
+// Empty matrices compare as equal (every field 0).
+struct LogitsDiff {
+    double max_abs = 0;
+    Eigen::Index abs_row = 0, abs_col = 0;
+    double max_rel = 0;
+    Eigen::Index rel_row = 0, rel_col = 0;
+};
+// std::invalid_argument when the shapes differ (a caller's bug, not the user's input).
+LogitsDiff compare_logits(const MatrixRM& got, const MatrixRM& ref);
+
+}  // namespace inferlab::model

@@ -1,0 +1,141 @@
+// The model subcommands' library calls (issue #15): compare_logits, check_cache's verdict,
+// generate's steps and trace, and the bench's tables, each checked against values worked here.
+#include <catch2/catch.hpp>
+
+#include "inferlab/error.hpp"
+#include "inferlab/model/bench.hpp"
+#include "inferlab/model/compare.hpp"
+#include "inferlab/model/runs.hpp"
+
+using namespace inferlab;
+using namespace inferlab::model;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+// A model small enough that every path runs in milliseconds: GQA with H_q/H_kv = 2.
+Dims tiny() {
+    Dims d;
+    d.dim = 32;
+    d.hidden_dim = 64;
+    d.n_layers = 2;
+    d.n_heads = 4;
+    d.n_kv_heads = 2;
+    d.vocab_size = 40;
+    d.seq_len = 32;
+    d.shared_classifier = true;
+    return d;
+}
+
+}  // namespace
+
+TEST_CASE("compare_logits: the largest absolute and row-relative differences, and where", "[model][compare]") {
+    MatrixRM ref(2, 3), got(2, 3);
+    ref << 10, -20, 5,  //  row 0: largest |ref| = 20
+        0.5f, 0.25f, 0;  // row 1: largest |ref| = 0.5, floored at 1
+    got << 10, -20.5f, 5,  // 0.5 off at (0, 1): 0.5 / 20 = 0.025 relative
+        0.5f, 0.25f, 0.25f;  // 0.25 off at (1, 2): 0.25 / 1 = 0.25 relative
+    const LogitsDiff d = compare_logits(got, ref);
+    // 0 absolute: every value here is exact in float32 and the differences in double.
+    CHECK_THAT(d.max_abs, WithinAbs(0.5, 0));
+    CHECK(d.abs_row == 0);
+    CHECK(d.abs_col == 1);
+    CHECK_THAT(d.max_rel, WithinAbs(0.25, 0));
+    CHECK(d.rel_row == 1);
+    CHECK(d.rel_col == 2);
+    CHECK(compare_logits(ref, ref).max_abs == 0);
+    CHECK_THROWS_AS(compare_logits(ref, MatrixRM(3, 2)), std::invalid_argument);
+    got(0, 0) = NAN;  // a NaN is the largest difference, never hidden by a false comparison
+    CHECK(std::isinf(compare_logits(got, ref).max_abs));
+}
+
+TEST_CASE("check_cache: the paths agree on a tiny model, and a broken path is caught", "[model][check-cache]") {
+    auto w = random_weights(tiny(), 5);
+    Transformer m(*w);
+    CheckCacheInputs in;
+    in.tokens = random_tokens(tiny(), 12, 3);
+    in.chunk = 5;       // 5 + 5 + 2: the last chunk shorter than the rest
+    in.block_size = 4;  // three blocks: the paged cache crosses block boundaries
+    ForwardOptions opt;
+    const CheckCacheResult ok = check_cache(m, in, opt);
+    REQUIRE(ok.rows.size() == 12);
+    CHECK(ok.agree);
+    CHECK(ok.other_attention == AttentionKind::Online);
+    // 1e-5 of each position's largest logit: float32 sums in a different order per path.
+    CHECK(ok.worst.max_rel <= 1e-5);
+    CHECK(ok.rows[0].contiguous == 0);  // position 0 is one identical forward on every cached path
+    // Layer l reading layer 0's K/V once there is history: the no-cache reference has none (each
+    // prefix is one fresh forward), the chunked prefill has, from its second chunk on.
+    opt.pitfall = Pitfall::WrongLayerCache;
+    const CheckCacheResult bad = check_cache(m, in, opt);
+    CHECK_FALSE(bad.agree);
+    CHECK(bad.worst_path == "chunked");
+    CHECK(bad.worst.rel_row >= 5);  // the first chunk (positions 0–4) has no history yet
+    // 1e-4 absolute: the first chunk differs from the reference by float32 summation order only
+    // (logits of this model are below 10 in magnitude, so 1e-5 relative is at most 1e-4).
+    for (int p = 0; p < 5; ++p) CHECK(bad.rows[std::size_t(p)].chunked <= 1e-4);
+    CHECK(bad.worst.max_rel > 1e-3);  // 100× the tolerance: a real change, not rounding
+    in.chunk = 0;
+    CHECK_THROWS_AS(check_cache(m, in, ForwardOptions{}), InputError);
+}
+
+TEST_CASE("generate: steps tokens, one trace row per forward, 0 steps refused", "[model][generate]") {
+    auto w = random_weights(tiny(), 5);
+    Transformer m(*w);
+    GenerateInputs in;
+    in.prompt = {1, 2, 3};
+    in.steps = 4;
+    const GenerateResult r = generate(m, in, ForwardOptions{});
+    REQUIRE(r.generated.size() == 4);
+    REQUIRE(r.trace.size() == 4);  // the prefill, then a decode step for each token but the last
+    CHECK(r.trace[0].phase == "prefill");
+    CHECK(r.trace[0].cache_len == std::vector<int>{3, 3});
+    CHECK(r.trace[3].cache_len == std::vector<int>{6, 6});
+    // Greedy: the first token is the argmax of the prompt's last row, computed here on its own.
+    ContiguousCache c(tiny());
+    const MatrixRM l = m.forward(in.prompt, c);
+    Eigen::Index best = 0;
+    l.row(l.rows() - 1).maxCoeff(&best);
+    CHECK(r.generated[0] == best);
+    in.path.path = CachePath::Paged;
+    in.path.block_size = 2;
+    CHECK(generate(m, in, ForwardOptions{}).generated == r.generated);  // the cache's layout changes nothing
+    in.steps = 0;
+    CHECK_THROWS_WITH(generate(m, in, ForwardOptions{}), "tokens to generate '0': must be at least 1");
+    in.steps = 30;  // 3 + 30 > S_max = 32
+    CHECK_THROWS_AS(generate(m, in, ForwardOptions{}), InputError);
+}
+
+TEST_CASE("bench: one batch row per dtype and batch, ratios from the rows' own rates", "[model][bench]") {
+    auto w = random_weights(tiny(), 5);
+    BenchInputs in;
+    in.prompt_len = 4;
+    in.steps = 2;
+    in.probe_bytes = 4u << 20;
+    in.contexts = {4};
+    in.batches = {1, 2};
+    in.weight_dtype = WeightDtype::Int8;
+    const BenchResult r = bench(*w, in);
+    REQUIRE(r.batches.size() == 4);  // float32 beside int8, batches 1 and 2
+    CHECK(r.batches[0].dtype == WeightDtype::F32);
+    CHECK(r.batches[2].dtype == WeightDtype::Int8);
+    for (const auto& b : r.batches) {
+        REQUIRE(b.ratio_to_batch_1);
+        REQUIRE(b.bound_ratio_to_batch_1);
+    }
+    const auto& b1 = r.batches[2];
+    const auto& b2 = r.batches[3];
+    // 1e-12 relative: the same quotient of two doubles, taken twice.
+    CHECK_THAT(*b2.ratio_to_batch_1, WithinRel(b2.aggregate_tokens_per_s / b1.aggregate_tokens_per_s, 1e-12));
+    CHECK_THAT(*b2.bound_ratio_to_batch_1, WithinRel(b2.bound_aggregate_tokens_per_s / b1.bound_aggregate_tokens_per_s, 1e-12));
+    // The bound's aggregate never falls with the batch (memory part B·β/D_B rises, compute part is flat).
+    CHECK(*b2.bound_ratio_to_batch_1 >= 1 - 1e-12);
+    REQUIRE(r.dtypes.size() == 2);
+    CHECK(r.dtypes[0].speed_ratio_to_fp32 == 1.0);  // float32 against itself
+    CHECK(r.bytes_per_step == decode_step_bytes(tiny(), 4 + 2 / 2, WeightDtype::Int8));
+    REQUIRE(r.contexts.size() == 1);
+    CHECK(r.contexts[0].nocache_step_s.has_value());
+    in.contexts = {30};  // 30 + 3 timed steps > S_max = 32
+    CHECK_THROWS_WITH(bench(*w, in), "context '30': exceeds the maximum sequence length 32 less the 3 timed steps");
+}
