@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 
 #include "common.hpp"
 #include "options.hpp"
@@ -47,7 +48,8 @@ Table steps_table(const PagedSimResult& r) {
     return t;
 }
 
-std::string human_text(const SharingComparison& c, const PagedSimResult& r) {
+// `c` is nullptr under --no-share: only the unshared run exists, and nothing is compared.
+std::string human_text(const SharingComparison* c, const PagedSimResult& r) {
     std::string h = fmt::format("Block pool: {} blocks of {} tokens, {} each\n{}\n", r.options.blocks, r.options.block_size,
                                 bytes_all_units(r.block_bytes), r.options.share_prefix ? "Prefix sharing on" : "No sharing");
     for (const auto& st : r.steps) {
@@ -61,11 +63,16 @@ std::string human_text(const SharingComparison& c, const PagedSimResult& r) {
                               s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
         h += render_text(t, "  ");
     }
-    h += fmt::format("\nPeak with sharing:    {} blocks = {}\n", c.shared.peak_used_blocks, bytes_all_units(c.peak_bytes_shared));
-    h += fmt::format("Peak without sharing: {} blocks = {}\n", c.unshared.peak_used_blocks, bytes_all_units(c.peak_bytes_unshared));
+    if (!c) {
+        h += fmt::format("\nPeak: {} blocks = {}\n", r.peak_used_blocks, bytes_all_units(r.peak_bytes));
+        h += fmt::format("Preemptions: {}; pool whole at the end: {}\n", r.preemptions, r.pool_whole_at_end ? "yes" : "NO");
+        return h;
+    }
+    h += fmt::format("\nPeak with sharing:    {} blocks = {}\n", c->shared.peak_used_blocks, bytes_all_units(c->peak_bytes_shared));
+    h += fmt::format("Peak without sharing: {} blocks = {}\n", c->unshared.peak_used_blocks, bytes_all_units(c->peak_bytes_unshared));
     h += fmt::format("Copies on write: {}; preemptions: {}; pool whole at the end: {}\n", r.copies_on_write, r.preemptions,
                      r.pool_whole_at_end ? "yes" : "NO");
-    h += fmt::format("Logits with sharing against without: max |difference| {:.2e}\n", c.max_logit_diff);
+    h += fmt::format("Logits with sharing against without: max |difference| {:.2e}\n", c->max_logit_diff);
     return h;
 }
 
@@ -76,7 +83,8 @@ nlohmann::json seq_json(const SeqState& s) {
             {"shared_tokens", s.shared_tokens}};
 }
 
-nlohmann::json result_json(const SharingComparison& c, const PagedSimResult& r) {
+nlohmann::json result_json(const SharingComparison* c, const PagedSimResult& r) {
+    const nlohmann::json null;
     nlohmann::json j = {{"blocks", r.options.blocks},
                         {"block_size", r.options.block_size},
                         {"block_bytes", r.block_bytes},
@@ -84,16 +92,16 @@ nlohmann::json result_json(const SharingComparison& c, const PagedSimResult& r) 
                         {"share_prefix", r.options.share_prefix},
                         {"generated", r.generated},
                         {"steps", nlohmann::json::array()},
-                        {"copies_on_write", r.copies_on_write},
+                        {"copies_on_write", c ? nlohmann::json(r.copies_on_write) : null},
                         {"preemptions", r.preemptions},
                         {"policy", "first come first served; when a step needs more blocks than are free, the most recently "
                                    "admitted running sequence is preempted (blocks freed, recomputed on readmission)"},
-                        {"peak_blocks_shared", c.shared.peak_used_blocks},
-                        {"peak_blocks_unshared", c.unshared.peak_used_blocks},
-                        {"peak_bytes_shared", c.peak_bytes_shared},
-                        {"peak_bytes_unshared", c.peak_bytes_unshared},
-                        {"bytes_saved", c.bytes_saved},
-                        {"max_logit_diff_vs_unshared", c.max_logit_diff},
+                        {"peak_blocks_shared", c ? nlohmann::json(c->shared.peak_used_blocks) : null},
+                        {"peak_blocks_unshared", r.options.share_prefix ? c->unshared.peak_used_blocks : r.peak_used_blocks},
+                        {"peak_bytes_shared", c ? nlohmann::json(c->peak_bytes_shared) : null},
+                        {"peak_bytes_unshared", r.options.share_prefix ? c->peak_bytes_unshared : r.peak_bytes},
+                        {"bytes_saved", c ? nlohmann::json(c->bytes_saved) : null},
+                        {"max_logit_diff_vs_unshared", c ? nlohmann::json(c->max_logit_diff) : null},
                         {"pool_whole_at_end", r.pool_whole_at_end}};
     for (const auto& st : r.steps) {
         nlohmann::json s = {{"step", st.step}, {"events", st.events}, {"free_blocks", st.free_blocks},
@@ -136,11 +144,20 @@ void run_model_paged(const PagedOptions& o) {
     so.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", o.block_size, 65536, "tokens"));
     so.new_tokens = parse_token_count("--steps", o.steps, 0, static_cast<std::uint64_t>(w->dims().seq_len));
     so.seed = parse_nonnegative_int("--pool-seed", o.pool_seed);
-    const SharingComparison c = compare_sharing(m, so);
-    const PagedSimResult& shown = o.no_share ? c.unshared : c.shared;
+    // --no-share runs only the unshared simulation: there is nothing to compare it with.
+    std::optional<SharingComparison> c;
+    std::optional<PagedSimResult> alone;
+    if (o.no_share) {
+        so.share_prefix = false;
+        alone = simulate_paged(m, so);
+    } else {
+        c = compare_sharing(m, so);
+    }
+    const PagedSimResult& shown = c ? c->shared : *alone;
+    const SharingComparison* cmp = c ? &*c : nullptr;
     Report r;
-    r.json = result_json(c, shown);
-    r.human = human_text(c, shown);
+    r.json = result_json(cmp, shown);
+    r.human = human_text(cmp, shown);
     r.explain = explain_text(r.human);
     r.csv = steps_table(shown);
     emit(r, o.flags);
