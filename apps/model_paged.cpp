@@ -24,17 +24,35 @@ struct PagedOptions {
     OutputFlags flags;
 };
 
-std::string join(const std::vector<int>& v, const char* sep = ",") {
-    std::string out;
-    for (int x : v) out += (out.empty() ? "" : sep) + std::to_string(x);
+
+// `e` joined by spaces; longer than `max_cols` columns, its first and last entries kept around
+// "…" (text only: --json and --csv give every entry). "-" when empty.
+std::string elided(const std::vector<std::string>& e, std::size_t max_cols = 0) {
+    if (e.empty()) return "-";
+    auto joined = [&](std::size_t head) {
+        std::string out;
+        for (std::size_t i = 0; i < e.size(); ++i) {
+            if (head + 1 < e.size() && i == head) out += " …", i = e.size() - 1;
+            out += (out.empty() ? "" : " ") + e[i];
+        }
+        return out;
+    };
+    std::string out = joined(e.size());
+    for (std::size_t keep = 3; max_cols && display_width(out) > max_cols && keep > 0; --keep) out = joined(keep);
     return out;
 }
 
 // "0→7 1→2": logical block → physical block.
-std::string table_text(const SeqState& s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.table.size(); ++i) out += fmt::format("{}{}→{}", i ? " " : "", i, s.table[i]);
-    return out.empty() ? "-" : out;
+std::string table_text(const SeqState& s, std::size_t max_cols = 0) {
+    std::vector<std::string> e;
+    for (std::size_t i = 0; i < s.table.size(); ++i) e.push_back(fmt::format("{}→{}", i, s.table[i]));
+    return elided(e, max_cols);
+}
+
+std::string refs_text(const SeqState& s, std::size_t max_cols = 0) {
+    std::vector<std::string> e;
+    for (int r : s.refs) e.push_back(std::to_string(r));
+    return elided(e, max_cols);
 }
 
 Table steps_table(const PagedSimResult& r) {
@@ -42,8 +60,7 @@ Table steps_table(const PagedSimResult& r) {
     t.right_align = {true, true, false, true, false, false, true};
     for (const auto& st : r.steps)
         for (const auto& s : st.seqs)
-            t.rows.push_back({std::to_string(st.step), std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s),
-                              s.refs.empty() ? "-" : join(s.refs, " "),
+            t.rows.push_back({std::to_string(st.step), std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s), refs_text(s),
                               s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
     return t;
 }
@@ -58,8 +75,7 @@ std::string human_text(const SharingComparison* c, const PagedSimResult& r) {
         Table t{{"seq", "state", "len", "blocks (logical→physical)", "refs", "last fill"}, {}, {}};
         t.right_align = {true, false, true, false, false, true};
         for (const auto& s : st.seqs)
-            t.rows.push_back({std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s),
-                              s.refs.empty() ? "-" : join(s.refs, " "),
+            t.rows.push_back({std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s, 28), refs_text(s, 12),
                               s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
         h += render_text(t, "  ");
     }
@@ -127,6 +143,9 @@ std::vector<std::vector<int>> parse_prompts(const std::string& text, const Dims&
     std::size_t start = 0;
     for (;;) {
         const std::size_t end = text.find(';', start);
+        if (text.find_first_not_of(' ', start) == (end == std::string::npos ? text.size() : end) ||
+            text.find_first_not_of(' ', start) == std::string::npos)
+            throw InputError("--prompts", text, "every prompt needs at least one token (a,b;c,d)");
         out.push_back(parse_token_list("--prompts", text.substr(start, end == std::string::npos ? end : end - start), d));
         if (out.back().empty()) throw InputError("--prompts", text, "every prompt needs at least one token (a,b;c,d)");
         if (end == std::string::npos) return out;

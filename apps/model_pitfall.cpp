@@ -100,6 +100,14 @@ std::string calculator_text(const PitfallResult& r) {
     return h;
 }
 
+Table same_table(const SameDistribution& s) {
+    Table t{{"first token", "p", "plain", "speculative"}, {}, {}};
+    for (std::size_t c = 0; c < s.cells.size(); ++c)
+        t.rows.push_back({s.cells[c], fmt::format("{:.4f}", s.cell_p[c]), std::to_string(s.plain_counts[c]),
+                          std::to_string(s.speculative_counts[c])});
+    return t;
+}
+
 std::string same_text(const PitfallResult& r) {
     const SameDistribution& s = *r.same;
     auto join = [](const std::vector<int>& v) {
@@ -110,11 +118,7 @@ std::string same_text(const PitfallResult& r) {
     std::string h = header_text(r);
     h += fmt::format("  sample seed {}: plain       {}\n", s.first_seed, join(s.plain_text));
     h += fmt::format("  sample seed {}: speculative {}\n\n", s.first_seed, join(s.speculative_text));
-    Table t{{"first token", "p", "plain", "speculative"}, {}, {}};
-    for (std::size_t c = 0; c < s.cells.size(); ++c)
-        t.rows.push_back({s.cells[c], fmt::format("{:.4f}", s.cell_p[c]), std::to_string(s.plain_counts[c]),
-                          std::to_string(s.speculative_counts[c])});
-    h += render_text(t, "  ");
+    h += render_text(same_table(s), "  ");
     h += fmt::format("  {} seeds, χ² against p: plain p-value {:.3g}, speculative {:.3g}\n", s.seeds, s.plain_p_value,
                      s.speculative_p_value);
     h += wrapped("  caught by:", r.caught_by);
@@ -167,7 +171,10 @@ std::string explain_text(const PitfallResult& r, const std::string& text) {
 void print_result(const PitfallResult& r, const OutputFlags& flags) {
     Report rep;
     rep.json = result_json(r);
-    if (r.same) rep.human = same_text(r);
+    if (r.same) {
+        rep.human = same_text(r);
+        rep.csv = same_table(*r.same);
+    }
     else if (r.positions.empty()) {
         rep.human = calculator_text(r);
         rep.csv = quantities_table(r);
@@ -196,6 +203,7 @@ void print_list(const OutputFlags& flags) {
 }
 
 void run_model_pitfall(const PitfallOptions& o, const CLI::App& sub) {
+    if (o.list && !o.name.empty()) throw InputError("NAME", o.name, "is not taken with --list (which lists them all)");
     if (o.list) return print_list(o.flags);
     if (o.name.empty()) throw InputError("NAME is required: a pitfall name, or --list to see them");
     // Before the weights are made: a bad name costs nothing.
@@ -207,6 +215,8 @@ void run_model_pitfall(const PitfallOptions& o, const CLI::App& sub) {
             if (given(sub, flag))
                 throw InputError(flag, sub.get_option(flag)->as<std::string>(),
                                  "has no effect on " + o.name + ", a calculator pitfall that uses no model");
+        if (!info.uses_seed && given(sub, "--sample-seed"))
+            throw InputError("--sample-seed", o.sample_seed, "has no effect on " + o.name + ", which draws nothing");
         return print_result(run_pitfall(o.name, nullptr, seed), o.flags);
     }
     auto w = load(o.src);

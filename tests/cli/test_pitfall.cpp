@@ -113,6 +113,9 @@ TEST_CASE("model pitfall: an unknown name or none at all is exit 2 with one erro
     expect_error({"model", "pitfall", "nope"}, "NAME 'nope': is not a pitfall");
     expect_error({"model", "pitfall"}, "NAME is required");
     expect_error({"model", "pitfall", "stale-cache", "--sample-seed", "-1"}, "--sample-seed");
+    expect_error({"model", "pitfall", "--list", "stale-cache"}, "NAME 'stale-cache': is not taken with --list");
+    expect_error({"model", "pitfall", "gib-as-gb", "--sample-seed", "4"}, "--sample-seed '4': has no effect on gib-as-gb");
+
 }
 
 TEST_CASE("model paged: block tables, reference counts, one copy-on-write, the pool returned whole", "[cli][paged]") {
@@ -172,8 +175,28 @@ TEST_CASE("model paged --no-share prints only the unshared run: no sharing lines
     CHECK(j["peak_bytes_unshared"] == both["peak_bytes_unshared"]);
 }
 
+TEST_CASE("model paged: long block tables are elided in text within 80 columns, whole in JSON", "[cli][paged]") {
+    std::string p;
+    for (int i = 1; i <= 60; ++i) {
+        if (!p.empty()) p += ',';
+        p += std::to_string(i);
+    }
+    const std::vector<std::string> args{"model", "paged", "--prompts", p + ";" + p + ",7", "--blocks", "100", "--steps", "2"};
+    auto t = run_inferlab(args);
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find("0→") != std::string::npos);
+    CHECK(t.out.find(" … ") != std::string::npos);
+    check_fits_80(t.out);
+    auto json_args = args;
+    json_args.push_back("--json");
+    auto j = parse_json(run_inferlab(json_args));
+    CHECK(j["steps"][0]["seqs"][0]["table"].size() == 30);  // 60 tokens in blocks of 2
+}
+
 TEST_CASE("model paged: bad prompts and a pool too small are exit 2", "[cli][paged]") {
-    expect_error({"model", "paged", "--prompts", "1,2;"}, "--prompts");
+    expect_error({"model", "paged", "--prompts", "1,2;"}, "--prompts '1,2;': every prompt needs at least one token");
+    expect_error({"model", "paged", "--prompts", "1,2;;3"}, "--prompts '1,2;;3': every prompt needs at least one token");
+    expect_error({"model", "paged", "--blocks", "0"}, "--blocks '0': must be a positive integer");
     expect_error({"model", "paged", "--blocks", "2"}, "--blocks '2': cannot hold a sequence of 7 tokens alone");
     expect_error({"model", "paged", "--block-size", "0"}, "--block-size");
 }

@@ -20,6 +20,7 @@ struct PitfallInfo {
     std::string source;     // document and section
     std::string deviation;  // what the broken path does differently
     bool uses_model = false;
+    bool uses_seed = true;  // false: a calculator whose numbers are the document's (no draws)
 };
 // Every pitfall, in the order `--list` shows them.
 const std::vector<PitfallInfo>& pitfall_list();
