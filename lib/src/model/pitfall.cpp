@@ -258,7 +258,10 @@ Truth truth_of(const Transformer& m, std::vector<int> tokens, const ForwardOptio
 
 std::string join(const std::vector<int>& v) {
     std::string out;
-    for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+    for (int x : v) {
+        if (!out.empty()) out += ',';
+        out += std::to_string(x);
+    }
     return out;
 }
 
@@ -446,7 +449,7 @@ void threshold_accept(PitfallResult& r, std::uint64_t seed) {
     const std::vector<double> shortcut = threshold_shortcut_distribution(p, q, tau);
     auto list = [](const std::vector<double>& v) {
         std::string out;
-        for (double x : v) out += (out.empty() ? "" : ", ") + fmt::format("{:g}", x);
+        for (double x : v) out += fmt::format("{}{:g}", out.empty() ? "" : ", ", x);
         return out;
     };
     r.inputs = {{"target p", list(p)}, {"draft q", list(q)}, {"threshold τ", fmt::format("{:g}", tau)},
