@@ -116,7 +116,7 @@ void budget_section(const BestOfNOptions& o, double p, const std::optional<Verif
     }
     h += fmt::format("\nAt equal total cost {} (sample {}, judgement {}){}:\n", format_real(budget, 6), format_real(cs, 6),
                      format_real(cj, 6), ver ? "" : "; verifier assumed perfect (give --tpr/--fpr)");
-    h += render_text(bt, "  ");
+    h += render_table(bt);
     if (!dist)
         h += "  Majority vote not compared: give --alternatives k or --answer-dist (how many wrong answers split\n"
              "  the votes decides it).\n";
@@ -161,7 +161,7 @@ void simulation_section(const BestOfNOptions& o, double p, const std::vector<std
     }
     j["simulation"]["all_agree"] = all_agree;
     h += fmt::format("\nMonte Carlo ({}, seed {}), beside the exact values:\n", count_noun(trials, "trial"), seed);
-    h += render_text(st, "  ");
+    h += render_table(st);
 }
 
 // What each strategy asked for assumes, and its closed form (--explain).
@@ -301,10 +301,10 @@ void run(const BestOfNOptions& o, const CLI::App& sub) {
     if (ns.size() == 1) {
         for (auto it = j["rows"][0].begin(); it != j["rows"][0].end(); ++it) j[it.key()] = it.value();
     }
-    r.csv = t;
+    r.add_table("rows", t);
 
     h += fmt::format("Best-of-N with p = {} per candidate (first document §3.2)\n", format_real(p, 6));
-    h += render_text(t, "  ");
+    h += render_table(t);
     h += "  Coverage P≥1 = 1 − (1 − p)^N is the chance the candidates contain a correct answer,\n"
          "  not the chance the system answers correctly: that needs a selection step.\n";
     x += "Coverage (first document §3.2): P≥1 = 1 − (1 − p)^N\n";

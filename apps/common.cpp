@@ -1,6 +1,10 @@
 #include "common.hpp"
 
+#include <cerrno>
+#include <cstdlib>
 #include <iostream>
+
+#include "inferlab/error.hpp"
 
 namespace inferlab::app {
 
@@ -9,24 +13,58 @@ void add_output_flags(CLI::App& sub, OutputFlags& flags, bool with_csv) {
     auto* e = sub.add_flag("--explain", flags.explain, "Show the formula, the values substituted and the result");
     j->excludes(e);
     if (with_csv) {
-        auto* c = sub.add_flag("--csv", flags.csv, "Print the table as CSV");
+        auto* c = sub.add_flag("--csv", flags.csv, "Print a table as CSV (the first one unless --table names another)");
         c->excludes(j)->excludes(e);
+        sub.add_option("--table", flags.table, "With --csv: the table to print, by name (an unknown name lists them)")
+            ->needs(c);
     }
 }
+
+namespace {
+
+const Table& chosen_table(const Report& report, const OutputFlags& flags) {
+    if (report.tables.empty())
+        throw Error("--csv: this output has no table (use --json for its values, or the text output)");
+    if (flags.table.empty()) return report.tables.front().table;
+    std::string names;
+    for (const auto& t : report.tables) {
+        if (t.name == flags.table) return t.table;
+        names += (names.empty() ? "" : ", ") + t.name;
+    }
+    throw InputError("--table", flags.table, "no such table in this output (its tables: " + names + ")");
+}
+
+}  // namespace
 
 void emit(const Report& report, const OutputFlags& flags) {
     std::string out;
     if (flags.json) {
         require_finite(report.json);
         out = report.json.dump(2) + "\n";
-    } else if (flags.csv && report.csv) {
-        out = render_csv(*report.csv);
+    } else if (flags.csv) {
+        out = render_csv(chosen_table(report, flags));
     } else if (flags.explain) {
         out = report.explain;
     } else {
         out = report.human;
     }
     std::cout << out << std::flush;
+}
+
+std::size_t text_width() {
+    const char* env = std::getenv("COLUMNS");
+    if (env == nullptr) return 80;
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(env, &end, 10);
+    if (errno != 0 || end == env || *end != '\0' || v < 40 || v > 1000) return 80;
+    return static_cast<std::size_t>(v);
+}
+
+std::string render_table(const Table& t, const std::string& indent) { return render_text(t, indent, text_width()); }
+
+std::string wrap(const std::string& text, const std::string& indent, const std::string& hanging) {
+    return wrap_text(text, text_width(), indent, hanging);
 }
 
 std::string examples_footer(const std::vector<std::string>& lines, const std::string& notes) {

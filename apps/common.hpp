@@ -20,21 +20,42 @@ struct ExitCode {
 struct OutputFlags {
     bool json = false;     // one JSON document on stdout
     bool explain = false;  // formula, substituted values, result
-    bool csv = false;      // sweeps only
+    bool csv = false;      // one table as CSV
+    std::string table;     // --table NAME: which table --csv prints, where the output has several
 };
 
-// Adds --json, --explain (and --csv where the subcommand has a table); they exclude each other.
+// Adds --json and --explain, and where the subcommand has tables --csv and --table NAME; the
+// three forms exclude each other, and --table needs --csv.
 void add_output_flags(CLI::App& sub, OutputFlags& flags, bool with_csv = false);
+
+// A table of the output, by the name `--table` selects it with (lowercase, dashes: "rows",
+// "generation"). The first one added is what a plain --csv prints.
+struct NamedTable {
+    std::string name;
+    Table table;
+};
 
 struct Report {
     nlohmann::json json = nlohmann::json::object();
     std::string human;
     std::string explain;
-    std::optional<Table> csv;
+    std::vector<NamedTable> tables;  // every table the text shows, for --csv
+    void add_table(std::string name, Table t) { tables.push_back({std::move(name), std::move(t)}); }
 };
 
-// Prints the one form the flags ask for. JSON is checked for NaN/inf first.
+// Prints the one form the flags ask for. JSON is checked for NaN/inf first. --csv where the
+// output has no table, or --table naming none of them, is an inferlab::Error (nothing printed).
 void emit(const Report& report, const OutputFlags& flags);
+
+// Columns of human output: $COLUMNS when it is a whole number from 40 to 1000, else 80. (Not the
+// terminal's width: the same command prints the same text in a terminal, a pipe and CI.)
+std::size_t text_width();
+
+// A table for human output, fitted to text_width() (see render_text).
+std::string render_table(const Table& t, const std::string& indent = "  ");
+
+// Prose for human output, word-wrapped to text_width(); continuation lines take `hanging`.
+std::string wrap(const std::string& text, const std::string& indent = "", const std::string& hanging = "");
 
 // "Examples:\n  inferlab kv-mem ...\n" for a subcommand's --help footer.
 std::string examples_footer(const std::vector<std::string>& lines, const std::string& notes = "");

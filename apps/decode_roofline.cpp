@@ -189,10 +189,10 @@ void list_hw(const RooflineOptions& o) {
         r.json["hardware"].push_back(j);
     }
     r.human = "Hardware presets (examples/hardware.json; bandwidths decimal as the spec sheets print them):\n" +
-              render_text(t, "  ");
+              render_table(t);
     r.explain = r.human;
     for (const auto& h : hardware_presets()) r.explain += fmt::format("  {}: {}\n", h.name, h.notes);
-    r.csv = t;
+    r.add_table("hardware", t);
     emit(r, o.out);
 }
 
@@ -254,7 +254,7 @@ void generation_section(const RooflineOptions& o, const Inputs& in, Report& r) {
                      N == 1 ? "no decode step follows"
                             : fmt::format("tokens 2..N from {} reading S = {} … {}", count_noun(N - 1, "decode step"),
                                           group_thousands(P + 1), group_thousands(P + N - 1)));
-    h += render_text(g, "  ");
+    h += render_table(g);
     h += "  TTFT: request start to the first output token (the prefill bound alone, no queueing); TPOT: mean of the\n"
          "  decode steps; end-to-end = TTFT + decode total = TTFT + (N−1)·TPOT (second document).\n";
     if (!has_prefill)
@@ -348,7 +348,7 @@ void run(const RooflineOptions& o) {
         j["rows"].push_back(row);
         t.rows.push_back(cells);
     }
-    r.csv = t;
+    r.add_table("rows", t);
 
     std::string& h = r.human;
     std::string& x = r.explain;
@@ -365,7 +365,7 @@ void run(const RooflineOptions& o) {
         h += fmt::format("  π    = {} FLOP/s   [{}]; ridge point π/β = {} FLOP/B\n", format_real(*hw.peak_flops, 6),
                          in.flops_from, format_real(*hw.peak_flops / hw.bandwidth, 4));
     if (hw.memory_bytes) h += fmt::format("  memory {}   [{}]\n", bytes_all_units(*hw.memory_bytes), in.memory_from);
-    h += "\n" + render_text(t, "  ");
+    h += "\n" + render_table(t);
 
     x += "Read-volume model (first document §2.1.3): each decode step reads the weights once and each\n"
          "request's whole KV history once, and produces one token per request.\n"

@@ -388,7 +388,7 @@ void run(const KvMemOptions& o, CLI::App& sub) {
             t.rows.push_back({m.name, m.source});
             r.json["models"].push_back({{"name", m.name}, {"source", m.source}});
         }
-        r.human = "Shipped model configs (examples/models/, use with --model NAME):\n" + render_text(t, "  ");
+        r.human = "Shipped model configs (examples/models/, use with --model NAME):\n" + render_table(t);
         r.explain = r.human;
         emit(r, o.out);
         return;
@@ -560,7 +560,7 @@ void run(const KvMemOptions& o, CLI::App& sub) {
             }
             h += fmt::format("\nHead sharing (same L, d, b; Q projection width H_q·d = {}{}):\n",
                              *g.q_heads * l0.d_k, g.hidden ? fmt::format(", hidden size {}", *g.hidden) : "");
-            h += render_text(t, "  ");
+            h += render_table(t);
             x += fmt::format("\nHead sharing: KV bytes scale with H_kv/H_q; K and V projections are H_kv·d wide each "
                              "({} × {} = {}), Q is H_q·d ({} × {} = {}).\n",
                              l0.h_kv, l0.d_k, l0.h_kv * l0.d_k, *g.q_heads, l0.d_k, *g.q_heads * l0.d_k);

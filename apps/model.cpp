@@ -155,7 +155,7 @@ void run_logits(const LogitsOptions& o) {
         for (int k : top_tokens(logits, i, 5)) top += fmt::format("{}({:.3f}) ", k, logits(i, k));
         t.rows.push_back({std::to_string(i), std::to_string(tokens[std::size_t(i)]), top});
     }
-    r.human = fmt::format("{} path, {} attention; {}\n", o.path.path, o.path.attention, dims_text(w->dims())) + render_text(t, "  ");
+    r.human = fmt::format("{} path, {} attention; {}\n", o.path.path, o.path.attention, dims_text(w->dims())) + render_table(t);
     r.explain = r.human;
     emit(r, o.flags);
 }
@@ -244,12 +244,12 @@ void run_check(const CheckOptions& o) {
     r.json["agree"] = worst_rel <= kRelTol;
     r.human = fmt::format("Max |logit − no-cache logit| per position ({}; {}; {} backend)\n", count_noun(tokens.size(), "token"), dims_text(d),
                           o.path.backend);
-    r.human += render_text(t, "  ");
+    r.human += render_table(t);
     r.human += fmt::format("  largest difference {:.3e} ({:.3e} of the position's largest logit); tolerance 1e-5 relative: {}\n",
                            worst, worst_rel, worst_rel <= kRelTol ? "all paths agree" : "PATHS DISAGREE");
     r.human += "  (the first document's Figure 17: the same fixed tokens through three cache paths, compared by logits)\n";
     r.explain = r.human;
-    r.csv = t;
+    r.add_table("positions", t);
     emit(r, o.flags);
     if (worst_rel > kRelTol) throw ExitCode{1};
 }
@@ -333,10 +333,10 @@ void run_generate(const GenerateOptions& o) {
     r.human = fmt::format("generated {} token(s): {}\n", generated.size(), gen);
     if (o.trace) {
         r.human += fmt::format("\nTrace ({}; shapes [B, heads, tokens, d] as the first document's table):\n", dims_text(d));
-        r.human += render_text(t, "  ");
+        r.human += render_table(t);
     }
     r.explain = r.human;
-    r.csv = t;
+    r.add_table("trace", t);
     emit(r, o.flags);
 }
 
@@ -383,7 +383,7 @@ void dtype_comparison(const std::vector<DtypeDecode>& dt, const Dims& d, std::ui
                      "decode-roofline for each dtype's bytes on the measured β and π; last-level cache {} (a model that fits\n"
                      "there is read from cache and the DRAM bound does not apply). §4.1: the bytes fall faster than the speed rises.\n",
                      llc ? bytes_all_units(llc) : "unknown");
-    h += render_text(t, "  ");
+    h += render_table(t);
 }
 
 void run_bench(const BenchOptions& o) {
@@ -572,7 +572,7 @@ void run_bench(const BenchOptions& o) {
     }
     h += "\nOne decode step at context S: the cached step grows with S (reads S positions); without a cache each step\n"
          "recomputes the whole prefix, so generating N tokens costs O(N²):\n";
-    h += render_text(ct, "  ");
+    h += render_table(ct);
 
     // Batch decode: B sequences with their own caches, one step reading the weights once; beside
     // it, decode-roofline's bound for the same bytes and FLOPs on this machine's measured β and π.
@@ -602,7 +602,7 @@ void run_bench(const BenchOptions& o) {
                      "The bound is decode-roofline's max(bytes/β, FLOPs/π) on the β and π measured above: reading the\n"
                      "weights once pays for every row until the arithmetic catches up (the ridge point):\n",
                      batch_ctx);
-    h += render_text(bt, "  ");
+    h += render_table(bt);
     r.explain = h;
     emit(r, o.flags);
 }

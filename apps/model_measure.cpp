@@ -21,7 +21,25 @@ namespace {
 using namespace inferlab::model;
 
 nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-std::string opt_text(const std::optional<double>& v) { return v ? fmt::format("{:.4f}", *v) : "-"; }
+// A missing rate: "-" in text, an empty cell in CSV.
+std::string opt_text(const std::optional<double>& v, const char* missing = "-") { return v ? fmt::format("{:.4f}", *v) : missing; }
+
+// Prose for the text: each line wrapped to text_width() (80, or $COLUMNS), its continuation lines
+// indented as the line itself is.
+std::string prose(const std::string& text) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t nl = text.find('\n', start);
+        if (nl == std::string::npos) nl = text.size();
+        const std::string line = text.substr(start, nl - start);
+        const std::size_t body = line.find_first_not_of(' ');
+        const std::string ind = line.substr(0, body == std::string::npos ? line.size() : body);
+        out += body == std::string::npos ? "\n" : wrap(line.substr(body), ind, ind);
+        start = nl + 1;
+    }
+    return out;
+}
 
 Sampling parse_sampling(bool greedy, const std::string& temperature, const std::string& top_k, const std::string& top_p) {
     Sampling s;
@@ -48,11 +66,11 @@ struct SpeculateSetup {
     int target_layers = 0;
 };
 
-Table speculate_table(const SpeculateStats& s) {
+Table speculate_table(const SpeculateStats& s, const char* missing = "-") {
     Table t{{"draft position", "judged", "accepted", "empirical α", "predicted Σ min(p, q)"}, {}, {}};
     for (const auto& p : s.per_position)
         t.rows.push_back({std::to_string(p.position), std::to_string(p.judged), std::to_string(p.accepted),
-                          opt_text(p.empirical), opt_text(p.predicted)});
+                          opt_text(p.empirical, missing), opt_text(p.predicted, missing)});
     return t;
 }
 
@@ -78,22 +96,22 @@ std::string speculate_text(const SpeculateSetup& su, const SpeculateOptions& so,
                            std::optional<double> cost) {
     const SpeculateResult& r = e.run;
     const SpeculateStats& s = e.stats;
-    std::string h = fmt::format("Speculative decoding on the reference model, γ = {}, {} (sample seed {})\n", so.gamma,
+    std::string h = fmt::format("Speculative decoding, γ = {}, {} (sample seed {})\n", so.gamma,
                                 so.sampling.greedy ? "greedy" : fmt::format("temperature {}", format_real(so.sampling.temperature)),
                                 so.seed);
     h += fmt::format("  target: {} ({})\n  draft:  {}\n", su.target, count_noun(su.target_layers, "layer"), su.draft);
     h += fmt::format("  {} in {}: {}, {}, {} discarded\n", count_noun(r.tokens.size(), "token"), count_noun(r.rounds, "round"),
                      count_noun(r.target_passes, "target forward pass", "target forward passes"),
                      count_noun(r.draft_passes, "draft forward pass", "draft forward passes"), count_noun(r.drafts_discarded, "draft"));
-    h += render_text(speculate_table(s), "  ");
-    h += fmt::format("  acceptance rate {:.4f} against spec-accept's Σ min(p, q) = {:.4f} (99% interval ±{:.4f}: {})\n",
+    h = prose(h) + render_table(speculate_table(s));
+    std::string t = fmt::format("  acceptance rate {:.4f} against spec-accept's Σ min(p, q) = {:.4f} (99% interval ±{:.4f}: {})\n",
                      s.acceptance_rate, s.predicted_acceptance_rate, s.interval_half_width_99,
                      s.within_interval ? "inside" : "OUTSIDE");
-    h += fmt::format("  tokens per target pass {:.3f} against (1 − α^(γ+1))/(1 − α) = {:.3f} at that α\n", s.tokens_per_round,
+    t += fmt::format("  tokens per target pass {:.3f} against (1 − α^(γ+1))/(1 − α) = {:.3f} at that α\n", s.tokens_per_round,
                      s.predicted_tokens_per_round);
     if (s.predicted_speedup)
-        h += fmt::format("  predicted speedup at draft/target cost {}: {:.3f}\n", format_real(*cost), *s.predicted_speedup);
-    return h;
+        t += fmt::format("  predicted speedup at draft/target cost {}: {:.3f}\n", format_real(*cost), *s.predicted_speedup);
+    return h + prose(t);
 }
 
 void run_speculate(const SpeculateOptionsCli& o) {
@@ -124,10 +142,10 @@ void run_speculate(const SpeculateOptionsCli& o) {
     Report rep;
     rep.json = speculate_json(su, so, e, wdt);
     rep.human = speculate_text(su, so, e, cost);
-    rep.explain = rep.human +
-                  "\nAcceptance follows spec-accept's rule on the two models' actual next-token distributions at each\n"
-                  "position; the prediction Σ_x min(p(x), q(x)) is computed from those same distributions.\n";
-    rep.csv = speculate_table(e.stats);
+    rep.explain = rep.human + "\n" +
+                  prose("Acceptance follows spec-accept's rule on the two models' actual next-token distributions at each "
+                        "position; the prediction Σ_x min(p(x), q(x)) is computed from those same distributions.\n");
+    rep.add_table("positions", speculate_table(e.stats, ""));
     emit(rep, o.flags);
 }
 
@@ -156,7 +174,7 @@ std::string kv_quant_text(const std::string& what, const KvQuantExperiment& e, c
                      r.bytes_per_token_measured, r.bytes_per_token_fp32, e.bits, r.bytes_per_token_kv_mem,
                      r.bytes_per_token_measured == r.bytes_per_token_kv_mem ? " (equal)"
                                                                             : " (KIVI's per-channel K scales differ in count)");
-    return h;
+    return prose(h);
 }
 
 void run_kv_quant(const KvQuantOptions& o) {
@@ -201,12 +219,14 @@ struct RooflineCli {
     OutputFlags flags;
 };
 
-Table roofline_table(const RooflineResult& r) {
-    Table t{{"S", "batch", "bytes/step", "predicted agg tok/s", "measured agg tok/s", "measured/predicted",
+// Text shows bytes in every unit; CSV (`csv`) the exact count, the unit in the header.
+Table roofline_table(const RooflineResult& r, bool csv = false) {
+    Table t{{"S", "batch", csv ? "bytes/step (B)" : "bytes/step", "predicted agg tok/s", "measured agg tok/s", "measured/predicted",
              "measured per-request tok/s", "with π: agg tok/s", "bound is"},
             {}, {}};
     for (const auto& w : r.rows)
-        t.rows.push_back({std::to_string(w.seq_len), std::to_string(w.batch), bytes_all_units(w.bytes_per_step),
+        t.rows.push_back({std::to_string(w.seq_len), std::to_string(w.batch),
+                          csv ? std::to_string(w.bytes_per_step) : bytes_all_units(w.bytes_per_step),
                           fmt::format("{:.2f}", w.predicted_aggregate_tokens_per_s), fmt::format("{:.2f}", w.measured_aggregate_tokens_per_s),
                           fmt::format("{:.2f}", w.ratio), fmt::format("{:.2f}", w.measured_per_request_tokens_per_s),
                           fmt::format("{:.2f}", w.with_compute_aggregate_tokens_per_s), w.compute_bound ? "compute" : "memory"});
@@ -237,14 +257,15 @@ std::string roofline_text(const std::string& what, const RooflineResult& r, int 
                                 "max(D_B/β, F_B/π)\n",
                                 what, count_noun(static_cast<std::uint64_t>(threads), "thread"), r.bandwidth.read_gbs,
                                 r.bandwidth.huge_pages ? "on" : "refused", bytes_all_units(r.weight_bytes), r.batch_product_gflops);
-    h += render_text(roofline_table(r), "  ");
+    h = prose(h) + render_table(roofline_table(r));
+    std::string t;
     if (r.fits_in_last_level_cache.value_or(false))
-        h += fmt::format("  Not a bound here: every step reads at most {}, which fits this machine's last-level cache\n"
-                         "  ({}), so it reads from cache, not DRAM; the DRAM read-volume bound does not apply.\n",
+        t += fmt::format("  Not a bound here: every step reads at most {}, which fits this machine's last-level cache "
+                         "({}), so it reads from cache, not DRAM; the DRAM read-volume bound does not apply.\n",
                          bytes_all_units(r.max_step_bytes), bytes_all_units(*r.last_level_cache_bytes));
-    h += "  The read-volume bound counts bytes only: where measured falls well below it and the \"with π\" bound is\n"
-         "  compute, arithmetic (FLOPs), not reading, limits the step.\n";
-    return h;
+    t += "  The read-volume bound counts bytes only: where measured falls well below it and the \"with π\" bound is "
+         "compute, arithmetic (FLOPs), not reading, limits the step.\n";
+    return h + prose(t);
 }
 
 void run_roofline(const RooflineCli& o) {
@@ -266,7 +287,7 @@ void run_roofline(const RooflineCli& o) {
     rep.json = roofline_json(what, r, e.forward.threads, e.dtype);
     rep.human = roofline_text(what, r, e.forward.threads);
     rep.explain = rep.human;
-    rep.csv = roofline_table(r);
+    rep.add_table("rows", roofline_table(r, true));
     emit(rep, o.flags);
 }
 

@@ -55,13 +55,25 @@ std::string refs_text(const SeqState& s, std::size_t max_cols = 0) {
     return elided(e, max_cols);
 }
 
+// CSV: one row per logical block of each sequence at each step (a sequence holding no block: one
+// row, its block cells empty), numbers only; the text shows the same as "0→5 1→7".
 Table steps_table(const PagedSimResult& r) {
-    Table t{{"step", "seq", "state", "len", "blocks (logical→physical)", "refs", "last fill"}, {}, {}};
-    t.right_align = {true, true, false, true, false, false, true};
+    Table t{{"step", "seq", "state", "length (tokens)", "logical block", "physical block", "refs", "fill (tokens)"}, {}, {}};
     for (const auto& st : r.steps)
-        for (const auto& s : st.seqs)
-            t.rows.push_back({std::to_string(st.step), std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s), refs_text(s),
-                              s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
+        for (const auto& s : st.seqs) {
+            const std::vector<std::string> lead{std::to_string(st.step), std::to_string(s.seq), s.state, std::to_string(s.length)};
+            if (s.table.empty()) {
+                t.rows.push_back(lead);
+                t.rows.back().insert(t.rows.back().end(), {"", "", "", ""});
+            }
+            for (std::size_t b = 0; b < s.table.size(); ++b) {
+                t.rows.push_back(lead);
+                // Every block but the last is full.
+                const int fill = b + 1 == s.table.size() ? s.last_fill : r.options.block_size;
+                t.rows.back().insert(t.rows.back().end(), {std::to_string(b), std::to_string(s.table[b]),
+                                                           std::to_string(s.refs[b]), std::to_string(fill)});
+            }
+        }
     return t;
 }
 
@@ -77,7 +89,7 @@ std::string human_text(const SharingComparison* c, const PagedSimResult& r) {
         for (const auto& s : st.seqs)
             t.rows.push_back({std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s, 28), refs_text(s, 12),
                               s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
-        h += render_text(t, "  ");
+        h += render_table(t);
     }
     if (!c) {
         h += fmt::format("\nPeak: {} blocks = {}\n", r.peak_used_blocks, bytes_all_units(r.peak_bytes));
@@ -178,7 +190,7 @@ void run_model_paged(const PagedOptions& o) {
     r.json = result_json(cmp, shown);
     r.human = human_text(cmp, shown);
     r.explain = explain_text(r.human);
-    r.csv = steps_table(shown);
+    r.add_table("steps", steps_table(shown));
     emit(r, o.flags);
 }
 

@@ -25,7 +25,8 @@ struct PitfallOptions {
 
 nlohmann::json opt_json(const std::optional<int>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-std::string opt_text(const std::optional<int>& v) { return v ? std::to_string(*v) : "-"; }
+// A missing number: "-" in text, an empty cell in CSV.
+std::string opt_text(const std::optional<int>& v, const char* missing = "-") { return v ? std::to_string(*v) : missing; }
 
 // ---- printers ----
 Table positions_table(const PitfallResult& r) {
@@ -36,20 +37,22 @@ Table positions_table(const PitfallResult& r) {
     return t;
 }
 
-Table checks_table(const PitfallResult& r) {
+Table checks_table(const PitfallResult& r, const char* missing = "-") {
     Table t{{"§4.3 check", "broken: step", "at pos", "correct"}, {}, {}};
     for (const auto& c : r.checks)
-        t.rows.push_back({c.name, opt_text(c.broken_step), opt_text(c.broken_position), c.fired_on_correct ? "FIRED" : "quiet"});
+        t.rows.push_back({c.name, opt_text(c.broken_step, missing), opt_text(c.broken_position, missing),
+                          c.fired_on_correct ? "FIRED" : "quiet"});
     return t;
 }
 
-// `text` after `lead`, wrapped at word boundaries to 80 columns, continuation lines indented 4.
+// `text` after `lead`, wrapped at word boundaries to text_width() (80, or $COLUMNS), continuation
+// lines indented 4.
 std::string wrapped(const std::string& lead, const std::string& text) {
     std::string out = lead, word;
     std::size_t col = display_width(lead);
     auto flush = [&] {
         if (word.empty()) return;
-        if (col + 1 + display_width(word) > 80) out += "\n   ", col = 3;
+        if (col + 1 + display_width(word) > text_width()) out += "\n   ", col = 3;
         out += " " + word;
         col += 1 + display_width(word);
         word.clear();
@@ -71,7 +74,7 @@ std::string model_text(const PitfallResult& r) {
     h += fmt::format("  tokens: a prompt of {}, then greedy tokens of the correct path{}\n", r.prompt_len,
                      r.other_row_correct_err ? " (batch row 1)" : "");
     h += "  err: max |logit − no-cache logit| over the vocabulary at that position\n\n";
-    h += render_text(positions_table(r), "  ");
+    h += render_table(positions_table(r));
     h += fmt::format("\n  correct path: max error {:.2e} (tolerance {:.0e})\n", r.correct_max_err, r.tolerance);
     h += fmt::format("  broken path:  max error {:.2e}, past the tolerance from position {}\n", r.broken_max_err,
                      opt_text(r.first_wrong_pos));
@@ -80,7 +83,7 @@ std::string model_text(const PitfallResult& r) {
                          *r.other_row_broken_err);
     h += r.parts_at ? fmt::format("  generation parts after position {}\n", *r.parts_at)
                     : std::string("  greedy generation does not part on these tokens\n");
-    h += "\n" + render_text(checks_table(r), "  ");
+    h += "\n" + render_table(checks_table(r));
     h += wrapped("  caught by:", r.caught_by);
     return h;
 }
@@ -93,7 +96,7 @@ Table quantities_table(const PitfallResult& r) {
 }
 
 std::string calculator_text(const PitfallResult& r) {
-    std::string h = header_text(r) + "\n" + render_text(quantities_table(r), "  ");
+    std::string h = header_text(r) + "\n" + render_table(quantities_table(r));
     if (r.fit_p_correct)
         h += fmt::format("  χ² p-value against p: min(1, p/q) {:.3g}, shortcut {:.3g}\n", *r.fit_p_correct, *r.fit_p_broken);
     h += wrapped("  caught by:", r.caught_by);
@@ -118,7 +121,7 @@ std::string same_text(const PitfallResult& r) {
     std::string h = header_text(r);
     h += fmt::format("  sample seed {}: plain       {}\n", s.first_seed, join(s.plain_text));
     h += fmt::format("  sample seed {}: speculative {}\n\n", s.first_seed, join(s.speculative_text));
-    h += render_text(same_table(s), "  ");
+    h += render_table(same_table(s));
     h += fmt::format("  {} seeds, χ² against p: plain p-value {:.3g}, speculative {:.3g}\n", s.seeds, s.plain_p_value,
                      s.speculative_p_value);
     h += wrapped("  caught by:", r.caught_by);
@@ -173,15 +176,16 @@ void print_result(const PitfallResult& r, const OutputFlags& flags) {
     rep.json = result_json(r);
     if (r.same) {
         rep.human = same_text(r);
-        rep.csv = same_table(*r.same);
+        rep.add_table("cells", same_table(*r.same));
     }
     else if (r.positions.empty()) {
         rep.human = calculator_text(r);
-        rep.csv = quantities_table(r);
+        rep.add_table("quantities", quantities_table(r));
     }
     else {
         rep.human = model_text(r);
-        rep.csv = positions_table(r);
+        rep.add_table("positions", positions_table(r));
+        rep.add_table("checks", checks_table(r, ""));
     }
     rep.explain = explain_text(r, rep.human);
     emit(rep, flags);
@@ -196,9 +200,9 @@ void print_list(const OutputFlags& flags) {
             {{"name", p.name}, {"warning", p.warning}, {"source", p.source}, {"deviation", p.deviation}, {"uses_model", p.uses_model}});
         t.rows.push_back({p.name, p.warning});
     }
-    rep.human = render_text(t);
+    rep.human = render_table(t, "");
     rep.explain = rep.human;
-    rep.csv = t;
+    rep.add_table("pitfalls", t);
     emit(rep, flags);
 }
 

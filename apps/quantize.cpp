@@ -223,11 +223,11 @@ void many_values(const QuantizeOptions& o, Report& r, Rng& rng, Rounding rule, C
     }
     r.human = fmt::format("Quantizing {} at {} bits, {}, rounding {}\n", origin, cfg.bits, to_string(cfg.granularity),
                           to_string(rule));
-    r.human += render_text(t, "  ");
+    r.human += render_table(t);
     r.human += fmt::format("\nStorage (source {}, scales {}{}):\n", o.source_dtype, o.scale_dtype,
                            o.scheme == "symmetric" ? "" : fmt::format(", zero points {} bits", zb));
-    r.human += render_text(st, "  ");
-    r.csv = t;
+    r.human += render_table(st);
+    r.add_table("values", t);
     r.explain = "Symmetric: Δ = max|x|/Q per group, Q = 2^(b−1) − 1, x̂ = Δ·clip(round(x/Δ), −Q, Q).\n"
                 "Asymmetric: Δ = (max − min)/(2^b − 1) over a range that includes 0, z = round(−min/Δ),\n"
                 "  q = clip(round(x/Δ) + z, 0, 2^b − 1), x̂ = Δ·(q − z).\n"
@@ -276,13 +276,13 @@ void kv_case(const QuantizeOptions& o, Report& r, Rng& rng, Rounding rule) {
               {"v_per_channel", report_json(c.v_per_channel)},
               {"k_per_channel_better", k_channel_wins}};
     r.human = fmt::format("KV-cache quantization at int{} (symmetric), {}\n", bits, origin);
-    r.human += render_text(t, "  ");
+    r.human += render_table(t);
     r.human += fmt::format("\n  K per channel {} K per token: MSE {} against {} ({}).\n", k_channel_wins ? "beats" : "does not beat",
                            fmt::format("{:.4g}", c.k_per_channel.mse), fmt::format("{:.4g}", c.k_per_token.mse),
                            k_channel_wins ? "an outlier channel inflates every token's scale when K is scaled per token"
                                           : "no strong outlier channels in this K");
     r.human += "  KIVI quantizes K per channel and V per token; weight quantization (SmoothQuant) is a different problem.\n";
-    r.csv = t;
+    r.add_table("kv", t);
     r.explain = "K and V are [tokens, channels]. Per channel: one scale per column (over tokens); per token: one scale per row.\n"
                 "With a few large K channels, a per-token scale is set by the outlier and every other channel of that\n"
                 "token loses resolution; a per-channel scale isolates the outlier (KIVI).\n\n" +
@@ -340,14 +340,14 @@ void kv_model_storage(const QuantizeOptions& o, Report& r) {
     }
     r.human = fmt::format("KV cache of {} at S = {} (kv-mem's formula), quantized with one {} scale per {}{}:\n",
                           cfg.name, s, o.scale_dtype, g == 1 ? std::string("element") : count_noun(g, "element"), zb ? fmt::format(" and a {}-bit zero point", zb) : "");
-    r.human += render_text(t, "  ");
+    r.human += render_table(t);
     const auto sliding = std::count_if(cfg.window_per_layer.begin(), cfg.window_per_layer.end(), [](auto w) { return w != 0; });
     if (sliding)
         r.human += fmt::format("  bytes/token counts every layer before windows cap the {} sliding layers ({}); the totals "
                                "at S = {} honour the windows\n",
                                sliding, cfg.window_rule, s);
     r.explain = "bytes = kv-mem's bytes at b bits + (elements / group) × (scale + zero bits) / 8\n\n" + r.human;
-    r.csv = t;
+    r.add_table("precisions", t);
 }
 
 void run(const QuantizeOptions& o, CLI::App& sub) {

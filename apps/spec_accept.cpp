@@ -129,11 +129,11 @@ void acceptance_report(const std::vector<T>& p, const std::vector<T>& q, bool ex
     for (std::size_t x = 0; x < p.size(); ++x)
         t.rows.push_back({std::to_string(x), show(p[x]), show(q[x]), a.never_proposed[x] ? "never drafted" : show(a.alpha[x]),
                           show(a.accepted[x]), show(a.positive_residual[x]), show(a.residual[x]), show(a.output[x])});
-    r.csv = t;
+    r.add_table("tokens", t);
     std::string& h = r.human;
     h += fmt::format("Speculative sampling at one position (first document §3.1.2), {} arithmetic\n",
                      exact ? "exact (fractions)" : "floating-point");
-    h += render_text(t, "  ");
+    h += render_table(t);
     h += fmt::format("  accept probability Σ min(p, q) = {};  reject probability = {}\n", show(a.accept_prob), show(a.reject_prob));
     if (a.residual_empty)
         h += "  p = q: the positive residual is empty, every draft is accepted and the residual branch is never entered.\n";
@@ -197,7 +197,7 @@ void expected_section(double alpha, std::size_t gamma, const std::optional<doubl
         }
         j["best_gamma"] = choice.best ? nlohmann::json(*choice.best) : nlohmann::json(nullptr);
         j["best_gamma_at_table_edge"] = choice.at_edge;
-        r.human += "\n" + render_text(t, "  ");
+        r.human += "\n" + render_table(t);
         if (!choice.best)
             r.human += fmt::format("  No γ helps at α = {}, c = {}: every speedup is at most {} (a round costs γc + 1 "
                                    "target passes and gains too few tokens); decode without a draft.\n",
@@ -207,7 +207,7 @@ void expected_section(double alpha, std::size_t gamma, const std::optional<doubl
                                    "Raise --max-gamma to see more.\n",
                                    max_gamma, max_gamma + 1,
                                    alpha >= 1 ? " (α = 1 accepts every draft, so (γ + 1)/(γc + 1) grows with every γ)" : "");
-        r.csv = t;
+        r.tables.insert(r.tables.begin(), {"gamma", t});  // the sweep is what --csv printed first
     }
 }
 
@@ -226,7 +226,7 @@ void walkthrough_section(std::size_t gamma, const std::string& outcomes, Report&
     r.human += fmt::format("\nOne draft round, γ = {} (first document §3.1.1): the target scores {} in one pass;\n"
                            "acceptance advances left to right.\n",
                            gamma, gamma == 1 ? std::string("the 1 position") : "all " + count_noun(gamma, "position"));
-    r.human += render_text(t, "  ");
+    r.human += render_table(t);
     r.human += fmt::format("  tokens advanced {} ({} accepted + 1 {}); draft proposals {}; target positions verified {}; "
                            "discarded {}\n",
                            w.tokens_advanced, w.accepted, w.bonus ? "bonus" : "resampled", w.draft_proposals,
@@ -272,7 +272,7 @@ void simulation_section(const std::vector<double>& p, const std::vector<double>&
                             {"threshold_shortcut_fit", fit_json(ft)},
                             {"greedy", freq(c.greedy)}};
     r.human += fmt::format("\nSimulation: {}, seed {}\n", count_noun(n, "sample"), seed);
-    r.human += render_text(t, "  ");
+    r.human += render_table(t);
     r.human += fmt::format("  speculative rule: TV distance {:.2e}, χ² = {:.3f} on {} dof, p-value {:.4f} → {}\n",
                            fs.total_variation, fs.chi_square, fs.dof, fs.p_value,
                            fs.p_value >= 0.01 ? "consistent with p at the 1% level" : "REJECTED at the 1% level");

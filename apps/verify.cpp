@@ -48,9 +48,9 @@ void run(const VerifyOptions& o) {
     }
     r.json["passed"] = passed;
     r.json["failed"] = failed;
-    r.human = render_text(t) + fmt::format("\n{} passed, {} failed\n", passed, failed);
+    r.human = render_table(t, "") + fmt::format("\n{} passed, {} failed\n", passed, failed);
     r.explain += fmt::format("{} passed, {} failed\n", passed, failed);
-    r.csv = t;
+    r.add_table("examples", t);
     emit(r, o.out);
     if (failed) throw ExitCode{1};
 }

@@ -2,9 +2,9 @@
 # Installs what inferlab needs to build and test, from Debian's packages, when missing.
 set -euo pipefail
 # clang-14, libclang-rt-14-dev (libFuzzer, sanitizers) and libomp-14-dev (OpenMP under clang): scripts/fuzz.sh;
-# librapidcheck-dev: the property tests.
+# librapidcheck-dev: the property tests; libcsv-dev: the CSV output contract tests read --csv with a real parser.
 packages=(build-essential cmake libcli11-dev libfmt-dev libeigen3-dev catch2 nlohmann-json3-dev librapidcheck-dev
-          clang-14 libclang-rt-14-dev libomp-14-dev)
+          clang-14 libclang-rt-14-dev libomp-14-dev libcsv-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -30,33 +30,149 @@ std::size_t display_width(const std::string& s) {
     return n;
 }
 
-std::string render_text(const Table& t, const std::string& indent) {
+namespace {
+
+// Splits `text` at spaces into lines of at most `width` columns (a word longer than that keeps
+// its own line).
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
+    std::vector<std::string> lines;
+    std::string line, word;
+    auto flush_word = [&] {
+        if (word.empty()) return;
+        if (!line.empty() && display_width(line) + 1 + display_width(word) > width) {
+            lines.push_back(line);
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+        word.clear();
+    };
+    for (char c : text) {
+        if (c == ' ') flush_word();
+        else word.push_back(c);
+    }
+    flush_word();
+    if (!line.empty() || lines.empty()) lines.push_back(line);
+    return lines;
+}
+
+struct Layout {
+    std::vector<std::size_t> width;            // per column
+    std::vector<std::vector<std::string>> head;  // per column: the header's lines
+};
+
+// Column widths from the cells, with headers wrapped onto lines no wider than `head_cap`
+// (0: headers on one line).
+Layout layout(const Table& t, std::size_t head_cap) {
     const std::size_t ncol = t.columns.size();
-    std::vector<std::size_t> width(ncol, 0);
-    for (std::size_t c = 0; c < ncol; ++c) width[c] = display_width(t.columns[c]);
+    Layout l{std::vector<std::size_t>(ncol, 0), std::vector<std::vector<std::string>>(ncol)};
     for (const auto& row : t.rows)
-        for (std::size_t c = 0; c < ncol && c < row.size(); ++c) width[c] = std::max(width[c], display_width(row[c]));
+        for (std::size_t c = 0; c < ncol && c < row.size(); ++c) l.width[c] = std::max(l.width[c], display_width(row[c]));
+    for (std::size_t c = 0; c < ncol; ++c) {
+        const std::size_t cap = head_cap == 0 ? display_width(t.columns[c]) : std::max(l.width[c], head_cap);
+        l.head[c] = wrap_words(t.columns[c], std::max<std::size_t>(cap, 1));
+        for (const auto& h : l.head[c]) l.width[c] = std::max(l.width[c], display_width(h));
+    }
+    return l;
+}
+
+std::size_t total_width(const Layout& l, const std::string& indent) {
+    std::size_t w = display_width(indent);
+    for (std::size_t c = 0; c < l.width.size(); ++c) w += l.width[c] + (c ? 2 : 0);
+    return w;
+}
+
+std::string render_grid(const Table& t, const Layout& l, const std::string& indent) {
+    const std::size_t ncol = t.columns.size();
     auto right = [&](std::size_t c) { return c < t.right_align.size() ? t.right_align[c] : c != 0; };
     auto line = [&](const std::vector<std::string>& cells) {
         std::string out = indent;
         for (std::size_t c = 0; c < ncol; ++c) {
             std::string cell = c < cells.size() ? cells[c] : "";
-            std::string pad(width[c] - display_width(cell), ' ');
+            std::string pad(l.width[c] - std::min(l.width[c], display_width(cell)), ' ');
             out += right(c) ? pad + cell : cell + (c + 1 < ncol ? pad : "");
             if (c + 1 < ncol) out += "  ";
         }
         while (!out.empty() && out.back() == ' ') out.pop_back();
         return out + "\n";
     };
-    std::string out = line(t.columns);
+    std::string out;
+    std::size_t head_lines = 0;
+    for (const auto& h : l.head) head_lines = std::max(head_lines, h.size());
+    for (std::size_t k = 0; k < head_lines; ++k) {
+        // Wrapped headers sit on their last lines, so the bottom line touches the rule.
+        std::vector<std::string> cells(ncol);
+        for (std::size_t c = 0; c < ncol; ++c) {
+            const std::size_t skip = head_lines - l.head[c].size();
+            if (k >= skip) cells[c] = l.head[c][k - skip];
+        }
+        out += line(cells);
+    }
     std::vector<std::string> rule;
     for (std::size_t c = 0; c < ncol; ++c) {
         std::string r;
-        for (std::size_t k = 0; k < width[c]; ++k) r += "─";
+        for (std::size_t k = 0; k < l.width[c]; ++k) r += "─";
         rule.push_back(r);
     }
     out += line(rule);
     for (const auto& row : t.rows) out += line(row);
+    return out;
+}
+
+// One block per row, "column: value" per line: a table too wide for the terminal stays readable.
+std::string render_records(const Table& t, const std::string& indent, std::size_t max_width) {
+    std::string out;
+    for (std::size_t r = 0; r < t.rows.size(); ++r) {
+        const auto& row = t.rows[r];
+        if (r) out += "\n";
+        for (std::size_t c = 0; c < t.columns.size(); ++c) {
+            const std::string lead = indent + (c == 0 ? "" : "  ") + t.columns[c] + ":";
+            const std::string cell = c < row.size() ? row[c] : "";
+            if (display_width(lead) + 1 + display_width(cell) <= max_width) {
+                out += lead + " " + cell + "\n";
+                continue;
+            }
+            // A long name and value: the value goes under the name, indented, wrapped if it must.
+            const std::string under = indent + std::string(c == 0 ? 2 : 4, ' ');
+            out += lead + "\n";
+            const std::size_t room = max_width > display_width(under) + 10 ? max_width - display_width(under) : 10;
+            for (const auto& l : wrap_words(cell, room)) out += under + l + "\n";
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string render_text(const Table& t, const std::string& indent, std::size_t max_width) {
+    const Layout natural = layout(t, 0);
+    if (max_width == 0 || total_width(natural, indent) <= max_width) return render_grid(t, natural, indent);
+    // Too wide: headers wrap onto up to a few lines (a column is never narrower than its cells);
+    // when even that does not fit, each row becomes a block of "column: value" lines.
+    for (std::size_t cap : {16, 12, 8}) {
+        const Layout narrow = layout(t, cap);
+        std::size_t lines = 0;
+        for (const auto& h : narrow.head) lines = std::max(lines, h.size());
+        if (lines <= 4 && total_width(narrow, indent) <= max_width) return render_grid(t, narrow, indent);
+    }
+    return render_records(t, indent, max_width);
+}
+
+std::string wrap_text(const std::string& text, std::size_t width, const std::string& indent, const std::string& hanging) {
+    std::string out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t nl = text.find('\n', start);
+        if (nl == std::string::npos) nl = text.size();
+        const std::string para = text.substr(start, nl - start);
+        if (para.empty()) {
+            if (nl < text.size()) out += "\n";
+        } else {
+            const std::size_t room = width > display_width(indent) + 20 ? width - display_width(indent) : 20;
+            const auto lines = wrap_words(para, room);
+            for (std::size_t k = 0; k < lines.size(); ++k) out += (k == 0 ? indent : hanging) + lines[k] + "\n";
+        }
+        start = nl + 1;
+    }
     return out;
 }
 

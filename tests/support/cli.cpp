@@ -30,7 +30,7 @@ int make_temp(std::string& path) {
 
 }  // namespace
 
-CliResult run_inferlab(const std::vector<std::string>& args, const std::string& cwd) {
+CliResult run_inferlab(const std::vector<std::string>& args, const std::string& cwd, const std::vector<std::string>& env) {
     std::string out_path, err_path;
     int out_fd = make_temp(out_path), err_fd = make_temp(err_path);
     REQUIRE(out_fd >= 0);
@@ -43,6 +43,10 @@ CliResult run_inferlab(const std::vector<std::string>& args, const std::string& 
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
         if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
+        for (const auto& e : env) {
+            const auto eq = e.find('=');
+            if (eq == std::string::npos || setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1) != 0) _exit(125);
+        }
         std::vector<char*> argv;
         std::string bin = INFERLAB_BIN;
         argv.push_back(bin.data());

@@ -14,8 +14,9 @@ struct CliResult {
 };
 
 // Runs inferlab with `args`; with a non-empty `cwd`, in that directory (for examples that write
-// and read back a file by a relative name).
-CliResult run_inferlab(const std::vector<std::string>& args, const std::string& cwd = "");
+// and read back a file by a relative name); `env` entries ("COLUMNS=80") are set in the child.
+CliResult run_inferlab(const std::vector<std::string>& args, const std::string& cwd = "",
+                       const std::vector<std::string>& env = {});
 
 // Path of a file under tests/data/.
 std::string data_path(const std::string& name);

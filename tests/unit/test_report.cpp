@@ -57,3 +57,48 @@ TEST_CASE("counts take the noun's number", "[report][issue14]") {
     CHECK(count_noun(2, "entry", "entries") == "2 entries");
     CHECK(count_noun(1, "entry", "entries") == "1 entry");
 }
+
+namespace {
+std::size_t widest(const std::string& text) {
+    std::size_t w = 0, start = 0;
+    while (start < text.size()) {
+        std::size_t nl = text.find('\n', start);
+        if (nl == std::string::npos) nl = text.size();
+        w = std::max(w, inferlab::display_width(text.substr(start, nl - start)));
+        start = nl + 1;
+    }
+    return w;
+}
+}  // namespace
+
+TEST_CASE("render_text fits a width: headers wrap first, then rows become blocks", "[report]") {
+    using inferlab::Table;
+    Table t{{"batch", "bytes read per decode step", "aggregate tokens per second"}, {{"1", "15,074,000,000", "222.9"}, {"8", "22,590,000,000", "1,190.1"}}, {}};
+    const std::string natural = inferlab::render_text(t, "  ");
+    CHECK(widest(natural) == 2 + 5 + 2 + 26 + 2 + 27);
+    // Unlimited by default; at 50 columns the long headers go onto several lines, cells intact.
+    const std::string narrow = inferlab::render_text(t, "  ", 50);
+    CHECK(widest(narrow) <= 50);
+    CHECK(narrow.find("15,074,000,000") != std::string::npos);
+    CHECK(narrow.find("aggregate tokens") != std::string::npos);
+    CHECK(narrow.find("aggregate tokens per second") == std::string::npos);
+    // At 30 columns no grid fits (three columns of 5 + 14 + 7 cells plus gaps and wrapped
+    // headers of at least 8): each row is a block of "column: value" lines.
+    const std::string blocks = inferlab::render_text(t, "", 30);
+    CHECK(widest(blocks) <= 30);
+    // A name and value longer than the width put the value on the next line.
+    CHECK(blocks == "batch: 1\n  bytes read per decode step:\n    15,074,000,000\n  aggregate tokens per second:\n    222.9\n\n"
+                    "batch: 8\n  bytes read per decode step:\n    22,590,000,000\n  aggregate tokens per second:\n    1,190.1\n");
+    CHECK(inferlab::render_text(t, "", 40).find("─") != std::string::npos);  // at 40 a grid still fits
+}
+
+TEST_CASE("wrap_text breaks at spaces, keeps empty lines and indents continuation lines", "[report]") {
+    CHECK(inferlab::wrap_text("one two three four", 40) == "one two three four\n");
+    CHECK(inferlab::wrap_text("aaaa bbbb cccc dddd eeee ffff", 31, "  ", "    ") == "  aaaa bbbb cccc dddd eeee ffff\n");
+    CHECK(inferlab::wrap_text("aaaa bbbb cccc dddd eeee ffff", 30, "  ", "    ") == "  aaaa bbbb cccc dddd eeee\n    ffff\n");
+    const std::string long_text(10, 'x');
+    std::string para;
+    for (int i = 0; i < 8; ++i) para += (i ? " " : "") + long_text;
+    const std::string w = inferlab::wrap_text(para + "\n\nnext", 40, "", "  ");
+    CHECK(w == "xxxxxxxxxx xxxxxxxxxx xxxxxxxxxx\n  xxxxxxxxxx xxxxxxxxxx xxxxxxxxxx\n  xxxxxxxxxx xxxxxxxxxx\n\nnext\n");
+}

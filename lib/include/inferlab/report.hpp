@@ -16,8 +16,15 @@ struct Table {
     std::vector<bool> right_align;
 };
 
-// Columns padded to their widest cell (display width, so "≈" and "×" count as one).
-std::string render_text(const Table& t, const std::string& indent = "");
+// Columns padded to their widest cell (display width: "≈" and "×" count as one column, a CJK
+// character as two). With `max_width` > 0 the table fits that many columns: headers wrap onto
+// several lines, and a table still too wide prints one block of "column: value" lines per row.
+std::string render_text(const Table& t, const std::string& indent = "", std::size_t max_width = 0);
+
+// Word-wraps each paragraph (line) of `text` to `width` columns: its first line starts with
+// `indent`, the lines it continues on with `hanging`. Empty lines are kept.
+std::string wrap_text(const std::string& text, std::size_t width, const std::string& indent = "",
+                      const std::string& hanging = "");
 // RFC 4180: cells with a comma, quote or newline are quoted.
 std::string render_csv(const Table& t);
 
