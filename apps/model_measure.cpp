@@ -10,7 +10,6 @@
 #include "common.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/model/measure.hpp"
-#include "inferlab/rng.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
 #include "options.hpp"
@@ -189,8 +188,7 @@ void run_kv_quant(const KvQuantOptions& o) {
     else throw InputError("--scheme", o.scheme, "must be kivi (K per channel, V per token) or per-token");
     e.group_tokens = static_cast<int>(parse_positive_int_at_most("--group", o.group, INT32_MAX, ""));
     const int n = parse_token_count("--tokens", o.tokens, 0, static_cast<std::uint64_t>(d.seq_len));
-    Rng rng(parse_nonnegative_int("--seed", o.src.seed) + 77);
-    for (int i = 0; i < n; ++i) e.tokens.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
+    e.tokens = kv_quant_tokens(d, n, parse_nonnegative_int("--seed", o.src.seed));
     e.prompt = parse_token_list("--prompt", o.prompt, d);
     e.generate = parse_token_count("--gen", o.gen, e.prompt.size(), static_cast<std::uint64_t>(d.seq_len), false);
     // Both caches are read by the same model: the weights at --weight-dtype, the same kernels.

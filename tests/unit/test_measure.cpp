@@ -92,6 +92,11 @@ TEST_CASE("run_kv_quant: int8 and int4 caches against float32, bytes per token c
     CHECK(r8.mean_kl <= r8.max_kl);
     CHECK_THAT(r8.greedy_agreement, WithinRel(r8.greedy_agree / 16.0, 1e-12));
     CHECK(r8.generated == 5);
+    // The compared tokens: a fixed stream per seed, inside the vocabulary.
+    const auto t = kv_quant_tokens(w.dims(), 64, 1);
+    CHECK(t == kv_quant_tokens(w.dims(), 64, 1));
+    CHECK(t != kv_quant_tokens(w.dims(), 64, 2));
+    for (int x : t) CHECK((x >= 0 && x < 50));
     if (r8.first_divergence) CHECK(*r8.first_divergence < 5);
 }
 

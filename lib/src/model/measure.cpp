@@ -5,6 +5,7 @@
 
 #include "inferlab/kv.hpp"
 #include "inferlab/quant.hpp"
+#include "inferlab/rng.hpp"
 #include "inferlab/spec.hpp"
 #include "inferlab/stats.hpp"
 
@@ -17,6 +18,13 @@ int argmax_row(const MatrixRM& l, Eigen::Index row) {
     return static_cast<int>(i);
 }
 }  // namespace
+
+std::vector<int> kv_quant_tokens(const Dims& d, int n, std::uint64_t weight_seed) {
+    Rng rng(weight_seed + 77);
+    std::vector<int> t;
+    for (int i = 0; i < n; ++i) t.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
+    return t;
+}
 
 KvQuantResult run_kv_quant(const Transformer& m, const KvQuantExperiment& e) {
     const Dims& d = m.dims();

@@ -39,6 +39,9 @@ struct KvQuantResult {
     std::uint64_t bytes_per_token_fp32 = 0;
 };
 KvQuantResult run_kv_quant(const Transformer& m, const KvQuantExperiment& e);
+// kv-quant's `n` compared tokens, uniform over the vocabulary, drawn with the weights' seed + 77
+// (mod 2^64: another stream than the weights' own draws).
+std::vector<int> kv_quant_tokens(const Dims& d, int n, std::uint64_t weight_seed);
 
 // ---- speculate: speculative decoding's counts against spec-accept's prediction ----
 struct SpeculatePosition {
