@@ -97,11 +97,13 @@ step "cuda tests" "$bin/cuda_tests" --durations yes
 step "compute-sanitizer memcheck over the kernel tests" timeout 240 compute-sanitizer --tool memcheck --error-exitcode 1 "$bin/cuda_tests" "[kernels]"
 step "kernel tests with a synchronize after every launch" env INFERLAB_CUDA_SYNC=1 "$bin/cuda_tests" "[kernels]"
 step "benchmark" "$bin/cuda_bench"
-# Hardware counters for one decode-attention launch (memory throughput against peak); clocks left
-# alone. Only ncu's report is kept: the benchmark's own table under the profiler is not a timing.
+# The same with decode attention's block-per-tile kernel, for the comparison in docs/cuda.md.
+step "benchmark, block decode kernel" env INFERLAB_CUDA_DECODE=block "$bin/cuda_bench"
+# Hardware counters for one decode-attention launch pair, pass 1 and the merge (memory throughput
+# against peak); clocks left alone. Only ncu's report is kept: the benchmark's own table under the profiler is not a timing.
 ncu_report() {
   local f; f="$(mktemp)"
-  timeout 120 ncu --clock-control none -k regex:decode_attention_split -c 1 --section SpeedOfLight --log-file "$f" "$bin/cuda_bench" > /dev/null
+  timeout 120 ncu --clock-control none -k regex:decode_attention -c 2 --section SpeedOfLight --log-file "$f" "$bin/cuda_bench" > /dev/null
   local rc=$?
   cat "$f"
   return $rc

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
+#include <limits>
 #include <stdexcept>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -108,12 +109,79 @@ public:
     }
     void swiglu(Tensor& a, const Tensor& b) override { cuda::swiglu(a.data(), b.data(), static_cast<int>(a.size())); }
     void add(Tensor& y, const Tensor& x) override { cuda::add(y.data(), x.data(), static_cast<int>(y.size())); }
+    // One row (a decode step): Q, K, V and RoPE in one launch. More rows (prefill, batches): the
+    // products and RoPE one by one, as the default does.
+    void matmul_qkv_rope(const Tensor& x, const model::MatMap& wq, const model::MatMap& wk, const model::MatMap& wv, Tensor& q,
+                         Tensor& k, Tensor& v, const std::vector<int>& pos, int head_dim, float theta,
+                         const ForwardOptions& opt) override {
+        const int dq = static_cast<int>(wq.rows()), dkv = static_cast<int>(wk.rows()), in = static_cast<int>(wq.cols());
+        if (x.rows() != 1 || opt.bf16 || dq % 2 != 0 || dkv % 2 != 0 || head_dim % 2 != 0 || wv.rows() != wk.rows()) {
+            Backend::matmul_qkv_rope(x, wq, wk, wv, q, k, v, pos, head_dim, theta, opt);
+            return;
+        }
+        q.resize(1, dq);
+        k.resize(1, dkv);
+        v.resize(1, dkv);
+        qkv_rope(dev(wq.data()), dev(wk.data()), dev(wv.data()), x.data(), q.data(), k.data(), v.data(), dq, dkv, in,
+                 device_ints(pos_, pos), head_dim, theta);
+    }
+    void matmul_swiglu(const Tensor& x, const model::MatMap& w1, const model::MatMap& w3, Tensor& h1, Tensor& h3,
+                       const ForwardOptions& opt) override {
+        if (x.rows() != 1 || opt.bf16) {
+            Backend::matmul_swiglu(x, w1, w3, h1, h3, opt);
+            return;
+        }
+        const int out = static_cast<int>(w1.rows()), in = static_cast<int>(w1.cols());
+        h1.resize(1, out);
+        h3.resize(1, out);
+        swiglu_matvec(dev(w1.data()), dev(w3.data()), x.data(), h1.data(), h3.data(), out, in);
+    }
+    // The block's finiteness check rides in the same kernel (it reads every element of x anyway).
+    void add_rmsnorm(Tensor& x, const Tensor& t, const model::VecMap& w, float eps, Tensor& y, int check) override {
+        y.resize(x.rows(), x.cols());
+        int* flags = check >= 0 ? flag_slots(check) : nullptr;
+        cuda::add_rmsnorm(x.data(), t.data(), dev(w.data()), y.data(), x.rows(), x.cols(), eps, flags, check, stamp_);
+    }
+    // Finiteness: a flag per check on the device, stamped with this pass's number when the check
+    // fails, and read once at the end of the pass (one copy, not one per block).
+    bool defers_finite_checks() const override { return true; }
+    void record_finite(const Tensor& t, int index) override {
+        cuda::record_finite(t.data(), t.size(), flag_slots(index), index, stamp_);
+    }
+    int first_non_finite() override {
+        int bad = -1;
+        if (flag_count_ > 0) {
+            std::vector<int> host(flag_count_);
+            flags_.download(host.data(), flag_count_ * sizeof(int));
+            for (std::size_t i = 0; i < host.size() && bad < 0; ++i)
+                if (host[i] == stamp_) bad = static_cast<int>(i);
+        }
+        if (stamp_ == std::numeric_limits<int>::max()) {  // stamps start again at 1: clear the old ones
+            if (flag_count_ > 0) zero_device(flags_.data(), flag_count_ * sizeof(int));
+            stamp_ = 0;
+        }
+        ++stamp_;
+        return bad;
+    }
     void to_host(const Tensor& t, model::MatrixRM& out) override {
         out.resize(t.rows(), t.cols());
         copy_to_host(out.data(), t.data(), t.size() * sizeof(float));
     }
 
 private:
+    // The flags (int [flag_count_], device), grown to hold check `index`.
+    int* flag_slots(int index) {
+        if (index < 0) throw std::logic_error("finiteness check: a negative check index");
+        if (std::size_t(index) >= flag_count_) {
+            const std::size_t n = std::max<std::size_t>(std::size_t(index) + 1, 2 * flag_count_ + 64);
+            DeviceBuffer grown(n * sizeof(int));
+            zero_device(grown.data(), n * sizeof(int));  // 0 is never a stamp
+            if (flag_count_ > 0) copy_on_device(grown.data(), flags_.data(), flag_count_ * sizeof(int));
+            flags_ = std::move(grown);
+            flag_count_ = n;
+        }
+        return flags_.i();
+    }
     // Device address of a host view of the weights (same offset in the uploaded copy).
     const float* dev(const float* host) const {
         if (host < host_.data() || host >= host_.data() + host_.floats())
@@ -180,6 +248,9 @@ private:
     DeviceBuffer rows_dev_;                  // DecodeRow [B] of the last step and layer
     std::vector<unsigned char> rows_host_;  // what rows_dev_ holds
     int max_len_ = 0;
+    DeviceBuffer flags_;          // int [flag_count_]: the pass number (stamp_) where a check failed
+    std::size_t flag_count_ = 0;
+    int stamp_ = 1;
     std::unordered_map<const model::KvCache*, DeviceInts> tables_;  // block tables by cache (compared before upload)
 };
 

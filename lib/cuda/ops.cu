@@ -5,6 +5,8 @@
 #include <cfloat>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "check.cuh"
@@ -56,26 +58,136 @@ __device__ float block_max(float v, float* shared) {
     return v;
 }
 
+// Lane `lane`'s share of the dot product of a weight row with x (the caller reduces over the warp):
+// 16-byte loads when cols % 4 = 0 and both are 16-byte aligned, else scalar loads with the same stride.
+__device__ float lane_dot(const float* __restrict__ wr, const float* __restrict__ x, int cols, int lane) {
+    float acc = 0.0f;
+    if (cols % 4 == 0 && (reinterpret_cast<uintptr_t>(wr) % 16 == 0) && (reinterpret_cast<uintptr_t>(x) % 16 == 0)) {
+        const float4* w4 = reinterpret_cast<const float4*>(wr);
+        const float4* x4 = reinterpret_cast<const float4*>(x);
+        const int n4 = cols / 4;
+        int i = lane;
+        // Four 16-byte weight loads in flight per lane (2 KB per warp) before any arithmetic: a
+        // matrix of few rows has few warps per SM, and one load at a time leaves HBM idle.
+        float a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        for (; i + 3 * kWarp < n4; i += 4 * kWarp) {
+            const float4 w0 = w4[i], w1 = w4[i + kWarp], w2 = w4[i + 2 * kWarp], w3 = w4[i + 3 * kWarp];
+            const float4 x0 = x4[i], x1 = x4[i + kWarp], x2 = x4[i + 2 * kWarp], x3 = x4[i + 3 * kWarp];
+            acc += w0.x * x0.x + w0.y * x0.y + w0.z * x0.z + w0.w * x0.w;
+            a1 += w1.x * x1.x + w1.y * x1.y + w1.z * x1.z + w1.w * x1.w;
+            a2 += w2.x * x2.x + w2.y * x2.y + w2.z * x2.z + w2.w * x2.w;
+            a3 += w3.x * x3.x + w3.y * x3.y + w3.z * x3.z + w3.w * x3.w;
+        }
+        for (; i < n4; i += kWarp) {
+            const float4 a = w4[i], b = x4[i];
+            acc += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+        }
+        acc += a1 + a2 + a3;
+    } else {
+        for (int i = lane; i < cols; i += kWarp) acc += wr[i] * x[i];
+    }
+    return acc;
+}
+
+// run.c's rotation of the pair (2i, 2i+1) = (v0, v1) at position pos, j = 2i mod d: the CPU's float
+// steps, with pow and sincos in double rounded to float (CUDA's powf may be 4 ulp off; at position
+// 10^3 that would move the angle by ~10^-4 rad). One place for rope_kernel and qkv_rope_kernel.
+__device__ void rope_pair(float& v0, float& v1, int pos, int j, int head_dim, float theta) {
+    const float exponent = static_cast<float>(j) / static_cast<float>(head_dim);
+    const float freq = 1.0f / static_cast<float>(pow(static_cast<double>(theta), static_cast<double>(exponent)));
+    const float angle = static_cast<float>(pos) * freq;
+    double sd, cd;
+    sincos(static_cast<double>(angle), &sd, &cd);
+    const float s = static_cast<float>(sd), c = static_cast<float>(cd);
+    const float a = v0, b = v1;
+    v0 = a * c - b * s;
+    v1 = a * s + b * c;
+}
+
+// silu(a)·b, for swiglu_kernel and swiglu_matvec_kernel.
+__device__ float silu_mul(float a, float b) { return a / (1.0f + expf(-a)) * b; }
+
 // One warp per output row; lanes stride the row so loads coalesce; float4 when aligned.
 __global__ void matvec_kernel(const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int rows,
                               int cols) {
     const int row = blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp;
     const int lane = threadIdx.x % kWarp;
     if (row >= rows) return;
-    const float* wr = w + static_cast<size_t>(row) * cols;
-    float acc = 0.0f;
-    if (cols % 4 == 0 && (reinterpret_cast<uintptr_t>(wr) % 16 == 0) && (reinterpret_cast<uintptr_t>(x) % 16 == 0)) {
-        const float4* w4 = reinterpret_cast<const float4*>(wr);
-        const float4* x4 = reinterpret_cast<const float4*>(x);
-        for (int i = lane; i < cols / 4; i += kWarp) {
-            const float4 a = w4[i], b = x4[i];
-            acc += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
-        }
-    } else {
-        for (int i = lane; i < cols; i += kWarp) acc += wr[i] * x[i];
-    }
-    acc = warp_sum(acc);
+    const float acc = warp_sum(lane_dot(w + static_cast<size_t>(row) * cols, x, cols, lane));
     if (lane == 0) y[row] = acc;
+}
+
+// Split-K: k warps share a row, each over cols/k columns, their sums added through shared memory
+// (8 warps a block: 8/k rows). For a matrix with too few rows to give every SM enough warps (1024
+// rows is 8 warps an SM on an H200, 16 KB of loads in flight: 36% of the copy bandwidth measured).
+// Reads rows·cols·4 + k·cols·4 B (x once per piece), writes rows·4 B.
+__global__ void matvec_splitk_kernel(const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ y,
+                                     int rows, int cols, int k) {
+    INFERLAB_DYNAMIC_SHARED(float, part);  // [warps]: each warp's partial sum
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, per = blockDim.x / kWarp / k;
+    const int row = blockIdx.x * per + warp / k, piece = warp % k, len = cols / k;  // len % 4 = 0 (the caller's rule)
+    float acc = 0.0f;
+    if (row < rows)
+        acc = warp_sum(lane_dot(w + static_cast<size_t>(row) * cols + static_cast<size_t>(piece) * len,
+                                x + static_cast<size_t>(piece) * len, len, lane));
+    if (lane == 0) part[warp] = acc;
+    __syncthreads();
+    const int r = blockIdx.x * per + threadIdx.x;
+    if (threadIdx.x < per && r < rows) {
+        float sum = 0.0f;
+        for (int p = 0; p < k; ++p) sum += part[threadIdx.x * k + p];
+        y[r] = sum;
+    }
+}
+
+// Q, K and V of one row in one launch, RoPE applied as they are written. Rows of [Wq; Wk; Wv]
+// ([dq + 2·dkv, cols], three separate matrices) go by pairs (2i, 2i+1), one warp a pair, so the
+// pair RoPE rotates is in one warp's registers. Reads (dq + 2·dkv)·cols·4 B of weights + cols·4 B
+// of x (once per warp: from L1/L2 after the first), writes (dq + 2·dkv)·4 B; 2·(dq + 2·dkv)·cols FLOPs.
+__global__ void qkv_rope_kernel(const float* __restrict__ wq, const float* __restrict__ wk, const float* __restrict__ wv,
+                                const float* __restrict__ x, float* __restrict__ q, float* __restrict__ k,
+                                float* __restrict__ v, int dq, int dkv, int cols, const int* __restrict__ pos,
+                                int head_dim, float theta) {
+    const int pair = blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+    const int lane = threadIdx.x % kWarp;
+    int r = 2 * pair;  // first row of the pair within its matrix
+    const float* w = wq;
+    float* y = q;
+    bool rotate = true;
+    if (r >= dq) {
+        r -= dq;
+        w = wk;
+        y = k;
+        if (r >= dkv) {
+            r -= dkv;
+            w = wv;
+            y = v;
+            rotate = false;
+            if (r >= dkv) return;
+        }
+    }
+    float a = warp_sum(lane_dot(w + static_cast<size_t>(r) * cols, x, cols, lane));
+    float b = warp_sum(lane_dot(w + static_cast<size_t>(r + 1) * cols, x, cols, lane));
+    if (lane != 0) return;
+    if (rotate) rope_pair(a, b, pos[0], r % head_dim, head_dim, theta);
+    y[r] = a;
+    y[r + 1] = b;
+}
+
+// The FFN's two products of one row and SwiGLU in one launch: a warp per row reads W1's and W3's
+// rows and writes h3 = W3·x and h1 = silu(W1·x)·h3. Reads 2·rows·cols·4 + cols·4 B, writes
+// 2·rows·4 B; 4·rows·cols FLOPs.
+__global__ void swiglu_matvec_kernel(const float* __restrict__ w1, const float* __restrict__ w3, const float* __restrict__ x,
+                                     float* __restrict__ h1, float* __restrict__ h3, int rows, int cols) {
+    const int row = blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+    const int lane = threadIdx.x % kWarp;
+    if (row >= rows) return;
+    const float a = warp_sum(lane_dot(w1 + static_cast<size_t>(row) * cols, x, cols, lane));
+    const float b = warp_sum(lane_dot(w3 + static_cast<size_t>(row) * cols, x, cols, lane));
+    if (lane == 0) {
+        h3[row] = b;
+        h1[row] = silu_mul(a, b);
+    }
 }
 
 // One warp per weight row, every input row accumulated from the same loaded weights; N (the input
@@ -127,29 +239,51 @@ __global__ void rmsnorm_kernel(const float* __restrict__ x, const float* __restr
     for (int i = threadIdx.x; i < n; i += blockDim.x) yr[i] = w[i] * xr[i] * scale;
 }
 
+// The residual add and the next RMSNorm of a row in one pass: x += t, then y = w ⊙ x / rms(x).
+// A block per row; each thread rereads only its own writes. With flags, also the finiteness check
+// of the new x (flags[index] = stamp when an element is NaN or ±inf), as finite_kernel: no
+// launch of its own. Reads 2·rows·n·4 + n·4 B, writes 2·rows·n·4 B.
+__global__ void add_rmsnorm_kernel(float* __restrict__ x, const float* __restrict__ t, const float* __restrict__ w,
+                                   float* __restrict__ y, int n, float eps, int* __restrict__ flags, int index, int stamp) {
+    INFERLAB_DYNAMIC_SHARED(float, shared);  // [32] warp partials
+    float* xr = x + static_cast<size_t>(blockIdx.x) * n;
+    const float* tr = t + static_cast<size_t>(blockIdx.x) * n;
+    float* yr = y + static_cast<size_t>(blockIdx.x) * n;
+    float ss = 0.0f;
+    unsigned bad = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const float s = xr[i] + tr[i];
+        xr[i] = s;
+        ss += s * s;
+        bad |= (__float_as_uint(s) & 0x7f800000u) == 0x7f800000u;
+    }
+    if (bad && flags) flags[index] = stamp;
+    ss = block_sum(ss, shared);
+    const float scale = rsqrtf(ss / static_cast<float>(n) + eps);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) yr[i] = w[i] * xr[i] * scale;
+}
+
+// flags[index] = stamp when any of x[0, n) is NaN or ±inf (exponent bits all ones). Threads that
+// find one all store the same value, so no atomic is needed. Reads n·4 B, writes at most 4 B.
+__global__ void finite_kernel(const float* __restrict__ x, size_t n, int* __restrict__ flags, int index, int stamp) {
+    unsigned bad = 0;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        bad |= (__float_as_uint(x[i]) & 0x7f800000u) == 0x7f800000u;
+    if (bad) flags[index] = stamp;
+}
+
 __global__ void rope_kernel(float* v, const int* __restrict__ pos, int rows, int width, int head_dim, float theta) {
     const int idx = blockIdx.x * blockDim.x + threadIdx.x;
     const int pairs = width / 2;
     if (idx >= rows * pairs) return;
     const int r = idx / pairs, i = (idx % pairs) * 2;
-    const int j = i % head_dim;
-    // The CPU's float steps, with pow and sincos in double rounded to float (CUDA's powf may be
-    // 4 ulp off; at position 10^3 that would move the angle by ~10^-4 rad).
-    const float exponent = static_cast<float>(j) / static_cast<float>(head_dim);
-    const float freq = 1.0f / static_cast<float>(pow(static_cast<double>(theta), static_cast<double>(exponent)));
-    const float angle = static_cast<float>(pos[r]) * freq;
-    double sd, cd;
-    sincos(static_cast<double>(angle), &sd, &cd);
-    const float s = static_cast<float>(sd), c = static_cast<float>(cd);
     float* p = v + static_cast<size_t>(r) * width + i;
-    const float v0 = p[0], v1 = p[1];
-    p[0] = v0 * c - v1 * s;
-    p[1] = v0 * s + v1 * c;
+    rope_pair(p[0], p[1], pos[r], i % head_dim, head_dim, theta);
 }
 
 __global__ void swiglu_kernel(float* a, const float* __restrict__ b, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) a[i] = a[i] / (1.0f + expf(-a[i])) * b[i];
+    if (i < n) a[i] = silu_mul(a[i], b[i]);
 }
 
 __global__ void add_kernel(float* y, const float* __restrict__ x, int n) {
@@ -362,20 +496,152 @@ __global__ void decode_attention_split(const float* __restrict__ q, const Decode
     }
 }
 
+// 16 bytes at p: one vector load when p is 16-byte aligned, else four scalar loads.
+__device__ inline float4 load4(const float* p) {
+    if (reinterpret_cast<std::uintptr_t>(p) % 16 == 0) return *reinterpret_cast<const float4*>(p);
+    return float4{p[0], p[1], p[2], p[3]};
+}
+
+// Flash-decoding, pass 1, for the common shapes: G = H_q/H_kv in {1, 2, 4, 8} and d ≤ 128 with
+// d % 4 = 0 (Llama-3-8B: G = 4, d = 128). Block (K/V head, split, row) as above, K/V read once for
+// the G query heads, but with no barrier per tile: each warp runs its own online softmax over its
+// share of the split's keys (8 keys at a time, warps interleaved by 8), lanes across d (lane c
+// holds quad c of q, of each key's K and V row, and of the G outputs, in registers). A warp
+// issues the 16-byte loads of its 8 keys' K AND V rows together (8 KB in flight per warp, 32 KB per
+// block), scores them against each query head with one transposing reduction (9 shuffles) and 8
+// broadcasts, and updates its (m, l, o). Lane m < 8 resolves key m's row once (the paged divide and
+// modulo once per key) and shuffles it to the warp. At the end the warps' partial (m, l, o) are
+// merged in shared memory. Bytes as decode_attention_split: 2·len·d·4 B of K/V per K/V head and
+// row, G·d·4 B of q, (2 + d)·4 B per (query head, split) written.
+constexpr int kWarpKeys = 8;
+static_assert(kWarpKeys == kKeysPerWarp, "transpose_sum8 reduces eight values");
+
+// At most 128 registers a thread for G ≤ 4 (four blocks of 128 threads a multiprocessor, 64 KB of
+// K/V loads in flight per SM); G = 8 keeps two blocks (its 8 query quads and 8 output quads).
+template <int G>
+__global__ void __launch_bounds__(kAttnThreads, G <= 4 ? 4 : 2) decode_attention_split_warps(const float* __restrict__ q, const DecodeRow* __restrict__ rows, int n_heads,
+                                             int split_len, float* __restrict__ m_out, float* __restrict__ l_out,
+                                             float* __restrict__ o_out) {
+    INFERLAB_DYNAMIC_SHARED(float, sh);  // o [warps, G, d], then m [warps, G], then l [warps, G]
+    const DecodeRow& row = rows[blockIdx.z];
+    const KvLayout& kv = row.kv;
+    const int d = kv.head_dim, d4 = d / 4;
+    const int kvh = blockIdx.x, split = blockIdx.y, splits = gridDim.y, b = blockIdx.z;
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, warps = blockDim.x / kWarp;
+    const int lo = row.lo + split * split_len, hi = min(row.hi, lo + split_len);
+    const std::size_t qhead0 = std::size_t(b) * n_heads + std::size_t(kvh) * G;  // first query head of the group
+    const float scale = rsqrtf(static_cast<float>(d));
+    const bool active = lane < d4;  // lanes past d/4 hold zeros
+    const float4 zero = {0.0f, 0.0f, 0.0f, 0.0f};
+    float4 qv[G], o[G];
+    float m[G], l[G];
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+        qv[j] = active ? load4(q + (qhead0 + j) * d + 4 * lane) : zero;
+        qv[j].x *= scale, qv[j].y *= scale, qv[j].z *= scale, qv[j].w *= scale;
+        o[j] = zero;
+        m[j] = -FLT_MAX;
+        l[j] = 0.0f;
+    }
+    for (int t0 = lo + warp * kWarpKeys; t0 < hi; t0 += warps * kWarpKeys) {
+        const int n = min(kWarpKeys, hi - t0);
+        const std::size_t my_off = lane < n ? kv_offset(kv, kvh, t0 + lane) : 0;
+        float4 kr[kWarpKeys], vr[kWarpKeys];
+#pragma unroll
+        for (int k = 0; k < kWarpKeys; ++k) {
+            const std::size_t off = __shfl_sync(0xffffffffu, my_off, k) + 4 * std::size_t(lane);
+            const bool ok = k < n && active;
+            kr[k] = ok ? load4(kv.k + off) : zero;
+            vr[k] = ok ? load4(kv.v + off) : zero;
+        }
+#pragma unroll
+        for (int j = 0; j < G; ++j) {
+            float part[kWarpKeys];
+#pragma unroll
+            for (int k = 0; k < kWarpKeys; ++k)
+                part[k] = kr[k].x * qv[j].x + kr[k].y * qv[j].y + kr[k].z * qv[j].z + kr[k].w * qv[j].w;
+            transpose_sum8(part, lane);  // lane L now holds the score of key 4·bit4(L) + 2·bit3(L) + bit2(L)
+            float sc[kWarpKeys], mx = -FLT_MAX;
+#pragma unroll
+            for (int k = 0; k < kWarpKeys; ++k) {
+                sc[k] = __shfl_sync(0xffffffffu, part[0], 4 * k);  // lane 4k holds key k's score
+                sc[k] = k < n ? sc[k] : -INFINITY;
+                mx = fmaxf(mx, sc[k]);
+            }
+            const float m_new = fmaxf(m[j], mx), c = expf(m[j] - m_new);
+            float sum = 0.0f;
+            float4 acc = {o[j].x * c, o[j].y * c, o[j].z * c, o[j].w * c};
+#pragma unroll
+            for (int k = 0; k < kWarpKeys; ++k) {
+                const float p = expf(sc[k] - m_new);  // 0 for keys past n
+                sum += p;
+                acc.x += p * vr[k].x, acc.y += p * vr[k].y, acc.z += p * vr[k].z, acc.w += p * vr[k].w;
+            }
+            o[j] = acc;
+            l[j] = l[j] * c + sum;
+            m[j] = m_new;
+        }
+    }
+    float* os = sh;                     // [warps, G, d]
+    float* ms = os + warps * G * d;     // [warps, G]
+    float* ls = ms + warps * G;         // [warps, G]
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+        if (active) reinterpret_cast<float4*>(os + (warp * G + j) * d)[lane] = o[j];
+        if (lane == 0) {
+            ms[warp * G + j] = m[j];
+            ls[warp * G + j] = l[j];
+        }
+    }
+    __syncthreads();
+    // Merge the warps: M = max m_w, L = Σ l_w·e^(m_w − M), o = Σ o_w·e^(m_w − M) (an empty warp
+    // has m = −FLT_MAX, l = 0, o = 0 and weighs nothing).
+    for (int e = threadIdx.x; e < G * d; e += blockDim.x) {
+        const int j = e / d, c = e % d;
+        float M = -FLT_MAX;
+        for (int w = 0; w < warps; ++w) M = fmaxf(M, ms[w * G + j]);
+        float L = 0.0f, O = 0.0f;
+        for (int w = 0; w < warps; ++w) {
+            const float f = expf(ms[w * G + j] - M);
+            L += ls[w * G + j] * f;
+            O += os[(w * G + j) * d + c] * f;
+        }
+        o_out[((qhead0 + j) * splits + split) * d + c] = O;
+        if (c == 0) {
+            m_out[(qhead0 + j) * splits + split] = M;
+            l_out[(qhead0 + j) * splits + split] = L;
+        }
+    }
+}
+
 // Flash-decoding, pass 2: block (query head h, row b) merges its splits: M = max m_j,
-// L = Σ l_j·e^(m_j − M), out = Σ o_j·e^(m_j − M) / L. Reads (2 + d)·4 B per split, writes d·4 B.
+// L = Σ l_j·e^(m_j − M), out = Σ o_j·e^(m_j − M) / L. The block finds M and L together and keeps
+// the weights e^(m_j − M) in shared memory, so each thread's pass over the splits is independent
+// loads (eight in flight), not a serial chain of loads and exponentials per split.
+// Reads (2 + d)·4 B per split, writes d·4 B.
 __global__ void decode_attention_merge(const float* __restrict__ m_in, const float* __restrict__ l_in,
                                        const float* __restrict__ o_in, int n_heads, int splits, int d, float* __restrict__ out) {
+    INFERLAB_DYNAMIC_SHARED(float, sh);  // [32] block reductions, then the weights [splits]
+    float* red = sh;
+    float* wt = sh + 32;
     const std::size_t hb = std::size_t(blockIdx.y) * n_heads + blockIdx.x;  // (row, query head)
     const float* m = m_in + hb * splits;
     const float* l = l_in + hb * splits;
-    float M = -FLT_MAX;
-    for (int j = 0; j < splits; ++j) M = fmaxf(M, m[j]);
-    float L = 0.0f;
-    for (int j = 0; j < splits; ++j) L += l[j] * expf(m[j] - M);
+    float mx = -FLT_MAX;
+    for (int j = threadIdx.x; j < splits; j += blockDim.x) mx = fmaxf(mx, m[j]);
+    const float M = block_max(mx, red);
+    float part = 0.0f;
+    for (int j = threadIdx.x; j < splits; j += blockDim.x) {
+        const float e = expf(m[j] - M);  // 0 for an empty split (m = −FLT_MAX)
+        wt[j] = e;
+        part += l[j] * e;
+    }
+    const float L = block_sum(part, red);  // its barriers also publish wt
     for (int i = threadIdx.x; i < d; i += blockDim.x) {
+        const float* oi = o_in + hb * splits * d + i;
         float o = 0.0f;
-        for (int j = 0; j < splits; ++j) o += o_in[(hb * splits + j) * d + i] * expf(m[j] - M);
+#pragma unroll 8
+        for (int j = 0; j < splits; ++j) o += oi[std::size_t(j) * d] * wt[j];
         out[hb * d + i] = o / L;
     }
 }
@@ -468,10 +734,44 @@ void launch_matmul_rows(const float* w, const float* x, float* y, int rows, int 
 }
 }  // namespace
 
+namespace {
+// Warps per row for matvec: doubled (up to 8) while the matrix has fewer than 24 warps an SM,
+// each piece keeps at least 128 columns, and the pieces stay 16-byte aligned.
+int matvec_split(int rows, int cols) {
+    int k = 1;
+    while (k < 8 && (long long)rows * k < 24ll * multiprocessor_count() && cols % (8 * k) == 0 && cols / (2 * k) >= 128) k *= 2;
+    return k;
+}
+}  // namespace
+
 void matvec(const float* w, const float* x, float* y, int rows, int cols) {
+    if (const int k = matvec_split(rows, cols); k > 1) {
+        constexpr int kWarps = 8;
+        INFERLAB_LAUNCH(matvec_splitk_kernel, blocks_for(rows, kWarps / k), kWarps * kWarp, kWarps * sizeof(float), w, x, y,
+                        rows, cols, k);
+        INFERLAB_CUDA_LAUNCH_CHECK("matvec_splitk_kernel");
+        return;
+    }
     const int per = rows_per_block(rows);
     INFERLAB_LAUNCH(matvec_kernel, blocks_for(rows, per), per * kWarp, 0, w, x, y, rows, cols);
     INFERLAB_CUDA_LAUNCH_CHECK("matvec_kernel");
+}
+
+void qkv_rope(const float* wq, const float* wk, const float* wv, const float* x, float* q, float* k, float* v, int dq,
+              int dkv, int cols, const int* pos, int head_dim, float theta) {
+    if (dq % 2 != 0 || dkv % 2 != 0 || head_dim % 2 != 0)
+        throw Error("cuda::qkv_rope: the output widths and the head width must be even (RoPE rotates pairs)");
+    const int pairs = (dq + 2 * dkv) / 2;
+    const int per = rows_per_block(pairs);
+    INFERLAB_LAUNCH(qkv_rope_kernel, blocks_for(pairs, per), per * kWarp, 0, wq, wk, wv, x, q, k, v, dq, dkv, cols, pos,
+                    head_dim, theta);
+    INFERLAB_CUDA_LAUNCH_CHECK("qkv_rope_kernel");
+}
+
+void swiglu_matvec(const float* w1, const float* w3, const float* x, float* h1, float* h3, int rows, int cols) {
+    const int per = rows_per_block(rows);
+    INFERLAB_LAUNCH(swiglu_matvec_kernel, blocks_for(rows, per), per * kWarp, 0, w1, w3, x, h1, h3, rows, cols);
+    INFERLAB_CUDA_LAUNCH_CHECK("swiglu_matvec_kernel");
 }
 
 void matmul_rows(const float* w, const float* x, float* y, int n, int rows, int cols) {
@@ -501,6 +801,19 @@ void rmsnorm(const float* x, const float* w, float* y, int rows, int n, float ep
     INFERLAB_CUDA_LAUNCH_CHECK("rmsnorm_kernel");
 }
 
+void add_rmsnorm(float* x, const float* t, const float* w, float* y, int rows, int n, float eps, int* flags, int index,
+                 int stamp) {
+    INFERLAB_LAUNCH(add_rmsnorm_kernel, rows, 256, 32 * sizeof(float), x, t, w, y, n, eps, flags, index, stamp);
+    INFERLAB_CUDA_LAUNCH_CHECK("add_rmsnorm_kernel");
+}
+
+void record_finite(const float* x, std::size_t n, int* flags, int index, int stamp) {
+    // One block of 256 for what a decode step checks (a few thousand floats); more for long prefills.
+    const unsigned blocks = unsigned(std::min<std::size_t>(64, std::max<std::size_t>(1, n / (256 * 16))));
+    INFERLAB_LAUNCH(finite_kernel, blocks, 256, 0, x, n, flags, index, stamp);
+    INFERLAB_CUDA_LAUNCH_CHECK("finite_kernel");
+}
+
 void rope(float* v, const int* pos, int rows, int width, int head_dim, float theta) {
     INFERLAB_LAUNCH(rope_kernel, blocks_for(rows * width / 2, 256), 256, 0, v, pos, rows, width, head_dim, theta);
     INFERLAB_CUDA_LAUNCH_CHECK("rope_kernel");
@@ -522,10 +835,14 @@ void softmax(float* x, int rows, int n) {
 }
 
 namespace {
-// Keys per split: enough splits that H_kv·B·splits blocks give every multiprocessor about sixteen,
+// Keys per split: enough splits that H_kv·B·splits blocks give every multiprocessor about four,
 // whole tiles per split, and no split shorter than two tiles (the merge costs (2 + d)·4 B per split).
 int decode_split_len(int n_rows, int max_len, int n_kv_heads) {
-    const long long want = 16ll * multiprocessor_count();  // 16 blocks of 4 warps: a full SM's worth in flight
+    // Four blocks a multiprocessor: what fits at once (both pass-1 kernels use up to 128 registers
+    // a thread, 128 threads a block), so short caches run in one wave and long ones in splits long
+    // enough to stream (16 keys a warp and more). Sixteen, as before, gave 256 splits of 128 keys at
+    // S = 32768 (B = 1, H_kv = 8): more waves of short blocks, and 256 splits for the merge to walk.
+    const long long want = 4ll * multiprocessor_count();
     const long long per_split = std::max(1ll, (long long)n_rows * n_kv_heads);
     long long splits = std::max(1ll, (want + per_split - 1) / per_split);
     splits = std::min(splits, std::max(1ll, (long long)max_len / (2 * kKeyTile)));
@@ -541,7 +858,7 @@ std::size_t decode_attention_scratch(int n_rows, int max_len, int n_heads, int n
 }
 
 void decode_attention(const float* q, const DecodeRow* rows, int n_rows, int max_len, int n_heads, int n_kv_heads,
-                      int head_dim, float* out, float* scratch, std::size_t scratch_floats) {
+                      int head_dim, float* out, float* scratch, std::size_t scratch_floats, DecodeKernel kernel) {
     if (n_rows < 1 || max_len < 1) throw Error("cuda::decode_attention needs at least one row with one cached position");
     if (n_kv_heads < 1 || n_heads % n_kv_heads != 0) throw Error("cuda::decode_attention: H_q must be a multiple of H_kv");
     if (scratch_floats < decode_attention_scratch(n_rows, max_len, n_heads, n_kv_heads, head_dim))
@@ -552,13 +869,36 @@ void decode_attention(const float* q, const DecodeRow* rows, int n_rows, int max
     float* m = scratch;  // [B, H_q, splits]
     float* l = m + heads;  // [B, H_q, splits]
     float* o = l + heads;  // [B, H_q, splits, d]
-    const std::size_t shared = decode_shared_bytes(n_heads / n_kv_heads, head_dim);
+    const int g = n_heads / n_kv_heads;
+    if (kernel == DecodeKernel::Auto) {
+        // INFERLAB_CUDA_DECODE=block keeps the block-per-tile kernel (the benchmark compares both).
+        const char* e = std::getenv("INFERLAB_CUDA_DECODE");
+        const bool warps_fit = head_dim % 4 == 0 && head_dim <= 4 * kWarp && (g == 1 || g == 2 || g == 4 || g == 8);
+        kernel = warps_fit && !(e && std::strcmp(e, "block") == 0) ? DecodeKernel::Warps : DecodeKernel::Block;
+    }
+    if (kernel == DecodeKernel::Warps) {
+        if (head_dim % 4 != 0 || head_dim > 4 * kWarp) throw Error("cuda::decode_attention: the warp kernel takes d ≤ 128, a multiple of 4");
+        const std::size_t shared = (std::size_t(kWarpsPerBlock) * g * head_dim + 2 * std::size_t(kWarpsPerBlock) * g) * sizeof(float);
+        const dim3 grid(n_kv_heads, splits, n_rows);
+        switch (g) {
+            case 1: INFERLAB_LAUNCH(decode_attention_split_warps<1>, grid, kAttnThreads, shared, q, rows, n_heads, split_len, m, l, o); break;
+            case 2: INFERLAB_LAUNCH(decode_attention_split_warps<2>, grid, kAttnThreads, shared, q, rows, n_heads, split_len, m, l, o); break;
+            case 4: INFERLAB_LAUNCH(decode_attention_split_warps<4>, grid, kAttnThreads, shared, q, rows, n_heads, split_len, m, l, o); break;
+            case 8: INFERLAB_LAUNCH(decode_attention_split_warps<8>, grid, kAttnThreads, shared, q, rows, n_heads, split_len, m, l, o); break;
+            default: throw Error("cuda::decode_attention: the warp kernel takes 1, 2, 4 or 8 query heads per K/V head");
+        }
+        INFERLAB_CUDA_LAUNCH_CHECK("decode_attention_split_warps");
+        INFERLAB_LAUNCH(decode_attention_merge, dim3(n_heads, n_rows), kAttnThreads, (32 + std::size_t(splits)) * sizeof(float), m, l, o, n_heads, splits, head_dim, out);
+        INFERLAB_CUDA_LAUNCH_CHECK("decode_attention_merge");
+        return;
+    }
+    const std::size_t shared = decode_shared_bytes(g, head_dim);
     if (shared > 48 * 1024) {  // past the default limit only with the opt-in (227 KiB on Hopper)
         INFERLAB_CUDA_CHECK(cudaFuncSetAttribute(decode_attention_split, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
     }
     INFERLAB_LAUNCH(decode_attention_split, dim3(n_kv_heads, splits, n_rows), kAttnThreads, shared, q, rows, n_heads, split_len, m, l, o);
     INFERLAB_CUDA_LAUNCH_CHECK("decode_attention_split");
-    INFERLAB_LAUNCH(decode_attention_merge, dim3(n_heads, n_rows), kAttnThreads, 0, m, l, o, n_heads, splits, head_dim, out);
+    INFERLAB_LAUNCH(decode_attention_merge, dim3(n_heads, n_rows), kAttnThreads, (32 + std::size_t(splits)) * sizeof(float), m, l, o, n_heads, splits, head_dim, out);
     INFERLAB_CUDA_LAUNCH_CHECK("decode_attention_merge");
 }
 

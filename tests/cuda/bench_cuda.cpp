@@ -79,6 +79,48 @@ void bench_matvec(int rows, int cols) {
         (double(rows) * cols + 8.0 * (cols + rows)) * 4, 0);
 }
 
+// The fused decode-step products (Llama-3-8B's shapes): Q, K, V with RoPE in one launch
+// (4096 + 1024 + 1024 rows of 4096), and W1, W3 with SwiGLU (2 × 14336 rows of 4096).
+void bench_fused() {
+    const int dim = 4096, dq = 4096, dkv = 1024, hidden = 14336;
+    {
+        const std::size_t set = (std::size_t(dq + 2 * dkv) * dim + dim + dq + 2 * dkv) * 4;
+        const int n = copies_for(set);
+        std::vector<DeviceBuffer> wq, wk, wv, x, q, k, v;
+        DeviceBuffer pos(sizeof(int));
+        const int p = 1000;
+        pos.upload(&p, sizeof p);
+        Rotating r;
+        for (int i = 0; i < n; ++i) {
+            wq.push_back(random_device(std::size_t(dq) * dim, 200 + i));
+            wk.push_back(random_device(std::size_t(dkv) * dim, 300 + i));
+            wv.push_back(random_device(std::size_t(dkv) * dim, 400 + i));
+            x.push_back(random_device(std::size_t(dim), 500 + i));
+            q.emplace_back(std::size_t(dq) * 4), k.emplace_back(std::size_t(dkv) * 4), v.emplace_back(std::size_t(dkv) * 4);
+        }
+        for (int i = 0; i < n; ++i)
+            r.calls.push_back([&, i] {
+                qkv_rope(wq[i].f(), wk[i].f(), wv[i].f(), x[i].f(), q[i].f(), k[i].f(), v[i].f(), dq, dkv, dim, pos.i(), 128, 500000.0f);
+            });
+        row("qkv_rope (4096+1024+1024)x4096 fp32", time_ms(Rotating::run, &r, 60), double(set), 0.7);
+    }
+    {
+        const std::size_t set = (2 * std::size_t(hidden) * dim + dim + 2 * std::size_t(hidden)) * 4;
+        const int n = copies_for(set);
+        std::vector<DeviceBuffer> w1, w3, x, h1, h3;
+        Rotating r;
+        for (int i = 0; i < n; ++i) {
+            w1.push_back(random_device(std::size_t(hidden) * dim, 600 + i));
+            w3.push_back(random_device(std::size_t(hidden) * dim, 700 + i));
+            x.push_back(random_device(std::size_t(dim), 800 + i));
+            h1.emplace_back(std::size_t(hidden) * 4), h3.emplace_back(std::size_t(hidden) * 4);
+        }
+        for (int i = 0; i < n; ++i)
+            r.calls.push_back([&, i] { swiglu_matvec(w1[i].f(), w3[i].f(), x[i].f(), h1[i].f(), h3[i].f(), hidden, dim); });
+        row("swiglu_matvec 2x14336x4096 fp32", time_ms(Rotating::run, &r, 40), double(set), 0.7);
+    }
+}
+
 // Decode attention: B rows of length len each, H_q = 32, H_kv = 8, d = 128 (Llama-3-8B's heads),
 // contiguous caches or a paged pool with blocks of 16.
 void bench_decode(int B, int len, bool paged) {
@@ -197,6 +239,7 @@ int main() {
 
     for (auto [rows, cols] : std::vector<std::pair<int, int>>{{4096, 4096}, {14336, 4096}, {4096, 14336}, {1024, 4096}})
         bench_matvec(rows, cols);
+    bench_fused();
     for (int len : {4096, 32768}) bench_decode(1, len, false);
     bench_decode(1, 32768, true);
     bench_decode(16, 2048, true);

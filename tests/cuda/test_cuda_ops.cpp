@@ -12,36 +12,12 @@
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/transformer.hpp"
 #include "inferlab/rng.hpp"
+#include "support.hpp"
 
 using namespace inferlab;
 using namespace inferlab::cuda;
 
-namespace {
-std::vector<float> random_vec(std::size_t n, std::uint64_t seed) {
-    Rng rng(seed);
-    std::vector<float> v(n);
-    for (auto& x : v) x = static_cast<float>(rng.normal());
-    return v;
-}
-DeviceBuffer to_device(const std::vector<float>& v) {
-    DeviceBuffer b(v.size() * sizeof(float));
-    b.upload(v.data(), v.size() * sizeof(float));
-    return b;
-}
-std::vector<float> to_host(const DeviceBuffer& b, std::size_t n) {
-    std::vector<float> v(n);
-    b.download(v.data(), n * sizeof(float));
-    return v;
-}
-double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
-    double worst = 0, scale = 1;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        scale = std::max(scale, double(std::fabs(b[i])));
-        worst = std::max(worst, double(std::fabs(a[i] - b[i])));
-    }
-    return worst / scale;
-}
-}  // namespace
+using namespace inferlab::cuda::test;
 
 TEST_CASE("cuda matvec and matmul_rows equal the CPU kernels", "[cuda]") {
     const int rows = 777, cols = 516;

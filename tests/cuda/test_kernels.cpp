@@ -19,6 +19,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "inferlab/cuda/backend.hpp"
@@ -26,44 +27,14 @@
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/transformer.hpp"
 #include "inferlab/rng.hpp"
+#include "support.hpp"
 
 using namespace inferlab;
 using namespace inferlab::cuda;
 
 namespace {
 
-std::vector<float> random_vec(std::size_t n, std::uint64_t seed) {
-    Rng rng(seed);
-    std::vector<float> v(n);
-    for (auto& x : v) x = static_cast<float>(rng.normal());
-    return v;
-}
-DeviceBuffer to_device(const std::vector<float>& v) {
-    DeviceBuffer b(v.size() * sizeof(float));
-    b.upload(v.data(), v.size() * sizeof(float));
-    return b;
-}
-template <class T>
-DeviceBuffer to_device_raw(const std::vector<T>& v) {
-    DeviceBuffer b(std::max<std::size_t>(v.size(), 1) * sizeof(T));
-    if (!v.empty()) b.upload(v.data(), v.size() * sizeof(T));
-    return b;
-}
-std::vector<float> to_host(const DeviceBuffer& b, std::size_t n) {
-    std::vector<float> v(n);
-    b.download(v.data(), n * sizeof(float));
-    return v;
-}
-// Largest |got − ref| over the output's scale max(1, max |ref|); NaN anywhere gives +inf.
-double rel_err(const std::vector<float>& got, const std::vector<double>& ref) {
-    double worst = 0, scale = 1;
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-        if (!std::isfinite(got[i])) return INFINITY;
-        scale = std::max(scale, std::fabs(ref[i]));
-        worst = std::max(worst, std::fabs(double(got[i]) - ref[i]));
-    }
-    return worst / scale;
-}
+using namespace inferlab::cuda::test;
 
 // ---- attention: a logical K/V [H_kv, S, d] placed in a device cache, contiguous or paged ----
 
@@ -109,7 +80,7 @@ struct Cache {
                         hk[at] = k[(std::size_t(h) * len + p) * d + i];
                         hv[at] = v[(std::size_t(h) * len + p) * d + i];
                     }
-            dk = to_device(hk), dv = to_device(hv), dtable = to_device_raw(table);
+            dk = to_device(hk), dv = to_device(hv), dtable = to_device(table);
             layout.block_table = dtable.i();
             layout.block_size = block;
             layout.n_layers = layers;
@@ -159,7 +130,8 @@ void check_decode(const DecodeCase& t) {
     for (int b = 0; b < B; ++b) {
         // Rows alternate contiguous and paged when the case is paged: one launch serves both.
         const int block = t.block > 0 && b % 2 == 0 ? t.block : 0;
-        caches.push_back(std::make_unique<Cache>(t.h_kv, t.d, t.lens[std::size_t(b)], block, t.seed + 10 * std::uint64_t(b)));
+        caches.push_back(
+            std::make_unique<Cache>(t.h_kv, t.d, t.lens[std::size_t(b)], block, t.seed + 10 * std::uint64_t(b)));
         DecodeRow r;
         r.kv = caches.back()->layout;
         r.hi = t.lens[std::size_t(b)];
@@ -168,18 +140,30 @@ void check_decode(const DecodeCase& t) {
         rows.push_back(r);
     }
     const auto q = random_vec(std::size_t(B) * t.h_q * t.d, t.seed + 99);
-    DeviceBuffer dq = to_device(q), dout(q.size() * sizeof(float)), drows = to_device_raw(rows);
+    DeviceBuffer dq = to_device(q), drows = to_device(rows);
     const std::size_t sf = decode_attention_scratch(B, max_len, t.h_q, t.h_kv, t.d);
     DeviceBuffer scratch(sf * sizeof(float));
-    decode_attention(dq.f(), static_cast<const DecodeRow*>(drows.data()), B, max_len, t.h_q, t.h_kv, t.d, dout.f(), scratch.f(), sf);
-    const auto got = to_host(dout, q.size());
-    for (int b = 0; b < B; ++b) {
-        INFO("row " << b << " of " << B << ", d " << t.d << ", H_q " << t.h_q << ", H_kv " << t.h_kv << ", len "
-                    << t.lens[std::size_t(b)] << ", window " << t.window << ", block " << caches[std::size_t(b)]->block);
-        const std::size_t n = std::size_t(t.h_q) * t.d;
-        const auto ref = attention_ref(q.data() + b * n, *caches[std::size_t(b)], t.h_q, rows[std::size_t(b)].lo, rows[std::size_t(b)].hi);
-        const std::vector<float> row(got.begin() + std::ptrdiff_t(b * n), got.begin() + std::ptrdiff_t((b + 1) * n));
-        CHECK(rel_err(row, ref) <= 1e-4);  // 1e-4 of scale: float32 sums in split and warp order
+    // Both pass-1 kernels where the warp kernel fits (G in {1, 2, 4, 8}, d ≤ 128, d % 4 = 0).
+    const int g = t.h_q / t.h_kv;
+    const bool warps_fit = t.d % 4 == 0 && t.d <= 128 && (g == 1 || g == 2 || g == 4 || g == 8);
+    for (DecodeKernel kernel : {DecodeKernel::Block, DecodeKernel::Warps}) {
+        if (kernel == DecodeKernel::Warps && !warps_fit) continue;
+        DeviceBuffer dout(q.size() * sizeof(float));  // NaN again: every output must be written
+        decode_attention(dq.f(), static_cast<const DecodeRow*>(drows.data()), B, max_len, t.h_q, t.h_kv, t.d, dout.f(),
+                         scratch.f(), sf, kernel);
+        const auto got = to_host(dout, q.size());
+        for (int b = 0; b < B; ++b) {
+            INFO((kernel == DecodeKernel::Warps ? "warp kernel" : "block kernel")
+                 << ", row " << b << " of " << B << ", d " << t.d << ", H_q " << t.h_q << ", H_kv " << t.h_kv
+                 << ", len " << t.lens[std::size_t(b)] << ", window " << t.window << ", block "
+                 << caches[std::size_t(b)]->block);
+            const std::size_t n = std::size_t(t.h_q) * t.d;
+            const auto ref = attention_ref(q.data() + b * n, *caches[std::size_t(b)], t.h_q, rows[std::size_t(b)].lo,
+                                           rows[std::size_t(b)].hi);
+            const std::vector<float> row(got.begin() + std::ptrdiff_t(b * n),
+                                         got.begin() + std::ptrdiff_t((b + 1) * n));
+            CHECK(rel_err(row, ref) <= 1e-4);  // 1e-4 of scale: float32 sums in split and warp order
+        }
     }
 }
 
@@ -228,7 +212,7 @@ TEST_CASE("kernel store_kv writes each row at its position and nothing else", "[
             rows.push_back(r);
         }
         const auto k = random_vec(std::size_t(B) * h_kv * d, 60), v = random_vec(k.size(), 61);
-        DeviceBuffer dk = to_device(k), dv = to_device(v), drows = to_device_raw(rows);
+        DeviceBuffer dk = to_device(k), dv = to_device(v), drows = to_device(rows);
         store_kv(dk.f(), dv.f(), static_cast<const DecodeRow*>(drows.data()), B, h_kv, d);
         for (int b = 0; b < B; ++b) {
             Cache& c = *caches[std::size_t(b)];
@@ -282,9 +266,14 @@ TEST_CASE("kernel prefill attention: causal and windowed over contiguous and pag
     }
 }
 
+// cols 1184 = 4 × 296: two passes of the four-loads-a-lane loop, then a tail of 40 quads. Split-K
+// (few rows: the emulated device has 4 SMs): 8 warps a row at 5 × 1184 and 20 × 4096, 2 at 50 × 512
+// (4 rows a block, the last block half full); 1 warp a row at 300 × 256.
 TEST_CASE("kernel matvec and matmul_rows: 16-byte and scalar paths", "[cuda][kernels]") {
-    for (auto [rows, cols] : std::vector<std::pair<int, int>>{{37, 64}, {33, 130}, {9, 7}, {300, 256}}) {
-        INFO("rows " << rows << ", cols " << cols);
+    for (const auto& shape :
+         std::vector<std::pair<int, int>>{{37, 64}, {33, 130}, {9, 7}, {300, 256}, {5, 1184}, {20, 4096}, {50, 512}}) {
+        INFO("rows " << shape.first << ", cols " << shape.second);
+        const int rows = shape.first, cols = shape.second;  // plain locals: clang 14 does not capture structured bindings
         const auto w = random_vec(std::size_t(rows) * cols, 80), x = random_vec(std::size_t(cols) * 16, 81);
         DeviceBuffer dw = to_device(w), dx = to_device(x), dy(std::size_t(rows) * 16 * sizeof(float));
         auto ref = [&](int n) {
@@ -347,7 +336,7 @@ TEST_CASE("kernel rmsnorm and rope and swiglu and add and softmax", "[cuda][kern
         const int rows = 3, width = 2 * hd;
         const std::vector<int> pos = {0, 9, 511};
         const auto x = random_vec(std::size_t(rows) * width, 93);
-        DeviceBuffer dx = to_device(x), dp = to_device_raw(pos);
+        DeviceBuffer dx = to_device(x), dp = to_device(pos);
         rope(dx.f(), dp.i(), rows, width, hd, 10000.0f);
         std::vector<double> ref(x.size());
         for (int r = 0; r < rows; ++r)
@@ -360,6 +349,97 @@ TEST_CASE("kernel rmsnorm and rope and swiglu and add and softmax", "[cuda][kern
         // 1e-5 of scale: the angle is rounded to float (pos·freq), ~3e-5 rad at position 511 times |v| ≤ 4.
         CHECK(rel_err(to_host(dx, x.size()), ref) <= 2e-4);
     }
+}
+
+// The fused ops of a decode step against the unfused double references: Q/K/V with RoPE (the
+// 16-byte path at cols 64, the scalar one at 130), W1/W3 with SwiGLU, the residual add with RMSNorm.
+TEST_CASE("kernel fused qkv_rope and swiglu_matvec and add_rmsnorm", "[cuda][kernels]") {
+    auto dot_ref = [](const std::vector<float>& w, const std::vector<float>& x, int rows, int cols) {
+        std::vector<double> r(std::size_t(rows), 0.0);
+        for (int o = 0; o < rows; ++o)
+            for (int i = 0; i < cols; ++i) r[std::size_t(o)] += double(w[std::size_t(o) * cols + i]) * x[std::size_t(i)];
+        return r;
+    };
+    for (auto [hd, h_q, h_kv, cols] : std::vector<std::tuple<int, int, int, int>>{{16, 4, 2, 64}, {48, 2, 1, 130}, {130, 1, 1, 36}}) {
+        INFO("head width " << hd << ", H_q " << h_q << ", H_kv " << h_kv << ", cols " << cols);
+        const int dq = h_q * hd, dkv = h_kv * hd, pos = 511;
+        const auto wq = random_vec(std::size_t(dq) * cols, 100), wk = random_vec(std::size_t(dkv) * cols, 101),
+                   wv = random_vec(std::size_t(dkv) * cols, 102), x = random_vec(std::size_t(cols), 103);
+        DeviceBuffer dwq = to_device(wq), dwk = to_device(wk), dwv = to_device(wv), dx = to_device(x),
+                     dp = to_device(std::vector<int>{pos});
+        DeviceBuffer dq_out(std::size_t(dq) * sizeof(float)), dk_out(std::size_t(dkv) * sizeof(float)),
+            dv_out(std::size_t(dkv) * sizeof(float));
+        qkv_rope(dwq.f(), dwk.f(), dwv.f(), dx.f(), dq_out.f(), dk_out.f(), dv_out.f(), dq, dkv, cols, dp.i(), hd, 10000.0f);
+        const int head = hd;  // a plain local: clang 14 does not capture structured bindings
+        auto rotated = [head](std::vector<double> y) {  // pos: a constant, read without capture
+            for (std::size_t i = 0; i < y.size(); i += 2) {
+                const double a = pos / std::pow(10000.0, double(i % std::size_t(head)) / head), v0 = y[i], v1 = y[i + 1];
+                y[i] = v0 * std::cos(a) - v1 * std::sin(a);
+                y[i + 1] = v0 * std::sin(a) + v1 * std::cos(a);
+            }
+            return y;
+        };
+        // 2e-4 of scale: float32 dots in warp order, and the angle rounded to float at position 511 (as rope).
+        CHECK(rel_err(to_host(dq_out, std::size_t(dq)), rotated(dot_ref(wq, x, dq, cols))) <= 2e-4);
+        CHECK(rel_err(to_host(dk_out, std::size_t(dkv)), rotated(dot_ref(wk, x, dkv, cols))) <= 2e-4);
+        CHECK(rel_err(to_host(dv_out, std::size_t(dkv)), dot_ref(wv, x, dkv, cols)) <= 1e-4);  // float32 dots
+    }
+    for (auto [rows, cols] : std::vector<std::pair<int, int>>{{37, 64}, {9, 7}, {300, 256}, {6, 1184}}) {
+        INFO("SwiGLU rows " << rows << ", cols " << cols);
+        const auto w1 = random_vec(std::size_t(rows) * cols, 110), w3 = random_vec(std::size_t(rows) * cols, 111),
+                   x = random_vec(std::size_t(cols), 112);
+        DeviceBuffer d1 = to_device(w1), d3 = to_device(w3), dx = to_device(x), h1(std::size_t(rows) * sizeof(float)),
+                     h3(std::size_t(rows) * sizeof(float));
+        swiglu_matvec(d1.f(), d3.f(), dx.f(), h1.f(), h3.f(), rows, cols);
+        const auto a = dot_ref(w1, x, rows, cols), b = dot_ref(w3, x, rows, cols);
+        std::vector<double> ref(a.size());
+        for (std::size_t i = 0; i < a.size(); ++i) ref[i] = a[i] / (1.0 + std::exp(-a[i])) * b[i];
+        CHECK(rel_err(to_host(h3, std::size_t(rows)), b) <= 1e-4);    // float32 dots in warp order
+        CHECK(rel_err(to_host(h1, std::size_t(rows)), ref) <= 1e-4);  // the same, then expf
+    }
+    for (int n : {48, 130, 300}) {
+        INFO("add_rmsnorm n " << n);
+        const int rows = 3;
+        const auto x = random_vec(std::size_t(rows) * n, 120), t = random_vec(x.size(), 121), g = random_vec(std::size_t(n), 122);
+        DeviceBuffer dx = to_device(x), dt = to_device(t), dg = to_device(g), dy(x.size() * sizeof(float));
+        add_rmsnorm(dx.f(), dt.f(), dg.f(), dy.f(), rows, n, 1e-5f);
+        std::vector<double> sum(x.size()), ref(x.size());
+        for (int r = 0; r < rows; ++r) {
+            double ss = 0;
+            for (int i = 0; i < n; ++i) {
+                const std::size_t at = std::size_t(r) * n + i;
+                sum[at] = double(x[at]) + t[at];
+                ss += sum[at] * sum[at];
+            }
+            for (int i = 0; i < n; ++i) ref[std::size_t(r) * n + i] = g[std::size_t(i)] * sum[std::size_t(r) * n + i] / std::sqrt(ss / n + 1e-5);
+        }
+        CHECK(rel_err(to_host(dx, x.size()), sum) <= 1e-6);  // one float32 addition per element
+        CHECK(rel_err(to_host(dy, x.size()), ref) <= 1e-4);  // a block-wide float32 sum of squares
+        // With flags: a finite sum leaves check 0 alone; an inf in the last row's t stamps check 1.
+        DeviceBuffer dflags = to_device(std::vector<int>{0, 0});
+        add_rmsnorm(dx.f(), dt.f(), dg.f(), dy.f(), rows, n, 1e-5f, dflags.i(), 0, 5);
+        auto t_inf = t;
+        t_inf[t_inf.size() - 2] = INFINITY;
+        DeviceBuffer dt_inf = to_device(t_inf);
+        add_rmsnorm(dx.f(), dt_inf.f(), dg.f(), dy.f(), rows, n, 1e-5f, dflags.i(), 1, 5);
+        CHECK(to_host<int>(dflags, 2) == std::vector<int>{0, 5});
+    }
+}
+
+TEST_CASE("kernel record_finite stamps a check only when its tensor holds NaN or inf", "[cuda][kernels]") {
+    const std::size_t n = 3 * 256 * 16 + 5;  // three blocks, and a tail
+    auto x = random_vec(n, 130);
+    DeviceBuffer dflags = to_device(std::vector<int>{0, 0, 0, 0});
+    DeviceBuffer clean = to_device(x);
+    record_finite(clean.f(), n, dflags.i(), 0, 7);
+    x[n - 1] = INFINITY;  // the last element of the last block
+    DeviceBuffer with_inf = to_device(x);
+    record_finite(with_inf.f(), n, dflags.i(), 1, 7);
+    x[n - 1] = 1.0f;
+    x[4097] = NAN;  // inside the second block's share
+    DeviceBuffer with_nan = to_device(x);
+    record_finite(with_nan.f(), n, dflags.i(), 2, 9);
+    CHECK(to_host<int>(dflags, 4) == std::vector<int>{0, 7, 9, 0});
 }
 
 // The model through the CUDA backend against the CPU backend: prefill in chunks, then batched
@@ -411,5 +491,51 @@ TEST_CASE("kernel model: prefill and batch decode on paged caches equal the CPU 
             }
             CHECK(worst(gpu.forward(gr, opt), cpu.forward(cr, opt)) <= 1e-4);  // float32 in another order, 2 layers
         }
+        // One row a step (a single sequence's decode): the fused launches. A layer is 9 launches
+        // (Q/K/V-RoPE, store, attention split and merge, Wo, add-RMSNorm with its check, W1/W3-SwiGLU,
+        // W2, add-RMSNorm with its check; online attention: one launch, not two), then the first
+        // RMSNorm, the classifier and its check.
+        for (int step = 0; step < 2; ++step) {
+            const std::vector<int> token{(step * 13 + 5) % 40};
+            const std::uint64_t before = launch_count();
+            const model::MatrixRM got = gpu.forward(token, *gc[1], opt);
+            const int per_layer = kind == model::AttentionKind::Online ? 8 : 9;
+            CHECK(launch_count() - before == std::uint64_t(per_layer * d.n_layers + 3));
+            CHECK(worst(got, cpu.forward(token, *cc[1], opt)) <= 1e-4);
+        }
     }
+}
+
+// A pass whose activations overflow is an error after the pass, naming the layer and block: the
+// CUDA backend records each block's check on the device and reads them once (no wait per block).
+TEST_CASE("kernel model: non-finite activations through the CUDA backend name the layer and block", "[cuda][kernels]") {
+    model::Dims d;
+    d.dim = 32;
+    d.hidden_dim = 48;
+    d.n_layers = 2;
+    d.n_heads = 2;
+    d.n_kv_heads = 1;
+    d.vocab_size = 20;
+    d.seq_len = 8;
+    auto w = model::random_weights(d, 41);
+    // Layer 1's W2 every entry 3e38: its products overflow float32 (largest 3.4e38).
+    const model::MatMap w2 = w->w2(1);
+    std::fill_n(w->data() + (w2.data() - w->data()), w2.size(), 3e38f);
+    auto gb = make_backend(*w);
+    model::Transformer gpu(*w, *gb);
+    model::ContiguousCache cache(d, *gb);
+    CHECK_THROWS_WITH(gpu.forward(std::vector<int>{1}, cache),
+                      Catch::Contains("first in layer 1, FFN block") && Catch::Contains("names the block, not the op"));
+    // Token 5's embedding NaN: the failure is in layer 0's attention block; then, on the same
+    // backend, a pass of finite tokens is not failed by the earlier pass's checks.
+    d.shared_classifier = false;  // so the NaN row is not also a row of the LM head
+    auto w_nan = model::random_weights(d, 42);
+    const model::MatMap emb = w_nan->token_embedding();
+    std::fill_n(w_nan->data() + (emb.row(5).data() - w_nan->data()), d.dim, NAN);
+    auto gb_nan = make_backend(*w_nan);
+    model::Transformer m(*w_nan, *gb_nan);
+    model::ContiguousCache c1(d, *gb_nan), c2(d, *gb_nan);
+    CHECK_THROWS_WITH(m.forward(std::vector<int>{5}, c1), Catch::Contains("first in layer 0, attention block"));
+    CHECK(m.forward(std::vector<int>{1, 2}, c2).allFinite());
+    CHECK(m.forward(std::vector<int>{3}, c2).allFinite());
 }

@@ -107,15 +107,20 @@ MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions
     const StepRows seen{rows, mask_pos, D.head_dim(), D.n_kv_heads};
 
     Backend& B = b_;
-    Tensor x(B), xn(B), q(B), k(B), v(B), att(B), tmp(B), h1(B), h3(B), out(B);
+    // Finiteness is checked after each block: at once on the host, naming the op on failure; or,
+    // where the backend defers (CUDA), recorded on the device and read once at the end of the pass,
+    // so the queue never drains mid-pass. Check 2l is layer l's attention block, 2l + 1 its FFN
+    // block, 2L the output head.
+    const bool deferred = B.defers_finite_checks();
+    // Activations [R, ·]: x, xn (the attention RMSNorm), xf (the FFN RMSNorm) [R, D]; q, att [R, H_q·d];
+    // k, v [R, H_kv·d]; h1, h3 [R, hidden]; tmp [R, D]; out [R, vocab]. xn and xf are apart so that
+    // a failed check can still read the RMSNorm of its own block.
+    Tensor x(B), xn(B), xf(B), q(B), k(B), v(B), att(B), tmp(B), h1(B), h3(B), out(B);
     B.embed(w_.token_embedding(), tokens, x);
+    B.rmsnorm(x, w_.rms_att(0), D.norm_eps, xn);
     for (int l = 0; l < D.n_layers; ++l) {
-        B.rmsnorm(x, w_.rms_att(l), D.norm_eps, xn);
-        B.matmul(xn, w_.wq(l), q, opt);
-        B.matmul(xn, w_.wk(l), k, opt);
-        B.matmul(xn, w_.wv(l), v, opt);
-        B.rope(q, rope_pos, D.head_dim(), D.rope_theta);
-        B.rope(k, rope_pos, D.head_dim(), D.rope_theta);
+        // Q, K, V from xn, then RoPE on q and k.
+        B.matmul_qkv_rope(xn, w_.wq(l), w_.wk(l), w_.wv(l), q, k, v, rope_pos, D.head_dim(), D.rope_theta, opt);
         // This layer's cache update: the new K/V go to this layer's slots only.
         if (!skips_cache_update(l, D.n_layers, pos, opt.pitfall)) {
             B.store_kv(k, v, step, l);
@@ -124,29 +129,39 @@ MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions
         // GQA attention, reading each row's cache in place; causal: row r sees positions ≤ pos[r].
         B.attention(q, seen, attention_layer(l, pos, opt.pitfall), opt, att);
         B.matmul(att, w_.wo(l), tmp, opt);
-        B.add(x, tmp);
-        // Checked once per block, not per op: a block's intermediates are examined only on failure.
+        // The residual add, then the FFN's RMSNorm (and the block's check, where it is deferred).
+        B.add_rmsnorm(x, tmp, w_.rms_ffn(l), D.norm_eps, xf, deferred ? 2 * l : -1);
         // k and v hold this step's new K/V (also stored in the cache); q and k are after RoPE.
-        if (!all_finite(B, x))
+        if (!deferred && !all_finite(B, x))
             non_finite(B, fmt::format("layer {}", l),
                        {{"attention RMSNorm", &xn}, {"Q projection", &q}, {"K projection", &k}, {"V projection", &v},
                         {"attention", &att}, {"output projection Wo", &tmp}},
                        "residual add after attention");
-        B.rmsnorm(x, w_.rms_ffn(l), D.norm_eps, xn);
-        B.matmul(xn, w_.w1(l), h1, opt);
-        B.matmul(xn, w_.w3(l), h3, opt);
-        B.swiglu(h1, h3);  // silu(w1·x) ⊙ (w3·x)
+        B.matmul_swiglu(xf, w_.w1(l), w_.w3(l), h1, h3, opt);  // silu(w1·x) ⊙ (w3·x)
         B.matmul(h1, w_.w2(l), tmp, opt);
-        B.add(x, tmp);
-        if (!all_finite(B, x))
+        // The residual add, then the next layer's attention RMSNorm (or the final one).
+        B.add_rmsnorm(x, tmp, l + 1 < D.n_layers ? w_.rms_att(l + 1) : w_.rms_final(), D.norm_eps, xn,
+                      deferred ? 2 * l + 1 : -1);
+        if (!deferred && !all_finite(B, x))
             non_finite(B, fmt::format("layer {}", l),
-                       {{"FFN RMSNorm", &xn}, {"W3 projection", &h3}, {"W1 projection and SwiGLU", &h1},
+                       {{"FFN RMSNorm", &xf}, {"W3 projection", &h3}, {"W1 projection and SwiGLU", &h1},
                         {"W2 projection", &tmp}},
                        "residual add after the FFN");
     }
-    B.rmsnorm(x, w_.rms_final(), D.norm_eps, xn);
     B.matmul(xn, w_.classifier(), out, opt);
-    if (!all_finite(B, out)) non_finite(B, "the output head", {{"final RMSNorm", &xn}}, "classifier");
+    if (deferred) {
+        B.record_finite(out, 2 * D.n_layers);
+        if (const int bad = B.first_non_finite(); bad >= 0)
+            throw Error(fmt::format("the forward pass produced NaN or inf, first in {} (the {} backend checks each "
+                                    "block on the device and reads the checks once a pass, so it names the block, "
+                                    "not the op): the weights are too large for float32 arithmetic (no output is given)",
+                                    bad == 2 * D.n_layers ? std::string("the output head")
+                                                          : fmt::format("layer {}, {} block", bad / 2,
+                                                                        bad % 2 == 0 ? "attention" : "FFN"),
+                                    B.name()));
+    } else if (!all_finite(B, out)) {
+        non_finite(B, "the output head", {{"final RMSNorm", &xn}}, "classifier");
+    }
     MatrixRM logits;
     B.to_host(out, logits);
     return logits;

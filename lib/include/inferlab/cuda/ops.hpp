@@ -80,6 +80,20 @@ double copy_bandwidth_gbs(std::size_t bytes, int reps);
 void matvec(const float* w, const float* x, float* y, int rows, int cols);
 // Y[n, rows] = X[n, cols]·Wᵀ for n ≤ 16 rows, reading W once: (rows·cols + n·(cols + rows))·4 B; 2·n·rows·cols FLOPs.
 void matmul_rows(const float* w, const float* x, float* y, int n, int rows, int cols);
+// One row's q = rope(Wq·x), k = rope(Wk·x), v = Wv·x in one launch (Wq [dq, cols], Wk and Wv
+// [dkv, cols]; RoPE at position pos[0], device). Reads (dq + 2·dkv)·cols·4 + cols·4 B, writes (dq + 2·dkv)·4 B.
+void qkv_rope(const float* wq, const float* wk, const float* wv, const float* x, float* q, float* k, float* v, int dq,
+              int dkv, int cols, const int* pos, int head_dim, float theta);
+// One row's h3 = W3·x and h1 = silu(W1·x) ⊙ h3 in one launch (W1, W3 [rows, cols]).
+// Reads 2·rows·cols·4 + cols·4 B, writes 2·rows·4 B.
+void swiglu_matvec(const float* w1, const float* w3, const float* x, float* h1, float* h3, int rows, int cols);
+// x += t, then y = w ⊙ x / sqrt(mean(x²) + eps), per row of n. Reads (2·rows·n + n)·4 B, writes 2·rows·n·4 B.
+// With flags (device ints), also flags[index] = stamp when the new x holds NaN or ±inf (as record_finite).
+void add_rmsnorm(float* x, const float* t, const float* w, float* y, int rows, int n, float eps, int* flags = nullptr,
+                 int index = 0, int stamp = 0);
+// flags[index] = stamp (device ints) when any of x[0, n) is NaN or ±inf; otherwise flags are left
+// as they are. Reads n·4 B.
+void record_finite(const float* x, std::size_t n, int* flags, int index, int stamp);
 // y = w ⊙ x / sqrt(mean(x²) + eps), per row of n. Moves (2·rows·n + n)·4 B; ~3·rows·n FLOPs.
 void rmsnorm(const float* x, const float* w, float* y, int rows, int n, float eps);
 // RoPE on adjacent pairs of each head (run.c), row r at position pos[r] (device). Moves 2·rows·width·4 B.
@@ -116,8 +130,14 @@ struct DecodeRow {
 // softmax statistics. With len = hi − lo summed over rows: reads 2·len·H_kv·d·4 B of K/V plus
 // B·H_q·d·4 B of q, writes B·H_q·d·4 B, plus (2 + d)·4 B per (row, query head, split) of scratch
 // written and read back; 4·H_q·len·d FLOPs.
+//
+// Two kernels for pass 1: Warps (G = H_q/H_kv in {1, 2, 4, 8}, d ≤ 128 and d % 4 = 0: each warp an
+// online softmax over its keys, no barrier per tile) and Block (any shape: a block-wide softmax
+// per tile of 32 keys). Auto picks Warps where it fits, unless INFERLAB_CUDA_DECODE=block.
+enum class DecodeKernel { Auto, Block, Warps };
 void decode_attention(const float* q, const DecodeRow* rows, int n_rows, int max_len, int n_heads, int n_kv_heads,
-                      int head_dim, float* out, float* scratch, std::size_t scratch_floats);
+                      int head_dim, float* out, float* scratch, std::size_t scratch_floats,
+                      DecodeKernel kernel = DecodeKernel::Auto);
 // Floats of scratch decode_attention needs for B rows whose longest span hi − lo is max_len.
 std::size_t decode_attention_scratch(int n_rows, int max_len, int n_heads, int n_kv_heads, int head_dim);
 

@@ -129,6 +129,28 @@ public:
     virtual void add(Tensor& y, const Tensor& x) = 0;
     // The tensor copied to a host matrix.
     virtual void to_host(const Tensor& t, MatrixRM& out) = 0;
+
+    // Fused forms of ops that follow each other in a layer. The defaults call the ops above (the
+    // CPU keeps them); a backend overrides them to save launches and passes over memory (CUDA).
+    // q = rope(x·Wqᵀ), k = rope(x·Wkᵀ), v = x·Wvᵀ, RoPE at pos[r] as rope() does.
+    virtual void matmul_qkv_rope(const Tensor& x, const MatMap& wq, const MatMap& wk, const MatMap& wv, Tensor& q,
+                                 Tensor& k, Tensor& v, const std::vector<int>& pos, int head_dim, float theta,
+                                 const ForwardOptions& opt);
+    // h3 = x·W3ᵀ, h1 = silu(x·W1ᵀ) ⊙ h3.
+    virtual void matmul_swiglu(const Tensor& x, const MatMap& w1, const MatMap& w3, Tensor& h1, Tensor& h3,
+                               const ForwardOptions& opt);
+    // x += t (the residual add), then y = rmsnorm(x) with gain w; check ≥ 0 also records x's
+    // finiteness as record_finite(x, check) would (a backend that defers checks; −1: none).
+    virtual void add_rmsnorm(Tensor& x, const Tensor& t, const VecMap& w, float eps, Tensor& y, int check);
+
+    // Finiteness checks of a forward pass. A backend that queues work (CUDA) returns true from
+    // defers_finite_checks(): Transformer::forward then records each check with record_finite
+    // (on the device, no wait) and reads them all once, at the end of the pass, through
+    // first_non_finite() (the smallest index whose tensor held NaN or inf, or −1). Otherwise it
+    // checks each tensor at once on the host and names the op that failed.
+    virtual bool defers_finite_checks() const { return false; }
+    virtual void record_finite(const Tensor& t, int index);
+    virtual int first_non_finite() { return -1; }
 };
 
 // The CPU backend (one, stateless apart from its options): Eigen and the kernels below.
