@@ -63,6 +63,7 @@ int run_cli(int argc, const char* const* argv) {
     setup_quantize(app);
     setup_model(app);
     setup_verify(app);
+    setup_figure(app);
     std::cout.clear();
     errno = 0;
     int status = parse_and_run(app, argc, argv);

@@ -71,5 +71,6 @@ void setup_best_of_n(CLI::App& app);
 void setup_quantize(CLI::App& app);
 void setup_spec_accept(CLI::App& app);
 void setup_model(CLI::App& app);
+void setup_figure(CLI::App& app);
 
 }  // namespace inferlab::app

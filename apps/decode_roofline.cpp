@@ -8,6 +8,7 @@
 #include "inferlab/error.hpp"
 #include "inferlab/hardware.hpp"
 #include "inferlab/model_config.hpp"
+#include "inferlab/quant.hpp"
 #include "inferlab/roofline.hpp"
 #include "inferlab/units.hpp"
 
@@ -79,11 +80,14 @@ Inputs gather(const RooflineOptions& o) {
             in.model.params = to_u64(static_cast<u128>(in.model.weight_bytes) * 8 / wdt->bits, "parameter count");
     } else if (in.model.params) {
         if (!wdt) throw InputError("--params needs --weight-dtype (bf16, fp8, int4, ...) to give the weight bytes");
-        auto bytes_of = [&](std::uint64_t n) { return to_u64((static_cast<u128>(n) * wdt->bits + 7) / 8, "weight bytes"); };
+        // quantize's storage rule (int8/int4 with their fp16 group scales), as quantize --model and the model count.
+        auto bytes_of = [&](std::uint64_t n) { return weight_storage(n, *wdt).total_bytes; };
         std::uint64_t total = in.counted ? in.counted->total : *in.model.params;
-        in.model.weight_bytes = bytes_of(total);
-        in.weights_from = fmt::format("{} parameters × {} B ({}){}", group_thousands(total), exact_ratio(wdt->bits, 8, 3),
-                                      wdt->name, in.counted ? ", counted from the config; " + in.config->tied_rule : "");
+        const StorageCost sc = weight_storage(total, *wdt);
+        in.model.weight_bytes = sc.total_bytes;
+        in.weights_from = fmt::format("{} parameters × {} B ({}{}){}", group_thousands(total), exact_ratio(wdt->bits, 8, 3), wdt->name,
+                                      sc.metadata_bytes ? fmt::format(" + {} B of fp16 scales, one per {}", group_thousands(sc.metadata_bytes), kWeightGroup) : "",
+                                      in.counted ? ", counted from the config; " + in.config->tied_rule : "");
         if (in.counted && in.config->experts) {
             const ParamCount& pc = *in.counted;
             in.model.moe = MoeWeights{bytes_of(pc.always_read), bytes_of(pc.expert_params), pc.moe_layers,

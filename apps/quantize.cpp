@@ -310,6 +310,26 @@ void storage_only(const QuantizeOptions& o, Report& r) {
                             n, bits, c.groups, sb + zb, c.total_bytes, c.total_bytes, n, format_real(c.bits_per_element, 6));
 }
 
+// A model's weights beside its cache, by the rule decode-roofline and the reference model share
+// (weight_storage: int8/int4 in groups of 32 with fp16 scales, whatever --group-size says for the KV).
+void model_weight_storage(const ModelConfig& cfg, Report& r) {
+    const std::uint64_t params = count_params(cfg).total;
+    Table wt{{"weight precision", "data", "scales", "total"}, {}, {false}};
+    r.json["weights"] = nlohmann::json::array();
+    std::vector<DType> wdts = {parse_dtype("int8", "int8"), parse_dtype("int4", "int4")};
+    if (cfg.dtype) wdts.insert(wdts.begin(), *cfg.dtype);  // the config's own precision first, when it names one
+    for (const DType& d : wdts) {
+        const StorageCost c = weight_storage(params, d);
+        wt.rows.push_back({d.name, bytes_all_units(c.data_bytes), group_thousands(c.metadata_bytes) + " B", bytes_all_units(c.total_bytes)});
+        r.json["weights"].push_back({{"precision", d.name}, {"params", params}, {"data_bytes", c.data_bytes},
+                                     {"metadata_bytes", c.metadata_bytes}, {"total_bytes", c.total_bytes}});
+    }
+    r.human += fmt::format("Weights of {} ({} parameters; int8/int4 with one fp16 scale per {} weights):\n", cfg.name,
+                           group_thousands(params), kWeightGroup);
+    r.human += render_table(wt);
+    r.add_table("weights", wt);
+}
+
 void kv_model_storage(const QuantizeOptions& o, Report& r) {
     if (!o.model.empty() && !o.config.empty()) throw InputError("--model and --config both given: choose one");
     ModelConfig cfg = o.model.empty() ? load_config_file(o.config) : load_named_model(o.model);
@@ -346,8 +366,10 @@ void kv_model_storage(const QuantizeOptions& o, Report& r) {
         r.human += fmt::format("  bytes/token counts every layer before windows cap the {} sliding layers ({}); the totals "
                                "at S = {} honour the windows\n",
                                sliding, cfg.window_rule, s);
-    r.explain = "bytes = kv-mem's bytes at b bits + (elements / group) × (scale + zero bits) / 8\n\n" + r.human;
-    r.add_table("precisions", t);
+    r.add_table("precisions", t);  // first: what a plain --csv prints, as before the weights table
+    model_weight_storage(cfg, r);
+    r.explain = "bytes = kv-mem's bytes at b bits + (elements / group) × (scale + zero bits) / 8\n"
+                "weights: parameters × b / 8 + (parameters / 32) × 16 / 8 at int8/int4\n\n" + r.human;
 }
 
 void run(const QuantizeOptions& o, CLI::App& sub) {
@@ -396,7 +418,7 @@ void setup_quantize(CLI::App& app) {
     sub->add_option("--outlier-factor", opt->outlier_factor, "KV case: their scale (default 20)");
     sub->add_option("--k-file", opt->k_file, "KV case: K matrix CSV [tokens, channels]");
     sub->add_option("--v-file", opt->v_file, "KV case: V matrix CSV [tokens, channels]");
-    sub->add_option("--model", opt->model, "a shipped model: its KV cache at int8/int4 with metadata (kv-mem's formula)");
+    sub->add_option("--model", opt->model, "a shipped model: its KV cache at int8/int4 with metadata (kv-mem's formula), and its weights");
     sub->add_option("--config", opt->config, "a config.json, as --model");
     sub->add_option("--seq-len", opt->seq_len, "tokens, with --model/--config");
     sub->add_option("--kv-dtype", opt->kv_dtype, "KV precision before quantizing, with --model/--config (default: the config's torch_dtype)");

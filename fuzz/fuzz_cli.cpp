@@ -24,6 +24,13 @@ namespace {
 // shipped 8B model allocates 32 GB of random weights (issue #14 asks for a size estimate first),
 // and never bench / roofline, which time this machine rather than compute from their input.
 bool runs_in_bounds(const std::vector<std::string>& args) {
+    if (args.size() >= 2 && args[1] == "figure") {
+        // Figures write files (--out, --all) and some load a model: only the built-in inputs.
+        for (std::size_t i = 2; i < args.size(); ++i)
+            for (const char* flag : {"--out", "--all", "--model", "--config", "--checkpoint"})
+                if (args[i].rfind(flag, 0) == 0) return false;
+        return true;
+    }
     if (args.size() < 2 || args[1] != "model") return true;
     bool small = false;
     for (std::size_t i = 2; i < args.size(); ++i) {

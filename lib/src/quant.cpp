@@ -248,6 +248,13 @@ StorageCost storage_cost(std::uint64_t elements, std::uint64_t group, unsigned b
     return s;
 }
 
+StorageCost weight_storage(std::uint64_t params, const DType& dtype) {
+    const bool grouped = dtype.name == "int8" || dtype.name == "int4";
+    // The source is float32, the precision the weights are quantized from.
+    if (grouped) return storage_cost(params, kWeightGroup, dtype.bits, 32, kWeightScaleBits, 0);
+    return storage_cost(params, params ? params : 1, dtype.bits, 32, 0, 0);
+}
+
 KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, unsigned bits,
                                 std::uint64_t group, unsigned scale_bits, unsigned zero_bits) {
     if (group == 0) throw InputError("--group-size", "0", "must be a positive integer");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "inferlab/dtype.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/rational.hpp"
 
@@ -99,6 +100,15 @@ struct StorageCost {
 };
 StorageCost storage_cost(std::uint64_t elements, std::uint64_t group, unsigned bits, unsigned source_bits,
                          unsigned scale_bits, unsigned zero_bits);
+
+// The bytes of `params` weights stored at `dtype`, the one rule decode-roofline, quantize --model
+// and the reference model's bytes per step share: int8 and int4 in symmetric groups of
+// kWeightGroup = 32 consecutive weights with one fp16 scale each (storage_cost: 8.5 and 4.5 bits
+// per weight, as the model's quantized matrices are stored); every other dtype at its width, no
+// metadata (fp8's per-tensor scale is a few bytes per matrix, left out). OverflowError past 2^64.
+constexpr std::uint64_t kWeightGroup = 32;
+constexpr unsigned kWeightScaleBits = 16;
+StorageCost weight_storage(std::uint64_t params, const DType& dtype);
 
 // The KV cache of a model stored quantized: kv-mem's bytes at `bits` per element plus one scale
 // (and zero point) per group of `group` elements of each head vector. `group` must divide d.

@@ -48,8 +48,10 @@ void project(TMap y, const CTMap& x, const MatMap& w, const ForwardOptions& opt)
     // that prefill and decode run the same int8/int4 model.
     if (opt.qweights)
         if (const QMatrix* q = opt.qweights->find(w.data())) {
-            if (opt.kernels == Kernels::Reference) ref::matmul_quantized(*q, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);
-            else matmul_quantized(*q, x.data(), static_cast<int>(x.rows()), y.data(), opt.threads);
+            const bool reference = opt.kernels == Kernels::Reference, int8dot = opt.qweights->arith() == QArith::Int8Dot;
+            const int rows = static_cast<int>(x.rows());
+            if (int8dot) (reference ? ref::matmul_quantized_int8dot : matmul_quantized_int8dot)(*q, x.data(), rows, y.data(), opt.threads);
+            else (reference ? ref::matmul_quantized : matmul_quantized)(*q, x.data(), rows, y.data(), opt.threads);
             return;
         }
     if (opt.kernels == Kernels::Reference) {
@@ -477,6 +479,13 @@ void matmul_few_rows(const MatMap& w, const float* x, int rows, float* y, int th
 }
 
 #if defined(__x86_64__)
+// How far ahead the quantized kernels prefetch their weight rows (same slice): four rows, one
+// 4-row tile with batches and four rows of the one-row decode stream (1–16 measured: within the
+// noise of a shared machine, see docs/bench-cpu.md).
+constexpr std::size_t kQPrefetchRows = 4;
+#endif
+
+#if defined(__x86_64__)
 // Quantized weights (qweights.hpp): per group of 32, each of the NW rows' levels widened to two
 // float32 vectors (int8: 16 bytes sign-extended, twice; int4: one 16-byte load, low nibbles for
 // weights 0–15 and high nibbles for 16–31, minus 8) and multiplied by the group's fp16 scale
@@ -503,7 +512,7 @@ __attribute__((target("avx512f,avx512bw,f16c"))) static void qtile_avx512(const 
         for (int i = 0; i < NW; ++i) {
             const std::uint8_t* q = lv + std::size_t(i) * rb + std::size_t(g) * kGroupBytes;
             // The next tile's rows, same slice (a hint: past the matrix's end it never faults).
-            _mm_prefetch(reinterpret_cast<const char*>(q + std::size_t(NW) * rb), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(q + kQPrefetchRows * rb), _MM_HINT_T0);
             const __m512 s = _mm512_set1_ps(_cvtsh_ss(sc[std::size_t(i) * std::size_t(groups) + std::size_t(g)]));
             if constexpr (BITS == 8) {
                 lo[i] = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q))));
@@ -559,6 +568,8 @@ static void qrows_avx512(const QMatrix& w, const float* x, int rows, float* y, i
     for (int t = 0; t < threads; ++t) {
         const int r0 = std::min(w.out, t * chunk), r1 = std::min(w.out, r0 + chunk);
         int r = r0;
+        if (rows == 1)  // decode: one sequential stream, as in qdot_rows_avx512
+            for (; r < r1; ++r) qtile_avx512<BITS, 1, 1>(w, r, x, y + r, ldy);
         for (; r + 4 <= r1; r += 4) qgroup_avx512<BITS, 4>(w, r, x, rows, y + r, ldy);
         for (; r < r1; ++r) qgroup_avx512<BITS, 1>(w, r, x, rows, y + r, ldy);
     }
@@ -578,6 +589,173 @@ void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int 
     }
 #endif
     ref::matmul_quantized(w, x, rows, y, threads);  // no AVX-512: the plain loops
+}
+
+bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__)
+    static const bool yes = has_avx512() && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    return yes;
+#else
+    return false;
+#endif
+}
+
+#if defined(__x86_64__)
+// Int8Dot (qweights.hpp), llama.cpp's Q8_0 × Q8_0 / Q4_0 × Q8_0 dot products in AVX-512 VNNI.
+// A 64-byte step covers two groups of 32 (the last step of an odd count covers one, the upper
+// half zero): vpdpbusd leaves 16 int32 lanes, lanes 0–7 holding group g's partial sums of four
+// products each and lanes 8–15 group g + 1's; each lane is converted to float32 and multiplied by
+// its group's Δ_w·d, then summed across lanes once at the end of the row.
+//
+// vpdpbusd multiplies UNSIGNED bytes (first operand) by SIGNED bytes (second). The activations
+// are signed, so the levels go first as unsigned: int8 q + 128 (the sign bit flipped, one XOR),
+// int4 q + 8 (as stored). Then Σ (q + K)·x = Σ q·x + K·Σ x, so each step's sums start at
+// −K·Σ x (vpdpbusd of the bytes K against x: once per input row, shared by the NW weight rows).
+// Every lane stays exact in int32: |Σ| ≤ 4 · 255 · 127 per step.
+//
+// Scales: 16 groups' fp16 Δ_w of a row are converted in one instruction, and with one input row
+// multiplied by its 16 d's at once; a step then moves its two groups' Δ_w·d into the halves with
+// one permute. (Converting two scales per step cost five instructions of the twelve in the int4
+// step, so the kernel was bound by instructions before memory on two threads.)
+// One step of qdot_tile_avx512: groups g and g + 1 (PAIR) or g alone, NW weight rows × NB input rows.
+template <unsigned BITS, int NW, int NB, bool PAIR>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"), always_inline)) static inline void qdot_step_avx512(
+    __m512 (&acc)[NW][NB], const __m512 (&ws)[NW], const __m512 (&xs16)[NB], __m512i idx, const std::uint8_t* lv, std::size_t rb,
+    const std::int8_t* xq, int n, int g) {
+    constexpr int kGroupBytes = kQGroup * int(BITS) / 8;
+    constexpr bool pair = PAIR;
+    const __m512i K = _mm512_set1_epi8(static_cast<char>(BITS == 8 ? 0x80 : 8));
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i xv[NB], start[NB];
+    __m512 xsv[NB] = {};
+#pragma GCC unroll 16
+    for (int b = 0; b < NB; ++b) {
+        const std::int8_t* p = xq + std::size_t(b) * std::size_t(n) + std::size_t(g) * kQGroup;
+        xv[b] = pair ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p);
+        start[b] = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, K, xv[b]));
+        if constexpr (NB > 1) xsv[b] = _mm512_maskz_permutexvar_ps(0xFFFF, idx, xs16[b]);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < NW; ++i) {
+        const std::uint8_t* q = lv + std::size_t(i) * rb + std::size_t(g) * kGroupBytes;
+        // The next tile's rows, same slice (a hint: past the matrix's end it never faults).
+        _mm_prefetch(reinterpret_cast<const char*>(q + kQPrefetchRows * rb), _MM_HINT_T0);
+        __m512i wu;
+        if constexpr (BITS == 8) {
+            const __m512i v = pair ? _mm512_loadu_si512(q) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, q);
+            wu = _mm512_xor_si512(v, K);
+        } else {
+            // 32 bytes = groups g and g + 1, 16 each; 128-bit lanes [g, g, g+1, g+1], then the
+            // low nibbles of lanes 0 and 2 (weights 0–15) and the high ones of 1 and 3 (16–31).
+            const __m256i v = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)) : _mm256_maskz_loadu_epi8(0xFFFF, q);
+            __m512i v4 = _mm512_maskz_broadcast_i64x4(0xFF, v);  // [g, g+1, g, g+1]
+            v4 = _mm512_maskz_shuffle_i64x2(0xFF, v4, v4, 0x50);
+            v4 = _mm512_mask_srli_epi16(v4, 0xFF00FF00u, v4, 4);
+            wu = _mm512_and_si512(v4, _mm512_set1_epi8(0x0F));
+        }
+        const __m512 wsv = _mm512_maskz_permutexvar_ps(0xFFFF, idx, ws[i]);
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) {
+            const __m512i dot = _mm512_dpbusd_epi32(start[b], wu, xv[b]);
+            // (Δ_w·d) · float(Σ): the reference's order of the two multiplies
+            __m512 scale = wsv;  // NB = 1: ws already holds Δ_w·d
+            if constexpr (NB > 1) scale = _mm512_mul_ps(wsv, xsv[b]);
+            acc[i][b] = _mm512_fmadd_ps(scale, _mm512_maskz_cvtepi32_ps(0xFFFF, dot), acc[i][b]);
+        }
+    }
+}
+
+template <unsigned BITS, int NW, int NB>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"))) static void qdot_tile_avx512(
+    const QMatrix& w, int r0, const QActivations& a, int b0, float* y, std::size_t ldy) {
+    const int n = w.in, groups = n / kQGroup;
+    const std::size_t rb = w.row_bytes();
+    const std::uint8_t* lv = w.levels + std::size_t(r0) * rb;                    // [NW, in·BITS/8]
+    const std::uint16_t* sc = w.scales + std::size_t(r0) * std::size_t(groups);  // [NW, groups] fp16
+    const std::int8_t* xq = a.q.data() + std::size_t(b0) * std::size_t(n);       // [NB, in]
+    const float* xs = a.scale.data() + std::size_t(b0) * std::size_t(groups);    // [NB, groups]
+    const __m512i two = _mm512_set1_epi32(2);
+    __m512 acc[NW][NB];
+#pragma GCC unroll 16
+    for (int i = 0; i < NW; ++i)
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_setzero_ps();
+    for (int blk = 0; blk < groups; blk += 16) {
+        const int ng = std::min(16, groups - blk);
+        const __mmask16 live = static_cast<__mmask16>((1u << ng) - 1u);
+        // [16] per row: Δ_w of groups blk.. (0 past the row's end); with NB = 1 already × d.
+        __m512 ws[NW], xs16[NB];
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) xs16[b] = _mm512_maskz_loadu_ps(live, xs + std::size_t(b) * std::size_t(groups) + std::size_t(blk));
+#pragma GCC unroll 16
+        for (int i = 0; i < NW; ++i) {
+            ws[i] = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_maskz_loadu_epi16(live, sc + std::size_t(i) * std::size_t(groups) + std::size_t(blk)));
+            if constexpr (NB == 1) ws[i] = _mm512_mul_ps(ws[i], xs16[0]);
+        }
+        // Lane → its group's index within the block: 0 (lanes 0–7) and 1 (8–15), then +2 a step.
+        __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+        int g = blk;
+        for (; g + 2 <= blk + ng; g += 2, idx = _mm512_add_epi32(idx, two))
+            qdot_step_avx512<BITS, NW, NB, true>(acc, ws, xs16, idx, lv, rb, xq, n, g);
+        if (g < blk + ng) qdot_step_avx512<BITS, NW, NB, false>(acc, ws, xs16, idx, lv, rb, xq, n, g);  // an odd count's last group
+
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < NW; ++i)
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) y[std::size_t(b) * ldy + std::size_t(i)] = hsum512(acc[i][b]);
+}
+
+template <unsigned BITS, int NW, int K>
+static void qdot_tail_avx512(const QMatrix& w, int r0, const QActivations& a, int b0, int k, float* y, std::size_t ldy) {
+    if constexpr (K >= 1) {
+        if (k == K) qdot_tile_avx512<BITS, NW, K>(w, r0, a, b0, y, ldy);
+        else qdot_tail_avx512<BITS, NW, K - 1>(w, r0, a, b0, k, y, ldy);
+    }
+}
+
+// NW weight rows from r0 against the activations' rows [b0, b0 + rows), in blocks of NB = 16/NW.
+template <unsigned BITS, int NW>
+static void qdot_group_avx512(const QMatrix& w, int r0, const QActivations& a, int b0, int rows, float* y, std::size_t ldy) {
+    constexpr int NB = 16 / NW;
+    int b = 0;
+    for (; b + NB <= rows; b += NB) qdot_tile_avx512<BITS, NW, NB>(w, r0, a, b0 + b, y + std::size_t(b) * ldy, ldy);
+    if (b < rows) qdot_tail_avx512<BITS, NW, NB - 1>(w, r0, a, b0 + b, rows - b, y + std::size_t(b) * ldy, ldy);
+}
+
+// Up to 16 activation rows from b0; the weight rows split over threads in whole tiles of four.
+template <unsigned BITS>
+static void qdot_rows_avx512(const QMatrix& w, const QActivations& a, int b0, int rows, float* y, int threads) {
+    const std::size_t ldy = std::size_t(w.out);
+    const int chunk = ((w.out + threads - 1) / threads + 3) / 4 * 4;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int t = 0; t < threads; ++t) {
+        const int r0 = std::min(w.out, t * chunk), r1 = std::min(w.out, r0 + chunk);
+        int r = r0;
+        // One input row (decode): one weight row at a time, so the levels are read as one
+        // sequential stream (measured faster than four interleaved row streams; see docs/bench-cpu.md).
+        if (rows == 1)
+            for (; r < r1; ++r) qdot_tile_avx512<BITS, 1, 1>(w, r, a, b0, y + r, ldy);
+        for (; r + 4 <= r1; r += 4) qdot_group_avx512<BITS, 4>(w, r, a, b0, rows, y + r, ldy);
+        for (; r < r1; ++r) qdot_group_avx512<BITS, 1>(w, r, a, b0, rows, y + r, ldy);
+    }
+}
+#endif
+
+void matmul_quantized_int8dot(const QMatrix& w, const float* x, int rows, float* y, int threads) {
+#if defined(__x86_64__)
+    if (cpu_has_avx512_vnni()) {
+        thread_local QActivations a;  // [rows, in] levels and [rows, in/32] scales, reused across calls
+        quantize_activations(x, rows, w.in, a);
+        for (int b0 = 0; b0 < rows; b0 += 16) {
+            float* yb = y + std::size_t(b0) * std::size_t(w.out);
+            if (w.bits == 8) qdot_rows_avx512<8>(w, a, b0, std::min(16, rows - b0), yb, threads);
+            else qdot_rows_avx512<4>(w, a, b0, std::min(16, rows - b0), yb, threads);
+        }
+        return;
+    }
+#endif
+    ref::matmul_quantized_int8dot(w, x, rows, y, threads);  // no VNNI: the plain loops
 }
 
 Bf16Weights to_bf16(const Weights& w) {

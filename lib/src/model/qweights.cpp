@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
 
 namespace inferlab::model {
@@ -64,6 +66,48 @@ float fp16_to_float(std::uint16_t h) {
     }
     if (exp == 31) return std::bit_cast<float>(sign | 0x7F800000u | (mant << 13));
     return std::bit_cast<float>(sign | ((exp - 15u + 127u) << 23) | (mant << 13));
+}
+
+QArith default_quant_arith() {
+    const char* env = std::getenv("INFERLAB_QUANT_ARITH");
+    if (env && *env) {
+        const std::string t = env;
+        if (t == "float") return QArith::Float;
+        if (t == "int8") return QArith::Int8Dot;
+        throw InputError("INFERLAB_QUANT_ARITH", t, "must be float or int8");
+    }
+    return cpu_has_avx512_vnni() ? QArith::Int8Dot : QArith::Float;
+}
+
+std::string to_string(QArith a) { return a == QArith::Float ? "float" : "int8"; }
+
+void quantize_activations(const float* x, int rows, int in, QActivations& out) {
+    const int groups = in / kQGroup;
+    out.rows = rows;
+    out.in = in;
+    out.q.resize(std::size_t(rows) * std::size_t(in));
+    out.scale.resize(std::size_t(rows) * std::size_t(groups));
+    for (int b = 0; b < rows; ++b)
+        for (int g = 0; g < groups; ++g) {
+            const float* v = x + std::size_t(b) * std::size_t(in) + std::size_t(g) * kQGroup;
+            std::int8_t* q = out.q.data() + std::size_t(b) * std::size_t(in) + std::size_t(g) * kQGroup;
+            float mx = 0;
+            bool finite = true;
+            for (int j = 0; j < kQGroup; ++j) {
+                finite = finite && std::isfinite(v[j]);
+                mx = std::max(mx, std::fabs(v[j]));
+            }
+            // A non-finite value: d = NaN and every level 0, so the outputs are NaN as the float
+            // path's would be (an inf times a nonzero weight can be ±inf or NaN; NaN names both).
+            const float d = finite ? mx / 127.0f : NAN;
+            const float id = finite && mx > 0 ? 1.0f / d : 0.0f;
+            out.scale[std::size_t(b) * std::size_t(groups) + std::size_t(g)] = d;
+            for (int j = 0; j < kQGroup; ++j) {
+                // x·(1/d) can land a rounding step above 127: clip (never more than one level).
+                const float t = std::nearbyint(v[j] * id);  // ties to even, the default rounding mode
+                q[j] = static_cast<std::int8_t>(std::clamp(t, -127.0f, 127.0f));
+            }
+        }
 }
 
 int QMatrix::level(int r, int i) const {
@@ -137,7 +181,8 @@ void require_quantizable(const Dims& d, const std::string& where) {
                              fmt::format("is a product's input width (dim or hidden); int8/int4 weights need multiples of {}", kQGroup));
 }
 
-QWeights::QWeights(const Weights& w, WeightDtype dtype, int threads) : dtype_(dtype), bits_(weight_dtype_bits(dtype)) {
+QWeights::QWeights(const Weights& w, WeightDtype dtype, int threads, QArith arith)
+    : dtype_(dtype), bits_(weight_dtype_bits(dtype)), arith_(arith) {
     if (dtype != WeightDtype::Int8 && dtype != WeightDtype::Int4) throw std::logic_error("QWeights: int8 or int4 only");
     require_quantizable(w.dims(), "--weight-dtype " + to_string(dtype) + ": width");
     const auto mats = product_matrices(w);
@@ -169,14 +214,13 @@ const QMatrix* QWeights::find(const float* float_matrix) const {
     return it == by_float_.end() ? nullptr : &it->second;
 }
 
-StorageCost QWeights::storage() const { return storage_cost(elements_, kQGroup, bits_, 32, 16, 0); }
+StorageCost QWeights::storage() const { return weight_storage(elements_, parse_dtype("weight dtype", to_string(dtype_))); }
 
 std::uint64_t product_weight_bytes(const Dims& d, WeightDtype t) {
     const std::uint64_t L = std::uint64_t(d.n_layers), D = std::uint64_t(d.dim), KV = std::uint64_t(d.kv_dim()),
                         H = std::uint64_t(d.hidden_dim), V = std::uint64_t(d.vocab_size);
     const std::uint64_t n = L * (2 * D * D + 2 * D * KV + 3 * D * H) + V * D;
-    if (t == WeightDtype::F32 || t == WeightDtype::BF16) return n * weight_dtype_bits(t) / 8;
-    return storage_cost(n, kQGroup, weight_dtype_bits(t), 32, 16, 0).total_bytes;
+    return weight_storage(n, parse_dtype("weight dtype", to_string(t))).total_bytes;
 }
 
 void WeightsAt::apply(ForwardOptions& opt) const {
@@ -188,15 +232,22 @@ std::string WeightsAt::arithmetic() const {
     switch (dtype) {
         case WeightDtype::F32: return "float32";
         case WeightDtype::BF16: return "bf16 weights widened to float32, float32 FMAs";
-        default: return "levels × fp16 group scales widened to float32, float32 FMAs (no integer dot products: no VNNI path yet)";
+        default: break;
     }
+    const bool vnni = cpu_has_avx512_vnni();
+    if (q->arith() == QArith::Int8Dot)
+        return fmt::format("int8 activations (one float32 scale per 32) · {} levels as exact int32 group sums ({}), then "
+                           "× fp16 group scales in float32",
+                           to_string(dtype), vnni ? "AVX-512 VNNI vpdpbusd" : "plain loops: this CPU has no AVX-512 VNNI");
+    return fmt::format("levels × fp16 group scales widened to float32, float32 FMAs ({})",
+                       vnni ? "INFERLAB_QUANT_ARITH=float; the VNNI integer path is off" : "this CPU has no AVX-512 VNNI");
 }
 
-WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads) {
+WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads, QArith arith) {
     WeightsAt a;
     a.dtype = dtype;
     if (dtype == WeightDtype::BF16) a.bf16 = to_bf16(w);
-    if (dtype == WeightDtype::Int8 || dtype == WeightDtype::Int4) a.q = std::make_unique<QWeights>(w, dtype, threads);
+    if (dtype == WeightDtype::Int8 || dtype == WeightDtype::Int4) a.q = std::make_unique<QWeights>(w, dtype, threads, arith);
     return a;
 }
 
@@ -208,6 +259,25 @@ void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int 
         for (int b = 0; b < rows; ++b) {
             float s = 0;
             for (int i = 0; i < w.in; ++i) s += w.dequantized(r, i) * x[std::size_t(b) * std::size_t(w.in) + std::size_t(i)];
+            y[std::size_t(b) * std::size_t(w.out) + std::size_t(r)] = s;
+        }
+}
+
+void matmul_quantized_int8dot(const QMatrix& w, const float* x, int rows, float* y, int threads) {
+    QActivations a;
+    quantize_activations(x, rows, w.in, a);
+    const int groups = w.in / kQGroup;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int r = 0; r < w.out; ++r)
+        for (int b = 0; b < rows; ++b) {
+            float s = 0;
+            for (int g = 0; g < groups; ++g) {
+                std::int32_t dot = 0;  // exact: |Σ| ≤ 32 · 127 · 127
+                for (int j = 0; j < kQGroup; ++j)
+                    dot += w.level(r, g * kQGroup + j) * a.q[std::size_t(b) * std::size_t(w.in) + std::size_t(g * kQGroup + j)];
+                const float dw = fp16_to_float(w.scales[std::size_t(r) * std::size_t(groups) + std::size_t(g)]);
+                s += dw * a.scale[std::size_t(b) * std::size_t(groups) + std::size_t(g)] * static_cast<float>(dot);
+            }
             y[std::size_t(b) * std::size_t(w.out) + std::size_t(r)] = s;
         }
 }

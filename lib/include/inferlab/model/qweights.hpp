@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "inferlab/model/backend.hpp"
 #include "inferlab/model/transformer.hpp"
@@ -25,7 +26,7 @@
 
 namespace inferlab::model {
 
-constexpr int kQGroup = 32;
+constexpr int kQGroup = static_cast<int>(kWeightGroup);  // quant.hpp's weight group
 
 enum class WeightDtype { F32, BF16, Int8, Int4 };
 // fp32, bf16, int8 or int4; InputError naming `where` otherwise.
@@ -36,6 +37,30 @@ unsigned weight_dtype_bits(WeightDtype t);  // 32, 16, 8, 4
 // IEEE binary16 conversions (round to nearest even; the scales are finite and in range).
 std::uint16_t float_to_fp16(float f);
 float fp16_to_float(std::uint16_t h);
+
+// How the int8/int4 products multiply (both read the same packed levels and fp16 scales):
+//   Float:   each level widened to float32 and scaled, float32 FMAs against float32 activations.
+//   Int8Dot: llama.cpp's Q8_0 way. The activations are quantized too, per group of 32 with
+//            their own float32 scale d = max|x|/127 and levels round(x/d); each group's
+//            Σ q_w·q_x is an exact int32 (AVX-512 VNNI vpdpbusd), and only then is it scaled by
+//            Δ_w·d in float32. This moves the logits by the activations' rounding as well.
+enum class QArith { Float, Int8Dot };
+// Whether this CPU has AVX-512 VNNI (and F/BW/VL), which the fast Int8Dot kernel needs.
+bool cpu_has_avx512_vnni();
+// INFERLAB_QUANT_ARITH (float or int8) if set; otherwise Int8Dot where the CPU has VNNI and Float
+// where it does not. InputError naming the variable for any other value.
+QArith default_quant_arith();
+std::string to_string(QArith a);
+
+// Activations X [rows, in] quantized per group of 32 for Int8Dot: d = max|x|/127 in float32,
+// q = round-half-to-even(x · (1/d)) (a group of zeros: d = 0, every level 0; a group holding a
+// non-finite value keeps it in d, so that it reaches the output as it would through Float).
+struct QActivations {
+    int rows = 0, in = 0;
+    std::vector<std::int8_t> q;  // [rows, in]
+    std::vector<float> scale;    // [rows, in/32]
+};
+void quantize_activations(const float* x, int rows, int in, QActivations& out);
 
 // One quantized matrix [out, in], in % 32 == 0, pointing into QWeights' buffer.
 struct QMatrix {
@@ -58,8 +83,9 @@ void quantize_rows(const float* w, int out, int in, unsigned bits, std::uint8_t*
 // stay float32.
 class QWeights {
 public:
-    QWeights(const Weights& w, WeightDtype dtype, int threads = 1);
+    QWeights(const Weights& w, WeightDtype dtype, int threads = 1, QArith arith = default_quant_arith());
     WeightDtype dtype() const { return dtype_; }
+    QArith arith() const { return arith_; }
     unsigned bits() const { return bits_; }
     // The quantized form of a product's matrix, by the float view's data pointer; nullptr if none.
     const QMatrix* find(const float* float_matrix) const;
@@ -70,13 +96,14 @@ public:
 private:
     WeightDtype dtype_;
     unsigned bits_;
+    QArith arith_;
     HugePageBuffer mem_;   // every matrix's levels, then every matrix's scales
     std::map<const float*, QMatrix> by_float_;
     std::uint64_t elements_ = 0;
 };
 
-// The bytes of a model's product matrices at a weight dtype (float32 and bf16: 4 and 2 per
-// weight; int8 and int4: storage_cost with groups of 32 and fp16 scales).
+// The bytes of a model's product matrices at a weight dtype: quant.hpp's weight_storage, the rule
+// decode-roofline and quantize --model count by.
 std::uint64_t product_weight_bytes(const Dims& d, WeightDtype t);
 
 // Whether the model's product matrices can be quantized in groups of 32 (every input width a
@@ -91,17 +118,21 @@ struct WeightsAt {
     Bf16Weights bf16;
     std::unique_ptr<QWeights> q;
     void apply(ForwardOptions& opt) const;
-    // What the products do, for output (the int8/int4 kernels widen the levels and use float32
-    // FMAs on every CPU: there is no integer dot-product path yet).
+    // What the products do, for output (for int8/int4: which QArith ran, and why).
     std::string arithmetic() const;
 };
-WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads);
+WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads, QArith arith = default_quant_arith());
 
 namespace ref {
-// Y [rows, out] = X [rows, in] · Ŵᵀ with Ŵ = the dequantized weights, one running sum per output.
+// Float: Y [rows, out] = X [rows, in] · Ŵᵀ with Ŵ = the dequantized weights, one running sum per output.
 void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int threads);
+// Int8Dot: X quantized by quantize_activations, then per output
+//   y = Σ_g (Δ_w,g · d_g) · float(Σ_{j∈g} q_w,j · q_x,j)   (the inner sum an exact int32).
+void matmul_quantized_int8dot(const QMatrix& w, const float* x, int rows, float* y, int threads);
 }  // namespace ref
-// The fast form (AVX-512: levels widened and scaled in registers, float32 FMAs), any rows.
+// The fast forms, any rows. Float: AVX-512, levels widened and scaled in registers, float32 FMAs.
 void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int threads);
+// Int8Dot: AVX-512 VNNI where the CPU has it (the reference loops where it does not).
+void matmul_quantized_int8dot(const QMatrix& w, const float* x, int rows, float* y, int threads);
 
 }  // namespace inferlab::model

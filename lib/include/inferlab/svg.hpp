@@ -1,0 +1,166 @@
+#pragma once
+// SVG written by the program: a small document builder and the plot primitives the documents'
+// figures need (line plots on linear or log axes with nice ticks, bar charts with value labels,
+// boxes and arrows for structures). Pure functions from data to SVG text: no file, no printing.
+//
+// Every document is self-contained (no external font, script, stylesheet or image: the generic
+// family "sans-serif" lets each viewer pick its own), keeps text as <text> (searchable,
+// translatable), carries a <title> and prints the inputs it was drawn from at its foot.
+// Elements that show a number carry it exactly in a data-value attribute, so tests can compare
+// the figure with the library's result without reading pixels.
+//
+//   svg::Document doc(640, 400, "Figure 9: bytes one decode step reads");
+//   doc.rect(10, 10, 50, 80, "#3b6fb6");
+//   doc.text(35, 8, "15.074 GB", {.anchor = "middle"});
+//   std::string text = doc.str();
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace inferlab::svg {
+
+// The documents' colours: blue for weights and dense relations, teal and amber for K and V,
+// green for accepted, red for rejected, grey for structure.
+inline constexpr const char* kBlue = "#3b6fb6";
+inline constexpr const char* kTeal = "#2a9d8f";
+inline constexpr const char* kAmber = "#e9a23b";
+inline constexpr const char* kGreen = "#3a9a4a";
+inline constexpr const char* kRed = "#c8453a";
+inline constexpr const char* kOrange = "#e76f27";
+inline constexpr const char* kGrey = "#8a8f98";
+inline constexpr const char* kInk = "#222222";
+
+// &, <, >, " and ' as entities; control characters other than tab and newline (not allowed in
+// XML 1.0) dropped.
+std::string escape(std::string_view text);
+
+// A number for a label: up to `sig` significant digits, no exponent between 1e-4 and 1e9,
+// no trailing zeros ("0.76", "1024", "2.5e-06").
+std::string number(double v, int sig = 4);
+
+struct TextStyle {
+    double size = 12;
+    std::string anchor = "start";  // start, middle, end
+    std::string fill = kInk;
+    bool bold = false;
+    std::string cls;               // class attribute, for tests to find kinds of labels
+    std::optional<double> value;   // exact number the label shows (data-value)
+};
+
+struct ShapeStyle {
+    std::string fill = "none";
+    std::string stroke = "none";
+    double stroke_width = 1;
+    bool dashed = false;
+    std::string cls;
+    std::optional<double> value;   // data-value
+    std::string tooltip;           // <title> child: shown on hover in a browser
+};
+
+class Document {
+public:
+    // Width and height in pixels (user units); the title becomes <title> and the heading.
+    Document(double width, double height, std::string title);
+
+    void rect(double x, double y, double w, double h, const ShapeStyle& style);
+    void rect(double x, double y, double w, double h, const std::string& fill);
+    void line(double x1, double y1, double x2, double y2, const ShapeStyle& style);
+    void polyline(const std::vector<std::pair<double, double>>& points, const ShapeStyle& style);
+    void circle(double cx, double cy, double r, const ShapeStyle& style);
+    // A line with a filled arrowhead at (x2, y2).
+    void arrow(double x1, double y1, double x2, double y2, const std::string& color, double width = 1.5);
+    void text(double x, double y, std::string_view content, const TextStyle& style = {});
+
+    // The heading (title at the top) and the inputs printed at the foot, one line each.
+    void heading(std::string_view subtitle = "");
+    void inputs(const std::vector<std::string>& lines);
+
+    double width() const { return width_; }
+    double height() const { return height_; }
+    const std::string& title() const { return title_; }
+    // The whole document, with the XML declaration.
+    std::string str() const;
+
+private:
+    double width_, height_;
+    std::string title_;
+    std::string body_;
+};
+
+// Ticks at 1, 2 or 5 × 10^k covering [lo, hi] with about `target` intervals; at least two.
+// Throws std::invalid_argument for a non-finite or empty range.
+std::vector<double> nice_ticks(double lo, double hi, int target = 5);
+// Ticks for a log axis over [lo, hi] (lo > 0): the powers of 10 inside it, or 1-2-5 steps when
+// the range spans too few decades to show two powers of 10, or powers of 2 for ranges of whole
+// numbers within 1..2^20 (batch sizes).
+std::vector<double> log_ticks(double lo, double hi);
+
+struct Axis {
+    std::string label;
+    bool log = false;
+    std::optional<double> min, max;  // forced ends; otherwise the data's with a margin
+};
+
+struct Series {
+    std::string name;
+    std::vector<double> x, y;        // equal lengths
+    std::string color = kBlue;
+    bool dashed = false;
+    bool markers = true;             // a dot at each point (class "point", data-value = y)
+};
+
+// A vertical marker at x (the switching batch, the ridge point).
+struct Marker {
+    double x = 0;
+    std::string label;
+    std::string color = kGrey;
+};
+
+struct LinePlot {
+    std::string title, subtitle;
+    Axis x, y;
+    std::vector<Series> series;
+    std::vector<Marker> markers;
+    std::vector<std::string> inputs;
+    double width = 720, height = 440;
+};
+// Throws std::invalid_argument for a non-finite value, a non-positive one on a log axis, or
+// series of unequal length: a figure never shows NaN.
+std::string line_plot(const LinePlot& plot);
+
+// A part of a stacked bar (weights, then each request's K and V).
+struct Segment {
+    double value = 0;
+    std::string color = kBlue;
+    std::string name;                // tooltip
+};
+
+struct Bar {
+    std::string label;               // under the bar
+    std::string sublabel;            // a second line under it
+    double value = 0;                // its height (>= 0)
+    std::string value_label;         // above the bar; empty: number(value)
+    std::string color = kBlue;
+    std::string group;               // bars with the same group sit together under one heading
+    std::vector<Segment> segments;   // stacked from the bottom; empty: one block of `color`
+};
+
+// A legend entry.
+struct Key {
+    std::string name;
+    std::string color;
+};
+
+struct BarChart {
+    std::string title, subtitle;
+    std::string y_label;
+    std::vector<Bar> bars;
+    std::vector<Key> legend;
+    std::vector<std::string> inputs;
+    double width = 720, height = 440;
+};
+// Bars carry class "bar" and data-value; their labels class "bar-value" with the same value.
+std::string bar_chart(const BarChart& chart);
+
+}  // namespace inferlab::svg

@@ -1,0 +1,188 @@
+// inferlab figure: the real binary writes each figure; the SVG parses (pugixml), rsvg-convert
+// renders it to a PNG that is not blank, and the numbers in it are the documents'.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <unistd.h>
+
+#include "../support/cli.hpp"
+#include "../support/svg_check.hpp"
+
+using namespace inferlab::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kDrawn = {"doc1-fig4",  "doc1-fig5",  "doc1-fig6",  "doc1-fig7",  "doc1-fig8",
+                                         "doc1-fig9",  "doc1-fig10", "doc1-fig11", "doc1-fig12",
+                                         "doc1-fig13", "doc1-fig14", "doc1-fig15", "doc2-fig1"};
+
+// A fresh folder per test case under the system's temporary directory, removed at the end; the
+// process id keeps two builds' test runs at the same time apart.
+struct Scratch {
+    fs::path path;
+    explicit Scratch(const std::string& name)
+        : path(fs::temp_directory_path() / ("inferlab-figure-test-" + name + "-" + std::to_string(::getpid()))) {
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~Scratch() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), {}};
+}
+
+// Renders with rsvg-convert and checks the PNG: decodes, has the figure's size, is not blank.
+void check_renders(const fs::path& svg) {
+    const fs::path png = fs::path(svg).replace_extension(".png");
+    std::string err;
+    INFO(svg.string() << "\nrsvg-convert stderr: " << err);
+    REQUIRE(render_png(svg.string(), png.string(), err) == 0);
+    CHECK(err.empty());
+    const PngStats st = png_stats(png.string());
+    REQUIRE(st.error.empty());
+    CHECK(st.width >= 600);
+    // Not blank: text, bars and frames cover well over 1% of a figure.
+    CHECK(st.ink * 100 > st.pixels);
+}
+
+}  // namespace
+
+TEST_CASE("figure --list names every figure with document, section and caption, conceptual ones with why", "[cli][figure]") {
+    const auto r = run_inferlab({"figure", "--list"});
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    for (const auto& n : kDrawn) CHECK(r.out.find("  " + n + " ") != std::string::npos);
+    const auto not_drawn = r.out.find("Not drawn:");
+    REQUIRE(not_drawn != std::string::npos);
+    CHECK(r.out.find("doc1-fig16", not_drawn) != std::string::npos);
+    CHECK(r.out.find("conceptual: the harness loop") != std::string::npos);
+    CHECK(r.out.find("doc1-fig17", not_drawn) != std::string::npos);
+    CHECK(r.out.find("§2.1.3") != std::string::npos);
+    // Fits 80 columns: code points counted, not bytes (§ and × are two bytes in UTF-8).
+    std::size_t width = 0;
+    for (char c : r.out) {
+        if (c == '\n') {
+            CHECK(width <= 80);
+            width = 0;
+        } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+            ++width;
+        }
+    }
+}
+
+TEST_CASE("figure: every drawn figure is well-formed SVG that rsvg-convert renders to a non-blank PNG", "[cli][figure]") {
+    const Scratch scratch("each");
+    const fs::path& dir = scratch.path;
+    for (const auto& n : kDrawn) {
+        INFO(n);
+        const fs::path out = dir / (n + ".svg");
+        const auto r = run_inferlab({"figure", n, "--out", out.string()});
+        REQUIRE(r.status == 0);
+        CHECK(r.out.rfind("wrote " + out.string() + " (", 0) == 0);
+        CHECK(r.err.empty());
+        const std::string svg = slurp(out);
+        REQUIRE(svg_parse_error(svg).empty());
+        CHECK(svg_title(svg).find("Figure ") != std::string::npos);
+        // The inputs are printed in the figure, with the section it redraws.
+        CHECK(svg_all_text(svg).find(n.rfind("doc1", 0) == 0 ? "Source: first document" : "Source: second document") !=
+              std::string::npos);
+        CHECK(svg.find("href") == std::string::npos);
+        if (!have_rsvg_convert()) {
+            WARN("rsvg-convert not found (Debian librsvg2-bin): the PNG rendering is not checked");
+            continue;
+        }
+        check_renders(out);
+    }
+}
+
+TEST_CASE("figure doc1-fig9 --batch 1,2,4,8,16 writes the class's bars to stdout", "[cli][figure]") {
+    const auto r = run_inferlab({"figure", "doc1-fig9", "--batch", "1,2,4,8,16"});
+    REQUIRE(r.status == 0);
+    REQUIRE(svg_parse_error(r.out).empty());
+    std::vector<std::string> labels;
+    for (const auto& i : svg_items(r.out, "bar-value")) labels.push_back(i.text);
+    // 14 + B × 1.073741824 GB, to three decimals (first document §2.1.3's read model).
+    CHECK(labels == std::vector<std::string>{"15.074 GB", "16.147 GB", "18.295 GB", "22.590 GB", "31.180 GB"});
+}
+
+TEST_CASE("figure: the model and shape flags change Figures 6, 7 and 9", "[cli][figure]") {
+    auto r = run_inferlab({"figure", "doc1-fig7", "--kv-dtype", "fp8", "--batch", "4"});
+    REQUIRE(r.status == 0);
+    std::vector<std::string> labels;
+    for (const auto& i : svg_items(r.out, "bar-value")) labels.push_back(i.text);
+    CHECK(labels == std::vector<std::string>{"2 GiB", "512 MiB", "8 GiB", "2 GiB"});
+    r = run_inferlab({"figure", "doc1-fig6", "--q-heads", "8", "--kv-heads", "2"});
+    REQUIRE(r.status == 0);
+    CHECK(svg_items(r.out, "q-head").size() == 8);
+    CHECK(svg_items(r.out, "kv-head").size() == 2);
+    r = run_inferlab({"figure", "doc1-fig9", "--weights-bytes", "16GB", "--kv-heads", "4", "--batch", "2"});
+    REQUIRE(r.status == 0);
+    REQUIRE(svg_items(r.out, "bar-value").size() == 1);
+    CHECK(svg_items(r.out, "bar-value")[0].text == "17.074 GB");  // 16 + 2 × 0.536870912
+    // decode-roofline's own flags for the document's example give the same bars.
+    r = run_inferlab({"figure", "doc1-fig9", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
+                      "--batch", "1,8"});
+    REQUIRE(r.status == 0);
+    labels.clear();
+    for (const auto& i : svg_items(r.out, "bar-value")) labels.push_back(i.text);
+    CHECK(labels == std::vector<std::string>{"15.074 GB", "22.590 GB"});
+    r = run_inferlab({"figure", "doc2-fig1", "--kv-heads", "4"});
+    REQUIRE(r.status == 0);
+    CHECK(svg_items(r.out, "width").back().value == 512);
+    r = run_inferlab({"figure", "doc1-fig4", "--tokens", "5,6", "--steps", "2"});
+    REQUIRE(r.status == 0);
+    CHECK(svg_items(r.out, "cache-length").size() == 3);
+    r = run_inferlab({"figure", "doc1-fig8", "--blocks", "20", "--block-size", "4"});
+    REQUIRE(r.status == 0);
+    CHECK(svg_items(r.out, "physical").size() == 20);
+}
+
+TEST_CASE("figure --all --out DIR writes every figure and an index.html gallery", "[cli][figure]") {
+    const Scratch scratch("all");
+    const fs::path& dir = scratch.path;
+    const auto r = run_inferlab({"figure", "--all", "--out", (dir / "gallery").string()});
+    REQUIRE(r.status == 0);
+    CHECK(r.out == "wrote 13 figures and index.html to " + (dir / "gallery").string() + "\n");
+    const std::string html = slurp(dir / "gallery" / "index.html");
+    for (const auto& n : kDrawn) {
+        INFO(n);
+        CHECK(fs::exists(dir / "gallery" / (n + ".svg")));
+        CHECK(html.find("<img src=\"" + n + ".svg\"") != std::string::npos);
+        CHECK(html.find("<code>inferlab figure " + n + "</code>") != std::string::npos);
+    }
+    CHECK(html.find("Weights read once per step, KV read per request") != std::string::npos);
+    CHECK(html.find("doc1-fig16") != std::string::npos);  // listed as not drawn, with the reason
+}
+
+TEST_CASE("figure: bad input is exit 2 with one line naming the flag or name", "[cli][figure]") {
+    expect_error({"figure", "doc1-fig99"}, "NAME 'doc1-fig99': is not a figure");
+    expect_error({"figure", "doc1-fig16"}, "NAME 'doc1-fig16': is not drawn: conceptual");
+    expect_error({"figure"}, "give a figure NAME, --list or --all");
+    expect_error({"figure", "doc1-fig9", "--tile", "3"}, "--tile does not apply to doc1-fig9");
+    expect_error({"figure", "doc1-fig9", "--batch", "0"}, "--batch");
+    expect_error({"figure", "doc1-fig9", "--bandwidth", "0"}, "--bandwidth");
+    expect_error({"figure", "doc1-fig7", "--kv-heads", "3"}, "--kv-heads '3': must divide H_q = 32");
+    expect_error({"figure", "doc1-fig6", "--kv-heads", "3"}, "--kv-heads '3': must divide H_q = 4");
+    expect_error({"figure", "doc1-fig13", "--p", "0.5,0.5"}, "--p has 2 tokens and --q 3");
+    expect_error({"figure", "doc1-fig13", "--p", "1.5,0,0"}, "--p");
+    expect_error({"figure", "doc1-fig15", "--bits", "1"}, "--bits '1'");
+    expect_error({"figure", "doc1-fig10", "--seq-len", "65"}, "--seq-len '65'");
+    expect_error({"figure", "--all"}, "--all needs --out DIR");
+    expect_error({"figure", "doc1-fig9", "--kv-bytes-per-request", "1GiB", "--kv-heads", "4"},
+                 "--kv-heads does not apply with --kv-bytes-per-request");
+    expect_error({"figure", "doc1-fig4", "--steps", "17"}, "--steps '17': at most 16");
+    expect_error({"figure", "doc2-fig1", "--kv-heads", "5"}, "--kv-heads '5': must divide H_q = 32");
+    expect_error({"figure", "--all", "--out", "x", "--batch", "2"}, "--batch does not apply with --all");
+    expect_error({"figure", "doc1-fig9", "--out", "/nonexistent-dir/x.svg"}, "cannot be written");
+}

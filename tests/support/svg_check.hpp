@@ -1,0 +1,41 @@
+#pragma once
+// Reading the SVG inferlab writes back, for tests: parsed by a real XML parser (pugixml), the
+// elements of one class with their text and data-value, and a PNG rendered by rsvg-convert
+// decoded far enough to count the pixels that are not background.
+#include <pugixml.hpp>
+
+#include <string>
+#include <vector>
+
+namespace inferlab::test {
+
+// An element of the figure: its tag, text content and data-value (NaN when absent).
+struct SvgItem {
+    std::string tag, text;
+    double value = 0;
+    bool has_value = false;
+};
+
+// Parses `svg`; an empty string when well-formed, else pugixml's description and offset.
+std::string svg_parse_error(const std::string& svg);
+// Every element whose class attribute is `cls`, in document order.
+std::vector<SvgItem> svg_items(const std::string& svg, const std::string& cls);
+// The text of the root's <title>.
+std::string svg_title(const std::string& svg);
+// Every text node of the document, joined by newlines (what a search would find).
+std::string svg_all_text(const std::string& svg);
+
+// rsvg-convert on PATH.
+bool have_rsvg_convert();
+// Renders `svg_path` to `png_path` with rsvg-convert; returns its exit status and fills `err`.
+int render_png(const std::string& svg_path, const std::string& png_path, std::string& err);
+
+struct PngStats {
+    std::uint32_t width = 0, height = 0;
+    std::uint64_t pixels = 0, ink = 0;  // ink: pixels neither white nor transparent
+    std::string error;                  // empty when decoded
+};
+// Decodes an 8-bit RGB or RGBA PNG (rsvg-convert's output) with zlib and counts the ink.
+PngStats png_stats(const std::string& png_path);
+
+}  // namespace inferlab::test

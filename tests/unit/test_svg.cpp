@@ -1,0 +1,118 @@
+// The SVG writer (lib/svg.hpp): escaping, labels, ticks, and plots that a real XML parser reads.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "../support/svg_check.hpp"
+#include "inferlab/svg.hpp"
+
+using namespace inferlab;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+TEST_CASE("svg: escape turns markup characters into entities and drops control characters", "[unit][svg]") {
+    CHECK(svg::escape("a<b & \"c\" 'd'>") == "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
+    CHECK(svg::escape(std::string("x\x01y\tz")) == "xy\tz");
+    CHECK(svg::escape("Δ·clip(x̂)") == "Δ·clip(x̂)");  // UTF-8 passes through
+}
+
+TEST_CASE("svg: number gives short labels without exponent in ordinary ranges", "[unit][svg]") {
+    CHECK(svg::number(0.7599) == "0.7599");
+    CHECK(svg::number(1024) == "1024");
+    CHECK(svg::number(0.4) == "0.4");
+    CHECK(svg::number(0) == "0");
+    CHECK(svg::number(-0.03) == "-0.03");
+    CHECK(svg::number(2.5e-6) == "2.5e-06");
+    CHECK(svg::number(15.074741824, 5) == "15.075");
+}
+
+TEST_CASE("svg: nice ticks are 1, 2 or 5 times a power of ten and cover the range", "[unit][svg]") {
+    CHECK(svg::nice_ticks(0, 23.5) == std::vector<double>{0, 5, 10, 15, 20});
+    const auto t = svg::nice_ticks(0, 1);
+    REQUIRE(t.size() == 6);
+    for (std::size_t i = 0; i < t.size(); ++i)
+        CHECK_THAT(t[i], WithinAbs(0.2 * static_cast<double>(i), 1e-12));  // 1e-12: k·0.2 in binary
+    CHECK(svg::log_ticks(1, 16) == std::vector<double>{1, 2, 4, 8, 16});
+    CHECK(svg::log_ticks(1, 1e6) == std::vector<double>{1, 10, 100, 1000, 1e4, 1e5, 1e6});
+    CHECK_THROWS_AS(svg::nice_ticks(1, 1), std::invalid_argument);
+    CHECK_THROWS_AS(svg::nice_ticks(0, NAN), std::invalid_argument);
+    CHECK_THROWS_AS(svg::log_ticks(0, 10), std::invalid_argument);
+}
+
+TEST_CASE("svg: a document is well-formed, titled and self-contained, with escaped text", "[unit][svg]") {
+    svg::Document d(200, 100, "Title <with> & \"marks\"");
+    d.heading("sub");
+    d.text(10, 50, "a < b", {.cls = "t", .value = 1.5});
+    d.inputs({"S = 8,192"});
+    const std::string s = d.str();
+    REQUIRE(test::svg_parse_error(s).empty());
+    CHECK(test::svg_title(s) == "Title <with> & \"marks\"");
+    const auto t = test::svg_items(s, "t");
+    REQUIRE(t.size() == 1);
+    CHECK(t[0].text == "a < b");
+    CHECK(t[0].value == 1.5);
+    CHECK(test::svg_all_text(s).find("S = 8,192") != std::string::npos);
+    for (const char* external : {"href", "<script", "url(", "@font-face", "<image", "@import"})
+        CHECK(s.find(external) == std::string::npos);
+}
+
+TEST_CASE("svg: bar heights are proportional to the values, labels carry them", "[unit][svg]") {
+    svg::BarChart ch;
+    ch.title = "bars";
+    ch.bars.resize(2);
+    ch.bars[0].label = "a", ch.bars[0].value = 2;
+    ch.bars[1].label = "b", ch.bars[1].value = 5, ch.bars[1].value_label = "five";
+    const std::string s = svg::bar_chart(ch);
+    REQUIRE(test::svg_parse_error(s).empty());
+    const auto bars = test::svg_items(s, "bar");
+    REQUIRE(bars.size() == 2);
+    CHECK(bars[0].value == 2);
+    CHECK(bars[1].value == 5);
+    // The rects' heights, read back through the parser.
+    pugi::xml_document doc;
+    doc.load_string(s.c_str());
+    std::vector<double> h;
+    for (auto x : doc.select_nodes("//rect[@class='bar']")) h.push_back(x.node().attribute("height").as_double());
+    REQUIRE(h.size() == 2);
+    CHECK_THAT(h[1] / h[0], WithinRel(2.5, 1e-3));  // 1e-3 relative: coordinates are written with two decimals
+    const auto labels = test::svg_items(s, "bar-value");
+    REQUIRE(labels.size() == 2);
+    CHECK(labels[0].text == "2");
+    CHECK(labels[1].text == "five");
+}
+
+TEST_CASE("svg: a line plot refuses NaN, non-positive values on a log axis and ragged series", "[unit][svg]") {
+    svg::LinePlot p;
+    p.series = {{"s", {1, 2}, {1, NAN}}};
+    CHECK_THROWS_AS(svg::line_plot(p), std::invalid_argument);
+    p.series = {{"s", {1, 2}, {0, 1}}};
+    p.y.log = true;
+    CHECK_THROWS_AS(svg::line_plot(p), std::invalid_argument);
+    p.series = {{"s", {1, 2}, {1}}};
+    CHECK_THROWS_AS(svg::line_plot(p), std::invalid_argument);
+}
+
+TEST_CASE("svg: a log-log line plot puts its points and ticks where the data says", "[unit][svg]") {
+    svg::LinePlot p;
+    p.title = "plot";
+    p.x = {"batch", true, std::nullopt, std::nullopt};
+    p.y = {"tokens/s", true, std::nullopt, std::nullopt};
+    p.series = {{"aggregate", {1, 2, 4, 8, 16}, {66.34, 130, 250, 354.14, 420}}};
+    p.markers = {{8, "B = 8"}};
+    const std::string s = svg::line_plot(p);
+    REQUIRE(test::svg_parse_error(s).empty());
+    const auto pts = test::svg_items(s, "point");
+    REQUIRE(pts.size() == 5);
+    CHECK(pts[0].value == 66.34);
+    CHECK(pts[3].value == 354.14);
+    // Equal ratios on a log axis are equal distances: x of 1, 2, 4 are evenly spaced.
+    pugi::xml_document doc;
+    doc.load_string(s.c_str());
+    std::vector<double> cx;
+    for (auto x : doc.select_nodes("//circle[@class='point']")) cx.push_back(x.node().attribute("cx").as_double());
+    CHECK_THAT(cx[2] - cx[1], WithinAbs(cx[1] - cx[0], 0.02));  // 0.02 px: two-decimal coordinates
+    const auto ticks = test::svg_items(s, "tick");
+    CHECK(ticks.size() >= 4);
+    CHECK(test::svg_items(s, "marker").size() == 1);
+}
