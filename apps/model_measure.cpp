@@ -1,21 +1,15 @@
 // inferlab model speculate | kv-quant | roofline: each calculator's prediction beside what the
-// reference model does on this machine.
+// reference model does on this machine. The experiments live in lib (model/measure.hpp); this
+// file declares the options, parses them, calls one library function per command and prints
+// its result.
 #include <fmt/format.h>
 
-#include <cmath>
 #include <memory>
+#include <optional>
 
 #include "common.hpp"
 #include "inferlab/error.hpp"
-#include "inferlab/model/bench.hpp"
-#include "inferlab/model/qweights.hpp"
-#include "inferlab/model/quant_cache.hpp"
-#include "inferlab/model/speculative.hpp"
-#include "inferlab/quant.hpp"
-#include "inferlab/rng.hpp"
-#include "inferlab/roofline.hpp"
-#include "inferlab/spec.hpp"
-#include "inferlab/stats.hpp"
+#include "inferlab/model/measure.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
 #include "options.hpp"
@@ -24,6 +18,27 @@ namespace inferlab::app {
 namespace {
 
 using namespace inferlab::model;
+
+nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+// A missing rate: "-" in text, an empty cell in CSV.
+std::string opt_text(const std::optional<double>& v, const char* missing = "-") { return v ? fmt::format("{:.4f}", *v) : missing; }
+
+// Prose for the text: each line wrapped to text_width() (80, or $COLUMNS), its continuation lines
+// indented as the line itself is.
+std::string prose(const std::string& text) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t nl = text.find('\n', start);
+        if (nl == std::string::npos) nl = text.size();
+        const std::string line = text.substr(start, nl - start);
+        const std::size_t body = line.find_first_not_of(' ');
+        const std::string ind = line.substr(0, body == std::string::npos ? line.size() : body);
+        out += body == std::string::npos ? "\n" : wrap(line.substr(body), ind, ind);
+        start = nl + 1;
+    }
+    return out;
+}
 
 Sampling parse_sampling(bool greedy, const std::string& temperature, const std::string& top_k, const std::string& top_p) {
     Sampling s;
@@ -40,89 +55,96 @@ struct SpeculateOptionsCli {
     ModelSource src;
     std::string gamma = "4", tokens = "64", prompt = "1,2,3,4", draft_layers, perturb = "0.05", draft_seed = "2";
     std::string temperature = "1", top_k = "0", top_p = "1", threads = "1", cost_ratio, sample_seed = "1", kernels;
+    std::string weight_dtype = "fp32";
     bool greedy = false;
     OutputFlags flags;
 };
 
+struct SpeculateSetup {
+    std::string target, draft;  // descriptions
+    int target_layers = 0;
+};
+
+Table speculate_table(const SpeculateStats& s, const char* missing = "-") {
+    Table t{{"draft position", "judged", "accepted", "empirical α", "predicted Σ min(p, q)"}, {}, {}};
+    for (const auto& p : s.per_position)
+        t.rows.push_back({std::to_string(p.position), std::to_string(p.judged), std::to_string(p.accepted),
+                          opt_text(p.empirical, missing), opt_text(p.predicted, missing)});
+    return t;
+}
+
+nlohmann::json speculate_json(const SpeculateSetup& su, const SpeculateOptions& so, const SpeculateExperiment& e,
+                              WeightDtype wdt) {
+    const SpeculateResult& r = e.run;
+    const SpeculateStats& s = e.stats;
+    nlohmann::json j = {{"target", su.target}, {"draft", su.draft}, {"gamma", so.gamma}, {"weight_dtype", to_string(wdt)},
+                        {"tokens", r.tokens}, {"tokens_generated", r.tokens.size()}, {"rounds", r.rounds},
+                        {"target_forward_passes", r.target_passes}, {"draft_forward_passes", r.draft_passes},
+                        {"drafts_discarded", r.drafts_discarded}, {"acceptance_rate", s.acceptance_rate},
+                        {"predicted_acceptance_rate", s.predicted_acceptance_rate},
+                        {"acceptance_interval_99", s.interval_half_width_99}, {"within_interval", s.within_interval},
+                        {"tokens_per_round", s.tokens_per_round}, {"predicted_tokens_per_round", s.predicted_tokens_per_round},
+                        {"predicted_speedup", opt_json(s.predicted_speedup)}, {"per_position", nlohmann::json::array()}};
+    for (const auto& p : s.per_position)
+        j["per_position"].push_back({{"position", p.position}, {"judged", p.judged}, {"accepted", p.accepted},
+                                     {"empirical", opt_json(p.empirical)}, {"predicted", opt_json(p.predicted)}});
+    return j;
+}
+
+std::string speculate_text(const SpeculateSetup& su, const SpeculateOptions& so, const SpeculateExperiment& e,
+                           std::optional<double> cost) {
+    const SpeculateResult& r = e.run;
+    const SpeculateStats& s = e.stats;
+    std::string h = fmt::format("Speculative decoding, γ = {}, {} (sample seed {})\n", so.gamma,
+                                so.sampling.greedy ? "greedy" : fmt::format("temperature {}", format_real(so.sampling.temperature)),
+                                so.seed);
+    h += fmt::format("  target: {} ({})\n  draft:  {}\n", su.target, count_noun(su.target_layers, "layer"), su.draft);
+    h += fmt::format("  {} in {}: {}, {}, {} discarded\n", count_noun(r.tokens.size(), "token"), count_noun(r.rounds, "round"),
+                     count_noun(r.target_passes, "target forward pass", "target forward passes"),
+                     count_noun(r.draft_passes, "draft forward pass", "draft forward passes"), count_noun(r.drafts_discarded, "draft"));
+    h = prose(h) + render_table(speculate_table(s));
+    std::string t = fmt::format("  acceptance rate {:.4f} against spec-accept's Σ min(p, q) = {:.4f} (99% interval ±{:.4f}: {})\n",
+                     s.acceptance_rate, s.predicted_acceptance_rate, s.interval_half_width_99,
+                     s.within_interval ? "inside" : "OUTSIDE");
+    t += fmt::format("  tokens per target pass {:.3f} against (1 − α^(γ+1))/(1 − α) = {:.3f} at that α\n", s.tokens_per_round,
+                     s.predicted_tokens_per_round);
+    if (s.predicted_speedup)
+        t += fmt::format("  predicted speedup at draft/target cost {}: {:.3f}\n", format_real(*cost), *s.predicted_speedup);
+    return h + prose(t);
+}
+
 void run_speculate(const SpeculateOptionsCli& o) {
-    std::string what;
-    auto tw = load(o.src, &what);
+    SpeculateSetup su;
+    auto tw = load(o.src, &su.target);
     const Dims& td = tw->dims();
-    const int layers = o.draft_layers.empty() ? std::max(1, td.n_layers / 2) : static_cast<int>(parse_positive_int_at_most("--draft-layers", o.draft_layers, INT32_MAX, ""));
+    su.target_layers = td.n_layers;
+    const int layers = o.draft_layers.empty() ? std::max(1, td.n_layers / 2)
+                                              : static_cast<int>(parse_positive_int_at_most("--draft-layers", o.draft_layers, INT32_MAX, ""));
     const double perturb = parse_real("--perturb", o.perturb);
     auto dw = derive_draft(*tw, layers, perturb, parse_nonnegative_int("--draft-seed", o.draft_seed));
+    su.draft = fmt::format("first {} of {} layers, weights × (1 + {}·N(0,1))", layers, td.n_layers, format_real(perturb));
     Transformer target(*tw), draft(*dw);
     SpeculateOptions so;
     so.gamma = static_cast<int>(parse_positive_int_at_most("--gamma", o.gamma, INT32_MAX, ""));
-    auto prompt = parse_token_list("--prompt", o.prompt, td);
+    const auto prompt = parse_token_list("--prompt", o.prompt, td);
     so.new_tokens = parse_token_count("--tokens", o.tokens, prompt.size(), static_cast<std::uint64_t>(td.seq_len));
     so.sampling = parse_sampling(o.greedy, o.temperature, o.top_k, o.top_p);
     so.seed = parse_nonnegative_int("--sample-seed", o.sample_seed);
     so.forward.threads = parse_threads(o.threads);
     so.forward.kernels = kernels_option(o.kernels);
-    SpeculateResult r = speculative_generate(target, draft, prompt, so);
-
-    std::uint64_t judged = 0, accepted = 0;
-    double predicted = 0;
-    for (int i = 0; i < so.gamma; ++i) {
-        judged += r.judged[std::size_t(i)];
-        accepted += r.accepted[std::size_t(i)];
-        predicted += r.predicted_accept[std::size_t(i)];
-    }
-    const double alpha_emp = judged ? double(accepted) / double(judged) : 0;
-    const double alpha_pred = judged ? predicted / double(judged) : 0;
-    // 99% interval of the empirical rate (normal approximation of a binomial proportion).
-    const double half = proportion_half_width_99(alpha_pred, double(judged));
-    const double tokens_per_pass = double(r.tokens.size()) / double(r.rounds);
-    const double expected = expected_tokens_per_round(alpha_pred, std::size_t(so.gamma));
+    std::optional<double> cost;
+    if (!o.cost_ratio.empty()) cost = parse_positive_real("--cost-ratio", o.cost_ratio);
+    // Target and draft each read their own weights at --weight-dtype.
+    const WeightDtype wdt = parse_weight_dtype("--weight-dtype", o.weight_dtype);
+    const WeightsAt at_t = make_weights_at(*tw, wdt, so.forward.threads), at_d = make_weights_at(*dw, wdt, so.forward.threads);
+    const SpeculateExperiment e = run_speculate(target, draft, prompt, so, &at_t, &at_d, cost);
     Report rep;
-    auto& j = rep.json;
-    j = {{"target", what},
-         {"draft", fmt::format("first {} of {} layers, weights × (1 + {}·N(0,1))", layers, td.n_layers, format_real(perturb))},
-         {"gamma", so.gamma},
-         {"tokens", r.tokens},
-         {"tokens_generated", r.tokens.size()},
-         {"rounds", r.rounds},
-         {"target_forward_passes", r.target_passes},
-         {"draft_forward_passes", r.draft_passes},
-         {"drafts_discarded", r.drafts_discarded},
-         {"acceptance_rate", alpha_emp},
-         {"predicted_acceptance_rate", alpha_pred},
-         {"acceptance_interval_99", half},
-         {"within_interval", std::fabs(alpha_emp - alpha_pred) <= half},
-         {"tokens_per_round", tokens_per_pass},
-         {"predicted_tokens_per_round", expected},
-         {"per_position", nlohmann::json::array()}};
-    Table t{{"draft position", "judged", "accepted", "empirical α", "predicted Σ min(p, q)"}, {}, {}};
-    for (int i = 0; i < so.gamma; ++i) {
-        const double n = double(r.judged[std::size_t(i)]);
-        const bool any = r.judged[std::size_t(i)] > 0;
-        const double e = any ? double(r.accepted[std::size_t(i)]) / n : 0, p = any ? r.predicted_accept[std::size_t(i)] / n : 0;
-        t.rows.push_back({std::to_string(i + 1), std::to_string(r.judged[std::size_t(i)]), std::to_string(r.accepted[std::size_t(i)]),
-                          any ? fmt::format("{:.4f}", e) : "-", any ? fmt::format("{:.4f}", p) : "-"});
-        j["per_position"].push_back({{"position", i + 1}, {"judged", r.judged[std::size_t(i)]}, {"accepted", r.accepted[std::size_t(i)]},
-                                     {"empirical", e}, {"predicted", p}});
-    }
-    std::string& h = rep.human;
-    h += fmt::format("Speculative decoding on the reference model, γ = {}, {} (sample seed {})\n", so.gamma,
-                     so.sampling.greedy ? "greedy" : fmt::format("temperature {}", format_real(so.sampling.temperature)), so.seed);
-    h += fmt::format("  target: {} ({})\n  draft:  {}\n", what, count_noun(td.n_layers, "layer"), j["draft"].get<std::string>());
-    h += fmt::format("  {} in {}: {}, {}, {} discarded\n", count_noun(r.tokens.size(), "token"),
-                     count_noun(r.rounds, "round"), count_noun(r.target_passes, "target forward pass", "target forward passes"),
-                     count_noun(r.draft_passes, "draft forward pass", "draft forward passes"),
-                     count_noun(r.drafts_discarded, "draft"));
-    h += render_table(t);
-    h += fmt::format("  acceptance rate {:.4f} against spec-accept's Σ min(p, q) = {:.4f} (99% interval ±{:.4f}: {})\n", alpha_emp,
-                     alpha_pred, half, std::fabs(alpha_emp - alpha_pred) <= half ? "inside" : "OUTSIDE");
-    h += fmt::format("  tokens per target pass {:.3f} against (1 − α^(γ+1))/(1 − α) = {:.3f} at that α\n", tokens_per_pass, expected);
-    if (!o.cost_ratio.empty()) {
-        const double c = parse_positive_real("--cost-ratio", o.cost_ratio);
-        j["predicted_speedup"] = speedup(alpha_pred, std::size_t(so.gamma), c);
-        h += fmt::format("  predicted speedup at draft/target cost {}: {:.3f}\n", format_real(c), speedup(alpha_pred, std::size_t(so.gamma), c));
-    }
-    rep.explain = h + "\nAcceptance follows spec-accept's rule on the two models' actual next-token distributions at each\n"
-                      "position; the prediction Σ_x min(p(x), q(x)) is computed from those same distributions.\n";
-    rep.add_table("positions", t);
+    rep.json = speculate_json(su, so, e, wdt);
+    rep.human = speculate_text(su, so, e, cost);
+    rep.explain = rep.human + "\n" +
+                  prose("Acceptance follows spec-accept's rule on the two models' actual next-token distributions at each "
+                        "position; the prediction Σ_x min(p(x), q(x)) is computed from those same distributions.\n");
+    rep.add_table("positions", speculate_table(e.stats, ""));
     emit(rep, o.flags);
 }
 
@@ -134,95 +156,58 @@ struct KvQuantOptions {
     OutputFlags flags;
 };
 
+std::string kv_quant_text(const std::string& what, const KvQuantExperiment& e, const KvQuantResult& r, WeightDtype wdt) {
+    std::string h = fmt::format(
+        "KV cache at int{} ({}) on {}; weights {} for both caches\n", e.bits,
+        e.scheme == KvQuantScheme::Kivi ? fmt::format("KIVI: K per channel over groups of {} tokens, V per token", e.group_tokens)
+                                        : "per token for K and V",
+        what, to_string(wdt));
+    h += fmt::format("  over {} positions: max |logit error| {:.3e}; KL(float ‖ quantized) mean {:.3e}, max {:.3e}; greedy "
+                     "next token agrees at {}/{} positions\n",
+                     r.positions, r.max_abs_logit_error, r.mean_kl, r.max_kl, r.greedy_agree, r.positions);
+    h += r.first_divergence
+             ? fmt::format("  greedy generation: parts from the float32 cache at generated token {}\n", *r.first_divergence)
+             : fmt::format("  greedy generation of {} tokens: identical to the float32 cache\n", r.generated);
+    h += fmt::format("  bytes per token: {} B stored ({} B at float32); kv-mem's int{} figure with one fp16 scale per head "
+                     "vector: {} B{}\n",
+                     r.bytes_per_token_measured, r.bytes_per_token_fp32, e.bits, r.bytes_per_token_kv_mem,
+                     r.bytes_per_token_measured == r.bytes_per_token_kv_mem ? " (equal)"
+                                                                            : " (KIVI's per-channel K scales differ in count)");
+    return prose(h);
+}
+
 void run_kv_quant(const KvQuantOptions& o) {
     std::string what;
     auto w = load(o.src, &what);
     Transformer m(*w);
     const Dims& d = w->dims();
-    const unsigned bits = parse_bits(o.bits, {8, 4});
-    KvQuantScheme scheme;
-    if (o.scheme == "kivi") scheme = KvQuantScheme::Kivi;
-    else if (o.scheme == "per-token") scheme = KvQuantScheme::PerToken;
+    KvQuantExperiment e;
+    e.bits = parse_bits(o.bits, {8, 4});
+    if (o.scheme == "kivi") e.scheme = KvQuantScheme::Kivi;
+    else if (o.scheme == "per-token") e.scheme = KvQuantScheme::PerToken;
     else throw InputError("--scheme", o.scheme, "must be kivi (K per channel, V per token) or per-token");
-    const int group = static_cast<int>(parse_positive_int_at_most("--group", o.group, INT32_MAX, ""));
+    e.group_tokens = static_cast<int>(parse_positive_int_at_most("--group", o.group, INT32_MAX, ""));
     const int n = parse_token_count("--tokens", o.tokens, 0, static_cast<std::uint64_t>(d.seq_len));
-    std::vector<int> tokens;
-    Rng rng(parse_nonnegative_int("--seed", o.src.seed) + 77);
-    for (int i = 0; i < n; ++i) tokens.push_back(static_cast<int>(rng.below(std::uint64_t(d.vocab_size))));
+    e.tokens = kv_quant_tokens(d, n, parse_nonnegative_int("--seed", o.src.seed));
+    e.prompt = parse_token_list("--prompt", o.prompt, d);
+    e.generate = parse_token_count("--gen", o.gen, e.prompt.size(), static_cast<std::uint64_t>(d.seq_len), false);
     // Both caches are read by the same model: the weights at --weight-dtype, the same kernels.
-    ForwardOptions opt;
-    opt.kernels = kernels_option(o.kernels);
-    const WeightsAt at = make_weights_at(*w, parse_weight_dtype("--weight-dtype", o.weight_dtype), 1);
-    at.apply(opt);
-    ContiguousCache fc(d);
-    QuantizedCache qc(d, bits, scheme, group);
-    // Token by token, so each step reads a cache that is already quantized.
-    MatrixRM lf(n, d.vocab_size), lq(n, d.vocab_size);
-    for (int i = 0; i < n; ++i) {
-        lf.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, fc, opt).row(0);
-        lq.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, qc, opt).row(0);
-    }
-    double max_abs = 0, max_kl = 0, mean_kl = 0;
-    int agree = 0;
-    Sampling plain;
-    for (int i = 0; i < n; ++i) {
-        max_abs = std::max(max_abs, double((lf.row(i) - lq.row(i)).cwiseAbs().maxCoeff()));
-        const double kl = kl_divergence(sampling_distribution(lf, i, plain), sampling_distribution(lq, i, plain));
-        max_kl = std::max(max_kl, kl);
-        mean_kl += kl / n;
-        Eigen::Index a = 0, b = 0;
-        lf.row(i).maxCoeff(&a);
-        lq.row(i).maxCoeff(&b);
-        agree += a == b;
-    }
-    // Greedy generation: where (if anywhere) the quantized cache parts from float32.
-    auto prompt = parse_token_list("--prompt", o.prompt, d);
-    const int gen = parse_token_count("--gen", o.gen, prompt.size(), static_cast<std::uint64_t>(d.seq_len), false);
-    ContiguousCache gf(d);
-    QuantizedCache gq(d, bits, scheme, group);
-    int first_diff = -1;
-    MatrixRM a = m.forward(prompt, gf, opt), b = m.forward(prompt, gq, opt);
-    for (int i = 0; i < gen; ++i) {
-        Eigen::Index ta = 0, tb = 0;
-        a.row(a.rows() - 1).maxCoeff(&ta);
-        b.row(b.rows() - 1).maxCoeff(&tb);
-        if (ta != tb) {
-            first_diff = i;
-            break;
-        }
-        a = m.forward(std::vector<int>{int(ta)}, gf, opt);
-        b = m.forward(std::vector<int>{int(tb)}, gq, opt);
-    }
-    // Bytes per token: measured from the cache's storage, and kv-mem's figure with metadata.
-    const std::uint64_t measured = qc.bytes_per_token();
-    const KvSpec spec = uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), bits);
-    const KvQuantBytes formula = kv_quantized_bytes(spec, {1}, bits, std::uint64_t(d.head_dim()), 16, 0);
-    const std::uint64_t f32 = bytes_per_token(uniform_kv(d.n_layers, d.n_kv_heads, d.head_dim(), 32));
-    Report r;
-    r.json = {{"model", what},          {"bits", bits},
-              {"scheme", o.scheme},     {"group_tokens", group},
-              {"positions", n},         {"max_abs_logit_error", max_abs},
-              {"max_kl", max_kl},       {"mean_kl", mean_kl},
-              {"greedy_agreement", double(agree) / n},
-              {"generated", gen},       {"greedy_first_divergence", first_diff < 0 ? nlohmann::json(nullptr) : nlohmann::json(first_diff)},
-              {"bytes_per_token_measured", measured}, {"bytes_per_token_kv_mem", formula.bytes_per_token},
-              {"bytes_per_token_fp32", f32}};
-    std::string& h = r.human;
-    h += fmt::format("KV cache at int{} ({}) on {}; weights {} for both caches\n", bits,
-                     scheme == KvQuantScheme::Kivi ? fmt::format("KIVI: K per channel over groups of {} tokens, V per token", group)
-                                                   : "per token for K and V",
-                     what, to_string(at.dtype));
-    h += fmt::format("  over {} positions: max |logit error| {:.3e}; KL(float ‖ quantized) mean {:.3e}, max {:.3e}; greedy "
-                     "next token agrees at {}/{} positions\n",
-                     n, max_abs, mean_kl, max_kl, agree, n);
-    h += first_diff < 0 ? fmt::format("  greedy generation of {} tokens: identical to the float32 cache\n", gen)
-                        : fmt::format("  greedy generation: parts from the float32 cache at generated token {}\n", first_diff);
-    h += fmt::format("  bytes per token: {} B stored ({} B at float32); kv-mem's int{} figure with one fp16 scale per head "
-                     "vector: {} B{}\n",
-                     measured, f32, bits, formula.bytes_per_token,
-                     measured == formula.bytes_per_token ? " (equal)" : " (KIVI's per-channel K scales differ in count)");
-    r.explain = h;
-    emit(r, o.flags);
+    e.forward.kernels = kernels_option(o.kernels);
+    const WeightDtype wdt = parse_weight_dtype("--weight-dtype", o.weight_dtype);
+    const WeightsAt at = make_weights_at(*w, wdt, 1);
+    at.apply(e.forward);
+    const KvQuantResult r = run_kv_quant(m, e);
+    Report rep;
+    rep.json = {{"model", what}, {"bits", e.bits}, {"scheme", o.scheme}, {"group_tokens", e.group_tokens},
+                {"weight_dtype", to_string(wdt)}, {"positions", r.positions}, {"max_abs_logit_error", r.max_abs_logit_error},
+                {"max_kl", r.max_kl}, {"mean_kl", r.mean_kl}, {"greedy_agreement", r.greedy_agreement},
+                {"generated", r.generated},
+                {"greedy_first_divergence", r.first_divergence ? nlohmann::json(*r.first_divergence) : nlohmann::json(nullptr)},
+                {"bytes_per_token_measured", r.bytes_per_token_measured}, {"bytes_per_token_kv_mem", r.bytes_per_token_kv_mem},
+                {"bytes_per_token_fp32", r.bytes_per_token_fp32}};
+    rep.human = kv_quant_text(what, e, r, wdt);
+    rep.explain = rep.human;
+    emit(rep, o.flags);
 }
 
 // ---- roofline ----
@@ -232,82 +217,79 @@ struct RooflineCli {
     OutputFlags flags;
 };
 
+// Text shows bytes in every unit; CSV (`csv`) the exact count, the unit in the header.
+Table roofline_table(const RooflineResult& r, bool csv = false) {
+    Table t{{"S", "batch", csv ? "bytes/step (B)" : "bytes/step", "predicted agg tok/s", "measured agg tok/s", "measured/predicted",
+             "measured per-request tok/s", "with π: agg tok/s", "bound is"},
+            {}, {}};
+    for (const auto& w : r.rows)
+        t.rows.push_back({std::to_string(w.seq_len), std::to_string(w.batch),
+                          csv ? std::to_string(w.bytes_per_step) : bytes_all_units(w.bytes_per_step),
+                          fmt::format("{:.2f}", w.predicted_aggregate_tokens_per_s), fmt::format("{:.2f}", w.measured_aggregate_tokens_per_s),
+                          fmt::format("{:.2f}", w.ratio), fmt::format("{:.2f}", w.measured_per_request_tokens_per_s),
+                          fmt::format("{:.2f}", w.with_compute_aggregate_tokens_per_s), w.compute_bound ? "compute" : "memory"});
+    return t;
+}
+
+nlohmann::json roofline_json(const std::string& what, const RooflineResult& r, int threads, WeightDtype wdt) {
+    nlohmann::json j = {{"model", what}, {"measured_read_gbs", r.bandwidth.read_gbs},
+                        {"measured_batch_product_gflops", r.batch_product_gflops}, {"threads", threads},
+                        {"weight_dtype", to_string(wdt)}, {"rows", nlohmann::json::array()},
+                        {"last_level_cache_bytes", r.last_level_cache_bytes ? nlohmann::json(*r.last_level_cache_bytes) : nlohmann::json(nullptr)},
+                        {"fits_in_last_level_cache", r.fits_in_last_level_cache ? nlohmann::json(*r.fits_in_last_level_cache) : nlohmann::json(nullptr)}};
+    for (const auto& w : r.rows)
+        j["rows"].push_back({{"seq_len", w.seq_len}, {"batch", w.batch}, {"bytes_per_step", w.bytes_per_step},
+                             {"predicted_aggregate_tokens_per_s", w.predicted_aggregate_tokens_per_s},
+                             {"predicted_per_request_tokens_per_s", w.predicted_per_request_tokens_per_s},
+                             {"measured_aggregate_tokens_per_s", w.measured_aggregate_tokens_per_s},
+                             {"measured_per_request_tokens_per_s", w.measured_per_request_tokens_per_s}, {"ratio", w.ratio},
+                             {"with_compute_aggregate_tokens_per_s", w.with_compute_aggregate_tokens_per_s},
+                             {"compute_bound", w.compute_bound}});
+    return j;
+}
+
+std::string roofline_text(const std::string& what, const RooflineResult& r, int threads) {
+    std::string h = fmt::format("The first document's read-volume bound on this machine: {} ({})\n  β = {:.2f} GB/s measured "
+                                "(STREAM-style read, huge pages {}); D_B = W + B·M_KV with W = {} read per step\n"
+                                "  π = {:.2f} GFLOP/s measured (the decode kernel on cached weights) for the \"with π\" bound "
+                                "max(D_B/β, F_B/π)\n",
+                                what, count_noun(static_cast<std::uint64_t>(threads), "thread"), r.bandwidth.read_gbs,
+                                r.bandwidth.huge_pages ? "on" : "refused", bytes_all_units(r.weight_bytes), r.batch_product_gflops);
+    h = prose(h) + render_table(roofline_table(r));
+    std::string t;
+    if (r.fits_in_last_level_cache.value_or(false))
+        t += fmt::format("  Not a bound here: every step reads at most {}, which fits this machine's last-level cache "
+                         "({}), so it reads from cache, not DRAM; the DRAM read-volume bound does not apply.\n",
+                         bytes_all_units(r.max_step_bytes), bytes_all_units(*r.last_level_cache_bytes));
+    t += "  The read-volume bound counts bytes only: where measured falls well below it and the \"with π\" bound is "
+         "compute, arithmetic (FLOPs), not reading, limits the step.\n";
+    return h + prose(t);
+}
+
 void run_roofline(const RooflineCli& o) {
     std::string what;
     auto w = load(o.src, &what);
     Transformer m(*w);
-    const Dims& d = w->dims();
-    ForwardOptions opt;
-    opt.threads = parse_threads(o.threads);
-    opt.kernels = kernels_option(o.kernels);
-    const WeightDtype wdt = parse_weight_dtype("--weight-dtype", o.weight_dtype);
-    const WeightsAt at = make_weights_at(*w, wdt, opt.threads);
-    at.apply(opt);  // every timed step reads the weights at this dtype
-    const int repeats = static_cast<int>(parse_positive_int_at_most("--repeats", o.repeats, INT32_MAX, ""));
-    auto batches = parse_int_list_or_range("--batches", o.batches, 32);
-    auto contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
-    BandwidthProbe bw = measure_read_bandwidth(parse_positive_int("--probe-mib", o.probe_mib) << 20, opt.threads, 5);
-    const double pi = measure_batch_product_gflops(8, opt.threads, 3, weight_dtype_bits(wdt));
-    DecodeModel dm = reference_decode_model(d, wdt);
-    // The document's read-volume model counts bytes only; beside it, the same with this
-    // machine's compute roof π, which is where batching stops being free.
-    Machine hw;
-    hw.bandwidth = bw.read_gbs * 1e9;
-    const Machine with_pi = measured_machine(bw, pi);
-    Report r;
-    r.json = {{"model", what},
-              {"measured_read_gbs", bw.read_gbs},
-              {"measured_batch_product_gflops", pi},
-              {"threads", opt.threads},
-              {"weight_dtype", to_string(wdt)},
-              {"rows", nlohmann::json::array()}};
-    Table t{{"S", "batch", "bytes/step", "predicted agg tok/s", "measured agg tok/s", "measured/predicted", "measured per-request tok/s",
-             "with π: agg tok/s", "bound is"},
-            {}, {}};
-    std::uint64_t max_step_bytes = 0;
-    for (auto s : contexts)
-        for (auto b : batches) {
-            DecodeStep pred = decode_step(dm, std::vector<std::uint64_t>(b, s), hw);
-            max_step_bytes = std::max(max_step_bytes, pred.bytes);
-            DecodeStep full = decode_step(dm, std::vector<std::uint64_t>(b, s), with_pi);
-            const double step = time_decode_step(m, int(b), int(s), repeats, opt);
-            const double agg = double(b) / step;
-            t.rows.push_back({std::to_string(s), std::to_string(b), bytes_all_units(pred.bytes), fmt::format("{:.2f}", pred.aggregate_tokens_per_s),
-                              fmt::format("{:.2f}", agg), fmt::format("{:.2f}", agg / pred.aggregate_tokens_per_s), fmt::format("{:.2f}", 1 / step),
-                              fmt::format("{:.2f}", full.aggregate_tokens_per_s), full.compute_bound ? "compute" : "memory"});
-            r.json["rows"].push_back({{"seq_len", s}, {"batch", b}, {"bytes_per_step", pred.bytes},
-                                      {"predicted_aggregate_tokens_per_s", pred.aggregate_tokens_per_s},
-                                      {"predicted_per_request_tokens_per_s", pred.per_request_tokens_per_s},
-                                      {"measured_aggregate_tokens_per_s", agg}, {"measured_per_request_tokens_per_s", 1 / step},
-                                      {"ratio", agg / pred.aggregate_tokens_per_s},
-                                      {"with_compute_aggregate_tokens_per_s", full.aggregate_tokens_per_s},
-                                      {"compute_bound", full.compute_bound}});
-        }
-    r.human = fmt::format("The first document's read-volume bound on this machine: {} ({})\n  β = {:.2f} GB/s measured "
-                          "(STREAM-style read, huge pages {}); D_B = W + B·M_KV with W = {} read per step\n"
-                          "  π = {:.2f} GFLOP/s measured (the decode kernel on cached weights) for the \"with π\" bound max(D_B/β, F_B/π)\n",
-                          what, count_noun(static_cast<std::uint64_t>(opt.threads), "thread"), bw.read_gbs,
-                          bw.huge_pages ? "on" : "refused", bytes_all_units(dm.weight_bytes), pi);
-    r.human += render_table(t);
-    // A model that fits the last-level cache is read from cache, not DRAM: β (measured over a buffer
-    // larger than the cache) does not bound its steps, and measured may exceed "predicted".
-    const std::uint64_t llc = last_level_cache_bytes();
-    r.json["last_level_cache_bytes"] = llc ? nlohmann::json(llc) : nlohmann::json(nullptr);
-    r.json["fits_in_last_level_cache"] = llc ? nlohmann::json(max_step_bytes <= llc) : nlohmann::json(nullptr);
-    if (llc && max_step_bytes <= llc)
-        r.human += fmt::format("  Not a bound here: every step reads at most {}, which fits this machine's last-level cache\n"
-                               "  ({}), so it reads from cache, not DRAM; the DRAM read-volume bound does not apply.\n",
-                               bytes_all_units(max_step_bytes), bytes_all_units(llc));
-    r.human += "  The read-volume bound counts bytes only: where measured falls well below it and the \"with π\" bound is\n"
-               "  compute, arithmetic (FLOPs), not reading, limits the step.\n";
-    r.explain = r.human;
-    r.add_table("rows", t);
-    emit(r, o.flags);
+    RooflineExperiment e;
+    e.forward.threads = parse_threads(o.threads);
+    e.forward.kernels = kernels_option(o.kernels);
+    e.dtype = parse_weight_dtype("--weight-dtype", o.weight_dtype);
+    const WeightsAt at = make_weights_at(*w, e.dtype, e.forward.threads);
+    at.apply(e.forward);  // every timed step reads the weights at this dtype
+    e.repeats = static_cast<int>(parse_positive_int_at_most("--repeats", o.repeats, INT32_MAX, ""));
+    e.batches = parse_int_list_or_range("--batches", o.batches, 32);
+    e.contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
+    e.probe_bytes = parse_positive_int("--probe-mib", o.probe_mib) << 20;
+    const RooflineResult r = run_roofline(m, e);
+    Report rep;
+    rep.json = roofline_json(what, r, e.forward.threads, e.dtype);
+    rep.human = roofline_text(what, r, e.forward.threads);
+    rep.explain = rep.human;
+    rep.add_table("rows", roofline_table(r, true));
+    emit(rep, o.flags);
 }
 
-}  // namespace
-
-void setup_model_measure(CLI::App* model) {
+void setup_speculate(CLI::App* model) {
     auto sp = std::make_shared<SpeculateOptionsCli>();
     CLI::App* s = model->add_subcommand("speculate", "Speculative decoding with a draft derived from the target: measured against spec-accept");
     add_source(s, sp->src);
@@ -327,14 +309,20 @@ void setup_model_measure(CLI::App* model) {
     s->add_flag("--greedy", sp->greedy, "greedy drafts and verification (equals greedy target decoding)");
     add_threads_option(s, sp->threads);
     add_kernels_option(s, sp->kernels);
+    s->add_option("--weight-dtype", sp->weight_dtype,
+                  "fp32 (default), bf16, int8 or int4: the weights target and draft read (each its own)");
     s->add_option("--cost-ratio", sp->cost_ratio, "draft/target cost for a predicted speedup");
     add_output_flags(*s, sp->flags, true);
     s->footer(examples_footer({"inferlab model speculate --model demo-gqa --gamma 4 --seed 1 --tokens 200"},
-                              "JSON keys: tokens, rounds, target_forward_passes, draft_forward_passes, drafts_discarded,\n"
-                              "acceptance_rate, predicted_acceptance_rate, acceptance_interval_99, within_interval, tokens_per_round,\n"
-                              "predicted_tokens_per_round, per_position[]{position, judged, accepted, empirical, predicted}."));
+                              "JSON keys: target, draft, gamma, weight_dtype, tokens, tokens_generated, rounds,\n"
+                              "target_forward_passes, draft_forward_passes, drafts_discarded, acceptance_rate,\n"
+                              "predicted_acceptance_rate, acceptance_interval_99, within_interval, tokens_per_round,\n"
+                              "predicted_tokens_per_round, predicted_speedup (null without --cost-ratio),\n"
+                              "per_position[]{position, judged, accepted, empirical, predicted} (null: none judged)."));
     s->callback([sp] { run_speculate(*sp); });
+}
 
+void setup_kv_quant(CLI::App* model) {
     auto kq = std::make_shared<KvQuantOptions>();
     CLI::App* q = model->add_subcommand("kv-quant", "The model with an int8/int4 KV cache: logit error, greedy agreement, bytes per token");
     add_source(q, kq->src);
@@ -348,10 +336,14 @@ void setup_model_measure(CLI::App* model) {
     q->add_option("--weight-dtype", kq->weight_dtype, "fp32 (default), bf16, int8 or int4: the weights of the model both caches serve");
     add_output_flags(*q, kq->flags);
     q->footer(examples_footer({"inferlab model kv-quant --model demo-gqa --bits 8 --scheme per-token"},
-                              "JSON keys: max_abs_logit_error, mean_kl, max_kl, greedy_agreement, greedy_first_divergence (null: none),\n"
-                              "bytes_per_token_measured, bytes_per_token_kv_mem, bytes_per_token_fp32."));
+                              "JSON keys: model, bits, scheme, group_tokens, weight_dtype, positions,\n"
+                              "max_abs_logit_error, max_kl, mean_kl, greedy_agreement, generated,\n"
+                              "greedy_first_divergence (null: none), bytes_per_token_measured,\n"
+                              "bytes_per_token_kv_mem, bytes_per_token_fp32."));
     q->callback([kq] { run_kv_quant(*kq); });
+}
 
+void setup_roofline(CLI::App* model) {
     auto ro = std::make_shared<RooflineCli>();
     CLI::App* rf = model->add_subcommand("roofline", "decode-roofline's bound beside the reference model's measured decode");
     add_source(rf, ro->src);
@@ -364,11 +356,20 @@ void setup_model_measure(CLI::App* model) {
     rf->add_option("--repeats", ro->repeats, "timed steps per row, best kept (default 3)");
     add_output_flags(*rf, ro->flags, true);
     rf->footer(examples_footer({"inferlab model roofline --model ref-110m --batches 1,8"},
-                               "JSON keys: measured_read_gbs, measured_batch_product_gflops, threads, rows[]{seq_len, batch,\n"
-                               "bytes_per_step, predicted_aggregate_tokens_per_s, predicted_per_request_tokens_per_s,\n"
+                               "JSON keys: model, measured_read_gbs, measured_batch_product_gflops, threads,\n"
+                               "weight_dtype, last_level_cache_bytes (null: unknown), fits_in_last_level_cache,\n"
+                               "rows[]{seq_len, batch, bytes_per_step, predicted_aggregate_tokens_per_s, predicted_per_request_tokens_per_s,\n"
                                "measured_aggregate_tokens_per_s, measured_per_request_tokens_per_s, ratio,\n"
                                "with_compute_aggregate_tokens_per_s, compute_bound}."));
     rf->callback([ro] { run_roofline(*ro); });
+}
+
+}  // namespace
+
+void setup_model_measure(CLI::App* model) {
+    setup_speculate(model);
+    setup_kv_quant(model);
+    setup_roofline(model);
 }
 
 }  // namespace inferlab::app

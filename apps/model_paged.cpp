@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 
 #include "common.hpp"
 #include "options.hpp"
@@ -23,31 +24,61 @@ struct PagedOptions {
     OutputFlags flags;
 };
 
-std::string join(const std::vector<int>& v, const char* sep = ",") {
-    std::string out;
-    for (int x : v) out += (out.empty() ? "" : sep) + std::to_string(x);
+
+// `e` joined by spaces; longer than `max_cols` columns, its first and last entries kept around
+// "…" (text only: --json and --csv give every entry). "-" when empty.
+std::string elided(const std::vector<std::string>& e, std::size_t max_cols = 0) {
+    if (e.empty()) return "-";
+    auto joined = [&](std::size_t head) {
+        std::string out;
+        for (std::size_t i = 0; i < e.size(); ++i) {
+            if (head + 1 < e.size() && i == head) out += " …", i = e.size() - 1;
+            out += (out.empty() ? "" : " ") + e[i];
+        }
+        return out;
+    };
+    std::string out = joined(e.size());
+    for (std::size_t keep = 3; max_cols && display_width(out) > max_cols && keep > 0; --keep) out = joined(keep);
     return out;
 }
 
 // "0→7 1→2": logical block → physical block.
-std::string table_text(const SeqState& s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.table.size(); ++i) out += fmt::format("{}{}→{}", i ? " " : "", i, s.table[i]);
-    return out.empty() ? "-" : out;
+std::string table_text(const SeqState& s, std::size_t max_cols = 0) {
+    std::vector<std::string> e;
+    for (std::size_t i = 0; i < s.table.size(); ++i) e.push_back(fmt::format("{}→{}", i, s.table[i]));
+    return elided(e, max_cols);
 }
 
+std::string refs_text(const SeqState& s, std::size_t max_cols = 0) {
+    std::vector<std::string> e;
+    for (int r : s.refs) e.push_back(std::to_string(r));
+    return elided(e, max_cols);
+}
+
+// CSV: one row per logical block of each sequence at each step (a sequence holding no block: one
+// row, its block cells empty), numbers only; the text shows the same as "0→5 1→7".
 Table steps_table(const PagedSimResult& r) {
-    Table t{{"step", "seq", "state", "len", "blocks (logical→physical)", "refs", "last fill"}, {}, {}};
-    t.right_align = {true, true, false, true, false, false, true};
+    Table t{{"step", "seq", "state", "length (tokens)", "logical block", "physical block", "refs", "fill (tokens)"}, {}, {}};
     for (const auto& st : r.steps)
-        for (const auto& s : st.seqs)
-            t.rows.push_back({std::to_string(st.step), std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s),
-                              s.refs.empty() ? "-" : join(s.refs, " "),
-                              s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
+        for (const auto& s : st.seqs) {
+            const std::vector<std::string> lead{std::to_string(st.step), std::to_string(s.seq), s.state, std::to_string(s.length)};
+            if (s.table.empty()) {
+                t.rows.push_back(lead);
+                t.rows.back().insert(t.rows.back().end(), {"", "", "", ""});
+            }
+            for (std::size_t b = 0; b < s.table.size(); ++b) {
+                t.rows.push_back(lead);
+                // Every block but the last is full.
+                const int fill = b + 1 == s.table.size() ? s.last_fill : r.options.block_size;
+                t.rows.back().insert(t.rows.back().end(), {std::to_string(b), std::to_string(s.table[b]),
+                                                           std::to_string(s.refs[b]), std::to_string(fill)});
+            }
+        }
     return t;
 }
 
-std::string human_text(const SharingComparison& c, const PagedSimResult& r) {
+// `c` is nullptr under --no-share: only the unshared run exists, and nothing is compared.
+std::string human_text(const SharingComparison* c, const PagedSimResult& r) {
     std::string h = fmt::format("Block pool: {} blocks of {} tokens, {} each\n{}\n", r.options.blocks, r.options.block_size,
                                 bytes_all_units(r.block_bytes), r.options.share_prefix ? "Prefix sharing on" : "No sharing");
     for (const auto& st : r.steps) {
@@ -56,16 +87,20 @@ std::string human_text(const SharingComparison& c, const PagedSimResult& r) {
         Table t{{"seq", "state", "len", "blocks (logical→physical)", "refs", "last fill"}, {}, {}};
         t.right_align = {true, false, true, false, false, true};
         for (const auto& s : st.seqs)
-            t.rows.push_back({std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s),
-                              s.refs.empty() ? "-" : join(s.refs, " "),
+            t.rows.push_back({std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s, 28), refs_text(s, 12),
                               s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
         h += render_table(t);
     }
-    h += fmt::format("\nPeak with sharing:    {} blocks = {}\n", c.shared.peak_used_blocks, bytes_all_units(c.peak_bytes_shared));
-    h += fmt::format("Peak without sharing: {} blocks = {}\n", c.unshared.peak_used_blocks, bytes_all_units(c.peak_bytes_unshared));
+    if (!c) {
+        h += fmt::format("\nPeak: {} blocks = {}\n", r.peak_used_blocks, bytes_all_units(r.peak_bytes));
+        h += fmt::format("Preemptions: {}; pool whole at the end: {}\n", r.preemptions, r.pool_whole_at_end ? "yes" : "NO");
+        return h;
+    }
+    h += fmt::format("\nPeak with sharing:    {} blocks = {}\n", c->shared.peak_used_blocks, bytes_all_units(c->peak_bytes_shared));
+    h += fmt::format("Peak without sharing: {} blocks = {}\n", c->unshared.peak_used_blocks, bytes_all_units(c->peak_bytes_unshared));
     h += fmt::format("Copies on write: {}; preemptions: {}; pool whole at the end: {}\n", r.copies_on_write, r.preemptions,
                      r.pool_whole_at_end ? "yes" : "NO");
-    h += fmt::format("Logits with sharing against without: max |difference| {:.2e}\n", c.max_logit_diff);
+    h += fmt::format("Logits with sharing against without: max |difference| {:.2e}\n", c->max_logit_diff);
     return h;
 }
 
@@ -76,7 +111,8 @@ nlohmann::json seq_json(const SeqState& s) {
             {"shared_tokens", s.shared_tokens}};
 }
 
-nlohmann::json result_json(const SharingComparison& c, const PagedSimResult& r) {
+nlohmann::json result_json(const SharingComparison* c, const PagedSimResult& r) {
+    const nlohmann::json null;
     nlohmann::json j = {{"blocks", r.options.blocks},
                         {"block_size", r.options.block_size},
                         {"block_bytes", r.block_bytes},
@@ -84,16 +120,16 @@ nlohmann::json result_json(const SharingComparison& c, const PagedSimResult& r) 
                         {"share_prefix", r.options.share_prefix},
                         {"generated", r.generated},
                         {"steps", nlohmann::json::array()},
-                        {"copies_on_write", r.copies_on_write},
+                        {"copies_on_write", c ? nlohmann::json(r.copies_on_write) : null},
                         {"preemptions", r.preemptions},
                         {"policy", "first come first served; when a step needs more blocks than are free, the most recently "
                                    "admitted running sequence is preempted (blocks freed, recomputed on readmission)"},
-                        {"peak_blocks_shared", c.shared.peak_used_blocks},
-                        {"peak_blocks_unshared", c.unshared.peak_used_blocks},
-                        {"peak_bytes_shared", c.peak_bytes_shared},
-                        {"peak_bytes_unshared", c.peak_bytes_unshared},
-                        {"bytes_saved", c.bytes_saved},
-                        {"max_logit_diff_vs_unshared", c.max_logit_diff},
+                        {"peak_blocks_shared", c ? nlohmann::json(c->shared.peak_used_blocks) : null},
+                        {"peak_blocks_unshared", r.options.share_prefix ? c->unshared.peak_used_blocks : r.peak_used_blocks},
+                        {"peak_bytes_shared", c ? nlohmann::json(c->peak_bytes_shared) : null},
+                        {"peak_bytes_unshared", r.options.share_prefix ? c->peak_bytes_unshared : r.peak_bytes},
+                        {"bytes_saved", c ? nlohmann::json(c->bytes_saved) : null},
+                        {"max_logit_diff_vs_unshared", c ? nlohmann::json(c->max_logit_diff) : null},
                         {"pool_whole_at_end", r.pool_whole_at_end}};
     for (const auto& st : r.steps) {
         nlohmann::json s = {{"step", st.step}, {"events", st.events}, {"free_blocks", st.free_blocks},
@@ -119,6 +155,9 @@ std::vector<std::vector<int>> parse_prompts(const std::string& text, const Dims&
     std::size_t start = 0;
     for (;;) {
         const std::size_t end = text.find(';', start);
+        if (text.find_first_not_of(' ', start) == (end == std::string::npos ? text.size() : end) ||
+            text.find_first_not_of(' ', start) == std::string::npos)
+            throw InputError("--prompts", text, "every prompt needs at least one token (a,b;c,d)");
         out.push_back(parse_token_list("--prompts", text.substr(start, end == std::string::npos ? end : end - start), d));
         if (out.back().empty()) throw InputError("--prompts", text, "every prompt needs at least one token (a,b;c,d)");
         if (end == std::string::npos) return out;
@@ -136,11 +175,20 @@ void run_model_paged(const PagedOptions& o) {
     so.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", o.block_size, 65536, "tokens"));
     so.new_tokens = parse_token_count("--steps", o.steps, 0, static_cast<std::uint64_t>(w->dims().seq_len));
     so.seed = parse_nonnegative_int("--pool-seed", o.pool_seed);
-    const SharingComparison c = compare_sharing(m, so);
-    const PagedSimResult& shown = o.no_share ? c.unshared : c.shared;
+    // --no-share runs only the unshared simulation: there is nothing to compare it with.
+    std::optional<SharingComparison> c;
+    std::optional<PagedSimResult> alone;
+    if (o.no_share) {
+        so.share_prefix = false;
+        alone = simulate_paged(m, so);
+    } else {
+        c = compare_sharing(m, so);
+    }
+    const PagedSimResult& shown = c ? c->shared : *alone;
+    const SharingComparison* cmp = c ? &*c : nullptr;
     Report r;
-    r.json = result_json(c, shown);
-    r.human = human_text(c, shown);
+    r.json = result_json(cmp, shown);
+    r.human = human_text(cmp, shown);
     r.explain = explain_text(r.human);
     r.add_table("steps", steps_table(shown));
     emit(r, o.flags);

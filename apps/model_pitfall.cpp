@@ -25,7 +25,8 @@ struct PitfallOptions {
 
 nlohmann::json opt_json(const std::optional<int>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-std::string opt_text(const std::optional<int>& v) { return v ? std::to_string(*v) : "-"; }
+// A missing number: "-" in text, an empty cell in CSV.
+std::string opt_text(const std::optional<int>& v, const char* missing = "-") { return v ? std::to_string(*v) : missing; }
 
 // ---- printers ----
 Table positions_table(const PitfallResult& r) {
@@ -36,20 +37,22 @@ Table positions_table(const PitfallResult& r) {
     return t;
 }
 
-Table checks_table(const PitfallResult& r) {
+Table checks_table(const PitfallResult& r, const char* missing = "-") {
     Table t{{"§4.3 check", "broken: step", "at pos", "correct"}, {}, {}};
     for (const auto& c : r.checks)
-        t.rows.push_back({c.name, opt_text(c.broken_step), opt_text(c.broken_position), c.fired_on_correct ? "FIRED" : "quiet"});
+        t.rows.push_back({c.name, opt_text(c.broken_step, missing), opt_text(c.broken_position, missing),
+                          c.fired_on_correct ? "FIRED" : "quiet"});
     return t;
 }
 
-// `text` after `lead`, wrapped at word boundaries to 80 columns, continuation lines indented 4.
+// `text` after `lead`, wrapped at word boundaries to text_width() (80, or $COLUMNS), continuation
+// lines indented 4.
 std::string wrapped(const std::string& lead, const std::string& text) {
     std::string out = lead, word;
     std::size_t col = display_width(lead);
     auto flush = [&] {
         if (word.empty()) return;
-        if (col + 1 + display_width(word) > 80) out += "\n   ", col = 3;
+        if (col + 1 + display_width(word) > text_width()) out += "\n   ", col = 3;
         out += " " + word;
         col += 1 + display_width(word);
         word.clear();
@@ -60,18 +63,24 @@ std::string wrapped(const std::string& lead, const std::string& text) {
 }
 
 std::string header_text(const PitfallResult& r) {
-    return wrapped(r.info.name + ":", r.info.warning) + wrapped("  source:", r.info.source) +
-           wrapped("  broken path:", r.info.deviation);
+    std::string h = wrapped(r.info.name + ":", r.info.warning) + wrapped("  source:", r.info.source) +
+                    wrapped("  broken path:", r.info.deviation);
+    for (const auto& in : r.inputs) h += wrapped("  " + in.name + ":", in.value);
+    return h;
 }
 
 std::string model_text(const PitfallResult& r) {
     std::string h = header_text(r);
-    h += fmt::format("  tokens: a prompt of {}, then greedy tokens of the correct path\n", r.prompt_len);
+    h += fmt::format("  tokens: a prompt of {}, then greedy tokens of the correct path{}\n", r.prompt_len,
+                     r.other_row_correct_err ? " (batch row 1)" : "");
     h += "  err: max |logit − no-cache logit| over the vocabulary at that position\n\n";
     h += render_table(positions_table(r));
     h += fmt::format("\n  correct path: max error {:.2e} (tolerance {:.0e})\n", r.correct_max_err, r.tolerance);
     h += fmt::format("  broken path:  max error {:.2e}, past the tolerance from position {}\n", r.broken_max_err,
                      opt_text(r.first_wrong_pos));
+    if (r.other_row_correct_err)
+        h += fmt::format("  batch row 0 (no padding): max error {:.2e} correct, {:.2e} broken\n", *r.other_row_correct_err,
+                         *r.other_row_broken_err);
     h += r.parts_at ? fmt::format("  generation parts after position {}\n", *r.parts_at)
                     : std::string("  greedy generation does not part on these tokens\n");
     h += "\n" + render_table(checks_table(r));
@@ -94,6 +103,14 @@ std::string calculator_text(const PitfallResult& r) {
     return h;
 }
 
+Table same_table(const SameDistribution& s) {
+    Table t{{"first token", "p", "plain", "speculative"}, {}, {}};
+    for (std::size_t c = 0; c < s.cells.size(); ++c)
+        t.rows.push_back({s.cells[c], fmt::format("{:.4f}", s.cell_p[c]), std::to_string(s.plain_counts[c]),
+                          std::to_string(s.speculative_counts[c])});
+    return t;
+}
+
 std::string same_text(const PitfallResult& r) {
     const SameDistribution& s = *r.same;
     auto join = [](const std::vector<int>& v) {
@@ -104,11 +121,7 @@ std::string same_text(const PitfallResult& r) {
     std::string h = header_text(r);
     h += fmt::format("  sample seed {}: plain       {}\n", s.first_seed, join(s.plain_text));
     h += fmt::format("  sample seed {}: speculative {}\n\n", s.first_seed, join(s.speculative_text));
-    Table t{{"first token", "p", "plain", "speculative"}, {}, {}};
-    for (std::size_t c = 0; c < s.cells.size(); ++c)
-        t.rows.push_back({s.cells[c], fmt::format("{:.4f}", s.cell_p[c]), std::to_string(s.plain_counts[c]),
-                          std::to_string(s.speculative_counts[c])});
-    h += render_table(t);
+    h += render_table(same_table(s));
     h += fmt::format("  {} seeds, χ² against p: plain p-value {:.3g}, speculative {:.3g}\n", s.seeds, s.plain_p_value,
                      s.speculative_p_value);
     h += wrapped("  caught by:", r.caught_by);
@@ -116,7 +129,12 @@ std::string same_text(const PitfallResult& r) {
 }
 
 nlohmann::json result_json(const PitfallResult& r) {
-    nlohmann::json j = {{"name", r.info.name},       {"warning", r.info.warning},       {"source", r.info.source},
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const auto& in : r.inputs) inputs.push_back({{"name", in.name}, {"value", in.value}});
+    nlohmann::json j = {{"inputs", inputs}, {"derivation", r.derivation},
+                        {"other_row_correct_err", opt_json(r.other_row_correct_err)},
+                        {"other_row_broken_err", opt_json(r.other_row_broken_err)},
+                        {"name", r.info.name},       {"warning", r.info.warning},       {"source", r.info.source},
                         {"deviation", r.info.deviation}, {"uses_model", r.info.uses_model}, {"caught_by", r.caught_by},
                         {"tokens", r.tokens},         {"prompt_len", nullptr},          {"tolerance", nullptr},
                         {"correct_max_err", nullptr}, {"broken_max_err", nullptr},      {"first_wrong_pos", opt_json(r.first_wrong_pos)},
@@ -135,7 +153,7 @@ nlohmann::json result_json(const PitfallResult& r) {
     for (const auto& q : r.quantities)
         j["quantities"].push_back({{"name", q.name}, {"correct", q.correct}, {"shortcut", q.broken}, {"unit", q.unit}});
     if (r.same)
-        j["same_distribution"] = {{"plain_text", r.same->plain_text}, {"speculative_text", r.same->speculative_text},
+        j["same_distribution"] = {{"prompt", r.same->prompt}, {"plain_text", r.same->plain_text}, {"speculative_text", r.same->speculative_text},
                                   {"sample_seed", r.same->first_seed}, {"seeds", r.same->seeds}, {"cells", r.same->cells},
                                   {"cell_p", r.same->cell_p}, {"plain_counts", r.same->plain_counts},
                                   {"speculative_counts", r.same->speculative_counts},
@@ -143,18 +161,23 @@ nlohmann::json result_json(const PitfallResult& r) {
     return j;
 }
 
-std::string explain_text(const std::string& text) {
-    std::string h = text + "\nThe first document's §4.3 checks, run on every step of both paths:\n";
-    for (const auto& c : blank_pitfall_checks()) h += wrapped(fmt::format("  {:<12}", c.name), c.rule);
-    h += "A check firing on the correct path would be a bug of the experiment itself;\n"
-         "the tests assert that it never does.\n";
+// --explain: the text, then the formula or deviation with its values and the result.
+std::string explain_text(const PitfallResult& r, const std::string& text) {
+    std::string h = text + "\nHow it is computed:\n";
+    for (const auto& line : r.derivation) h += wrapped("  -", line);
+    if (!r.positions.empty())
+        h += "A check firing on the correct path would be a bug of the experiment itself;\n"
+             "the tests assert that it never does.\n";
     return h;
 }
 
 void print_result(const PitfallResult& r, const OutputFlags& flags) {
     Report rep;
     rep.json = result_json(r);
-    if (r.same) rep.human = same_text(r);
+    if (r.same) {
+        rep.human = same_text(r);
+        rep.add_table("cells", same_table(*r.same));
+    }
     else if (r.positions.empty()) {
         rep.human = calculator_text(r);
         rep.add_table("quantities", quantities_table(r));
@@ -162,8 +185,9 @@ void print_result(const PitfallResult& r, const OutputFlags& flags) {
     else {
         rep.human = model_text(r);
         rep.add_table("positions", positions_table(r));
+        rep.add_table("checks", checks_table(r, ""));
     }
-    rep.explain = r.positions.empty() ? rep.human : explain_text(rep.human);
+    rep.explain = explain_text(r, rep.human);
     emit(rep, flags);
 }
 
@@ -182,14 +206,26 @@ void print_list(const OutputFlags& flags) {
     emit(rep, flags);
 }
 
-void run_model_pitfall(const PitfallOptions& o) {
+void run_model_pitfall(const PitfallOptions& o, const CLI::App& sub) {
+    if (o.list && !o.name.empty()) throw InputError("NAME", o.name, "is not taken with --list (which lists them all)");
     if (o.list) return print_list(o.flags);
     if (o.name.empty()) throw InputError("NAME is required: a pitfall name, or --list to see them");
-    find_pitfall("NAME", o.name);  // before the weights are made: a bad name costs nothing
+    // Before the weights are made: a bad name costs nothing.
+    const PitfallInfo& info = find_pitfall("NAME", o.name);
     const std::uint64_t seed = parse_nonnegative_int("--sample-seed", o.sample_seed);
+    if (!info.uses_model) {
+        // A calculator: its numbers are the document's, no model is made, and a model flag would do nothing.
+        for (const char* flag : {"--checkpoint", "--config", "--model", "--seed"})
+            if (given(sub, flag))
+                throw InputError(flag, sub.get_option(flag)->as<std::string>(),
+                                 "has no effect on " + o.name + ", a calculator pitfall that uses no model");
+        if (!info.uses_seed && given(sub, "--sample-seed"))
+            throw InputError("--sample-seed", o.sample_seed, "has no effect on " + o.name + ", which draws nothing");
+        return print_result(run_pitfall(o.name, nullptr, seed), o.flags);
+    }
     auto w = load(o.src);
     Transformer m(*w);
-    print_result(run_pitfall(o.name, m, seed), o.flags);
+    print_result(run_pitfall(o.name, &m, seed), o.flags);
 }
 
 }  // namespace
@@ -205,15 +241,17 @@ void setup_model_pitfall(CLI::App* model) {
     s->footer(examples_footer({"inferlab model pitfall --list", "inferlab model pitfall top-left-mask",
                                "inferlab model pitfall stale-cache --json", "inferlab model pitfall same-distribution"},
                               "--sample-seed draws the prompt tokens (and, for same-distribution, the first sample seed).\n"
-                              "JSON keys: name, warning, source, deviation, uses_model, caught_by, tokens, prompt_len,\n"
+                              "JSON keys: inputs[]{name, value}, derivation, other_row_correct_err,\n"
+                              "other_row_broken_err, name, warning, source, deviation, uses_model, caught_by, tokens,\n"
+                              "prompt_len,\n"
                               "tolerance, correct_max_err, broken_max_err, first_wrong_pos, parts_at,\n"
                               "positions[]{pos, token, correct_err, broken_err, correct_next, broken_next},\n"
                               "checks[]{name, rule, broken_step, broken_position, fired_on_correct},\n"
                               "quantities[]{name, correct, shortcut, unit}, fit_p_correct, fit_p_broken,\n"
-                              "same_distribution{plain_text, speculative_text, sample_seed, seeds, cells, cell_p,\n"
+                              "same_distribution{prompt, plain_text, speculative_text, sample_seed, seeds, cells, cell_p,\n"
                               "plain_counts, speculative_counts, plain_p_value, speculative_p_value} (null when absent).\n"
                               "--list --json: pitfalls[]{name, warning, source, deviation, uses_model}."));
-    s->callback([o] { run_model_pitfall(*o); });
+    s->callback([o, s] { run_model_pitfall(*o, *s); });
 }
 
 }  // namespace inferlab::app

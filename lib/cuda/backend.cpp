@@ -84,6 +84,7 @@ public:
     }
     void attention(const Tensor& q, const StepRows& step, int layer, const ForwardOptions& opt, Tensor& out) override {
         out.resize(q.rows(), q.cols());
+        if (opt.visible_from) throw std::logic_error("cuda attention: visible_from (padding masks) is CPU-only");
         const int n_heads = q.cols() / step.head_dim;
         if (opt.attention == model::AttentionKind::Online) {
             // FlashAttention's order, one launch per run of rows that extend the same cache.

@@ -240,7 +240,7 @@ std::vector<Example> build() {
     auto shows = [](const std::string& name, int from) {
         auto w = model::random_weights(model::dims_from_config(load_named_model("demo-gqa")), 1);
         model::Transformer m(*w);
-        const model::PitfallResult r = model::run_pitfall(name, m, 1);
+        const model::PitfallResult r = model::run_pitfall(name, &m, 1);
         const bool ok = r.correct_max_err <= r.tolerance && r.first_wrong_pos && *r.first_wrong_pos == from;
         return Computed{ok ? 1.0 : 0.0, ok ? "1" : "0"};
     };

@@ -15,6 +15,17 @@ TEST_CASE("model speculate: greedy equals the target, counts and prediction are 
     auto g = parse_json(run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "2", "--tokens", "30", "--greedy", "--json"}));
     auto plain = parse_json(run_inferlab({"model", "generate", "--model", "demo-gqa", "--steps", "30", "--json"}));
     CHECK(g["tokens"] == plain["generated"]);
+    CHECK(j["predicted_speedup"].is_null());  // no --cost-ratio: null, not absent
+    CHECK(j["weight_dtype"] == "fp32");
+}
+
+TEST_CASE("model speculate --weight-dtype: greedy speculation on int8 weights equals greedy generation on them", "[cli][model]") {
+    auto g = parse_json(run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "2", "--tokens", "20", "--greedy",
+                                      "--weight-dtype", "int8", "--json"}));
+    auto plain = parse_json(run_inferlab({"model", "generate", "--model", "demo-gqa", "--steps", "20", "--weight-dtype", "int8", "--json"}));
+    CHECK(g["weight_dtype"] == "int8");
+    CHECK(g["tokens"] == plain["generated"]);
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--weight-dtype", "fp8"}, "--weight-dtype 'fp8'");
 }
 
 TEST_CASE("model kv-quant: bytes per token counted by hand, int8 keeps the greedy tokens, int4 KIVI does not", "[cli][model]") {

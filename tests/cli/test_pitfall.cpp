@@ -26,11 +26,12 @@ TEST_CASE("model pitfall --list names every pitfall, in text and JSON", "[cli][p
     auto r = run_inferlab({"model", "pitfall", "--list"});
     CHECK(r.status == 0);
     CHECK(r.err.empty());
-    for (const char* n : {"stale-cache", "wrong-layer-cache", "top-left-mask", "position-restart", "unmasked-padding",
-                          "cache-then-window", "gib-as-gb", "mean-length", "threshold-accept", "same-distribution"})
+    for (const char* n : {"stale-cache", "wrong-layer-cache", "top-left-mask", "position-restart", "skipped-cache-update",
+                          "unmasked-padding", "cache-then-window", "window-on-dense", "gib-as-gb", "mean-length",
+                          "threshold-accept", "same-distribution"})
         CHECK(r.out.find(n) != std::string::npos);
     auto j = parse_json(run_inferlab({"model", "pitfall", "--list", "--json"}));
-    CHECK(j["pitfalls"].size() == 10);
+    CHECK(j["pitfalls"].size() == 12);
 }
 
 TEST_CASE("model pitfall top-left-mask: the broken path is wrong from the chunk, caught by the logit check", "[cli][pitfall]") {
@@ -75,10 +76,46 @@ TEST_CASE("model pitfall gib-as-gb: the document's 1 GiB against 1.073741824", "
     CHECK(csv.out == "quantity,correct,shortcut,unit\ntokens,100,100,tokens\nblocks,10,8,blocks\nallocated,20971520,16777216,B\n");
 }
 
+TEST_CASE("model pitfall calculators print their inputs, load no model, and --explain gives the formula with values", "[cli][pitfall]") {
+    auto t = run_inferlab({"model", "pitfall", "threshold-accept"});
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find("target p: 0.5, 0.3, 0.2") != std::string::npos);
+    CHECK(t.out.find("draft q: 0.2, 0.3, 0.5") != std::string::npos);
+    CHECK(t.out.find("threshold τ: 0.3") != std::string::npos);
+    auto m = run_inferlab({"model", "pitfall", "mean-length"});
+    CHECK(m.out.find("request lengths: 1,17,33,49 tokens (B = 4)") != std::string::npos);
+    auto e = run_inferlab({"model", "pitfall", "mean-length", "--explain"});
+    REQUIRE(e.status == 0);
+    CHECK(e.out != m.out);
+    CHECK(e.out.find("Σ_i ceil(S_i/16) = 1,2,3,4 = 10 blocks") != std::string::npos);
+    CHECK(e.out.find("B·ceil(25/16) = 4·2 = 8 blocks") != std::string::npos);
+    auto g = run_inferlab({"model", "pitfall", "gib-as-gb", "--explain"});
+    CHECK(g.out.find("2·L·B·S·H_kv·d·b/8 = 2·32·1·8192·8·128·16/8 = 1073741824 B") != std::string::npos);
+    check_fits_80(e.out);
+    check_fits_80(g.out);
+    // A calculator uses no model: a model flag there does nothing, so it is an error, not ignored.
+    expect_error({"model", "pitfall", "gib-as-gb", "--model", "demo-gqa"}, "--model 'demo-gqa': has no effect on gib-as-gb");
+    expect_error({"model", "pitfall", "mean-length", "--seed", "3"}, "--seed '3': has no effect on mean-length");
+}
+
+TEST_CASE("model pitfall --explain on a model pitfall gives the error formula, both paths' values and each check", "[cli][pitfall]") {
+    auto d = run_inferlab({"model", "pitfall", "skipped-cache-update"});
+    auto e = run_inferlab({"model", "pitfall", "skipped-cache-update", "--explain"});
+    REQUIRE(e.status == 0);
+    CHECK(e.out != d.out);
+    CHECK(e.out.find("err(t) = max over the vocabulary") != std::string::npos);
+    CHECK(e.out.find("fires on the broken path at step 1, position 8") != std::string::npos);
+    CHECK(d.out.find("caught by: cache_length") != std::string::npos);
+    check_fits_80(e.out);
+}
+
 TEST_CASE("model pitfall: an unknown name or none at all is exit 2 with one error line", "[cli][pitfall]") {
     expect_error({"model", "pitfall", "nope"}, "NAME 'nope': is not a pitfall");
     expect_error({"model", "pitfall"}, "NAME is required");
     expect_error({"model", "pitfall", "stale-cache", "--sample-seed", "-1"}, "--sample-seed");
+    expect_error({"model", "pitfall", "--list", "stale-cache"}, "NAME 'stale-cache': is not taken with --list");
+    expect_error({"model", "pitfall", "gib-as-gb", "--sample-seed", "4"}, "--sample-seed '4': has no effect on gib-as-gb");
+
 }
 
 TEST_CASE("model paged: block tables, reference counts, one copy-on-write, the pool returned whole", "[cli][paged]") {
@@ -119,8 +156,47 @@ TEST_CASE("kv-mem --shared-prefix equals the bytes model paged measures on the s
     expect_error({"kv-mem", "--model", "demo-gqa", "--seq-len", "7", "--shared-prefix", "3"}, "needs --block-size");
 }
 
+TEST_CASE("model paged --no-share prints only the unshared run: no sharing lines, null sharing keys", "[cli][paged]") {
+    auto t = run_inferlab({"model", "paged", "--no-share"});
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find("No sharing") != std::string::npos);
+    CHECK(t.out.find("with sharing") == std::string::npos);
+    CHECK(t.out.find("Copies on write") == std::string::npos);
+    CHECK(t.out.find("Peak: ") != std::string::npos);
+    auto j = parse_json(run_inferlab({"model", "paged", "--no-share", "--json"}));
+    CHECK(j["share_prefix"] == false);
+    CHECK(j["peak_blocks_shared"].is_null());
+    CHECK(j["bytes_saved"].is_null());
+    CHECK(j["max_logit_diff_vs_unshared"].is_null());
+    CHECK(j["copies_on_write"].is_null());
+    // The same unshared peak as the comparison run reports.
+    auto both = parse_json(run_inferlab({"model", "paged", "--json"}));
+    CHECK(j["peak_blocks_unshared"] == both["peak_blocks_unshared"]);
+    CHECK(j["peak_bytes_unshared"] == both["peak_bytes_unshared"]);
+}
+
+TEST_CASE("model paged: long block tables are elided in text within 80 columns, whole in JSON", "[cli][paged]") {
+    std::string p;
+    for (int i = 1; i <= 60; ++i) {
+        if (!p.empty()) p += ',';
+        p += std::to_string(i);
+    }
+    const std::vector<std::string> args{"model", "paged", "--prompts", p + ";" + p + ",7", "--blocks", "100", "--steps", "2"};
+    auto t = run_inferlab(args);
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find("0→") != std::string::npos);
+    CHECK(t.out.find(" … ") != std::string::npos);
+    check_fits_80(t.out);
+    auto json_args = args;
+    json_args.push_back("--json");
+    auto j = parse_json(run_inferlab(json_args));
+    CHECK(j["steps"][0]["seqs"][0]["table"].size() == 30);  // 60 tokens in blocks of 2
+}
+
 TEST_CASE("model paged: bad prompts and a pool too small are exit 2", "[cli][paged]") {
-    expect_error({"model", "paged", "--prompts", "1,2;"}, "--prompts");
+    expect_error({"model", "paged", "--prompts", "1,2;"}, "--prompts '1,2;': every prompt needs at least one token");
+    expect_error({"model", "paged", "--prompts", "1,2;;3"}, "--prompts '1,2;;3': every prompt needs at least one token");
+    expect_error({"model", "paged", "--blocks", "0"}, "--blocks '0': must be a positive integer");
     expect_error({"model", "paged", "--blocks", "2"}, "--blocks '2': cannot hold a sequence of 7 tokens alone");
     expect_error({"model", "paged", "--block-size", "0"}, "--block-size");
 }

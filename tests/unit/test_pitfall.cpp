@@ -23,9 +23,9 @@ const CheckOutcome& check(const PitfallResult& r, const std::string& name) {
 }
 
 // The broken path differs from `from` on (and not before), and `catcher` is the first check to fire.
-void expect_caught(const std::string& name, int from, const std::string& catcher) {
+PitfallResult expect_caught(const std::string& name, int from, const std::string& catcher) {
     Transformer m(inferlab::test::small_gqa_weights(7));
-    const PitfallResult r = run_pitfall(name, m, 1);
+    PitfallResult r = run_pitfall(name, &m, 1);
     INFO(name);
     REQUIRE(r.positions.size() == r.tokens.size());
     // Correct path: the no-cache logits within the stated tolerance (1e-4 absolute, see pitfall.cpp).
@@ -39,6 +39,10 @@ void expect_caught(const std::string& name, int from, const std::string& catcher
     CHECK(r.caught_by == catcher);
     for (const auto& c : r.checks) CHECK_FALSE(c.fired_on_correct);
     CHECK(check(r, catcher).broken_step.has_value());
+    // What it ran on and how it is measured, for the text and --explain.
+    CHECK_FALSE(r.inputs.empty());
+    CHECK_FALSE(r.derivation.empty());
+    return r;
 }
 
 }  // namespace
@@ -60,13 +64,33 @@ TEST_CASE("pitfall position-restart: RoPE from 0 in decode is caught by the posi
     expect_caught("position-restart", 8, "positions");
 }
 
-TEST_CASE("pitfall unmasked-padding: visible padding is caught by the padding check (first document, 4.3)", "[pitfall]") {
-    expect_caught("unmasked-padding", 0, "padding");
+TEST_CASE("pitfall unmasked-padding: a batch of two lengths, the padded row's visible padding caught by the padding check (first document, 4.3)", "[pitfall]") {
+    // The short row (5 tokens, 3 pads on the left) is wrong from its first real position; the
+    // long row of the same batch has no padding and stays right on both paths.
+    const PitfallResult r = expect_caught("unmasked-padding", 0, "padding");
+    CHECK(r.prompt_len == 5);
+    REQUIRE(r.other_row_correct_err.has_value());
+    CHECK(*r.other_row_correct_err <= r.tolerance);
+    CHECK(*r.other_row_broken_err <= r.tolerance);
+    CHECK(check(r, "padding").broken_step == 0);  // the prefill: both rows in one pass
 }
 
-TEST_CASE("pitfall cache-then-window: a forgotten window differs once the context passes it", "[pitfall]") {
+TEST_CASE("pitfall skipped-cache-update: a layer not extended in decode is caught by the cache-length check (first document, 4.3)", "[pitfall]") {
+    // The prefill (step 0) writes every layer; the first decode step (step 1, position 8) skips the last.
+    const PitfallResult r = expect_caught("skipped-cache-update", 8, "cache_length");
+    CHECK(check(r, "cache_length").broken_step == 1);
+    CHECK(check(r, "cache_length").broken_position == 8);
+    CHECK(check(r, "logits").broken_step == 1);
+}
+
+TEST_CASE("pitfall cache-then-window: a window model whose cache keeps old positions differs once the context passes the window", "[pitfall]") {
     // Window 5: the row at position 5 is the first with a sixth position to (wrongly) see.
     expect_caught("cache-then-window", 5, "logits");
+}
+
+TEST_CASE("pitfall window-on-dense: a dense model whose cache drops old positions differs once the context passes the window", "[pitfall]") {
+    // The reverse: the row at position 5 is the first that should still see position 0.
+    expect_caught("window-on-dense", 5, "logits");
 }
 
 TEST_CASE("reusable_prefix compares tokens, the stale shortcut only lengths", "[pitfall]") {
@@ -77,8 +101,8 @@ TEST_CASE("reusable_prefix compares tokens, the stale shortcut only lengths", "[
 }
 
 TEST_CASE("pitfall gib-as-gb: first document 2.1.3's 1 GiB shown as 1.073741824 when divided by 10^9", "[pitfall]") {
-    Transformer m(inferlab::test::small_gqa_weights(7));
-    const PitfallResult r = run_pitfall("gib-as-gb", m, 1);
+    // A calculator: no model.
+    const PitfallResult r = run_pitfall("gib-as-gb", nullptr, 1);
     REQUIRE(r.quantities.size() == 4);
     CHECK(r.quantities[0].correct == 1073741824.0);        // 2·32·1·8192·8·128·2 B, the document's sum
     CHECK(r.quantities[1].correct == 1.0);                 // exactly 1 GiB
@@ -87,8 +111,7 @@ TEST_CASE("pitfall gib-as-gb: first document 2.1.3's 1 GiB shown as 1.073741824 
 }
 
 TEST_CASE("pitfall mean-length: B × blocks(mean) undercounts the pool (first document, 2.1.2)", "[pitfall]") {
-    Transformer m(inferlab::test::small_gqa_weights(7));
-    const PitfallResult r = run_pitfall("mean-length", m, 1);
+    const PitfallResult r = run_pitfall("mean-length", nullptr, 1);
     REQUIRE(r.quantities.size() == 3);
     CHECK(r.quantities[0].correct == r.quantities[0].broken);  // the same tokens in total
     CHECK(r.quantities[1].correct == 10);                      // 1 + 2 + 3 + 4 blocks of 16
@@ -97,8 +120,7 @@ TEST_CASE("pitfall mean-length: B × blocks(mean) undercounts the pool (first do
 }
 
 TEST_CASE("pitfall threshold-accept: the shortcut's distribution is not p, min(1, p/q) is (first document, 3.1.2)", "[pitfall]") {
-    Transformer m(inferlab::test::small_gqa_weights(7));
-    const PitfallResult r = run_pitfall("threshold-accept", m, 1);
+    const PitfallResult r = run_pitfall("threshold-accept", nullptr, 1);
     REQUIRE(r.quantities.size() == 3);
     const double p[] = {0.5, 0.3, 0.2};
     for (std::size_t x = 0; x < 3; ++x) CHECK_THAT(r.quantities[x].correct, WithinAbs(p[x], 1e-12));  // 1e-12: double rounding of p/q
@@ -111,7 +133,7 @@ TEST_CASE("pitfall threshold-accept: the shortcut's distribution is not p, min(1
 
 TEST_CASE("same distribution, different text: one seed's tokens differ, many seeds' first tokens fit p (first document, 3.1.2)", "[pitfall]") {
     Transformer m(inferlab::test::small_gqa_weights(7));
-    const PitfallResult r = run_pitfall("same-distribution", m, 1);
+    const PitfallResult r = run_pitfall("same-distribution", &m, 1);
     REQUIRE(r.same.has_value());
     const SameDistribution& s = *r.same;
     CHECK(s.plain_text != s.speculative_text);
@@ -125,6 +147,8 @@ TEST_CASE("same distribution, different text: one seed's tokens differ, many see
 
 TEST_CASE("an unknown pitfall is an input error naming it", "[pitfall]") {
     Transformer m(inferlab::test::small_gqa_weights(7));
-    CHECK_THROWS_AS(run_pitfall("nope", m, 1), InputError);
-    CHECK(pitfall_list().size() == 10);
+    CHECK_THROWS_AS(run_pitfall("nope", &m, 1), InputError);
+    CHECK(pitfall_list().size() == 12);
+    // A model pitfall without a model is the caller's bug, not an input error.
+    CHECK_THROWS_AS(run_pitfall("stale-cache", nullptr, 1), std::logic_error);
 }

@@ -841,7 +841,10 @@ public:
                 tid = omp_get_thread_num();
 #endif
                 const int hi = step.pos[std::size_t(r)] + 1;
-                const int lo = opt.window > 0 ? std::max(0, hi - opt.window) : 0;
+                int lo = opt.window > 0 ? std::max(0, hi - opt.window) : 0;
+                // A padding row itself (before its first visible position) attends to itself alone:
+                // its output is never read, but it must stay finite.
+                if (opt.visible_from) lo = std::min(std::max(lo, (*opt.visible_from)[std::size_t(r)]), hi - 1);
                 attend(q.row(r) + h * d, *step.rows[std::size_t(r)].cache, layer, h / group, lo, hi, d, opt,
                        out.row(r) + h * d, scratch[static_cast<std::size_t>(tid)]);
             }

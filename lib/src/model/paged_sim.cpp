@@ -62,6 +62,7 @@ public:
         bool whole = pool_.free_blocks() == pool_.num_blocks();
         for (int b = 0; b < pool_.num_blocks(); ++b) whole = whole && pool_.ref_count(b) == 0;
         r.pool_whole_at_end = whole;
+        r.peak_bytes = std::uint64_t(r.peak_used_blocks) * r.block_bytes;
         return r;
     }
 
@@ -254,8 +255,8 @@ SharingComparison compare_sharing(const Transformer& m, PagedSimOptions opt) {
                                     static_cast<double>((c.shared.logits[i] - c.unshared.logits[i]).cwiseAbs().maxCoeff()));
     c.blocks_saved = std::int64_t(c.unshared.peak_used_blocks) - std::int64_t(c.shared.peak_used_blocks);
     c.bytes_saved = c.blocks_saved * static_cast<std::int64_t>(c.shared.block_bytes);
-    c.peak_bytes_shared = std::uint64_t(c.shared.peak_used_blocks) * c.shared.block_bytes;
-    c.peak_bytes_unshared = std::uint64_t(c.unshared.peak_used_blocks) * c.unshared.block_bytes;
+    c.peak_bytes_shared = c.shared.peak_bytes;
+    c.peak_bytes_unshared = c.unshared.peak_bytes;
     return c;
 }
 

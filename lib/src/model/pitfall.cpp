@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -36,35 +37,43 @@ const std::vector<PitfallInfo> kPitfalls = {
     {"wrong-layer-cache", "one layer's cache fed to another",
      "first document, Figure 5 (layer 2's K/V come from layer 2's input)",
      "every decode step reads layer 0's K/V in every layer", true},
-    {"top-left-mask", "a causal mask aligned top-left for new tokens after history",
+    {"top-left-mask", "a top-left causal mask for new tokens after history",
      "first document, §1.3.1 (the mask must use the real history offset)",
      "row r of a step sees positions ≤ r, as if the step began at position 0", true},
     {"position-restart", "RoPE positions that restart at 0 in decode",
      "first document, §4.3 (positions must continue)",
      "each step rotates its rows by their offset within the step (0 for one new token)", true},
-    {"unmasked-padding", "a short request padded to the batch's length, unmasked",
+    {"skipped-cache-update", "one layer's cache not extended in decode",
+     "first document, §4.3 (cache length +1 per layer per step)",
+     "each decode step writes no K/V into the last layer's cache and leaves its length as it was", true},
+    {"unmasked-padding", "a batch of two lengths padded and not masked",
      "first document, §4.3 (padding must stay masked)",
-     "the request's attention also sees its 3 left-padding positions", true},
-    {"cache-then-window", "a window forgotten on a cache that keeps old positions",
+     "the short row's attention also sees its 3 left-padding positions", true},
+    {"cache-then-window", "a window model's cache keeps old positions, all attended",
      "first document, §1 (sliding windows change the memory formula) and §4.3",
-     "the cache keeps every position and the decode steps attend to all of them, not the last 5", true},
+     "the model has a window of 5; the cache keeps every position and decode attends to all", true},
+    {"window-on-dense", "a dense model's cache that drops old positions",
+     "first document, §1 (sliding windows change the memory formula) and §4.3",
+     "the model is dense; the cache keeps only the last 5 positions and decode attends to those", true},
     {"gib-as-gb", "GiB added as GB", "first document, §2.1.3 (1 GiB = 2^30 bytes)",
-     "bytes divided by 10^9 and labelled GiB", false},
+     "bytes divided by 10^9 and labelled GiB", false, false},
     {"mean-length", "an average length used for a peak", "first document, §2.1.2",
-     "blocks for B requests of the mean length instead of each request's own", false},
+     "blocks for B requests of the mean length instead of each request's own", false, false},
     {"threshold-accept", "a threshold that accepts confident drafts", "first document, §3.1.2 (acceptance and the residual)",
      "keep a draft whenever q(x) ≥ 0.3, else sample from p, instead of min(1, p/q)", false},
     {"same-distribution", "same distribution, different text", "first document, §3.1.2 (acceptance and the residual)",
      "none: speculative and plain sampling, one seed each, then many seeds", true},
 };
 
-// One call of a path: truncate the cache (keep ≥ 0), then feed `tokens` with `opt`; its logits
-// must match the no-cache logits of token sequence truths[truth].
+// One call of a path: truncate the caches (keep ≥ 0), then feed each sequence its tokens in one
+// forward pass (a batch when there are several); sequence s's logits must match the no-cache
+// logits of truths[s][truth].
 struct Call {
     int keep = -1;
-    std::vector<int> tokens;
+    std::vector<std::vector<int>> tokens;  // [sequences][tokens of this call]
     ForwardOptions opt;
     int truth = 0;
+    bool mask_padding = false;  // each row's attention starts at its sequence's first real position
 };
 
 struct Truth {
@@ -73,9 +82,8 @@ struct Truth {
 };
 
 struct PathOutcome {
-    std::vector<Eigen::VectorXf> logits;  // per unpadded position, the last call's that fed it
-    std::vector<CheckOutcome> checks;
-    std::optional<int> failed[4];         // per check: first step it fired
+    std::vector<std::vector<Eigen::VectorXf>> logits;  // [sequence][unpadded position], the last call's that fed it
+    std::optional<int> failed[4];                      // per check: first step it fired
     std::optional<int> failed_pos[4];
 };
 
@@ -92,49 +100,71 @@ std::vector<CheckOutcome> blank_pitfall_checks() {
 
 namespace {
 
-// Runs one path on a fresh contiguous cache; `pad` leading positions are padding (fed first, no logits kept).
-PathOutcome run_path(const Transformer& m, const std::vector<Call>& calls, const std::vector<Truth>& truths, int pad) {
+// Runs one path, each sequence on a fresh contiguous cache; sequence s begins with pads[s]
+// padding positions (fed with its first call, no logits kept). The four §4.3 checks run on every
+// call, on what the forward pass actually does (the positions RoPE and the mask use, each layer's
+// cache length before and after, each row's logits).
+PathOutcome run_path(const Transformer& m, const std::vector<Call>& calls, const std::vector<std::vector<Truth>>& truths,
+                     const std::vector<int>& pads) {
     const Dims& D = m.dims();
-    ContiguousCache cache(D);
+    const std::size_t n_seq = truths.size();
+    std::vector<std::unique_ptr<ContiguousCache>> caches;
     PathOutcome out;
-    out.logits.resize(truths.back().tokens.size());
+    for (std::size_t s = 0; s < n_seq; ++s) {
+        caches.push_back(std::make_unique<ContiguousCache>(D));
+        out.logits.emplace_back(truths[s].back().tokens.size());
+    }
     auto fire = [&](int id, int step, int pos) {
         if (!out.failed[id]) out.failed[id] = step, out.failed_pos[id] = pos;
     };
-    for (std::size_t s = 0; s < calls.size(); ++s) {
-        const Call& c = calls[s];
-        const int step = static_cast<int>(s);
-        if (c.keep >= 0) cache.truncate(c.keep);
-        const int start = cache.length(0);
+    for (std::size_t c_i = 0; c_i < calls.size(); ++c_i) {
+        const Call& c = calls[c_i];
+        const int step = static_cast<int>(c_i);
         std::vector<Row> rows;
-        std::vector<int> pos;
-        for (std::size_t i = 0; i < c.tokens.size(); ++i) {
-            rows.push_back({c.tokens[i], &cache});
-            pos.push_back(start + static_cast<int>(i));
+        std::vector<int> pos, seq_of, visible;
+        for (std::size_t s = 0; s < n_seq; ++s) {
+            if (c.keep >= 0) caches[s]->truncate(c.keep);
+            const int start = caches[s]->length(0);
+            for (std::size_t i = 0; i < c.tokens[s].size(); ++i) {
+                rows.push_back({c.tokens[s][i], caches[s].get()});
+                pos.push_back(start + static_cast<int>(i));
+                seq_of.push_back(static_cast<int>(s));
+                visible.push_back(c.mask_padding ? pads[s] : 0);
+            }
         }
+        ForwardOptions opt = c.opt;
+        if (c.mask_padding) opt.visible_from = &visible;
+        // The step's first real position of sequence 0, where a step-wide check is reported.
+        const int first = std::max(0, pos.front() - pads[std::size_t(seq_of.front())]);
         // §4.3: positions continue.
-        if (rope_positions(rows, pos, c.opt.pitfall) != pos) fire(kPositions, step, start);
-        // §4.3: padding masked (a row sees mask..window back; the first real row is at `pad`).
-        const std::vector<int> seen = mask_positions(rows, pos, c.opt.pitfall);
+        if (rope_positions(rows, pos, opt.pitfall) != pos) fire(kPositions, step, first);
+        // §4.3: padding masked (row i sees from max(its window, its visible_from) to its mask position).
+        const std::vector<int> seen = mask_positions(rows, pos, opt.pitfall);
         for (std::size_t i = 0; i < rows.size(); ++i) {
-            const int lo = c.opt.window > 0 ? std::max(0, seen[i] + 1 - c.opt.window) : 0;
+            const int pad = pads[std::size_t(seq_of[i])];
+            int lo = opt.window > 0 ? std::max(0, seen[i] + 1 - opt.window) : 0;
+            if (opt.visible_from) lo = std::max(lo, visible[i]);
             if (pos[i] >= pad && lo < pad) fire(kPadding, step, pos[i] - pad);
         }
-        std::vector<int> before;
-        for (int l = 0; l < D.n_layers; ++l) before.push_back(cache.length(l));
-        MatrixRM logits = m.forward(rows, c.opt);
-        // §4.3: cache length + the step's tokens, in every layer.
-        for (int l = 0; l < D.n_layers; ++l)
-            if (cache.length(l) != before[std::size_t(l)] + static_cast<int>(rows.size())) fire(kCacheLength, step, start);
+        std::vector<std::vector<int>> before(n_seq);
+        for (std::size_t s = 0; s < n_seq; ++s)
+            for (int l = 0; l < D.n_layers; ++l) before[s].push_back(caches[s]->length(l));
+        const MatrixRM logits = m.forward(rows, opt);
+        // §4.3: cache length + the step's tokens, in every layer of every sequence.
+        for (std::size_t s = 0; s < n_seq; ++s)
+            for (int l = 0; l < D.n_layers; ++l)
+                if (caches[s]->length(l) != before[s][std::size_t(l)] + static_cast<int>(c.tokens[s].size()))
+                    fire(kCacheLength, step, first);
         // §4.3: the largest absolute logit error against the no-cache path.
-        const Truth& t = truths[std::size_t(c.truth)];
         for (std::size_t i = 0; i < rows.size(); ++i) {
-            if (pos[i] < pad) continue;
-            const int p = pos[i] - pad;
+            const std::size_t s = std::size_t(seq_of[i]);
+            if (pos[i] < pads[s]) continue;
+            const int p = pos[i] - pads[s];
+            const Truth& t = truths[s][std::size_t(c.truth)];
             const Eigen::VectorXf row = logits.row(Eigen::Index(i)).transpose();
             const double err = (row - t.logits.row(p).transpose()).cwiseAbs().maxCoeff();
             if (!std::isfinite(err) || err > kTolerance) fire(kLogits, step, p);
-            if (std::size_t(p) < out.logits.size()) out.logits[std::size_t(p)] = row;
+            if (std::size_t(p) < out.logits[s].size()) out.logits[s][std::size_t(p)] = row;
         }
     }
     return out;
@@ -166,31 +196,39 @@ std::vector<int> greedy_continue(const Transformer& m, std::vector<int> tokens, 
     return tokens;
 }
 
-// Prefill [0, from) in one call, then one call per token (or a chunk first, for top-left-mask).
+// One sequence: prefill [0, from) in one call, then one call per token (or a chunk first, for top-left-mask).
 std::vector<Call> plan(const std::vector<int>& tokens, int from, int chunk, const ForwardOptions& prefill,
-                       const ForwardOptions& decode, int truth = 0) {
+                       const ForwardOptions& decode) {
     std::vector<Call> calls;
-    calls.push_back({-1, std::vector<int>(tokens.begin(), tokens.begin() + from), prefill, truth});
+    calls.push_back({-1, {std::vector<int>(tokens.begin(), tokens.begin() + from)}, prefill, 0, false});
     std::size_t i = std::size_t(from);
     if (chunk > 1) {
-        calls.push_back({-1, std::vector<int>(tokens.begin() + from, tokens.begin() + from + chunk), decode, truth});
+        calls.push_back({-1, {std::vector<int>(tokens.begin() + from, tokens.begin() + from + chunk)}, decode, 0, false});
         i += std::size_t(chunk);
     }
-    for (; i < tokens.size(); ++i) calls.push_back({-1, {tokens[i]}, decode, truth});
+    for (; i < tokens.size(); ++i) calls.push_back({-1, {{tokens[i]}}, decode, 0, false});
     return calls;
 }
 
-void compare(PitfallResult& r, const PathOutcome& good, const PathOutcome& bad, const Truth& truth) {
+double max_err(const std::vector<Eigen::VectorXf>& got, const Truth& truth) {
+    double e = 0;
+    for (std::size_t p = 0; p < got.size(); ++p)
+        e = std::max(e, double((got[p] - truth.logits.row(Eigen::Index(p)).transpose()).cwiseAbs().maxCoeff()));
+    return e;
+}
+
+// Fills r's per-position table, errors and checks from sequence `shown` of both paths.
+void compare(PitfallResult& r, const PathOutcome& good, const PathOutcome& bad, const Truth& truth, std::size_t shown = 0) {
     r.tolerance = kTolerance;
     for (std::size_t p = 0; p < truth.tokens.size(); ++p) {
         PositionDiff d;
         d.pos = static_cast<int>(p);
         d.token = truth.tokens[p];
         const Eigen::VectorXf want = truth.logits.row(Eigen::Index(p)).transpose();
-        d.correct_err = (good.logits[p] - want).cwiseAbs().maxCoeff();
-        d.broken_err = (bad.logits[p] - want).cwiseAbs().maxCoeff();
-        d.correct_argmax = argmax(good.logits[p]);
-        d.broken_argmax = argmax(bad.logits[p]);
+        d.correct_err = (good.logits[shown][p] - want).cwiseAbs().maxCoeff();
+        d.broken_err = (bad.logits[shown][p] - want).cwiseAbs().maxCoeff();
+        d.correct_argmax = argmax(good.logits[shown][p]);
+        d.broken_argmax = argmax(bad.logits[shown][p]);
         r.correct_max_err = std::max(r.correct_max_err, d.correct_err);
         r.broken_max_err = std::max(r.broken_max_err, d.broken_err);
         if (!r.first_wrong_pos && !(d.broken_err <= kTolerance)) r.first_wrong_pos = d.pos;
@@ -218,101 +256,187 @@ Truth truth_of(const Transformer& m, std::vector<int> tokens, const ForwardOptio
     return t;
 }
 
+std::string join(const std::vector<int>& v) {
+    std::string out;
+    for (int x : v) {
+        if (!out.empty()) out += ',';
+        out += std::to_string(x);
+    }
+    return out;
+}
+
+// --explain for every model pitfall: how the error is measured, and what each path gave.
+void model_derivation(PitfallResult& r) {
+    auto& e = r.derivation;
+    e.push_back("ground truth: logits_nocache(t) = the forward pass over tokens 0..t in a fresh cache, last row");
+    e.push_back("err(t) = max over the vocabulary v of |logit_path(t, v) − logits_nocache(t, v)|");
+    e.push_back(fmt::format("correct path: max_t err(t) = {:.3e} {} tolerance {:.0e}: {}", r.correct_max_err,
+                            r.correct_max_err <= r.tolerance ? "≤" : ">", r.tolerance,
+                            r.correct_max_err <= r.tolerance ? "agrees with the ground truth" : "DISAGREES"));
+    e.push_back(fmt::format("broken path ({}): max_t err(t) = {:.3e}{}", r.info.deviation, r.broken_max_err,
+                            r.first_wrong_pos ? fmt::format(", past the tolerance from position {}", *r.first_wrong_pos)
+                                              : std::string(", never past the tolerance")));
+    for (const auto& c : r.checks)
+        e.push_back(fmt::format("check {} ({}): {}", c.name, c.rule,
+                                c.broken_step ? fmt::format("fires on the broken path at step {}, position {}", *c.broken_step,
+                                                            *c.broken_position)
+                                              : std::string("quiet on the broken path")));
+    e.push_back("caught by: " + r.caught_by + " (the first check to fire; on a tie, the structural one)");
+}
+
+void model_inputs(PitfallResult& r, const Dims& D, std::uint64_t seed, bool with_tolerance = true) {
+    r.inputs.insert(r.inputs.begin(), {{"model", fmt::format("L = {}, H_q = {}, H_kv = {}, d = {}, vocab {}", D.n_layers, D.n_heads,
+                                                             D.n_kv_heads, D.head_dim(), D.vocab_size)},
+                                       {"sample seed", std::to_string(seed)}});
+    if (with_tolerance) r.inputs.push_back({"tolerance", fmt::format("{:.0e} absolute on logits", kTolerance)});
+}
+
 // ---- the model pitfalls ----
+// unmasked-padding: a real batch of two sequences, the second 3 tokens shorter and left-padded to
+// the first's length, in one forward pass per step. The correct path masks each row's attention
+// from its first real position (ForwardOptions::visible_from); the broken one does not.
+void unmasked_padding(PitfallResult& r, const Transformer& m, const std::vector<int>& prompt) {
+    const std::vector<int> short_prompt(prompt.begin(), prompt.begin() + (kPrompt - kPad));
+    const std::vector<Truth> a{truth_of(m, greedy_continue(m, prompt, kDecode, {}))};
+    const std::vector<Truth> b{truth_of(m, greedy_continue(m, short_prompt, kDecode, {}))};
+    auto path = [&](bool masked) {
+        std::vector<int> padded(kPad, 0);
+        padded.insert(padded.end(), short_prompt.begin(), short_prompt.end());
+        // [2 sequences] × [8 positions]: one rectangle, the short one left-padded with token 0.
+        std::vector<Call> calls{{-1, {prompt, padded}, {}, 0, masked}};
+        for (int i = 0; i < kDecode; ++i)
+            calls.push_back({-1, {{a[0].tokens[std::size_t(kPrompt + i)]}, {b[0].tokens[std::size_t(kPrompt - kPad + i)]}}, {}, 0, masked});
+        return run_path(m, calls, {a, b}, {0, kPad});
+    };
+    const PathOutcome good = path(true), bad = path(false);
+    r.prompt_len = kPrompt - kPad;
+    compare(r, good, bad, b[0], 1);
+    r.other_row_correct_err = max_err(good.logits[0], a[0]);
+    r.other_row_broken_err = max_err(bad.logits[0], a[0]);
+    r.tokens = b[0].tokens;
+    r.inputs = {{"batch row 0", fmt::format("prompt {} ({} tokens), no padding", join(prompt), kPrompt)},
+                {"batch row 1", fmt::format("prompt {} ({} tokens), left-padded with {} pads (token 0)", join(short_prompt),
+                                            kPrompt - kPad, kPad)},
+                {"decode", fmt::format("{} greedy tokens per row, both rows in each forward pass", kDecode)}};
+}
+
+void stale_cache(PitfallResult& r, const Transformer& m, const std::vector<int>& prompt) {
+    // The first prompt is cached; the user then edits its token 3 and asks again.
+    std::vector<int> edited = prompt;
+    edited[3] = edited[3] % (m.dims().vocab_size - 1) + 1;
+    const Truth before = truth_of(m, prompt);
+    const Truth after = truth_of(m, greedy_continue(m, edited, kDecode, {}));
+    auto path = [&](bool by_length) {
+        const int keep = static_cast<int>(reusable_prefix(prompt, edited, by_length));
+        std::vector<Call> calls{{-1, {prompt}, {}, 0, false}};
+        // The edited prompt from the first position the cache is not trusted for.
+        if (keep < kPrompt)
+            calls.push_back({keep, {std::vector<int>(after.tokens.begin() + keep, after.tokens.begin() + kPrompt)}, {}, 1, false});
+        for (std::size_t i = kPrompt; i < after.tokens.size(); ++i) calls.push_back({-1, {{after.tokens[i]}}, {}, 1, false});
+        return run_path(m, calls, {{before, after}}, {0});
+    };
+    r.prompt_len = kPrompt;
+    compare(r, path(false), path(true), after);
+    r.tokens = after.tokens;
+    r.inputs = {{"cached prompt", join(prompt)},
+                {"edited prompt", fmt::format("{} (token 3 changed)", join(edited))},
+                {"decode", fmt::format("{} greedy tokens", kDecode)}};
+}
+
 void model_pitfall(PitfallResult& r, const Transformer& m, std::uint64_t seed) {
     const Dims& D = m.dims();
     Rng rng(seed);
     const std::vector<int> prompt = random_tokens(D, kPrompt, rng);
-    r.prompt_len = kPrompt;
-    ForwardOptions plain, broken;
     const std::string& n = r.info.name;
-    if (n == "stale-cache") {
-        // The first prompt is cached; the user then edits its token 3 and asks again.
-        std::vector<int> edited = prompt;
-        edited[3] = edited[3] % (D.vocab_size - 1) + 1;
-        const Truth before = truth_of(m, prompt);
-        const Truth after = truth_of(m, greedy_continue(m, edited, kDecode, plain));
-        auto path = [&](bool by_length) {
-            const int keep = static_cast<int>(reusable_prefix(prompt, edited, by_length));
-            std::vector<Call> calls{{-1, prompt, plain, 0}};
-            // The edited prompt from the first position the cache is not trusted for.
-            if (keep < kPrompt)
-                calls.push_back({keep, std::vector<int>(after.tokens.begin() + keep, after.tokens.begin() + kPrompt), plain, 1});
-            for (std::size_t i = kPrompt; i < after.tokens.size(); ++i) calls.push_back({-1, {after.tokens[i]}, plain, 1});
-            return run_path(m, calls, {before, after}, 0);
-        };
-        compare(r, path(false), path(true), after);
-        r.tokens = after.tokens;
-        return;
-    }
-    if (n == "unmasked-padding") {
-        const Truth t = truth_of(m, greedy_continue(m, prompt, kDecode, plain));
-        // Left padding: token 0 at positions 0..2, the request from position 3. RoPE scores depend
-        // only on the distance between positions, so shifted positions give the same logits; the
-        // mask of the request's row at position p is the window of its own p + 1 − pad positions.
-        auto path = [&](bool masked) {
-            std::vector<Call> calls{{-1, std::vector<int>(kPad, 0), plain, 0}};
-            for (std::size_t i = 0; i < t.tokens.size(); ++i) {
-                ForwardOptions o;
-                if (masked) o.window = static_cast<int>(i) + 1;
-                calls.push_back({-1, {t.tokens[i]}, o, 0});
-            }
-            return run_path(m, calls, {t}, kPad);
-        };
-        compare(r, path(true), path(false), t);
+    if (n == "stale-cache") stale_cache(r, m, prompt);
+    else if (n == "unmasked-padding") unmasked_padding(r, m, prompt);
+    else {
+        // One sequence: a prefill, then decode steps (a chunk first for top-left-mask). `plain` is
+        // the model as it is (the truth's options), `broken` the prefill's and `decode_broken`
+        // the decode steps' of the broken path.
+        ForwardOptions plain, broken, decode_broken;
+        int chunk = 0, prefill = kPrompt;
+        if (n == "cache-then-window" || n == "window-on-dense") {
+            // A prefill shorter than the window, so only the decode steps can differ.
+            prefill = kWindow - 2;
+            if (n == "cache-then-window") plain.window = broken.window = kWindow;
+            else decode_broken.window = kWindow;
+        } else if (n == "wrong-layer-cache") {
+            broken.pitfall = decode_broken.pitfall = Pitfall::WrongLayerCache;
+        } else if (n == "top-left-mask") {
+            broken.pitfall = decode_broken.pitfall = Pitfall::TopLeftMask;
+            chunk = kChunk;
+            prefill = kPrompt - kChunk;
+        } else if (n == "position-restart") {
+            broken.pitfall = decode_broken.pitfall = Pitfall::PositionRestart;
+        } else if (n == "skipped-cache-update") {
+            broken.pitfall = decode_broken.pitfall = Pitfall::SkippedCacheUpdate;
+        } else {
+            throw std::logic_error("model_pitfall: " + n);
+        }
+        r.prompt_len = prefill + chunk;
+        const std::vector<int> p(prompt.begin(), prompt.begin() + r.prompt_len);
+        const Truth t = truth_of(m, greedy_continue(m, p, kDecode, plain), plain);
+        compare(r, run_path(m, plan(t.tokens, prefill, chunk, plain, plain), {{t}}, {0}),
+                run_path(m, plan(t.tokens, prefill, chunk, broken, decode_broken), {{t}}, {0}), t);
         r.tokens = t.tokens;
-        return;
+        r.inputs = {{"prompt", fmt::format("{} ({} tokens)", join(p), r.prompt_len)},
+                    {"steps", chunk ? fmt::format("prefill of {}, one chunk of {} new tokens, then {} decode steps", prefill,
+                                                  chunk, kDecode - 1)
+                                    : fmt::format("prefill of {}, then {} decode steps of one token", prefill, kDecode)}};
+        if (plain.window) r.inputs.push_back({"sliding window", fmt::format("{} positions (the model's)", plain.window)});
+        if (decode_broken.window && !plain.window)
+            r.inputs.push_back({"sliding window", fmt::format("none: the model is dense; the broken cache keeps {}", decode_broken.window)});
     }
-    ForwardOptions decode_broken;
-    int chunk = 0;
-    if (n == "cache-then-window") {
-        plain.window = kWindow;
-        broken.window = kWindow;  // the prefill (shorter than the window) is right either way
-    } else if (n == "wrong-layer-cache") {
-        broken.pitfall = Pitfall::WrongLayerCache;
-    } else if (n == "top-left-mask") {
-        broken.pitfall = Pitfall::TopLeftMask;
-        chunk = kChunk;
-    } else if (n == "position-restart") {
-        broken.pitfall = Pitfall::PositionRestart;
-    } else {
-        throw std::logic_error("model_pitfall: " + n);
-    }
-    decode_broken = broken;
-    if (n == "cache-then-window") decode_broken.window = 0;
-    const int prefill = n == "cache-then-window" ? kWindow - 2 : kPrompt - (chunk > 0 ? chunk : 0);
-    r.prompt_len = prefill + (chunk > 0 ? chunk : 0);
-    const Truth t = truth_of(m, greedy_continue(m, std::vector<int>(prompt.begin(), prompt.begin() + r.prompt_len),
-                                                kDecode, plain),
-                             plain);
-    compare(r, run_path(m, plan(t.tokens, prefill, chunk, plain, plain), {t}, 0),
-            run_path(m, plan(t.tokens, prefill, chunk, broken, decode_broken), {t}, 0), t);
-    r.tokens = t.tokens;
+    model_inputs(r, D, seed);
+    model_derivation(r);
 }
 
 // ---- the calculators ----
 void gib_as_gb(PitfallResult& r) {
     // §2.1.3's example: L = 32, B = 1, S = 8192, H_kv = 8, d = 128, bf16.
-    const std::uint64_t one = kv_bytes_uniform(32, 1, 8192, 8, 128, 16), eight = kv_bytes_uniform(32, 8, 8192, 8, 128, 16);
+    constexpr std::uint64_t L = 32, S = 8192, H = 8, d = 128, bits = 16;
+    const std::uint64_t one = kv_bytes_uniform(L, 1, S, H, d, bits), eight = kv_bytes_uniform(L, 8, S, H, d, bits);
     const double gib = static_cast<double>(std::uint64_t{1} << 30), gb = 1e9;
+    r.inputs = {{"model", fmt::format("L = {}, H_kv = {}, d = {}, b = {} bits (bf16)", L, H, d, bits)},
+                {"requests", fmt::format("B = 1 and B = 8, S = {} tokens each", S)}};
     r.quantities = {{"bytes of one request", double(one), double(one), "B"},
                     {"one request", double(one) / gib, double(one) / gb, "GiB"},
                     {"eight requests", double(eight) / gib, double(eight) / gb, "GiB"},
                     {"eight requests back in bytes", double(eight), double(eight) / gb * gib, "B"}};
+    r.derivation = {
+        fmt::format("bytes = 2·L·B·S·H_kv·d·b/8 = 2·{}·1·{}·{}·{}·{}/8 = {} B", L, S, H, d, bits, one),
+        fmt::format("correct: {} B / 2^30 = {:g} GiB; eight requests {} B / 2^30 = {:g} GiB", one, double(one) / gib, eight,
+                    double(eight) / gib),
+        fmt::format("shortcut: {} B / 10^9 = {:.10g}, labelled GiB; eight requests {:.10g} \"GiB\"", one, double(one) / gb,
+                    double(eight) / gb),
+        fmt::format("back in bytes: {:.10g} \"GiB\" × 2^30 = {:.0f} B, not {} B ({:.3g}% too many)", double(eight) / gb,
+                    double(eight) / gb * gib, eight, (gib / gb - 1) * 100)};
     r.caught_by = "units: the shown value times the unit it names gives back the byte count";
 }
 
 void mean_length(PitfallResult& r) {
     // Four requests of 1, 17, 33 and 49 tokens (mean 25) in 16-token blocks, §2.1.3's model.
+    constexpr std::uint64_t block = 16;
     const KvSpec spec = uniform_kv(32, 8, 128, 16);
     const std::vector<std::uint64_t> lens{1, 17, 33, 49};
     std::uint64_t sum = 0;
     for (auto s : lens) sum += s;
     const std::uint64_t mean = sum / lens.size();
-    const PagedUsage each = kv_paged(spec, lens, 16), avg = kv_paged(spec, std::vector<std::uint64_t>(lens.size(), mean), 16);
+    const PagedUsage each = kv_paged(spec, lens, block), avg = kv_paged(spec, std::vector<std::uint64_t>(lens.size(), mean), block);
+    std::vector<int> lens_i(lens.begin(), lens.end()), blocks_i(each.blocks_per_request.begin(), each.blocks_per_request.end());
+    r.inputs = {{"model", "L = 32, H_kv = 8, d = 128, b = 16 bits (bf16)"},
+                {"request lengths", fmt::format("{} tokens (B = {})", join(lens_i), lens.size())},
+                {"block size", fmt::format("{} tokens, {} B per block", block, each.block_bytes)}};
     r.quantities = {{"tokens", double(sum), double(mean * lens.size()), "tokens"},
                     {"blocks", double(each.total_blocks), double(avg.total_blocks), "blocks"},
                     {"allocated", double(each.allocated_bytes), double(avg.allocated_bytes), "B"}};
+    r.derivation = {
+        fmt::format("correct: Σ_i ceil(S_i/{}) = {} = {} blocks (each request's own)", block, join(blocks_i), each.total_blocks),
+        fmt::format("shortcut: mean S = {}/{} = {} tokens; B·ceil({}/{}) = {}·{} = {} blocks", sum, lens.size(), mean, mean, block,
+                    lens.size(), avg.blocks_per_request.front(), avg.total_blocks),
+        fmt::format("bytes = blocks × {} B: {} B against {} B ({} B short)", each.block_bytes, each.allocated_bytes,
+                    avg.allocated_bytes, each.allocated_bytes - avg.allocated_bytes)};
     r.caught_by = "sum each request's own blocks: the pool needs more than B × blocks(mean)";
 }
 
@@ -320,15 +444,31 @@ void threshold_accept(PitfallResult& r, std::uint64_t seed) {
     // spec-accept's default pair: the target p and a draft q that is confident where p is not.
     const std::vector<double> p{0.5, 0.3, 0.2}, q{0.2, 0.3, 0.5};
     const double tau = 0.3;
+    constexpr std::uint64_t kDraws = 20000;
     const Acceptance<double> exact = acceptance(p, q);
     const std::vector<double> shortcut = threshold_shortcut_distribution(p, q, tau);
+    auto list = [](const std::vector<double>& v) {
+        std::string out;
+        for (double x : v) out += fmt::format("{}{:g}", out.empty() ? "" : ", ", x);
+        return out;
+    };
+    r.inputs = {{"target p", list(p)}, {"draft q", list(q)}, {"threshold τ", fmt::format("{:g}", tau)},
+                {"draws", fmt::format("{} (sample seed {})", kDraws, seed)}};
     for (std::size_t x = 0; x < p.size(); ++x)
-        r.quantities.push_back({fmt::format("P(token {}), p = {:g}", x, p[x]),
-                                exact.output[x], shortcut[x], ""});
-    const SimulationCounts sim = simulate_speculative(p, q, tau, 20000, seed);
+        r.quantities.push_back({fmt::format("P(token {}), p = {:g}", x, p[x]), exact.output[x], shortcut[x], ""});
+    double kept = 0;
+    for (std::size_t x = 0; x < q.size(); ++x) kept += q[x] >= tau ? q[x] : 0;
+    r.derivation = {
+        fmt::format("correct: out(x) = min(p, q)(x) + (1 − Σ min(p, q))·[p − q]₊(x)/Σ[p − q]₊ with Σ min(p, q) = {:g}: "
+                    "out = ({})",
+                    exact.accept_prob, list(exact.output)),
+        fmt::format("shortcut: out(x) = q(x)·[q(x) ≥ τ] + (1 − Σ q·[q ≥ τ])·p(x) with Σ q·[q ≥ τ] = {:g}: out = ({})", kept,
+                    list(shortcut)),
+        "χ² of each rule's sampled tokens against p: a small p-value says the tokens do not follow p"};
+    const SimulationCounts sim = simulate_speculative(p, q, tau, kDraws, seed);
     r.fit_p_correct = fit_test(sim.speculative, p).p_value;
     r.fit_p_broken = fit_test(sim.threshold_shortcut, p).p_value;
-    r.caught_by = "χ² of sampled tokens against p (20000 draws)";
+    r.caught_by = fmt::format("χ² of sampled tokens against p ({} draws)", kDraws);
 }
 
 // ---- same distribution, different text ----
@@ -339,6 +479,7 @@ SameDistribution same_distribution(const Transformer& target, std::uint64_t seed
     Rng rng(seed);
     const std::vector<int> prompt = random_tokens(D, 4, rng);
     SameDistribution s;
+    s.prompt = prompt;
     s.seeds = 300;
     s.first_seed = seed;
     Sampling smp;  // temperature 1, no truncation
@@ -407,17 +548,26 @@ std::size_t reusable_prefix(const std::vector<int>& cached, const std::vector<in
     return i;
 }
 
-PitfallResult run_pitfall(const std::string& name, const Transformer& m, std::uint64_t seed) {
+PitfallResult run_pitfall(const std::string& name, const Transformer* m, std::uint64_t seed) {
     PitfallResult r;
     r.info = find_pitfall("NAME", name);
+    if (r.info.uses_model && !m) throw std::logic_error("run_pitfall: " + name + " needs a model");
     if (name == "gib-as-gb") gib_as_gb(r);
     else if (name == "mean-length") mean_length(r);
     else if (name == "threshold-accept") threshold_accept(r, seed);
     else if (name == "same-distribution") {
-        r.same = same_distribution(m, seed);
+        r.same = same_distribution(*m, seed);
         r.caught_by = "χ² of first tokens over many seeds against p (one seed's text proves nothing)";
+        r.inputs = {{"prompt", join(r.same->prompt)}, {"draft", "the target's first half of layers, weights × (1 + 0.05·N(0,1))"}};
+        model_inputs(r, m->dims(), seed, false);
+        r.derivation = {"plain: sample each token from p = softmax(logits/T); speculative: draft γ = 3 tokens from q, "
+                        "keep each with min(1, p/q), else sample the residual [p − q]₊",
+                        "one seed: the two use their random numbers differently, so the texts differ",
+                        fmt::format("{} seeds: the first token's counts in {} cells of p's mass, χ² against p: plain p-value {:.3g}, "
+                                    "speculative {:.3g}",
+                                    r.same->seeds, r.same->cells.size(), r.same->plain_p_value, r.same->speculative_p_value)};
     } else {
-        model_pitfall(r, m, seed);
+        model_pitfall(r, *m, seed);
     }
     return r;
 }

@@ -43,11 +43,12 @@ SpeculateResult speculative_generate(const Transformer& target, const Transforme
     res.accepted.assign(std::size_t(opt.gamma), 0);
     res.predicted_accept.assign(std::size_t(opt.gamma), 0.0);
     ContiguousCache tc(target.dims()), dc(draft.dims());
+    const ForwardOptions& draft_fwd = opt.draft_forward ? *opt.draft_forward : opt.forward;
     // Invariant between rounds: both caches hold every committed token but the last ("pending").
     std::vector<int> prefix(prompt.begin(), prompt.end() - 1);
     if (!prefix.empty()) {
         target.forward(prefix, tc, opt.forward);
-        draft.forward(prefix, dc, opt.forward);
+        draft.forward(prefix, dc, draft_fwd);
         ++res.target_passes;
         ++res.draft_passes;
     }
@@ -62,7 +63,7 @@ SpeculateResult speculative_generate(const Transformer& target, const Transforme
         std::vector<std::vector<double>> q;
         std::vector<int> feed = draft_feed;
         for (int i = 0; i < gamma; ++i) {
-            MatrixRM lq = draft.forward(feed, dc, opt.forward);
+            MatrixRM lq = draft.forward(feed, dc, draft_fwd);
             ++res.draft_passes;
             q.push_back(sampling_distribution(lq, lq.rows() - 1, opt.sampling));
             drafts.push_back(draw(q.back(), rng));

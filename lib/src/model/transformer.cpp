@@ -73,6 +73,10 @@ std::vector<int> rope_positions(const std::vector<Row>& rows, const std::vector<
 std::vector<int> mask_positions(const std::vector<Row>& rows, const std::vector<int>& pos, Pitfall p) {
     return p == Pitfall::TopLeftMask ? step_offsets(rows) : pos;
 }
+bool skips_cache_update(int layer, int n_layers, const std::vector<int>& pos, Pitfall p) {
+    // Like WrongLayerCache, it needs history: a prefill writes every layer.
+    return p == Pitfall::SkippedCacheUpdate && layer == n_layers - 1 && !pos.empty() && pos.front() > 0;
+}
 int attention_layer(int layer, const std::vector<int>& pos, Pitfall p) {
     // The bug of Figure 5 needs history: a prefill from position 0 computes each layer's own K/V.
     const bool history = !pos.empty() && pos.front() > 0;
@@ -128,8 +132,10 @@ MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions
         // Q, K, V from xn, then RoPE on q and k.
         B.matmul_qkv_rope(xn, w_.wq(l), w_.wk(l), w_.wv(l), q, k, v, rope_pos, D.head_dim(), D.rope_theta, opt);
         // This layer's cache update: the new K/V go to this layer's slots only.
-        B.store_kv(k, v, step, l);
-        for (auto& [cache, n] : count) cache->set_length(l, cache->length(l) + n);
+        if (!skips_cache_update(l, D.n_layers, pos, opt.pitfall)) {
+            B.store_kv(k, v, step, l);
+            for (auto& [cache, n] : count) cache->set_length(l, cache->length(l) + n);
+        }
         // GQA attention, reading each row's cache in place; causal: row r sees positions ≤ pos[r].
         B.attention(q, seen, attention_layer(l, pos, opt.pitfall), opt, att);
         B.matmul(att, w_.wo(l), tmp, opt);

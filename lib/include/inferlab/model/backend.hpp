@@ -47,6 +47,7 @@ enum class Pitfall {
     WrongLayerCache,  // a step after history reads layer 0's K/V in every layer (first document, Figure 5)
     TopLeftMask,      // row r of a step sees positions ≤ r, as if the step began at 0 (first document, §1.3.1)
     PositionRestart,  // RoPE rotates row r by its offset within the step, restarting at 0 (cache slots stay right)
+    SkippedCacheUpdate,  // a step after history neither writes the last layer's K/V nor extends its length (§4.3)
 };
 
 struct ForwardOptions {
@@ -58,6 +59,10 @@ struct ForwardOptions {
     Kernels kernels = default_kernels();  // CPU backend: fast or reference kernels
     const QWeights* qweights = nullptr;   // CPU backend: every product reads int8/int4 weights (qweights.hpp)
     Pitfall pitfall = Pitfall::None;    // model pitfall's broken paths only
+    // Per row of the step: the first cache position its attention may see (a left-padded row of a
+    // batch masks its padding this way; a padding row sees only itself); nullptr: 0 for every row.
+    // CPU backend only.
+    const std::vector<int>* visible_from = nullptr;
 };
 
 // One row of a forward pass: a token at a position of a sequence whose cache it extends.

@@ -55,6 +55,7 @@ struct PagedSimResult {
     int copies_on_write = 0, preemptions = 0;
     int peak_used_blocks = 0;
     std::uint64_t block_bytes = 0;            // one block, every layer, K and V (float32)
+    std::uint64_t peak_bytes = 0;             // peak_used_blocks × block_bytes
     bool pool_whole_at_end = false;           // every block free and held by nobody
 };
 

@@ -20,6 +20,7 @@ struct PitfallInfo {
     std::string source;     // document and section
     std::string deviation;  // what the broken path does differently
     bool uses_model = false;
+    bool uses_seed = true;  // false: a calculator whose numbers are the document's (no draws)
 };
 // Every pitfall, in the order `--list` shows them.
 const std::vector<PitfallInfo>& pitfall_list();
@@ -48,6 +49,11 @@ struct PositionDiff {
     int broken_argmax = 0;
 };
 
+// One input of the experiment, as given to it ("prompt tokens", "3,17,9").
+struct PitfallInput {
+    std::string name, value;
+};
+
 // A calculator's number against the shortcut's.
 struct PitfallQuantity {
     std::string name;
@@ -58,6 +64,7 @@ struct PitfallQuantity {
 // "Same distribution, different text" (second document, §3.1.2): speculative and plain sampling
 // of the first new token after `prompt`, over `seeds` seeds each.
 struct SameDistribution {
+    std::vector<int> prompt;
     std::vector<int> plain_text, speculative_text;  // `steps` tokens from seed `first_seed`
     std::vector<double> p;                          // the target's distribution of the first new token
     std::vector<std::uint64_t> plain_counts, speculative_counts;  // first tokens over the seeds
@@ -69,6 +76,8 @@ struct SameDistribution {
 
 struct PitfallResult {
     PitfallInfo info;
+    std::vector<PitfallInput> inputs;     // what the experiment ran on (model shape, tokens, constants)
+    std::vector<std::string> derivation;  // --explain: the formula or deviation, its values, the result
     // Model pitfalls: the tokens (prompt then the correct path's greedy continuation), per position
     // the error of each path against the no-cache logits, and the §4.3 checks.
     std::vector<int> tokens;
@@ -79,6 +88,8 @@ struct PitfallResult {
     std::optional<int> first_wrong_pos;   // first position the broken path exceeds the tolerance
     std::optional<int> parts_at;          // first position whose greedy choice differs: generation parts there
     std::vector<CheckOutcome> checks;
+    // unmasked-padding: the batch's other row (no padding; `positions` are the padded row's).
+    std::optional<double> other_row_correct_err, other_row_broken_err;
     // Calculator pitfalls.
     std::vector<PitfallQuantity> quantities;
     std::optional<double> fit_p_correct, fit_p_broken;  // threshold-accept: χ² p-values of sampled counts against p
@@ -86,8 +97,9 @@ struct PitfallResult {
     std::optional<SameDistribution> same; // same-distribution only
 };
 
-// Runs one pitfall. Model pitfalls run on `m` (tokens drawn with `seed`); calculators ignore m.
-PitfallResult run_pitfall(const std::string& name, const Transformer& m, std::uint64_t seed);
+// Runs one pitfall. Model pitfalls (info.uses_model) run on `*m` (tokens drawn with `seed`);
+// calculators take no model (pass nullptr). std::logic_error for a model pitfall without one.
+PitfallResult run_pitfall(const std::string& name, const Transformer* m, std::uint64_t seed);
 
 // How many cached positions a new prompt may reuse: the longest common prefix of the two token
 // lists (correct), or (by_length, the stale-cache pitfall) every cached position the new prompt

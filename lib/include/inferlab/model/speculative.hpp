@@ -6,6 +6,7 @@
 // prefix (never recomputed); when all are accepted the target's next distribution gives a
 // bonus token. The acceptance arithmetic is spec-accept's (inferlab/spec.hpp).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "inferlab/model/transformer.hpp"
@@ -35,6 +36,9 @@ struct SpeculateOptions {
     double threshold = 0.3;
     std::uint64_t seed = 1;
     ForwardOptions forward;
+    // The draft's options when they differ (its own weights at a dtype: bf16 and int copies are
+    // found through the model's weights); nullopt: `forward`.
+    std::optional<ForwardOptions> draft_forward;
 };
 
 struct SpeculateResult {

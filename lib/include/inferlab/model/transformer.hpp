@@ -69,6 +69,8 @@ void matmul_few_rows_bf16(const std::uint16_t* w, Eigen::Index out, int in, cons
 std::vector<int> rope_positions(const std::vector<Row>& rows, const std::vector<int>& pos, Pitfall p);
 std::vector<int> mask_positions(const std::vector<Row>& rows, const std::vector<int>& pos, Pitfall p);
 int attention_layer(int layer, const std::vector<int>& pos, Pitfall p);
+// False when layer l's K/V are not written this step (the SkippedCacheUpdate pitfall).
+bool skips_cache_update(int layer, int n_layers, const std::vector<int>& pos, Pitfall p);
 
 // Checks that every token id is inside the vocabulary (InputError naming `where` otherwise).
 void check_tokens(const Dims& d, const std::vector<int>& tokens, const std::string& where);
