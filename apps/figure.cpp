@@ -47,7 +47,7 @@ struct FigureOptions {
 const std::map<std::string, std::set<std::string>>& figure_flags() {
     static const std::map<std::string, std::set<std::string>> flags = {
         {"doc1-fig4", {"--checkpoint", "--config", "--model", "--seed", "--tokens", "--steps"}},
-        {"doc2-fig1", {"--hidden", "--q-heads", "--kv-heads", "--head-dim", "--weight-dtype"}},
+        {"doc2-fig1", {"--hidden-size", "--q-heads", "--kv-heads", "--head-dim", "--weight-dtype"}},
         {"doc1-fig5", {"--layers", "--seq-len", "--kv-heads", "--head-dim", "--kv-dtype"}},
         {"doc1-fig6", {"--q-heads", "--kv-heads"}},
         {"doc1-fig7", {"--layers", "--seq-len", "--q-heads", "--kv-heads", "--head-dim", "--kv-dtype", "--batch"}},
@@ -130,7 +130,7 @@ std::string draw_fig4(const FigureOptions& o) {
 
 std::string draw_doc2_fig1(const FigureOptions& o) {
     figures::ProjectionInputs in;
-    if (!o.hidden.empty()) in.hidden = positive("--hidden", o.hidden, 1u << 20);
+    if (!o.hidden.empty()) in.hidden = positive("--hidden-size", o.hidden, 1u << 20);
     if (!o.q_heads.empty()) in.q_heads = positive("--q-heads", o.q_heads, 1u << 16);
     if (!o.kv_heads.empty()) in.kv_heads = positive("--kv-heads", o.kv_heads, 1u << 16);
     if (!o.head_dim.empty()) in.head_dim = positive("--head-dim", o.head_dim, 1u << 16);
@@ -428,7 +428,7 @@ void setup_figure(CLI::App& app) {
     s->add_option("--tpr", o->tpr, "Figure 14: verifier P(accept | correct) (default 0.9)");
     s->add_option("--fpr", o->fpr, "Figure 14: verifier P(accept | wrong) (default 0.2)");
     s->add_option("--tokens", o->tokens, "Figure 4: the prompt's token ids (default 1,2,3,4)");
-    s->add_option("--hidden", o->hidden, "second document's Figure 1: hidden width (default 4096)");
+    s->add_option("--hidden-size", o->hidden, "second document's Figure 1: hidden width (default 4096)");
     s->add_option("--weight-dtype", o->weight_dtype, "second document's Figure 1: weight precision (default bf16)");
     s->add_option("--x", o->x, "Figure 15: the value quantized (default 0.37)");
     s->add_option("--step", o->step, "Figure 15: Δ, the grid step (default 0.1)");

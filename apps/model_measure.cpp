@@ -125,9 +125,9 @@ void run_speculate(const SpeculateOptionsCli& o) {
     su.draft = fmt::format("first {} of {} layers, weights × (1 + {}·N(0,1))", layers, td.n_layers, format_real(perturb));
     Transformer target(*tw), draft(*dw);
     SpeculateOptions so;
-    so.gamma = static_cast<int>(parse_positive_int_at_most("--gamma", o.gamma, INT32_MAX, ""));
+    so.gamma = static_cast<int>(parse_positive_int_at_most("--gamma", o.gamma, 64, ""));
     const auto prompt = parse_token_list("--prompt", o.prompt, td);
-    so.new_tokens = parse_token_count("--tokens", o.tokens, prompt.size(), static_cast<std::uint64_t>(td.seq_len));
+    so.new_tokens = parse_token_count("--steps", o.tokens, prompt.size(), static_cast<std::uint64_t>(td.seq_len));
     so.sampling = parse_sampling(o.greedy, o.temperature, o.top_k, o.top_p);
     so.seed = parse_nonnegative_int("--sample-seed", o.sample_seed);
     so.forward.threads = parse_threads(o.threads);
@@ -186,11 +186,11 @@ void run_kv_quant(const KvQuantOptions& o) {
     if (o.scheme == "kivi") e.scheme = KvQuantScheme::Kivi;
     else if (o.scheme == "per-token") e.scheme = KvQuantScheme::PerToken;
     else throw InputError("--scheme", o.scheme, "must be kivi (K per channel, V per token) or per-token");
-    e.group_tokens = static_cast<int>(parse_positive_int_at_most("--group", o.group, INT32_MAX, ""));
-    const int n = parse_token_count("--tokens", o.tokens, 0, static_cast<std::uint64_t>(d.seq_len));
+    e.group_tokens = static_cast<int>(parse_positive_int_at_most("--group-size", o.group, INT32_MAX, ""));
+    const int n = parse_token_count("--positions", o.tokens, 0, static_cast<std::uint64_t>(d.seq_len));
     e.tokens = kv_quant_tokens(d, n, parse_nonnegative_int("--seed", o.src.seed));
     e.prompt = parse_token_list("--prompt", o.prompt, d);
-    e.generate = parse_token_count("--gen", o.gen, e.prompt.size(), static_cast<std::uint64_t>(d.seq_len), false);
+    e.generate = parse_token_count("--steps", o.gen, e.prompt.size(), static_cast<std::uint64_t>(d.seq_len), false);
     // Both caches are read by the same model: the weights at --weight-dtype, the same kernels.
     e.forward.kernels = kernels_option(o.kernels);
     const WeightDtype wdt = parse_weight_dtype("--weight-dtype", o.weight_dtype);
@@ -277,7 +277,7 @@ void run_roofline(const RooflineCli& o) {
     const WeightsAt at = make_weights_at(*w, e.dtype, e.forward.threads);
     at.apply(e.forward);  // every timed step reads the weights at this dtype
     e.repeats = static_cast<int>(parse_positive_int_at_most("--repeats", o.repeats, INT32_MAX, ""));
-    e.batches = parse_int_list_or_range("--batches", o.batches, 32);
+    e.batches = parse_int_list_or_range("--batch", o.batches, 32);
     e.contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
     e.probe_bytes = parse_positive_int("--probe-mib", o.probe_mib) << 20;
     const RooflineResult r = run_roofline(m, e);
@@ -294,7 +294,7 @@ void setup_speculate(CLI::App* model) {
     CLI::App* s = model->add_subcommand("speculate", "Speculative decoding with a draft derived from the target: measured against spec-accept");
     add_source(s, sp->src);
     s->add_option("--gamma", sp->gamma, "drafts per round (default 4)");
-    s->add_option("--tokens", sp->tokens, "tokens to generate (default 64)");
+    add_former_spelling(s, s->add_option("--steps", sp->tokens, "tokens to generate (default 64)"), "--tokens", sp->tokens);
     s->add_option("--prompt", sp->prompt, "prompt token ids (default 1,2,3,4)");
     s->add_option("--draft-layers", sp->draft_layers, "the draft's layers: the target's first N (default half)");
     s->add_option("--perturb", sp->perturb, "relative noise on the draft's weights (default 0.05; dials acceptance)");
@@ -313,7 +313,7 @@ void setup_speculate(CLI::App* model) {
                   "fp32 (default), bf16, int8 or int4: the weights target and draft read (each its own)");
     s->add_option("--cost-ratio", sp->cost_ratio, "draft/target cost for a predicted speedup");
     add_output_flags(*s, sp->flags, true);
-    s->footer(examples_footer({"inferlab model speculate --model demo-gqa --gamma 4 --seed 1 --tokens 200"},
+    s->footer(examples_footer({"inferlab model speculate --model demo-gqa --gamma 4 --seed 1 --steps 200"},
                               "JSON keys: target, draft, gamma, weight_dtype, tokens, tokens_generated, rounds,\n"
                               "target_forward_passes, draft_forward_passes, drafts_discarded, acceptance_rate,\n"
                               "predicted_acceptance_rate, acceptance_interval_99, within_interval, tokens_per_round,\n"
@@ -328,9 +328,10 @@ void setup_kv_quant(CLI::App* model) {
     add_source(q, kq->src);
     q->add_option("--bits", kq->bits, "8 (default) or 4");
     q->add_option("--scheme", kq->scheme, "kivi (K per channel, V per token; default) or per-token");
-    q->add_option("--group", kq->group, "KIVI's token group for K scales (default 32)");
-    q->add_option("--tokens", kq->tokens, "positions compared (default 128)");
-    q->add_option("--gen", kq->gen, "greedy tokens generated with each cache (default 100)");
+    add_former_spelling(q, q->add_option("--group-size", kq->group, "KIVI's token group for K scales (default 32)"), "--group", kq->group);
+    add_former_spelling(q, q->add_option("--positions", kq->tokens, "positions compared (default 128)"), "--tokens", kq->tokens);
+    add_former_spelling(q, q->add_option("--steps", kq->gen, "greedy tokens generated with each cache (default 100; 0: none)"), "--gen",
+                        kq->gen);
     q->add_option("--prompt", kq->prompt, "prompt of that generation (default 1,2,3,4)");
     add_kernels_option(q, kq->kernels);
     q->add_option("--weight-dtype", kq->weight_dtype, "fp32 (default), bf16, int8 or int4: the weights of the model both caches serve");
@@ -347,7 +348,7 @@ void setup_roofline(CLI::App* model) {
     auto ro = std::make_shared<RooflineCli>();
     CLI::App* rf = model->add_subcommand("roofline", "decode-roofline's bound beside the reference model's measured decode");
     add_source(rf, ro->src);
-    rf->add_option("--batches", ro->batches, "batch sizes (default 1,8)");
+    add_former_spelling(rf, rf->add_option("--batch", ro->batches, "batch sizes (default 1,8)"), "--batches", ro->batches);
     rf->add_option("--contexts", ro->contexts, "cached tokens per sequence (default 64)");
     add_threads_option(rf, ro->threads);
     add_kernels_option(rf, ro->kernels);
@@ -355,7 +356,7 @@ void setup_roofline(CLI::App* model) {
     rf->add_option("--probe-mib", ro->probe_mib, "bandwidth probe buffer in MiB (default 512)");
     rf->add_option("--repeats", ro->repeats, "timed steps per row, best kept (default 3)");
     add_output_flags(*rf, ro->flags, true);
-    rf->footer(examples_footer({"inferlab model roofline --model ref-110m --batches 1,8"},
+    rf->footer(examples_footer({"inferlab model roofline --model ref-110m --batch 1,8"},
                                "JSON keys: model, measured_read_gbs, measured_batch_product_gflops, threads,\n"
                                "weight_dtype, last_level_cache_bytes (null: unknown), fits_in_last_level_cache,\n"
                                "rows[]{seq_len, batch, bytes_per_step, predicted_aggregate_tokens_per_s, predicted_per_request_tokens_per_s,\n"

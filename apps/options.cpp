@@ -20,6 +20,10 @@ void add_threads_option(CLI::App* sub, std::string& value) {
         ->check(rule(parse_threads));
 }
 
+void add_former_spelling(CLI::App* sub, CLI::Option* current, const std::string& former, std::string& value) {
+    sub->add_option(former, value, "the former spelling of " + current->get_name())->group("")->excludes(current);
+}
+
 double parse_temperature(const std::string& text) {
     const double t = parse_real("--temperature", text);
     if (!(t >= 0) || !std::isfinite(t))

@@ -31,6 +31,10 @@ int parse_threads(const std::string& text);
 // Declares --threads on a subcommand with the one description; parse it with parse_threads.
 void add_threads_option(CLI::App* sub, std::string& value);
 
+// The former spelling of `current` (issue #15's one name per concept): it fills the same value,
+// is hidden from --help, and giving both is a parse error.
+void add_former_spelling(CLI::App* sub, CLI::Option* current, const std::string& former, std::string& value);
+
 // --temperature: 0 means greedy (the argmax) everywhere; otherwise a finite positive number that
 // divides the logits before the softmax.
 double parse_temperature(const std::string& text);

@@ -8,7 +8,7 @@
 using namespace inferlab::test;
 
 TEST_CASE("model speculate: documented keys, CSV, 80 columns", "[cli][contract]") {
-    const std::vector<std::string> args{"model", "speculate", "--model", "demo-gqa", "--gamma", "3", "--tokens", "12"};
+    const std::vector<std::string> args{"model", "speculate", "--model", "demo-gqa", "--gamma", "3", "--steps", "12"};
     auto with = [&](std::vector<std::string> extra) {
         auto a = args;
         a.insert(a.end(), extra.begin(), extra.end());
@@ -22,7 +22,7 @@ TEST_CASE("model speculate: documented keys, CSV, 80 columns", "[cli][contract]"
 }
 
 TEST_CASE("model kv-quant: documented keys, 80 columns, no CSV (it has no table)", "[cli][contract]") {
-    const std::vector<std::string> args{"model", "kv-quant", "--model", "demo-gqa", "--tokens", "8", "--gen", "4"};
+    const std::vector<std::string> args{"model", "kv-quant", "--model", "demo-gqa", "--positions", "8", "--steps", "4"};
     auto a = args;
     a.push_back("--json");
     const auto j = parse_json(run_inferlab(a));
@@ -31,7 +31,7 @@ TEST_CASE("model kv-quant: documented keys, 80 columns, no CSV (it has no table)
 }
 
 TEST_CASE("model roofline: documented keys, CSV with exact byte counts, 80 columns", "[cli][contract]") {
-    const std::vector<std::string> args{"model", "roofline", "--model", "demo-gqa", "--batches", "1,2", "--contexts", "8",
+    const std::vector<std::string> args{"model", "roofline", "--model", "demo-gqa", "--batch", "1,2", "--contexts", "8",
                                         "--probe-mib", "8", "--repeats", "1"};
     auto with = [&](const char* flag) {
         auto a = args;

@@ -205,7 +205,7 @@ TEST_CASE("model logits: a random 8B model that cannot fit is refused with its s
 
 // Issue #14: counts take the noun's number ("1 token", not "1 tokens").
 TEST_CASE("model speculate and check-cache: one token reads as one token", "[cli][model][issue14]") {
-    auto s = run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "4", "--tokens", "1"});
+    auto s = run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "4", "--steps", "1"});
     CHECK(s.status == 0);
     CHECK(s.out.find("(sample seed 1)") != std::string::npos);
     CHECK(s.out.find("  1 token in 1 round: ") != std::string::npos);

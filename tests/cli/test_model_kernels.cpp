@@ -152,7 +152,7 @@ TEST_CASE("model logits and generate --weight-dtype int8/int4: fast equals refer
 }
 
 TEST_CASE("model roofline --weight-dtype int8: the timed steps and the bound use the int8 bytes", "[cli][model][qweights]") {
-    const std::vector<std::string> base = {"model", "roofline", "--model", "demo-gqa", "--batches", "1", "--contexts", "16", "--probe-mib", "8",
+    const std::vector<std::string> base = {"model", "roofline", "--model", "demo-gqa", "--batch", "1", "--contexts", "16", "--probe-mib", "8",
                                            "--repeats", "2", "--json"};
     auto f = parse_json(run_inferlab(base));
     auto args = base;
@@ -170,7 +170,7 @@ TEST_CASE("model roofline --weight-dtype int8: the timed steps and the bound use
 TEST_CASE("int8/int4 weight bytes: decode-roofline, quantize --model and the model's step count them by one rule", "[cli][model][qweights]") {
     // demo-gqa: 2L + 1 = 13 RMSNorm vectors of 288 stay float32 in the model; everything else is
     // a product's matrix, quantized in groups of 32 with fp16 scales.
-    const auto f = parse_json(run_inferlab({"model", "roofline", "--model", "demo-gqa", "--batches", "1", "--contexts", "16", "--probe-mib", "8",
+    const auto f = parse_json(run_inferlab({"model", "roofline", "--model", "demo-gqa", "--batch", "1", "--contexts", "16", "--probe-mib", "8",
                                             "--repeats", "1", "--json"}));
     const std::uint64_t kv = parse_json(run_inferlab({"kv-mem", "--model", "demo-gqa", "--seq-len", "16", "--kv-dtype", "fp32", "--json"}))["total_bytes"];
     const std::uint64_t norms = 13 * 288, products = (f["rows"][0]["bytes_per_step"].get<std::uint64_t>() - kv) / 4 - norms;
@@ -178,7 +178,7 @@ TEST_CASE("int8/int4 weight bytes: decode-roofline, quantize --model and the mod
         INFO(t);
         const std::string bits = t == std::string("int8") ? "8" : "4";
         // The model's step: the products at the dtype, the norms at float32, the K/V.
-        const auto m = parse_json(run_inferlab({"model", "roofline", "--model", "demo-gqa", "--batches", "1", "--contexts", "16", "--probe-mib", "8",
+        const auto m = parse_json(run_inferlab({"model", "roofline", "--model", "demo-gqa", "--batch", "1", "--contexts", "16", "--probe-mib", "8",
                                                 "--repeats", "1", "--weight-dtype", t, "--json"}));
         const std::uint64_t model_products = m["rows"][0]["bytes_per_step"].get<std::uint64_t>() - kv - norms * 4;
         // decode-roofline on the same element count, and quantize's storage rule.
@@ -204,11 +204,11 @@ TEST_CASE("int8/int4 weight bytes: decode-roofline, quantize --model and the mod
 }
 
 TEST_CASE("model kv-quant --weight-dtype int8: both caches serve the int8 model, which the output names", "[cli][model][qweights]") {
-    auto r = run_inferlab({"model", "kv-quant", "--model", "demo-gqa", "--tokens", "16", "--gen", "4", "--weight-dtype", "int8"});
+    auto r = run_inferlab({"model", "kv-quant", "--model", "demo-gqa", "--positions", "16", "--steps", "4", "--weight-dtype", "int8"});
     REQUIRE(r.status == 0);
     CHECK(r.out.find("weights int8 for both caches") != std::string::npos);
     // The KV error is measured against the float32 cache of the same int8 model, so it stays small.
-    auto j = parse_json(run_inferlab({"model", "kv-quant", "--model", "demo-gqa", "--tokens", "16", "--gen", "4", "--weight-dtype", "int8", "--json"}));
+    auto j = parse_json(run_inferlab({"model", "kv-quant", "--model", "demo-gqa", "--positions", "16", "--steps", "4", "--weight-dtype", "int8", "--json"}));
     CHECK(j["mean_kl"].get<double>() < 1e-3);
     expect_error({"model", "kv-quant", "--weight-dtype", "int5"}, "--weight-dtype 'int5': must be fp32, bf16, int8 or int4");
 }

@@ -6,13 +6,13 @@ using namespace inferlab::test;
 using Catch::Matchers::WithinRel;
 
 TEST_CASE("model speculate: greedy equals the target, counts and prediction are reported", "[cli][model]") {
-    auto j = parse_json(run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "4", "--tokens", "60", "--json"}));
+    auto j = parse_json(run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "4", "--steps", "60", "--json"}));
     CHECK(j["tokens_generated"] == 60);
     CHECK(j["target_forward_passes"].get<int>() < 60);
     CHECK(j["per_position"].size() == 4);
     // Fixed seeds: the measured acceptance rate lies inside the 99% interval of Σ min(p, q).
     CHECK(j["within_interval"] == true);
-    auto g = parse_json(run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "2", "--tokens", "30", "--greedy", "--json"}));
+    auto g = parse_json(run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "2", "--steps", "30", "--greedy", "--json"}));
     auto plain = parse_json(run_inferlab({"model", "generate", "--model", "demo-gqa", "--steps", "30", "--json"}));
     CHECK(g["tokens"] == plain["generated"]);
     CHECK(j["predicted_speedup"].is_null());  // no --cost-ratio: null, not absent
@@ -20,7 +20,7 @@ TEST_CASE("model speculate: greedy equals the target, counts and prediction are 
 }
 
 TEST_CASE("model speculate --weight-dtype: greedy speculation on int8 weights equals greedy generation on them", "[cli][model]") {
-    auto g = parse_json(run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "2", "--tokens", "20", "--greedy",
+    auto g = parse_json(run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "2", "--steps", "20", "--greedy",
                                       "--weight-dtype", "int8", "--json"}));
     auto plain = parse_json(run_inferlab({"model", "generate", "--model", "demo-gqa", "--steps", "20", "--weight-dtype", "int8", "--json"}));
     CHECK(g["weight_dtype"] == "int8");
@@ -29,7 +29,7 @@ TEST_CASE("model speculate --weight-dtype: greedy speculation on int8 weights eq
 }
 
 TEST_CASE("model kv-quant: bytes per token counted by hand, int8 keeps the greedy tokens, int4 KIVI does not", "[cli][model]") {
-    auto j = parse_json(run_inferlab({"model", "kv-quant", "--model", "demo-gqa", "--bits", "8", "--scheme", "per-token", "--tokens",
+    auto j = parse_json(run_inferlab({"model", "kv-quant", "--model", "demo-gqa", "--bits", "8", "--scheme", "per-token", "--positions",
                                       "32", "--gen", "20", "--json"}));
     // demo-gqa: L = 6, H_kv = 2, d = 48. int8 codes 2·L·H_kv·d·1 B = 1152 B plus one fp16 scale per
     // head vector of K and of V, 2·L·H_kv·2 B = 48 B; float32 is 2·L·H_kv·d·4 B = 4608 B.
@@ -54,7 +54,7 @@ TEST_CASE("model kv-quant: bytes per token counted by hand, int8 keeps the greed
 }
 
 TEST_CASE("model roofline: measured beside predicted for batch 1 and 8", "[cli][model]") {
-    auto j = parse_json(run_inferlab({"model", "roofline", "--model", "demo-gqa", "--batches", "1,8", "--contexts", "32",
+    auto j = parse_json(run_inferlab({"model", "roofline", "--model", "demo-gqa", "--batch", "1,8", "--contexts", "32",
                                       "--probe-mib", "64", "--json"}));
     REQUIRE(j["rows"].size() == 2);
     // demo-gqa's float32 weights, counted by hand: embedding 512·288 = 147,456 (the tied LM head);

@@ -104,7 +104,7 @@ TEST_CASE("temperature 0 is greedy in every subcommand that samples", "[cli][opt
     REQUIRE(g0.status == 0);
     auto greedy = parse_json(g0);
     // speculate: temperature 0 is the greedy rule, so the output equals generate's greedy tokens.
-    auto s0 = run_inferlab({"model", "speculate", "--model", "demo-gqa", "--prompt", "1,2,3", "--tokens", "4", "--temperature", "0", "--json"});
+    auto s0 = run_inferlab({"model", "speculate", "--model", "demo-gqa", "--prompt", "1,2,3", "--steps", "4", "--temperature", "0", "--json"});
     REQUIRE(s0.status == 0);
     auto spec = parse_json(s0);
     REQUIRE(greedy.contains("generated"));
@@ -128,7 +128,7 @@ TEST_CASE("bits follow one rule per command: kv-quant takes 8 or 4, quantize 2 t
 TEST_CASE("token counts that do not fit the model's sequence are refused, naming the flag", "[cli][options]") {
     expect_error({"model", "generate", "--model", "demo-gqa", "--prompt", "1,2", "--steps", "18446744073709551615"},
                  "--steps '18446744073709551615'");
-    expect_error({"model", "speculate", "--model", "demo-gqa", "--prompt", "1,2", "--tokens", "100000"},
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--prompt", "1,2", "--steps", "100000"},
                  "exceeds the model's maximum sequence length");
-    expect_error({"model", "kv-quant", "--model", "demo-gqa", "--tokens", "100000"}, "--tokens '100000'");
+    expect_error({"model", "kv-quant", "--model", "demo-gqa", "--positions", "100000"}, "--positions '100000'");
 }

@@ -173,14 +173,14 @@ TEST_CASE("regress: the model commands' counts beyond int are errors, not wrappe
     // 2^32 + 1 became 1 (a γ or a draft depth the user did not ask for).
     // Token counts go through the one token-count rule (apps/options.hpp): bounded by the model's
     // sequence length, long before int's range.
-    expect_error({"model", "speculate", "--model", "demo-gqa", "--tokens", "4294967296"},
-                 "--tokens '4294967296': with the 4 tokens before it exceeds the model's maximum sequence length 1024");
-    expect_error({"model", "speculate", "--model", "demo-gqa", "--gamma", "4294967297", "--tokens", "8"},
-                 "--gamma '4294967297': must be at most 2,147,483,647");
-    expect_error({"model", "speculate", "--model", "demo-gqa", "--draft-layers", "4294967297", "--tokens", "8"},
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--steps", "4294967296"},
+                 "--steps '4294967296': with the 4 tokens before it exceeds the model's maximum sequence length 1024");
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--gamma", "4294967297", "--steps", "8"},
+                 "--gamma '4294967297': must be at most 64");
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--draft-layers", "4294967297", "--steps", "8"},
                  "--draft-layers '4294967297': must be at most 2,147,483,647");
-    expect_error({"model", "kv-quant", "--model", "demo-gqa", "--gen", "4294967296", "--tokens", "8"},
-                 "--gen '4294967296': with the 4 tokens before it exceeds the model's maximum sequence length 1024");
+    expect_error({"model", "kv-quant", "--model", "demo-gqa", "--steps", "4294967296", "--positions", "8"},
+                 "--steps '4294967296': with the 4 tokens before it exceeds the model's maximum sequence length 1024");
     expect_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1,2", "--window", "4294967296"},
                  "--window '4294967296': must be at most 2,147,483,647");
 }
