@@ -64,7 +64,7 @@ void parse_weights(const RooflineOptions& o, Inputs& in) {
         if (m.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, "must be positive");
         in.weights_from = "--weights-bytes";
         if (!m.params && !o.weight_dtype.empty())
-            m.params = to_u64(static_cast<u128>(m.weight_bytes) * 8 / wdt->bits, "parameter count");
+            m.params = params_of_weight_bytes(m.weight_bytes, *wdt);
     } else if (m.params) {
         if (!wdt) throw InputError("--params needs --weight-dtype (bf16, fp8, int4, ...) to give the weight bytes");
         // quantize's storage rule (int8/int4 with their fp16 group scales), as quantize --model and the model count.

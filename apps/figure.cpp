@@ -166,6 +166,7 @@ std::string draw_doc1_fig8(const FigureOptions& o) {
     auto w = load(o.src);
     model::Transformer m(*w);
     model::PagedSimOptions so;
+    so.names = {"--prompts", "--blocks", "--steps"};
     so.prompts = {{1, 2, 3, 4, 5}, {1, 2, 3, 4, 9, 9}, {7, 8}};
     if (!o.prompts.empty()) {
         so.prompts.clear();

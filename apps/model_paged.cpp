@@ -169,6 +169,7 @@ void run_model_paged(const PagedOptions& o) {
     auto w = load(o.src);
     Transformer m(*w);
     PagedSimOptions so;
+    so.names = {"--prompts", "--blocks", "--steps"};
     so.prompts = parse_prompts(o.prompts, w->dims());
     // Checked before the int casts: a value past int's range must be an error, not a wrapped 0.
     so.blocks = static_cast<int>(parse_positive_int_at_most("--blocks", o.blocks, 1u << 20, "blocks"));

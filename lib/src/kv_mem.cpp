@@ -7,6 +7,7 @@
 
 #include "inferlab/checked.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/quant.hpp"
 #include "inferlab/roofline.hpp"
 #include "inferlab/units.hpp"
 
@@ -85,9 +86,14 @@ KvMemBudget budget(const KvMemInputs& in, const KvMemResult& r) {
             throw InputError("the config names no precision for the weights, and none was given");
         b.weight_dtype = in.weight_dtype ? *in.weight_dtype : *c.dtype;
         b.params = count_params(c).total;
-        b.weights_bytes = weight_bytes_of(b.params, b.weight_dtype->bits);
-        b.weights_from = fmt::format("{} parameters (counted from the config; {}) × {} B ({})", group_thousands(b.params),
-                                     c.tied_rule, exact_ratio(b.weight_dtype->bits, 8, 3), b.weight_dtype->name);
+        // quantize's storage rule (int8/int4 with their fp16 group scales), as decode-roofline counts.
+        const StorageCost sc = weight_storage(b.params, *b.weight_dtype);
+        b.weights_bytes = sc.total_bytes;
+        b.weights_from = fmt::format("{} parameters (counted from the config; {}) × {} B ({}){}", group_thousands(b.params),
+                                     c.tied_rule, exact_ratio(b.weight_dtype->bits, 8, 3), b.weight_dtype->name,
+                                     sc.metadata_bytes ? fmt::format(" + {} B of fp16 scales, one per {}",
+                                                                     group_thousands(sc.metadata_bytes), kWeightGroup)
+                                                       : "");
     } else {
         throw InputError(in.where.budget + " needs the weights: give their bytes, or a model config to count them");
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cfenv>
 #include <cmath>
+#include <limits>
 
 #include "inferlab/error.hpp"
 #include "inferlab/rng.hpp"
@@ -235,7 +236,7 @@ QuantResult quantize_matrix(const Matrix& m, const QuantConfig& cfg, Rng* rng) {
 
 StorageCost storage_cost(std::uint64_t elements, std::uint64_t group, unsigned bits, unsigned source_bits,
                          unsigned scale_bits, unsigned zero_bits) {
-    if (group == 0) throw InputError("--group-size", "0", "must be a positive integer");
+    if (group == 0) throw InputError("group size", "0", "must be a positive integer");
     StorageCost s;
     s.elements = elements;
     s.groups = (elements + group - 1) / group;
@@ -255,14 +256,24 @@ StorageCost weight_storage(std::uint64_t params, const DType& dtype) {
     return storage_cost(params, params ? params : 1, dtype.bits, 32, 0, 0);
 }
 
+std::uint64_t params_of_weight_bytes(std::uint64_t bytes, const DType& dtype) {
+    const bool grouped = dtype.name == "int8" || dtype.name == "int4";
+    // Bits per group of kWeightGroup weights: their levels plus the group's scale.
+    const unsigned __int128 group_bits = grouped ? kWeightGroup * dtype.bits + kWeightScaleBits : dtype.bits;
+    const unsigned __int128 per_group = grouped ? kWeightGroup : 1;
+    const unsigned __int128 p = static_cast<unsigned __int128>(bytes) * 8 * per_group / group_bits;
+    if (p > std::numeric_limits<std::uint64_t>::max()) throw OverflowError("parameter count of " + std::to_string(bytes) + " bytes");
+    return static_cast<std::uint64_t>(p);
+}
+
 KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, unsigned bits,
                                 std::uint64_t group, unsigned scale_bits, unsigned zero_bits) {
-    if (group == 0) throw InputError("--group-size", "0", "must be a positive integer");
+    if (group == 0) throw InputError("group size", "0", "must be a positive integer");
     KvSpec data = spec, count = spec;
     for (std::size_t l = 0; l < spec.layers.size(); ++l) {
         auto& d = data.layers[l];
         if (d.d_k % group != 0 || (d.d_v && d.d_v % group != 0))
-            throw InputError("--group-size", std::to_string(group),
+            throw InputError("group size", std::to_string(group),
                              "must divide the head width (d_k = " + std::to_string(d.d_k) + ")");
         d.bits_k = d.bits_v = bits;
         // One metadata record per group: count groups as elements of width 1 with the record's bits.

@@ -139,3 +139,17 @@ TEST_CASE("0.15/0.1 quantizes as 3/2 and 0.35/0.1 as 7/2", "[quant][issue14]") {
     CHECK(clipped.clipped);
     CHECK_THROWS_AS(quantize_scalar_exact(Rational(1), Rational(0), 7, Rounding::HalfToEven, nullptr), InputError);
 }
+
+TEST_CASE("params_of_weight_bytes inverts weight_storage: int8/int4 count their fp16 group scales", "[quant]") {
+    const inferlab::DType int8{"int8", 8}, int4{"int4", 4}, bf16{"bf16", 16};
+    // 8B weights in groups of 32: int8 is 32 B of levels + 2 B of scale per group (8.5 bits a
+    // weight), int4 16 B + 2 B (4.5 bits); bf16 has no scales.
+    const std::uint64_t p = 8'000'000'000;
+    CHECK(inferlab::weight_storage(p, int8).total_bytes == p / 32 * 34);
+    CHECK(inferlab::weight_storage(p, int4).total_bytes == p / 32 * 18);
+    CHECK(inferlab::params_of_weight_bytes(p / 32 * 34, int8) == p);
+    CHECK(inferlab::params_of_weight_bytes(p / 32 * 18, int4) == p);
+    CHECK(inferlab::params_of_weight_bytes(16'000'000'000, bf16) == p);
+    // Bytes that are not a whole number of groups round down: 35 B at int8 hold 32 weights and 1 B over.
+    CHECK(inferlab::params_of_weight_bytes(35, int8) == 32);
+}

@@ -111,6 +111,9 @@ StorageCost storage_cost(std::uint64_t elements, std::uint64_t group, unsigned b
 constexpr std::uint64_t kWeightGroup = 32;
 constexpr unsigned kWeightScaleBits = 16;
 StorageCost weight_storage(std::uint64_t params, const DType& dtype);
+// The inverse: how many weights `bytes` hold at `dtype` by that rule (rounded down), for a
+// model given by its weight bytes alone.
+std::uint64_t params_of_weight_bytes(std::uint64_t bytes, const DType& dtype);
 
 // The KV cache of a model stored quantized: kv-mem's bytes at `bits` per element plus one scale
 // (and zero point) per group of `group` elements of each head vector. `group` must divide d.

@@ -18,7 +18,7 @@ ContiguousCache::ContiguousCache(const Dims& d, Backend& memory)
 void ContiguousCache::reserve(int n) {
     for (int l = 0; l < layers_; ++l)
         if (len_[l] + n > seq_)
-            throw InputError("--tokens", std::to_string(len_[l] + n) + " positions",
+            throw InputError("cache length", std::to_string(len_[l] + n) + " positions",
                              "exceed the model's maximum sequence length " + std::to_string(seq_));
 }
 
@@ -44,8 +44,8 @@ KvPlacement ContiguousCache::placement(int layer) const {
 
 BlockPool::BlockPool(const Dims& d, int block_size, int num_blocks, std::uint64_t seed, Backend& memory)
     : layers_(d.n_layers), heads_(d.n_kv_heads), d_(d.head_dim()), block_(block_size), blocks_(num_blocks) {
-    if (block_size <= 0) throw InputError("--block-size", std::to_string(block_size), "must be a positive integer");
-    if (num_blocks <= 0) throw InputError("--blocks", std::to_string(num_blocks), "must be a positive integer");
+    if (block_size <= 0) throw InputError("block size", std::to_string(block_size), "must be a positive number of tokens");
+    if (num_blocks <= 0) throw InputError("pool blocks", std::to_string(num_blocks), "must be a positive integer");
     const std::size_t per_block = std::size_t(layers_) * heads_ * block_ * d_;
     k_ = Buffer(memory, per_block * std::size_t(num_blocks));
     v_ = Buffer(memory, per_block * std::size_t(num_blocks));
@@ -118,7 +118,7 @@ PagedCache::~PagedCache() {
 void PagedCache::reserve(int n) {
     const int need = *std::max_element(len_.begin(), len_.end()) + n;
     if (need > seq_max_)
-        throw InputError("--tokens", std::to_string(need) + " positions",
+        throw InputError("cache length", std::to_string(need) + " positions",
                          "exceed the model's maximum sequence length " + std::to_string(seq_max_));
     // Copy-on-write: the block the next position lands in may still be shared (a partly filled
     // prefix block, or one this cache shared out); write into a private copy, never into it.

@@ -143,7 +143,7 @@ private:
             // The most recently admitted is preempted (the highest index among the running).
             const std::size_t victim = run.back();
             if (run.size() == 1)
-                throw InputError("--blocks", std::to_string(o_.blocks),
+                throw InputError(o_.names.blocks, std::to_string(o_.blocks),
                                  "cannot hold sequence " + std::to_string(victim) + " alone");
             run.pop_back();
             preempt(victim);
@@ -225,22 +225,22 @@ private:
 }  // namespace
 
 PagedSimResult simulate_paged(const Transformer& m, const PagedSimOptions& opt) {
-    if (opt.prompts.empty()) throw InputError("--prompts", "", "needs at least one prompt");
+    if (opt.prompts.empty()) throw InputError(opt.names.prompts, "", "needs at least one prompt");
     for (const auto& p : opt.prompts) {
-        if (p.empty()) throw InputError("--prompts", "", "every prompt needs at least one token");
-        check_tokens(m.dims(), p, "--prompts");
+        if (p.empty()) throw InputError(opt.names.prompts, "", "every prompt needs at least one token");
+        check_tokens(m.dims(), p, opt.names.prompts);
         const int longest = static_cast<int>(p.size()) + opt.new_tokens;
         if (longest > m.dims().seq_len)
-            throw InputError("--steps", std::to_string(opt.new_tokens),
+            throw InputError(opt.names.new_tokens, std::to_string(opt.new_tokens),
                              "makes a sequence of " + std::to_string(longest) + " tokens, past the model's " +
                                  std::to_string(m.dims().seq_len));
         if (blocks_for(longest, opt.block_size) > opt.blocks)
-            throw InputError("--blocks", std::to_string(opt.blocks),
+            throw InputError(opt.names.blocks, std::to_string(opt.blocks),
                              "cannot hold a sequence of " + std::to_string(longest) + " tokens alone (" +
                                  std::to_string(blocks_for(longest, opt.block_size)) + " blocks of " +
                                  std::to_string(opt.block_size) + ")");
     }
-    if (opt.new_tokens <= 0) throw InputError("--steps", std::to_string(opt.new_tokens), "must be a positive integer");
+    if (opt.new_tokens <= 0) throw InputError(opt.names.new_tokens, std::to_string(opt.new_tokens), "must be a positive integer");
     return Sim(m, opt).run();
 }
 

@@ -26,6 +26,10 @@ struct PagedSimOptions {
     int new_tokens = 4;    // greedy tokens each sequence generates, then it ends
     bool share_prefix = true;
     std::uint64_t seed = 1;  // the pool's shuffled free list
+    // How errors name these inputs: the library's own terms unless the caller gives its flags.
+    struct Names {
+        std::string prompts = "prompts", blocks = "pool blocks", new_tokens = "new tokens per sequence";
+    } names;
 };
 
 struct SeqState {
