@@ -155,10 +155,6 @@ struct CheckOptions {
 };
 
 // A former spelling kept for old scripts, given together with the new one.
-void refuse_both(const CLI::App& sub, const char* now, const char* before) {
-    if (given(sub, now) && given(sub, before))
-        throw InputError(std::string(before) + " is the former spelling of " + now + ": give one of them");
-}
 
 void run_check(const CheckOptions& o, const CLI::App& sub) {
     refuse_both(sub, "--seq-len", "--length");
@@ -222,9 +218,7 @@ void run_generate(const GenerateOptions& o, const CLI::App& sub) {
     in.steps = std::uint64_t(parse_token_count("--steps", o.steps, in.prompt.size(), static_cast<std::uint64_t>(d.seq_len)));
     in.sampling = {parse_temperature(o.temperature), parse_top_k(o.top_k), parse_top_p(o.top_p),
                    parse_nonnegative_int("--sample-seed", o.sample_seed)};
-    if (in.sampling.temperature == 0)
-        for (const char* f : {"--top-k", "--top-p", "--sample-seed"})
-            if (given(sub, f)) throw InputError(std::string(f) + " has no effect with --temperature 0 (greedy: the argmax)");
+    refuse_sampling_flags_when_greedy(sub, in.sampling.temperature == 0, "--temperature 0");
     if (p->path.path == CachePath::NoCache) throw InputError("--path", o.path.path, "must be contiguous or paged for generate");
     in.path = p->path;
     emit(generate_report(generate(*p->m, in, p->opt), in.sampling, p->facts, o.trace), o.flags);

@@ -113,7 +113,12 @@ std::string speculate_text(const SpeculateSetup& su, const SpeculateOptions& so,
     return h + prose(t);
 }
 
-void run_speculate(const SpeculateOptionsCli& o) {
+void run_speculate(const SpeculateOptionsCli& o, const CLI::App& sub) {
+    refuse_both(sub, "--steps", "--tokens");
+    refuse_sampling_flags_when_greedy(sub, o.greedy || parse_temperature(o.temperature) == 0,
+                                      o.greedy ? "--greedy" : "--temperature 0");
+    if (o.greedy && sub.count("--temperature") > 0)
+        throw InputError("--temperature", o.temperature, "has no effect with --greedy (greedy: the argmax)");
     SpeculateSetup su;
     auto tw = load(o.src, &su.target);
     const Dims& td = tw->dims();
@@ -176,7 +181,10 @@ std::string kv_quant_text(const std::string& what, const KvQuantExperiment& e, c
     return prose(h);
 }
 
-void run_kv_quant(const KvQuantOptions& o) {
+void run_kv_quant(const KvQuantOptions& o, const CLI::App& sub) {
+    refuse_both(sub, "--group-size", "--group");
+    refuse_both(sub, "--positions", "--tokens");
+    refuse_both(sub, "--steps", "--gen");
     std::string what;
     auto w = load(o.src, &what);
     Transformer m(*w);
@@ -266,7 +274,8 @@ std::string roofline_text(const std::string& what, const RooflineResult& r, int 
     return h + prose(t);
 }
 
-void run_roofline(const RooflineCli& o) {
+void run_roofline(const RooflineCli& o, const CLI::App& sub) {
+    refuse_both(sub, "--batch", "--batches");
     std::string what;
     auto w = load(o.src, &what);
     Transformer m(*w);
@@ -319,7 +328,7 @@ void setup_speculate(CLI::App* model) {
                               "predicted_acceptance_rate, acceptance_interval_99, within_interval, tokens_per_round,\n"
                               "predicted_tokens_per_round, predicted_speedup (null without --cost-ratio),\n"
                               "per_position[]{position, judged, accepted, empirical, predicted} (null: none judged)."));
-    s->callback([sp] { run_speculate(*sp); });
+    s->callback([sp, s] { run_speculate(*sp, *s); });
 }
 
 void setup_kv_quant(CLI::App* model) {
@@ -341,7 +350,7 @@ void setup_kv_quant(CLI::App* model) {
                               "max_abs_logit_error, max_kl, mean_kl, greedy_agreement, generated,\n"
                               "greedy_first_divergence (null: none), bytes_per_token_measured,\n"
                               "bytes_per_token_kv_mem, bytes_per_token_fp32."));
-    q->callback([kq] { run_kv_quant(*kq); });
+    q->callback([kq, q] { run_kv_quant(*kq, *q); });
 }
 
 void setup_roofline(CLI::App* model) {
@@ -362,7 +371,7 @@ void setup_roofline(CLI::App* model) {
                                "rows[]{seq_len, batch, bytes_per_step, predicted_aggregate_tokens_per_s, predicted_per_request_tokens_per_s,\n"
                                "measured_aggregate_tokens_per_s, measured_per_request_tokens_per_s, ratio,\n"
                                "with_compute_aggregate_tokens_per_s, compute_bound}."));
-    rf->callback([ro] { run_roofline(*ro); });
+    rf->callback([ro, rf] { run_roofline(*ro, *rf); });
 }
 
 }  // namespace

@@ -21,7 +21,18 @@ void add_threads_option(CLI::App* sub, std::string& value) {
 }
 
 void add_former_spelling(CLI::App* sub, CLI::Option* current, const std::string& former, std::string& value) {
-    sub->add_option(former, value, "the former spelling of " + current->get_name())->group("")->excludes(current);
+    sub->add_option(former, value, "the former spelling of " + current->get_name())->group("");
+}
+
+void refuse_both(const CLI::App& sub, const std::string& now, const std::string& before) {
+    if (sub.count(now) > 0 && sub.count(before) > 0)
+        throw InputError(before + " is the former spelling of " + now + ": give one of them");
+}
+
+void refuse_sampling_flags_when_greedy(const CLI::App& sub, bool greedy, const std::string& greedy_flag) {
+    if (!greedy) return;
+    for (const char* f : {"--top-k", "--top-p", "--sample-seed"})
+        if (sub.count(f) > 0) throw InputError(std::string(f) + " has no effect with " + greedy_flag + " (greedy: the argmax)");
 }
 
 double parse_temperature(const std::string& text) {

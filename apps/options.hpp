@@ -31,9 +31,15 @@ int parse_threads(const std::string& text);
 // Declares --threads on a subcommand with the one description; parse it with parse_threads.
 void add_threads_option(CLI::App* sub, std::string& value);
 
-// The former spelling of `current` (issue #15's one name per concept): it fills the same value,
-// is hidden from --help, and giving both is a parse error.
+// The former spelling of `current` (issue #15's one name per concept): it fills the same value
+// and is hidden from --help. The run function calls refuse_both(sub, current, former).
 void add_former_spelling(CLI::App* sub, CLI::Option* current, const std::string& former, std::string& value);
+// Both spellings of one option given: an error naming both.
+void refuse_both(const CLI::App& sub, const std::string& now, const std::string& before);
+
+// Greedy decoding takes the argmax: --top-k, --top-p and --sample-seed change nothing then, so
+// giving any of them is an error naming it and `greedy_flag` (e.g. "--temperature 0").
+void refuse_sampling_flags_when_greedy(const CLI::App& sub, bool greedy, const std::string& greedy_flag);
 
 // --temperature: 0 means greedy (the argmax) everywhere; otherwise a finite positive number that
 // divides the logits before the softmax.

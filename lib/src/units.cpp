@@ -175,6 +175,9 @@ double parse_rate(const std::string& where, const std::string& text) {
     // Checked as the double it becomes: 1e-400 is positive in long double and 0 as a double (fuzz_units).
     if (!(static_cast<double>(v) > 0) || !std::isfinite(static_cast<double>(v)))
         throw InputError(where, text, "must be a positive bandwidth in bytes per second (e.g. 1TB/s, 3.35e12)");
+    // Below a byte a second the times of even one byte overflow a double's reach (1e-300 B/s):
+    // no memory is that slow, so it is refused rather than printed as an infinite step.
+    if (v < 1) throw InputError(where, text, "must be a positive bandwidth of at least 1 byte per second (e.g. 1TB/s, 3.35e12)");
     return static_cast<double>(v);
 }
 
@@ -200,6 +203,7 @@ double parse_flops(const std::string& where, const std::string& text) {
     long double v = as_long_double(d) * unit;
     if (!(static_cast<double>(v) > 0) || !std::isfinite(static_cast<double>(v)))
         throw InputError(where, text, "must be a positive rate in FLOP/s (e.g. 989e12, 989TFLOPS)");
+    if (v < 1) throw InputError(where, text, "must be a positive rate of at least 1 FLOP/s (e.g. 989e12, 989TFLOPS)");
     return static_cast<double>(v);
 }
 

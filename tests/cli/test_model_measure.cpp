@@ -91,3 +91,25 @@ TEST_CASE("model speculate/kv-quant: bad input exits 2", "[cli][model][errors]")
     CHECK(c.status == 2);
     CHECK(c.err.find("--draft-layers '9'") != std::string::npos);
 }
+
+TEST_CASE("model speculate refuses sampling flags that greedy decoding ignores, as model generate does", "[cli][model]") {
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--greedy", "--top-k", "5"},
+                 "--top-k has no effect with --greedy (greedy: the argmax)");
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--temperature", "0", "--sample-seed", "3"},
+                 "--sample-seed has no effect with --temperature 0 (greedy: the argmax)");
+    expect_error({"model", "generate", "--model", "demo-gqa", "--temperature", "0", "--top-p", "0.9"},
+                 "--top-p has no effect with --temperature 0 (greedy: the argmax)");
+}
+
+TEST_CASE("a former spelling beside the current one is refused, naming both", "[cli][model]") {
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--tokens", "5", "--steps", "5"},
+                 "--tokens is the former spelling of --steps: give one of them");
+    expect_error({"model", "kv-quant", "--model", "demo-gqa", "--group", "16", "--group-size", "16"},
+                 "--group is the former spelling of --group-size: give one of them");
+    expect_error({"model", "roofline", "--model", "demo-gqa", "--batches", "1", "--batch", "1"},
+                 "--batches is the former spelling of --batch: give one of them");
+    // The former spelling alone still works, and is hidden from --help.
+    const auto r = run_inferlab({"model", "speculate", "--model", "demo-gqa", "--tokens", "4", "--json"});
+    CHECK(r.status == 0);
+    CHECK(run_inferlab({"model", "speculate", "--help"}).out.find("--tokens") == std::string::npos);
+}

@@ -195,6 +195,11 @@ TEST_CASE("regress: review findings of this round end in exit 2, not a hang, a w
     // Fuzzing (docs/fuzzing.md): 1e-400 is positive in long double and 0 in double.
     expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1e-400"},
                  "--bandwidth '1e-400': must be a positive bandwidth");
+    // The new-user trial: 1e-300 B/s or FLOP/s made an infinite step time (exit 3 in JSON, "n/a" in text).
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1e-300", "--json"},
+                 "--bandwidth '1e-300': must be a positive bandwidth of at least 1 byte per second");
+    expect_error({"decode-roofline", "--model", "llama-3-8b", "--bandwidth", "1TB/s", "--seq-len", "4096", "--peak-flops", "1e-300"},
+                 "--peak-flops '1e-300': must be a positive rate of at least 1 FLOP/s");
     // check-cache with bf16 weights compared a float32 no-cache pass with bf16 steps and said
     // "PATHS DISAGREE": the comparison is refused instead.
     expect_error({"model", "check-cache", "--weight-dtype", "bf16"}, "--weight-dtype 'bf16': cannot compare cache paths");
