@@ -12,12 +12,6 @@ namespace {
 using nlohmann::json;
 using app::wrap;
 
-// wrap() with continuation lines `extra` columns deeper than the first: the width is shrunk
-// by as much, so that they too end within text_width().
-std::string wrap(const std::string& text, const std::string& indent, const std::string& hanging, std::size_t extra) {
-    return wrap_text(text, text_width() - extra, indent, hanging);
-}
-
 std::string num(double v) { return format_real(v, 6); }
 // CSV cells: the double that reads back exactly (17 significant digits at most).
 std::string cell(double v) { return format_short(v, 17); }
@@ -121,7 +115,7 @@ Report value_report(const ValueQuant& v) {
     r.human += wrap(fmt::format("error x̂ − x = {}{}", num(q.error),
                                 q.clipped ? " (clipped: outside the range the bound |x − x̂| ≤ Δ/2 does not hold)"
                                           : fmt::format(" (|x − x̂| ≤ Δ/2 = {} holds)", num(v.half_step))),
-                    "  ", "    ", 2) +
+                    "  ", "    ") +
                "\n";
     // A level takes 6 columns of the number line: as many as the width holds.
     r.human += render_grid(q, static_cast<int>((text_width() - 2) / 6));
@@ -130,7 +124,7 @@ Report value_report(const ValueQuant& v) {
                                   q.exact ? fmt::format(" = {} exactly (the decimals as typed, not their binary doubles)",
                                                         q.scaled_fraction)
                                           : ""),
-                      "  ", "    ", 2);
+                      "  ", "    ");
     r.explain += fmt::format("  round({}) = {}   ({})\n", num(q.scaled), q.rounded, to_string(v.rounding));
     r.explain += fmt::format("  clip({}, −{}, {}) = {}\n", q.rounded, q.qmax, q.qmax, q.level);
     r.explain += fmt::format("  x̂ = {} × {} = {}\n", num(q.step), q.level, num(q.dequantized));
@@ -162,7 +156,7 @@ Report values_report(const ValuesQuant& v, const QuantizeLabels& labels) {
     r.human += render_table(storage_table(v, false));
     r.add_table("values", error_table(rows, true));
     r.add_table("storage", storage_table(v, true));
-    r.explain = wrap(kValuesExplain, "", "  ", 2) + r.human;
+    r.explain = wrap(kValuesExplain, "", "  ") + r.human;
     return r;
 }
 
@@ -190,7 +184,7 @@ Report kv_report(const KvQuantComparison& c, unsigned bits, Rounding rule, const
                                        c.k_per_channel_better
                                            ? "an outlier channel inflates every token's scale when K is scaled per token"
                                            : "no strong outlier channels in this K"),
-                           "  ", "    ", 2);
+                           "  ", "    ");
     r.add_table("kv", error_table(rows, true));
     r.explain = wrap("K and V are [tokens, channels]. Per channel: one scale per column (over tokens); per token: one "
                      "scale per row. With a few large K channels, a per-token scale is set by the outlier and every "
@@ -213,11 +207,11 @@ Report storage_report(const StorageQuant& s, const QuantizeLabels& labels) {
                                 group_thousands(c.data_bytes), group_thousands(c.metadata_bytes),
                                 group_thousands(c.total_bytes), group_thousands(c.source_bytes), labels.source_dtype,
                                 num(c.bits_per_element)),
-                    "  ", "    ", 2);
+                    "  ", "    ");
     r.explain = wrap(fmt::format("bytes = elements × b / 8 + groups × (scale bits + zero bits) / 8 = {} × {} / 8 + {} × {} "
                                  "/ 8 = {} B",
                                  s.elements, s.bits, c.groups, s.record_bits, c.total_bytes),
-                     "", "    ", 4);
+                     "", "    ");
     r.explain += fmt::format("bits per element = {} × 8 / {} = {}\n", c.total_bytes, s.elements, num(c.bits_per_element));
     return r;
 }
@@ -264,16 +258,16 @@ Report kv_model_report(const KvModelQuant& m, const QuantizeLabels& labels) {
     r.human += render_table(t);
     std::string totals;
     for (const auto& row : m.rows) totals += fmt::format("{}{} {}", totals.empty() ? "" : "; ", row.precision, bytes_all_units(row.bytes.total_bytes));
-    r.human += wrap("total: " + totals, "  ", "    ", 2);
+    r.human += wrap("total: " + totals, "  ", "    ");
     if (m.sliding_layers)
         r.human += wrap(fmt::format("bytes/token counts every layer before windows cap the {} sliding layers ({}); the "
                                     "totals at S = {} honour the windows",
                                     m.sliding_layers, m.window_rule, m.seq_len),
-                        "  ", "    ", 2);
+                        "  ", "    ");
     r.add_table("precisions", csv);  // first: what a plain --csv prints
     add_weights(m, r);
-    r.explain = wrap("bytes = kv-mem's bytes at b bits + (elements / group) × (scale + zero bits) / 8", "", "    ", 4) +
-                wrap("weights: parameters × b / 8 + (parameters / 32) × 16 / 8 at int8/int4", "", "    ", 4) + "\n" + r.human;
+    r.explain = wrap("bytes = kv-mem's bytes at b bits + (elements / group) × (scale + zero bits) / 8", "", "    ") +
+                wrap("weights: parameters × b / 8 + (parameters / 32) × 16 / 8 at int8/int4 (one fp16 scale per 32)", "", "    ") + "\n" + r.human;
     return r;
 }
 

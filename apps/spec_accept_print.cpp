@@ -12,12 +12,6 @@ namespace {
 using nlohmann::json;
 using app::wrap;
 
-// wrap() with continuation lines `extra` columns deeper than the first: the width is shrunk
-// by as much, so that they too end within text_width().
-std::string wrap(const std::string& text, const std::string& indent, const std::string& hanging, std::size_t extra) {
-    return wrap_text(text, text_width() - extra, indent, hanging);
-}
-
 std::string show(double v) { return format_real(v, 6); }
 std::string show(const Rational& r) { return r.str(); }
 // A fraction inside a formula gets parentheses so "3/5 / 2/5" reads as (3/5)/(2/5).
@@ -91,7 +85,7 @@ void position_text(const std::vector<T>& p, const std::vector<T>& q, const Accep
         if (a.never_proposed[x] && p[x] > T(0))
             notes += fmt::format("token {}: q = 0, so the draft never proposes it; the residual supplies its p = {}.\n", x,
                                  show(p[x]));
-    h += wrap(notes, "  ", "    ", 2);
+    h += wrap(notes, "  ", "    ");
 }
 
 template <typename T>
@@ -109,7 +103,7 @@ void position_explain(const std::vector<T>& p, const std::vector<T>& q, const Ac
         x += fmt::format("  x = {}: {} + {} × {} = {}   (p = {})\n", i, show(a.accepted[i]), term(a.reject_prob),
                          term(a.residual[i]), show(a.output[i]), show(p[i]));
     x += fmt::format("max |output − p| = {}\n", show(a.max_abs_error));
-    r.explain += wrap(x, "", "    ", 4);
+    r.explain += wrap(x, "", "    ");
 }
 
 void position_json(const SpecPosition& pos, json& j) {
@@ -173,7 +167,7 @@ void round_section(const RoundWalkthrough& w, Report& r, std::vector<NamedTable>
                                 "discarded {}",
                                 w.tokens_advanced, w.accepted, w.bonus ? "bonus" : "resampled", w.draft_proposals,
                                 w.target_positions, w.discarded),
-                    "  ", "    ", 2);
+                    "  ", "    ");
     r.explain += "\n" + wrap(fmt::format("Round: {} accepted, then {} → {} advanced from {}; {} discarded.", w.accepted,
                                          w.bonus ? "the bonus token" : "one token resampled from the residual",
                                          count_noun(w.tokens_advanced, "token"), count_noun(w.draft_proposals, "draft"),
@@ -223,7 +217,7 @@ void expected_text(const SpecExpected& e, Report& r) {
     if (e.speedup)
         lines += fmt::format("speedup at draft/target cost ratio c = {}: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) = {}\n",
                              show(*e.cost_ratio), show(*e.speedup));
-    r.human += wrap(lines, "  ", "    ", 2);
+    r.human += wrap(lines, "  ", "    ");
     r.explain += "\n" + wrap(fmt::format("Expected tokens per round = (1 − α^(γ+1)) / (1 − α) = (1 − {}^{}) / (1 − {}) = {}",
                                          show(e.alpha), e.tokens_if_accepted.back(), show(e.alpha),
                                          show(e.expected_tokens_per_round)));
@@ -295,7 +289,7 @@ void simulation_section(const SpecSimulation& s, const std::vector<double>& p, R
                                 show(s.threshold), ft.total_variation, ft.chi_square, ft.p_value,
                                 s.threshold_shortcut_passes ? "not distinguishable from p here"
                                                             : "biased: it does not preserve p"),
-                    "  ", "    ", 2);
+                    "  ", "    ");
     tables.push_back({"simulation", t});
 }
 
