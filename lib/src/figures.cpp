@@ -85,7 +85,7 @@ const std::vector<FigureInfo>& catalog() {
         {"doc1-fig16", kDoc1, "§4.2", "The product task loop against the model's forward pass (original figure)", false,
          "conceptual: the harness loop (tools, RAG, stop rules) has no number inferlab computes"},
         {"doc1-fig17", kDoc1, "§4.3", "Three cache paths compared on fixed inputs", false,
-         "not drawn yet: model check-cache prints these numbers; its drawing waits for its result struct (issue #15)"},
+         "not drawn yet: model check-cache computes these numbers (CheckCacheResult); drawing them comes with --svg on the subcommands"},
         {"doc2-fig1", kDoc2, "from tokens to hidden states", "Q/K/V produced from the hidden state by learned projections",
          true, ""},
     };

@@ -41,25 +41,12 @@ std::vector<Mode> modes() {
     };
 }
 
-std::set<std::string> top_level(const nlohmann::json& j) {
-    std::set<std::string> out;
-    for (const auto& [k, v] : j.items()) out.insert(k);
-    return out;
-}
-
 }  // namespace
 
 TEST_CASE("best-of-n --csv: every table of every mode passes the CSV contract", "[cli][contract][best-of-n]") {
     for (const auto& m : modes()) {
         INFO(m.name);
-        const auto plain = run_inferlab(with(m.args, {"--csv"}));
-        REQUIRE(plain.status == 0);
-        check_csv(plain.out, m.name);
-        for (const auto& t : m.tables) {
-            const auto r = run_inferlab(with(m.args, {"--csv", "--table", t}));
-            REQUIRE(r.status == 0);
-            check_csv(r.out, std::string(m.name) + " --table " + t);
-        }
+        check_every_csv_table(m.args, m.tables, m.name);
     }
     expect_error({"best-of-n", "--p", "0.3", "--n", "4", "--csv", "--table", "budget"}, "--table 'budget'");
 }
@@ -71,8 +58,8 @@ TEST_CASE("best-of-n --json: only documented keys, and one schema", "[cli][contr
         INFO(m.name);
         const auto j = parse_json(run_inferlab(with(m.args, {"--json"})));
         CHECK(undocumented_keys(j, doc).empty());
-        if (first_top.empty()) first_top = top_level(j);
-        CHECK(top_level(j) == first_top);
+        if (first_top.empty()) first_top = top_level_keys(j);
+        CHECK(top_level_keys(j) == first_top);
     }
     // Strategies asked for or not, one N or several: the same keys, null where not computed.
     const auto bare = parse_json(run_inferlab({"best-of-n", "--p", "0.3", "--n", "4", "--json"}));

@@ -45,27 +45,12 @@ std::vector<Mode> modes() {
     };
 }
 
-std::set<std::string> top_level(const nlohmann::json& j) {
-    std::set<std::string> out;
-    for (const auto& [k, v] : j.items()) out.insert(k);
-    return out;
-}
-
 }  // namespace
 
 TEST_CASE("decode-roofline --csv: every table of every mode passes the CSV contract", "[cli][contract][decode-roofline]") {
     for (const auto& m : modes()) {
         INFO(m.name);
-        const auto plain = run_inferlab(with(m.args, {"--csv"}));
-        REQUIRE(plain.status == 0);
-        check_csv(plain.out, m.name);
-        for (const auto& t : m.tables) {
-            const auto r = run_inferlab(with(m.args, {"--csv", "--table", t}));
-            REQUIRE(r.status == 0);
-            check_csv(r.out, std::string(m.name) + " --table " + t);
-        }
-        // The first table is what a plain --csv prints.
-        CHECK(plain.out == run_inferlab(with(m.args, {"--csv", "--table", m.tables.front()})).out);
+        check_every_csv_table(m.args, m.tables, m.name);
     }
 }
 
@@ -78,8 +63,8 @@ TEST_CASE("decode-roofline --json: only documented keys, and one schema per mode
         const auto j = parse_json(run_inferlab(with(m.args, {"--json"})));
         CHECK(undocumented_keys(j, doc).empty());
         // Every mode has the same top-level keys: a section not computed is null.
-        if (first_top.empty()) first_top = top_level(j);
-        CHECK(top_level(j) == first_top);
+        if (first_top.empty()) first_top = top_level_keys(j);
+        CHECK(top_level_keys(j) == first_top);
     }
     // Optional inputs leave their keys in place, null: with and without π and memory.
     const auto bare = parse_json(run_inferlab(with(kDoc, {"--batch", "1,8", "--json"})));

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli.hpp"
 #include "inferlab/report.hpp"
 
 namespace inferlab::test {
@@ -196,6 +197,32 @@ void check_csv(const std::string& text, const std::string& what) {
             CHECK((rows[r][c].empty() || is_number(rows[r][c])));
         }
     }
+}
+
+void check_every_csv_table(const std::vector<std::string>& args, const std::vector<std::string>& tables,
+                           const std::string& what) {
+    REQUIRE(!tables.empty());
+    auto with = [&](std::vector<std::string> more) {
+        more.insert(more.begin(), args.begin(), args.end());
+        return more;
+    };
+    const auto plain = run_inferlab(with({"--csv"}));
+    INFO(what << ": " << plain.err);
+    REQUIRE(plain.status == 0);
+    check_csv(plain.out, what);
+    for (const auto& t : tables) {
+        const auto r = run_inferlab(with({"--csv", "--table", t}));
+        INFO(what << " --table " << t << ": " << r.err);
+        REQUIRE(r.status == 0);
+        check_csv(r.out, what + " --table " + t);
+        if (t == tables.front()) CHECK(r.out == plain.out);  // the first table is what a plain --csv prints
+    }
+}
+
+std::set<std::string> top_level_keys(const nlohmann::json& j) {
+    std::set<std::string> out;
+    for (const auto& [k, v] : j.items()) out.insert(k);
+    return out;
 }
 
 std::size_t widest_line(const std::string& text) {

@@ -20,6 +20,14 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text);
 // among numbers: a missing number is an empty cell).
 void check_csv(const std::string& text, const std::string& what);
 
+// Runs `args` with --csv, and with --csv --table NAME for each of `tables`, and checks each
+// output with check_csv; a plain --csv must print the first of them.
+void check_every_csv_table(const std::vector<std::string>& args, const std::vector<std::string>& tables,
+                           const std::string& what);
+
+// The top-level keys of `j`.
+std::set<std::string> top_level_keys(const nlohmann::json& j);
+
 // The widest line of `text`, in terminal columns (a CJK character counts two).
 std::size_t widest_line(const std::string& text);
 
