@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "inferlab/error.hpp"
+#include "inferlab/files.hpp"
 
 namespace inferlab::app {
 
@@ -18,6 +19,10 @@ void add_output_flags(CLI::App& sub, OutputFlags& flags, bool with_csv) {
         sub.add_option("--table", flags.table, "With --csv: the table to print, by name (an unknown name lists them)")
             ->needs(c);
     }
+}
+
+void add_svg_flag(CLI::App& sub, OutputFlags& flags, const std::string& what) {
+    sub.add_option("--svg", flags.svg, "Also draw " + what + " as an SVG figure into FILE")->type_name("FILE");
 }
 
 namespace {
@@ -47,6 +52,12 @@ void emit(const Report& report, const OutputFlags& flags) {
         out = report.explain;
     } else {
         out = report.human;
+    }
+    // After the output is built (a bad --table writes no file), before it is printed (a file
+    // that cannot be written prints nothing).
+    if (!flags.svg.empty()) {
+        if (report.svg.empty()) throw InputError("--svg", flags.svg, "this output has no figure");
+        write_text_file(flags.svg, report.svg);
     }
     std::cout << out << std::flush;
 }

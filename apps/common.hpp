@@ -22,11 +22,17 @@ struct OutputFlags {
     bool explain = false;  // formula, substituted values, result
     bool csv = false;      // one table as CSV
     std::string table;     // --table NAME: which table --csv prints, where the output has several
+    std::string svg;       // --svg FILE: also draw the result as an SVG figure into FILE
 };
 
 // Adds --json and --explain, and where the subcommand has tables --csv and --table NAME; the
 // three forms exclude each other, and --table needs --csv.
 void add_output_flags(CLI::App& sub, OutputFlags& flags, bool with_csv = false);
+
+// Adds --svg FILE: the printer draws the same result it prints into Report::svg, and emit() writes
+// it to FILE before printing (so a file that cannot be written leaves stdout empty). The chosen
+// output form (text, --json, --csv, --explain) is printed as usual.
+void add_svg_flag(CLI::App& sub, OutputFlags& flags, const std::string& what);
 
 // A table of the output, by the name `--table` selects it with (lowercase, dashes: "rows",
 // "generation"). The first one added is what a plain --csv prints.
@@ -40,11 +46,13 @@ struct Report {
     std::string human;
     std::string explain;
     std::vector<NamedTable> tables;  // every table the text shows, for --csv
+    std::string svg;                 // the figure of the result, filled when --svg was given
     void add_table(std::string name, Table t) { tables.push_back({std::move(name), std::move(t)}); }
 };
 
 // Prints the one form the flags ask for. JSON is checked for NaN/inf first. --csv where the
 // output has no table, or --table naming none of them, is an inferlab::Error (nothing printed).
+// With --svg, writes report.svg to that file first; an empty report.svg there is an Error too.
 void emit(const Report& report, const OutputFlags& flags);
 
 // Columns of human output: $COLUMNS when it is a whole number from 40 to 1000, else 80. (Not the

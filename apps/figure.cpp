@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -16,6 +15,7 @@
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/figures.hpp"
+#include "inferlab/files.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/paged_sim.hpp"
 #include "inferlab/model/transformer.hpp"
@@ -315,13 +315,6 @@ std::string list_text() {
     return drawn + not_drawn;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-    std::ofstream f(path, std::ios::binary);
-    f << text;
-    f.close();
-    if (!f) throw FileError(path, "cannot be written");
-}
-
 std::string html_escape(const std::string& s) { return svg::escape(s); }
 
 void write_all(const FigureOptions& o) {
@@ -343,14 +336,14 @@ void write_all(const FigureOptions& o) {
             continue;
         }
         const std::string file = f.name + ".svg";
-        write_file((fs::path(o.out) / file).string(), draw(f.name, FigureOptions{}));
+        write_text_file((fs::path(o.out) / file).string(), draw(f.name, FigureOptions{}));
         ++drawn;
         html += fmt::format("<figure id=\"{0}\"><img src=\"{1}\" alt=\"{2}\"><figcaption><b>{0}</b>: {2} ({3}, {4})<br>"
                             "Made by <code>inferlab figure {0}</code></figcaption></figure>\n",
                             f.name, file, html_escape(f.caption), html_escape(f.document), html_escape(f.section));
     }
     html += "<h2>Not drawn</h2><ul>\n" + not_drawn + "</ul>\n</body></html>\n";
-    write_file((fs::path(o.out) / "index.html").string(), html);
+    write_text_file((fs::path(o.out) / "index.html").string(), html);
     std::cout << fmt::format("wrote {} figures and index.html to {}\n", drawn, o.out);
 }
 
@@ -387,7 +380,7 @@ void run_figure(const FigureOptions& o, const CLI::App& sub) {
     if (o.out.empty() || o.out == "-")
         std::cout << text;
     else {
-        write_file(o.out, text);
+        write_text_file(o.out, text);
         // One line, so a script or a class sees what was written where.
         std::cout << fmt::format("wrote {} ({} bytes): {}\n", o.out, text.size(), find_figure(o.name).caption);
     }

@@ -25,6 +25,16 @@ std::ifstream open_input_file(const std::string& path, std::ios::openmode mode) 
     return in;
 }
 
+void write_text_file(const std::string& path, const std::string& text) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw FileError(path, "is a directory, not a file to write");
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) throw FileError(path, "cannot be created (missing folder or no permission)");
+    out << text;
+    out.close();
+    if (!out) throw FileError(path, "could not be written completely");
+}
+
 std::string read_text_file(const std::string& path) {
     std::ifstream in = open_input_file(path);
     std::stringstream ss;

@@ -19,6 +19,10 @@ std::ifstream open_input_file(const std::string& path, std::ios::openmode mode =
 // The whole file as text (same errors as open_input_file).
 std::string read_text_file(const std::string& path);
 
+// Writes `text` to `path`, replacing the file. A directory, a missing folder or a failed write is
+// a FileError that says which (the SVG of --svg, figure --out).
+void write_text_file(const std::string& path, const std::string& text);
+
 // Parses a JSON document read from `path` for the flag `where`. Errors (all InputError naming
 // `where` and `path`): invalid JSON, nesting deeper than kMaxJsonDepth, a number too large for a
 // double (nlohmann reports it as out_of_range, not as a parse error).
