@@ -106,10 +106,11 @@ std::string saving_note(const SharingComparison& c) {
 }
 
 std::string step_text(const PagedStep& st, const PagedSimResult& r) {
-    std::string h = fmt::format("\nstep {}: {} used, {} free{}", st.step, st.used_blocks, st.free_blocks,
-                                st.step == r.peak_step ? " (the peak)" : "");
+    std::string line = fmt::format("step {}: {} used, {} free{}", st.step, st.used_blocks, st.free_blocks,
+                                   st.step == r.peak_step ? " (the peak)" : "");
     // The table shows the step at its fullest; the blocks finished sequences hand back come after.
-    h += st.free_after != st.free_blocks ? fmt::format("; {} free once the finished return theirs\n", st.free_after) : "\n";
+    if (st.free_after != st.free_blocks) line += fmt::format("; {} free once the finished return theirs", st.free_after);
+    std::string h = "\n" + wrap(line, "", "  ");
     for (const auto& e : st.events) h += "  " + e + "\n";
     Table t{{"seq", "state", "len", "blocks (logical→physical)", "refs", "last fill"}, {}, {}};
     t.right_align = {true, false, true, false, false, true};
