@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "inferlab/model/backend.hpp"
+#include "inferlab/model/token_lists.hpp"
 #include "inferlab/model/weights.hpp"
 
 namespace inferlab::app {
@@ -32,9 +33,9 @@ model::Kernels kernels_option(const std::string& kernels);
 // holding a device copy of `w` for "cuda"; InputError for anything else, or for cuda in a build
 // without it or on a machine without a GPU.
 std::unique_ptr<model::Backend> make_backend(const std::string& name, const model::Weights& w);
-// Token ids inside the vocabulary, no longer than the maximum sequence; an id with a leading zero
-// ("1,000": a thousands separator read as two ids) is refused.
-std::vector<int> parse_token_list(const std::string& flag, const std::string& text, const model::Dims& d);
+// Token ids ("1,2,3") and prompt lists ("1,2;3"): lib's parsers, the flag as `where`.
+using model::parse_prompt_list;
+using model::parse_token_list;
 
 // The measured-against-predicted commands: speculate, kv-quant, roofline.
 void setup_model_measure(CLI::App* model);
