@@ -40,7 +40,13 @@ constexpr std::size_t kMaxKvValues = 4'000'000;
 Matrix generate(const QuantizeOptions& o, Rng& rng) {
     const std::string prefix = "normal:";
     if (o.gen.rfind(prefix, 0) != 0) throw InputError("--gen", o.gen, "must be normal:N or normal:ROWSxCOLS");
-    const Dims d = parse_dims("--gen", o.gen.substr(prefix.size()), kMaxValues, true);
+    Dims d;
+    try {
+        d = parse_dims("--gen", o.gen.substr(prefix.size()), kMaxValues, true);
+    } catch (const InputError& e) {
+        // The value as typed, prefix included: "--gen 'normal:0x4'".
+        throw InputError("--gen", o.gen, e.rule().empty() ? e.what() : e.rule());
+    }
     double frac = 0, factor = 1;
     if (!o.outliers.empty()) {
         auto colon = o.outliers.find(':');

@@ -55,7 +55,8 @@ void check_effects(const CLI::App& sub, const SpecOptions& o) {
     require(sub, "--exact", pq, "has no effect without --p/--q");
     require(sub, "--cost-ratio", !o.gamma.empty() && (!o.alpha.empty() || pq || logits),
             "needs --gamma and an acceptance rate (--alpha, or --p/--q)");
-    require(sub, "--max-gamma", !o.cost_ratio.empty(), "has no effect without --cost-ratio (the γ table needs it)");
+    require(sub, "--max-gamma", !o.cost_ratio.empty() || (!o.out.svg.empty() && !o.gamma.empty()),
+            "has no effect without --cost-ratio (the γ table needs it) or --gamma with --svg (the figure's sweep)");
     for (const char* f : {"--seed", "--threshold"}) require(sub, f, !o.simulate.empty(), "has no effect without --simulate");
 }
 

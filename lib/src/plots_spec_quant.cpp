@@ -24,6 +24,8 @@ std::string list(const std::vector<double>& v) {
     return "[" + t + "]";
 }
 
+constexpr std::size_t kMaxDrawnTokens = 64;
+
 std::string gb(std::uint64_t bytes) { return fmt::format("{:.3f} GB", static_cast<double>(bytes) / 1e9); }
 
 std::string sweep_figure(const SpecExpected& e, std::size_t gamma) {
@@ -62,6 +64,13 @@ std::string sweep_figure(const SpecExpected& e, std::size_t gamma) {
 
 std::string position_figure(const SpecPosition& pos) {
     const Acceptance<double>& a = pos.a;
+    // Four bars a token: past 64 tokens (a real vocabulary) the chart would be thousands of
+    // bars no one can read, so it is refused rather than drawn unreadably.
+    if (pos.p.size() > kMaxDrawnTokens)
+        throw InputError("--svg", std::to_string(pos.p.size()) + " tokens",
+                         fmt::format("the per-token chart draws at most {} tokens (give --gamma with --p/--q for the "
+                                     "γ sweep instead)",
+                                     kMaxDrawnTokens));
     svg::BarChart ch;
     ch.title = "spec-accept: acceptance mass and residual, one position";
     ch.subtitle = fmt::format("accepted Σ min(p, q) = {}, rejected {}; the residual r = [p − q]₊ / Σ[p − q]₊ refills p",
@@ -83,7 +92,7 @@ std::string position_figure(const SpecPosition& pos) {
                                  : ""),
                  fmt::format("output = q·α + reject·r = {} (acceptance, lib/spec.hpp); first document §3.1.2, Figure 13",
                              list(a.output))};
-    if (pos.p.size() > 64) ch.width = 1200;
+    ch.width = std::max(720.0, 120 + 4 * 14 * static_cast<double>(pos.p.size()));
     return svg::bar_chart(ch);
 }
 
