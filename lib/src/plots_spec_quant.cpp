@@ -62,7 +62,7 @@ std::string sweep_figure(const SpecExpected& e, std::size_t gamma) {
     return svg::line_plot(pl);
 }
 
-std::string position_figure(const SpecPosition& pos) {
+std::string position_figure(const SpecPosition& pos, const SpecSimulation* sim) {
     const Acceptance<double>& a = pos.a;
     // Four bars a token: past 64 tokens (a real vocabulary) the chart would be thousands of
     // bars no one can read, so it is refused rather than drawn unreadably.
@@ -83,16 +83,23 @@ std::string position_figure(const SpecPosition& pos) {
         ch.bars.push_back({.label = many ? "" : "q", .value = pos.q[v], .color = svg::kGrey, .group = g});
         ch.bars.push_back({.label = many ? "" : "min", .value = a.accepted[v], .color = svg::kGreen, .group = g});
         ch.bars.push_back({.label = many ? "" : "r", .value = a.residual[v], .color = svg::kRed, .group = g});
+        if (sim) ch.bars.push_back({.label = many ? "" : "sim", .value = sim->speculative[v], .color = svg::kOrange, .group = g});
     }
     ch.legend = {{"p (target)", svg::kBlue}, {"q (draft)", svg::kGrey}, {"accepted q·α = min(p, q)", svg::kGreen},
                  {"residual r", svg::kRed}};
+    if (sim) ch.legend.push_back({"simulated output", svg::kOrange});
     ch.inputs = {fmt::format("p = {}, q = {}{}", list(pos.p), list(pos.q),
                              pos.source == PositionSource::Logits
                                  ? fmt::format(" (softmax of the logits at temperature {})", svg::number(pos.temperature))
                                  : ""),
                  fmt::format("output = q·α + reject·r = {} (acceptance, lib/spec.hpp); first document §3.1.2, Figure 13",
                              list(a.output))};
-    ch.width = std::max(720.0, 120 + 4 * 14 * static_cast<double>(pos.p.size()));
+    if (sim)
+        ch.inputs.insert(ch.inputs.begin() + 1,
+                         fmt::format("simulated: {} samples, seed {}: the speculative rule's output frequencies, "
+                                     "χ² p-value {} against p",
+                                     group_thousands(sim->samples), sim->seed, svg::number(sim->speculative_fit.p_value, 4)));
+    ch.width = std::max(720.0, 120 + (sim ? 5 : 4) * 14 * static_cast<double>(pos.p.size()));
     return svg::bar_chart(ch);
 }
 
@@ -126,7 +133,7 @@ std::string round_figure(const RoundWalkthrough& w) {
 
 std::string spec_accept_figure(const SpecAcceptResult& r) {
     if (r.expected && r.gamma) return sweep_figure(*r.expected, *r.gamma);
-    if (r.position) return position_figure(*r.position);
+    if (r.position) return position_figure(*r.position, r.simulation ? &*r.simulation : nullptr);
     if (r.round) return round_figure(*r.round);
     throw InputError("--svg: this spec-accept result has nothing to draw");
 }

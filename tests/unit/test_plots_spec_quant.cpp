@@ -204,3 +204,19 @@ TEST_CASE("plots: spec-accept refuses to draw more than 64 tokens one by one", "
     in.p.assign(64, 1.0 / 64), in.q.assign(64, 1.0 / 64);
     CHECK(test::svg_parse_error(plots::spec_accept_figure(spec_accept(in))).empty());
 }
+
+TEST_CASE("plots: spec-accept with a simulation adds the simulated output frequency per token", "[unit][plots]") {
+    SpecAcceptInputs in;
+    in.source = PositionSource::Float;
+    in.p = {0.6, 0.3, 0.1};
+    in.q = {0.4, 0.4, 0.2};
+    in.samples = 1000;
+    in.seed = 7;
+    const SpecAcceptResult r = spec_accept(in);
+    REQUIRE(r.simulation);
+    const std::string s = plots::spec_accept_figure(r);
+    REQUIRE(test::svg_parse_error(s).empty());
+    const auto bars = values(s, "bar");
+    REQUIRE(bars.size() == 15);  // p, q, min, r, simulated for each of 3 tokens
+    for (std::size_t v = 0; v < 3; ++v) CHECK(bars[5 * v + 4] == r.simulation->speculative[v]);
+}

@@ -15,7 +15,8 @@ namespace inferlab::plots {
 
 // spec-accept: with α and γ, E[tokens per round] (and the speedup, with a cost ratio) against
 // γ = 1..max(γ, max_gamma), the γ given and the best γ marked; else one position's p, q, accepted
-// mass min(p, q) and residual r per token (the bars of the first document's Figure 13); else the
+// mass min(p, q) and residual r per token (the bars of the first document's Figure 13), with the
+// simulated output frequencies beside them after --simulate; else the
 // scripted round, draft by draft. InputError when the result holds none of them, or a position
 // of more than 64 tokens to draw per token.
 std::string spec_accept_figure(const SpecAcceptResult& r);
