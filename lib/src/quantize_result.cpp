@@ -44,12 +44,17 @@ ErrorHistogram error_histogram(const std::vector<double>& x, const std::vector<d
     double m = 0;
     for (std::size_t i = 0; i < x.size(); ++i) m = std::max(m, std::fabs(xhat[i] - x[i]));
     ErrorHistogram h;
-    h.hi = m > 0 ? m : 1;
+    // Halved before doubling: 2·max|err| overflows near 1e308, and a subnormal max|err| makes
+    // bins of width 0 (then the range is [−1, 1], as for no error at all).
+    const double width = m / static_cast<double>(bins) * 2;
+    h.hi = width > 0 && std::isfinite(width) ? m : 1;
     h.lo = -h.hi;
     h.counts.assign(bins, 0);
-    const double width = (h.hi - h.lo) / static_cast<double>(bins);
+    const double w = h.hi / static_cast<double>(bins) * 2;
     for (std::size_t i = 0; i < x.size(); ++i) {
-        const double b = std::floor((xhat[i] - x[i] - h.lo) / width);
+        const double e = xhat[i] - x[i];
+        double b = std::floor(e / w + static_cast<double>(bins) / 2);
+        if (!std::isfinite(b)) b = e > 0 ? static_cast<double>(bins) : 0;  // an infinite or NaN error: an end bin
         // The largest error sits on the upper edge: it belongs to the last bin.
         h.counts[static_cast<std::size_t>(std::clamp(b, 0.0, static_cast<double>(bins - 1)))]++;
     }

@@ -2,6 +2,8 @@
 // and the numbers written in it (data-value) are the result's, element by element.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "../support/svg_check.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/model_config.hpp"
@@ -65,7 +67,7 @@ TEST_CASE("plots: spec-accept without a cost ratio draws tokens per round only, 
     CHECK(values(s, "marker") == std::vector<double>{12});
 }
 
-// First document §3.1.2 (Figure 13): p = [0.6, 0.3, 0.1], q = [0.4, 0.4, 0.2].
+// First document (000_5f2b20623495609b.txt) §3.1.2, Figure 13: p = [0.6, 0.3, 0.1], q = [0.4, 0.4, 0.2].
 TEST_CASE("plots: spec-accept with p and q draws p, q, min(p, q) and the residual per token (first document 3.1.2)",
           "[unit][plots]") {
     SpecAcceptInputs in;
@@ -96,7 +98,7 @@ TEST_CASE("plots: spec-accept with a scripted round draws each draft's fate", "[
     CHECK_THROWS_AS(plots::spec_accept_figure(SpecAcceptResult{}), InputError);
 }
 
-// First document §4.1 (Figure 15): x = 0.37, Δ = 0.1, Q = 7 lands on level 4, x̂ = 0.4.
+// First document (000_5f2b20623495609b.txt) §4.1, Figure 15: x = 0.37, Δ = 0.1, Q = 7 lands on level 4, x̂ = 0.4.
 TEST_CASE("plots: quantize --x puts 0.37 on the grid point 0.4 (first document 4.1)", "[unit][plots]") {
     const ValueQuant v = quantize_value("0.37", "0.1", 7, Rounding::HalfAwayFromZero, nullptr);
     const std::string s = plots::quantize_value_figure(v);
@@ -219,4 +221,12 @@ TEST_CASE("plots: spec-accept with a simulation adds the simulated output freque
     const auto bars = values(s, "bar");
     REQUIRE(bars.size() == 15);  // p, q, min, r, simulated for each of 3 tokens
     for (std::size_t v = 0; v < 3; ++v) CHECK(bars[5 * v + 4] == r.simulation->speculative[v]);
+}
+
+TEST_CASE("plots: error_histogram stays finite for errors near the double's ends", "[unit][plots]") {
+    const ErrorHistogram big = error_histogram({-1.5e308, 1.5e308}, {1.5e308, -1.5e308}, 5);  // x̂ − x overflows to ±inf
+    CHECK(big.counts == std::vector<std::uint64_t>{1, 0, 0, 0, 1});
+    const ErrorHistogram tiny = error_histogram({0, 0}, {4.9e-324, 0}, 5);  // the smallest subnormal error
+    CHECK(std::isfinite(tiny.lo));
+    CHECK(tiny.counts[0] + tiny.counts[1] + tiny.counts[2] + tiny.counts[3] + tiny.counts[4] == 2);
 }
