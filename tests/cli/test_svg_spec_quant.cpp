@@ -122,7 +122,7 @@ TEST_CASE("quantize --svg draws every mode from its result", "[cli][svg]") {
     draw(s, "model", {"quantize", "--model", "llama-3-8b", "--seq-len", "8192", "--group-size", "64"});
 }
 
-TEST_CASE("--svg errors: a folder is refused before anything is printed, and nothing is written on bad input",
+TEST_CASE("svg errors: a folder is refused before anything is printed, and nothing is written on bad input",
           "[cli][svg][errors]") {
     const Scratch s("errors");
     expect_error({"spec-accept", "--alpha", "0.8", "--gamma", "4", "--svg", s.path.string()}, "is a directory");
