@@ -7,6 +7,7 @@
 
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/model/compare.hpp"
 #include "inferlab/model/kernels.hpp"
 #include "inferlab/model/qweights.hpp"
 #include "inferlab/model/transformer.hpp"
@@ -244,13 +245,13 @@ TEST_CASE("int8 activations move the logits of the int8 and int4 models by a bou
         fo.qweights = &qf;
         io.qweights = &qi;
         ContiguousCache fc(d), ic(d);
-        float worst = 0, scale = 0;
+        double worst = 0, scale = 0;
         int agree = 0, steps = 24;
         for (int t = 0; t < steps; ++t) {
             const std::vector<int> tok = {(t * 37 + 1) % d.vocab_size};
             const MatrixRM a = m.forward(tok, fc, fo), b = m.forward(tok, ic, io);
-            worst = std::max(worst, (a - b).cwiseAbs().maxCoeff());
-            scale = std::max(scale, a.cwiseAbs().maxCoeff());
+            worst = std::max(worst, compare_logits(b, a).max_abs);
+            scale = std::max(scale, double(a.cwiseAbs().maxCoeff()));
             Eigen::Index ia = 0, ib = 0;
             a.row(0).maxCoeff(&ia);
             b.row(0).maxCoeff(&ib);
@@ -296,12 +297,12 @@ TEST_CASE("int8/int4 logits equal a float model holding the dequantized weights"
             qo.qweights = &q;
             // Decode steps (one row: the quantized products) after a prefill of the same prompt.
             ContiguousCache qc(d), fc(d);
-            CHECK((m.forward(prompt, qc, qo) - fm.forward(prompt, fc, fo)).cwiseAbs().maxCoeff() <= 1e-4f);
-            float worst = 0, scale = 1;
+            CHECK(compare_logits(m.forward(prompt, qc, qo), fm.forward(prompt, fc, fo)).max_abs <= 1e-4);
+            double worst = 0, scale = 1;
             for (int t = 0; t < 6; ++t) {
                 const MatrixRM a = m.forward(std::vector<int>{t + 3}, qc, qo), b = fm.forward(std::vector<int>{t + 3}, fc, fo);
-                worst = std::max(worst, (a - b).cwiseAbs().maxCoeff());
-                scale = std::max(scale, b.cwiseAbs().maxCoeff());
+                worst = std::max(worst, compare_logits(a, b).max_abs);
+                scale = std::max(scale, double(b.cwiseAbs().maxCoeff()));
             }
             // 1e-4 of the largest logit: the same dequantized weights, float32 sums in another order.
             CHECK(worst <= 1e-4f * scale);
@@ -311,7 +312,7 @@ TEST_CASE("int8/int4 logits equal a float model holding the dequantized weights"
         ContiguousCache a(d), c(d);
         ForwardOptions qo;
         qo.qweights = &q;
-        CHECK((m.forward(prompt, a) - m.forward(prompt, c, qo)).cwiseAbs().maxCoeff() > 1e-3f);
+        CHECK(compare_logits(m.forward(prompt, c, qo), m.forward(prompt, a)).max_abs > 1e-3);
     }
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "inferlab/kv.hpp"
+#include "inferlab/model/compare.hpp"
 #include "inferlab/quant.hpp"
 #include "inferlab/rng.hpp"
 #include "inferlab/spec.hpp"
@@ -40,8 +41,8 @@ KvQuantResult run_kv_quant(const Transformer& m, const KvQuantExperiment& e) {
         lq.row(i) = m.forward(std::vector<int>{e.tokens[std::size_t(i)]}, qc, e.forward).row(0);
     }
     const Sampling plain;  // temperature 1: the model's own distribution
+    r.max_abs_logit_error = compare_logits(lq, lf).max_abs;
     for (int i = 0; i < n; ++i) {
-        r.max_abs_logit_error = std::max(r.max_abs_logit_error, double((lf.row(i) - lq.row(i)).cwiseAbs().maxCoeff()));
         const double kl = kl_divergence(sampling_distribution(lf, i, plain), sampling_distribution(lq, i, plain));
         r.max_kl = std::max(r.max_kl, kl);
         r.mean_kl += kl / n;
