@@ -167,7 +167,8 @@ std::vector<std::vector<int>> parse_prompts(const std::string& text, const Dims&
 
 void run_model_paged(const PagedOptions& o) {
     auto w = load(o.src);
-    Transformer m(*w);
+    CpuBackend cpu(cpu_backend_options(1, ""));  // INFERLAB_KERNELS, as on the other model commands
+    Transformer m(*w, cpu);
     PagedSimOptions so;
     so.names = {"--prompts", "--blocks", "--steps"};
     so.prompts = parse_prompts(o.prompts, w->dims());

@@ -2,6 +2,7 @@
 // generate's steps and trace, and the bench's tables, each checked against values worked here.
 #include <catch2/catch.hpp>
 
+#include "../support/test_backend.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/model/bench.hpp"
 #include "inferlab/model/compare.hpp"
@@ -9,6 +10,7 @@
 
 using namespace inferlab;
 using namespace inferlab::model;
+using inferlab::test::test_cpu;
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
@@ -76,7 +78,7 @@ TEST_CASE("row_max_abs and max_abs_diff: compare_logits' absolute difference per
 
 TEST_CASE("check_cache: the paths agree on a tiny model, and a broken path is caught", "[model][check-cache]") {
     auto w = random_weights(tiny(), 5);
-    Transformer m(*w);
+    Transformer m(*w, test_cpu());
     CheckCacheInputs in;
     in.tokens = random_tokens(tiny(), 12, 3);
     in.chunk = 5;       // 5 + 5 + 2: the last chunk shorter than the rest
@@ -106,7 +108,7 @@ TEST_CASE("check_cache: the paths agree on a tiny model, and a broken path is ca
 
 TEST_CASE("generate: steps tokens, one trace row per forward, 0 steps refused", "[model][generate]") {
     auto w = random_weights(tiny(), 5);
-    Transformer m(*w);
+    Transformer m(*w, test_cpu());
     GenerateInputs in;
     in.prompt = {1, 2, 3};
     in.steps = 4;

@@ -104,20 +104,27 @@ SpeculateStats speculate_statistics(const SpeculateResult& r, int gamma, std::op
 SpeculateExperiment run_speculate(const Transformer& target, const Transformer& draft, const std::vector<int>& prompt,
                                   SpeculateOptions opt, const WeightsAt* at_target, const WeightsAt* at_draft,
                                   std::optional<double> cost_ratio) {
-    // Each model reads its own weights at the dtype: the options point at one model's copies.
-    ForwardOptions draft_fwd = opt.forward;
-    if (at_target) at_target->apply(opt.forward);
-    if (at_draft) at_draft->apply(draft_fwd);
-    opt.draft_forward = draft_fwd;
+    // Each model reads its own weights at the dtype: a CPU backend per model, pointing at that
+    // model's copies. float32 off the CPU (CUDA) needs nothing: the model reads float32 already.
+    auto at_dtype = [](const Transformer& m, const WeightsAt* at, std::unique_ptr<CpuBackend>& backend,
+                       std::optional<Transformer>& moved) -> const Transformer& {
+        if (!at || (at->dtype == WeightDtype::F32 && !cpu_options(m.backend()))) return m;
+        backend = at->cpu_backend_like(m.backend());
+        return moved.emplace(m.weights(), *backend);
+    };
+    std::unique_ptr<CpuBackend> target_backend, draft_backend;
+    std::optional<Transformer> target_at, draft_at;
     SpeculateExperiment e;
-    e.run = speculative_generate(target, draft, prompt, opt);
+    e.run = speculative_generate(at_dtype(target, at_target, target_backend, target_at),
+                                 at_dtype(draft, at_draft, draft_backend, draft_at), prompt, opt);
     e.stats = speculate_statistics(e.run, opt.gamma, cost_ratio);
     return e;
 }
 
 RooflineResult run_roofline(const Transformer& m, const RooflineExperiment& e) {
     RooflineResult r;
-    const int threads = e.forward.threads;
+    const CpuBackendOptions* cpu = cpu_options(m.backend());
+    const int threads = cpu ? cpu->threads : 1;  // the probes run on as many threads as the model's steps
     r.bandwidth = measure_read_bandwidth(e.probe_bytes, threads, 5);
     r.batch_product_gflops = measure_batch_product_gflops(8, threads, 3, weight_dtype_bits(e.dtype));
     const DecodeModel dm = reference_decode_model(m.dims(), e.dtype);

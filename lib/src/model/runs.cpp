@@ -94,7 +94,7 @@ LogitsResult logits_along(const Transformer& m, const std::vector<int>& tokens, 
 CheckCacheResult check_cache(const Transformer& m, const CheckCacheInputs& in, const ForwardOptions& opt) {
     require_tokens(m.dims(), in.tokens);
     if (in.chunk < 1) throw InputError("chunk", std::to_string(in.chunk), "must be at least 1 token");
-    if (opt.bf16)
+    if (const CpuBackendOptions* cpu = cpu_options(m.backend()); cpu && cpu->bf16)
         throw InputError("weights", "bf16",
                          "cannot compare cache paths: bf16 weights serve steps of up to 16 rows only, so the no-cache "
                          "pass would read float32 (use fp32, int8 or int4)");
