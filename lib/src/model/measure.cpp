@@ -107,10 +107,10 @@ SpeculateExperiment run_speculate(const Transformer& target, const Transformer& 
     // Each model reads its own weights at the dtype: a CPU backend per model, pointing at that
     // model's copies. float32 off the CPU (CUDA) needs nothing: the model reads float32 already.
     auto at_dtype = [](const Transformer& m, const WeightsAt* at, std::unique_ptr<CpuBackend>& backend,
-                       std::optional<Transformer>& moved) -> const Transformer& {
+                       std::optional<Transformer>& on_dtype) -> const Transformer& {
         if (!at || (at->dtype == WeightDtype::F32 && !cpu_options(m.backend()))) return m;
         backend = at->cpu_backend_like(m.backend());
-        return moved.emplace(m.weights(), *backend);
+        return on_dtype.emplace(m.weights(), *backend);
     };
     std::unique_ptr<CpuBackend> target_backend, draft_backend;
     std::optional<Transformer> target_at, draft_at;
