@@ -9,6 +9,7 @@
 #include "common.hpp"
 #include "inferlab/bestofn_result.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/plots.hpp"
 #include "inferlab/report.hpp"
 #include "inferlab/units.hpp"
 
@@ -382,6 +383,7 @@ void run(const BestOfNOptions& o) {
                    render_table(s);
     }
     if (res.rows.size() >= 3) r.human += chart(rq, res);
+    if (!o.out.svg.empty()) r.svg = plots::best_of_n_svg(rq, res);
     emit(r, o.out);
 }
 
@@ -408,12 +410,14 @@ void setup_best_of_n(CLI::App& app) {
     sub->add_option("--simulate", opt->simulate, "Monte Carlo trials beside the exact values");
     sub->add_option("--seed", opt->seed, "seed of the simulation (default 1)");
     add_output_flags(*sub, opt->out, true);
+    add_svg_flag(*sub, opt->out, "coverage and each selection strategy against N (with the --target line)");
     sub->footer(examples_footer(
         {"inferlab best-of-n --p 0.3 --n 4", "    → coverage 1 − 0.7^4 = 0.7599 (a correct candidate is present, not chosen)",
          "inferlab best-of-n --p 0.3 --n 1..16 --tpr 0.9 --fpr 0.2 --simulate 100000 --seed 7",
          "inferlab best-of-n --p 0.6 --n 1,3,5,9 --alternatives 3 --judge-bias 0.3",
          "inferlab best-of-n --p 0.3 --n 1..8 --hard-fraction 0.5 --rho 0.3",
-         "inferlab best-of-n --p 0.3 --tpr 0.9 --fpr 0.1 --alternatives 3 --budget 16 --cost-sample 1 --cost-judge 1"},
+         "inferlab best-of-n --p 0.3 --tpr 0.9 --fpr 0.1 --alternatives 3 --budget 16 --cost-sample 1 --cost-judge 1",
+         "inferlab best-of-n --p 0.3 --n 1..16 --tpr 0.9 --fpr 0.2 --target 0.95 --svg best-of-n.svg"},
         "Tables for --csv --table NAME: rows, and with --budget budget, with --simulate simulation.\n"
         "--fallback needs a verifier, --cost-sample and --cost-judge need --budget, --seed needs --simulate.\n"
         "JSON keys: the README's table (every key present in every run, null where not computed)."));

@@ -316,6 +316,28 @@ std::string line_plot(const LinePlot& p) {
     return doc.str();
 }
 
+std::string stacked_plots(const std::string& title, const std::vector<LinePlot>& panels) {
+    if (panels.empty()) throw std::invalid_argument("svg: stacked_plots needs at least one panel");
+    double width = 0, height = 0;
+    std::string body;
+    for (const auto& p : panels) {
+        std::string one = line_plot(p);
+        // Drop the XML declaration (one per file) and place the panel's root at its offset.
+        one.erase(0, one.find("<svg"));
+        one.insert(4, fmt::format(" x=\"0\" y=\"{}\"", c(height)));
+        body += one;
+        width = std::max(width, p.width);
+        height += p.height;
+    }
+    return fmt::format(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+        "font-family=\"sans-serif\">\n"
+        "<title>{2}</title>\n"
+        "{3}</svg>\n",
+        c(width), c(height), escape(title), body);
+}
+
 std::string bar_chart(const BarChart& ch) {
     double vmax = 0;
     for (const auto& b : ch.bars) {

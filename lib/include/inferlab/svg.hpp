@@ -129,6 +129,11 @@ struct LinePlot {
 // series of unequal length: a figure never shows NaN.
 std::string line_plot(const LinePlot& plot);
 
+// Several line plots in one document, one under the other (each a nested <svg> panel), under
+// one <title>: decode-roofline's tokens/s against batch above its roofline chart. The width is
+// the widest panel's; every panel keeps its own heading, axes and inputs.
+std::string stacked_plots(const std::string& title, const std::vector<LinePlot>& panels);
+
 // A part of a stacked bar (weights, then each request's K and V).
 struct Segment {
     double value = 0;
