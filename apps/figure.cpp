@@ -41,6 +41,8 @@ struct FigureOptions {
     std::string tile, window, gamma, outcomes, alpha, p, q, n, tpr, fpr, x, step, bits;
     // Figure 4's run and the second document's Figure 1.
     std::string tokens, hidden, weight_dtype;
+    // Figure 17: model check-cache's chunked prefill.
+    std::string chunk;
 };
 
 // The flags each drawn figure takes; any other figure flag given is an error naming both.
@@ -61,6 +63,8 @@ const std::map<std::string, std::set<std::string>>& figure_flags() {
         {"doc1-fig13", {"--p", "--q"}},
         {"doc1-fig14", {"--p", "--n", "--tpr", "--fpr"}},
         {"doc1-fig15", {"--x", "--step", "--bits"}},
+        {"doc1-fig17", {"--checkpoint", "--config", "--model", "--seed", "--tokens", "--seq-len", "--chunk", "--block-size",
+                        "--pool-seed"}},
     };
     return flags;
 }
@@ -217,6 +221,28 @@ std::string draw_doc1_fig9(const FigureOptions& o) {
     return figures::fig9_decode_reads(in);
 }
 
+// Figure 17: model check-cache's comparison, with its defaults (64 random tokens seeded by the
+// pool seed + 1000, chunks of 5, blocks of 16), so the figure shows what that command prints.
+std::string draw_doc1_fig17(const FigureOptions& o) {
+    auto w = load(o.src);
+    model::Transformer m(*w);
+    const model::Dims& d = w->dims();
+    model::CheckCacheInputs in;
+    if (!o.pool_seed.empty()) in.pool_seed = parse_nonnegative_int("--pool-seed", o.pool_seed);
+    if (!o.tokens.empty()) {
+        if (!o.seq_len.empty())
+            throw InputError("--seq-len", o.seq_len, "has no effect with --tokens (the tokens given are the sequence)");
+        in.tokens = parse_token_list("--tokens", o.tokens, d);
+    } else {
+        const int n = parse_token_count("--seq-len", o.seq_len.empty() ? "64" : o.seq_len, 0, static_cast<std::uint64_t>(d.seq_len));
+        in.tokens = model::random_tokens(d, static_cast<std::size_t>(n), in.pool_seed + 1000);
+    }
+    if (!o.chunk.empty()) in.chunk = static_cast<int>(parse_positive_int_at_most("--chunk", o.chunk, INT32_MAX, ""));
+    if (!o.block_size.empty())
+        in.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", o.block_size, 65536, "tokens"));
+    return figures::fig17_cache_paths(model::check_cache(m, in, {}));
+}
+
 std::string draw_doc1_fig10(const FigureOptions& o) {
     figures::AttentionMaskInputs in;
     if (!o.seq_len.empty()) in.seq_len = positive("--seq-len", o.seq_len, 64);
@@ -285,6 +311,7 @@ const std::map<std::string, Drawer>& drawers() {
         {"doc1-fig13", draw_doc1_fig13},
         {"doc1-fig14", draw_doc1_fig14},
         {"doc1-fig15", draw_doc1_fig15},
+        {"doc1-fig17", draw_doc1_fig17},
     };
     return table;
 }
@@ -396,7 +423,7 @@ void setup_figure(CLI::App& app) {
     s->add_flag("--all", o->all, "draw every figure with the documents' inputs, and index.html, into --out DIR");
     s->add_option("--out", o->out, "the SVG file (default: standard output); with --all, the folder");
     s->add_option("--layers", o->layers, "L, layers (Figures 5, 7, 9; default 32)");
-    s->add_option("--seq-len", o->seq_len, "S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12)");
+    s->add_option("--seq-len", o->seq_len, "S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12); Figure 17: random tokens (default 64)");
     s->add_option("--q-heads", o->q_heads, "H_q, query heads (Figure 6 default 4; otherwise 32)");
     s->add_option("--kv-heads", o->kv_heads, "H_kv, K/V heads (default 8); Figure 6: a list (default 4,2,1)");
     s->add_option("--head-dim", o->head_dim, "d, width of one head (default 128)");
@@ -408,9 +435,9 @@ void setup_figure(CLI::App& app) {
     add_source(s, o->src);
     s->add_option("--prompts", o->prompts, "Figure 8: prompts separated by ';' (default 1,2,3,4,5;1,2,3,4,9,9;7,8)");
     s->add_option("--blocks", o->blocks, "Figure 8: blocks in the pool, at most 64 (default 16)");
-    s->add_option("--block-size", o->block_size, "Figure 8: tokens per block (default 2)");
+    s->add_option("--block-size", o->block_size, "Figure 8: tokens per block (default 2); Figure 17: paged cache (default 16)");
     s->add_option("--steps", o->steps, "greedy tokens generated: Figure 8 per sequence (default 2), Figure 4 (default 3)");
-    s->add_option("--pool-seed", o->pool_seed, "Figure 8: shuffles the pool's free list (default 1)");
+    s->add_option("--pool-seed", o->pool_seed, "Figures 8 and 17: shuffles the pool's free list (default 1); Figure 17: its tokens (seed + 1000)");
     s->add_option("--tile", o->tile, "Figure 10: tile size (default 4)");
     s->add_option("--window", o->window, "Figure 10: sliding window W (default 4)");
     s->add_option("--gamma", o->gamma, "γ, drafts per round (Figures 11, 12; default 4)");
@@ -421,7 +448,8 @@ void setup_figure(CLI::App& app) {
     s->add_option("--n", o->n, "Figure 14: candidates, a list or range (default 1..8,10,12,16)");
     s->add_option("--tpr", o->tpr, "Figure 14: verifier P(accept | correct) (default 0.9)");
     s->add_option("--fpr", o->fpr, "Figure 14: verifier P(accept | wrong) (default 0.2)");
-    s->add_option("--tokens", o->tokens, "Figure 4: the prompt's token ids (default 1,2,3,4)");
+    s->add_option("--tokens", o->tokens, "Figure 4: the prompt's token ids (default 1,2,3,4); Figure 17: the tokens compared");
+    s->add_option("--chunk", o->chunk, "Figure 17: tokens per forward of the chunked prefill (default 5)");
     s->add_option("--hidden-size", o->hidden, "second document's Figure 1: hidden width (default 4096)");
     s->add_option("--weight-dtype", o->weight_dtype, "second document's Figure 1: weight precision (default bf16)");
     s->add_option("--x", o->x, "Figure 15: the value quantized (default 0.37)");

@@ -84,8 +84,7 @@ const std::vector<FigureInfo>& catalog() {
         {"doc1-fig15", kDoc1, "§4.1", "Uniform quantization grid and dequantization error", true, ""},
         {"doc1-fig16", kDoc1, "§4.2", "The product task loop against the model's forward pass (original figure)", false,
          "conceptual: the harness loop (tools, RAG, stop rules) has no number inferlab computes"},
-        {"doc1-fig17", kDoc1, "§4.3", "Three cache paths compared on fixed inputs", false,
-         "not drawn yet: model check-cache computes these numbers (CheckCacheResult); drawing them comes with --svg on the subcommands"},
+        {"doc1-fig17", kDoc1, "§4.3", "Three cache paths compared on fixed inputs", true, ""},
         {"doc2-fig1", kDoc2, "from tokens to hidden states", "Q/K/V produced from the hidden state by learned projections",
          true, ""},
     };
@@ -566,6 +565,58 @@ std::string fig15_quant_grid(const GridInputs& in) {
                             svg::number(in.step, 6), in.bits, Q),
                 source_line("doc1-fig15")});
     return doc.str();
+}
+
+std::string fig17_cache_paths(const model::CheckCacheResult& r) {
+    // Exact agreement cannot sit on a log axis: the floor is a tenth of the smallest difference or
+    // tolerance drawn, so every drawn number stays above it.
+    double floor = INFINITY;
+    for (const auto& row : r.rows) {
+        for (double v : {row.contiguous, row.paged, row.other_attention, row.chunked})
+            if (v > 0) floor = std::min(floor, v);
+        floor = std::min(floor, r.rel_tolerance * row.ref_scale);
+    }
+    floor = std::isfinite(floor) && floor > 0 ? floor / 10 : 1e-12;
+    const std::string other = r.other_attention == model::AttentionKind::Online ? "online" : "plain";
+    svg::Series contiguous{"contiguous", {}, {}, svg::kBlue}, paged{"paged", {}, {}, svg::kTeal},
+        attention{other + " attention", {}, {}, svg::kAmber}, chunked{"chunked prefill", {}, {}, svg::kOrange},
+        tol{"tolerance", {}, {}, svg::kRed, true, false};
+    bool any_zero = false;
+    const auto add = [&](svg::Series& s, double x, double v) {
+        s.x.push_back(x), s.y.push_back(v > 0 ? v : floor), s.values.push_back(v);
+        any_zero = any_zero || v == 0;
+    };
+    for (const auto& row : r.rows) {
+        const double x = row.pos;
+        add(contiguous, x, row.contiguous), add(paged, x, row.paged), add(attention, x, row.other_attention),
+            add(chunked, x, row.chunked);
+        tol.x.push_back(x), tol.y.push_back(r.rel_tolerance * row.ref_scale);
+    }
+    svg::LinePlot pl;
+    pl.title = "Figure 17: the cache paths compared on fixed inputs";
+    pl.subtitle = fmt::format("max |logit − no-cache logit| per position: {} (worst relative {} {} {}, on {})",
+                              r.agree ? "agree" : "DISAGREE", svg::number(r.worst.max_rel, 3), r.agree ? "≤" : ">",
+                              svg::number(r.rel_tolerance, 3), r.worst_path == "other_attention" ? other + " attention" : r.worst_path);
+    pl.x = {"position", false, std::nullopt, std::nullopt};
+    pl.y = {"max |Δlogit| against no cache", true, std::nullopt, std::nullopt};
+    // Paths that agree exactly all lie on the floor, one over the other: the legend says so.
+    for (svg::Series* s : {&contiguous, &paged, &attention, &chunked})
+        if (std::all_of(s->values.begin(), s->values.end(), [](double v) { return v == 0; })) s->name += " (all 0)";
+    pl.series = {contiguous, paged, attention, chunked, tol};
+    std::string tokens;
+    for (std::size_t i = 0; i < r.tokens.size() && i < 12; ++i) {
+        if (i > 0) tokens += ',';  // appended apart: GCC 12 warns (-Wrestrict, a false positive) on "" + string
+        tokens += std::to_string(r.tokens[i]);
+    }
+    if (r.tokens.size() > 12) tokens += fmt::format(",… ({} tokens)", r.tokens.size());
+    pl.inputs = {"tokens " + tokens,
+                 "reference: the no-cache pass; against it: contiguous, paged, " + other + " attention, chunked prefill",
+                 fmt::format("tolerance: {} × max(1, max |logit|) at each position (float32 sums in a different order per path)",
+                             svg::number(r.rel_tolerance, 3))};
+    if (any_zero) pl.inputs.push_back(fmt::format("exact agreement (0) is drawn at the floor {}", svg::number(floor, 3)));
+    pl.inputs.push_back(source_line("doc1-fig17"));
+    pl.height = 440 + 15.0 * static_cast<double>(pl.inputs.size());
+    return svg::line_plot(pl);
 }
 
 }  // namespace inferlab::figures

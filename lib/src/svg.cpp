@@ -267,6 +267,8 @@ std::string line_plot(const LinePlot& p) {
     std::vector<double> xs, ys;
     for (const auto& s : p.series) {
         if (s.x.size() != s.y.size()) throw std::invalid_argument("svg: a series has x and y of different lengths");
+        if (!s.values.empty() && s.values.size() != s.y.size())
+            throw std::invalid_argument("svg: a series has values and y of different lengths");
         xs.insert(xs.end(), s.x.begin(), s.x.end());
         ys.insert(ys.end(), s.y.begin(), s.y.end());
     }
@@ -306,7 +308,7 @@ std::string line_plot(const LinePlot& p) {
         if (s.markers)
             for (std::size_t i = 0; i < s.x.size(); ++i)
                 doc.circle(pts[i].first, pts[i].second, 3.2,
-                           ShapeStyle{.fill = s.color, .cls = "point", .value = s.y[i],
+                           ShapeStyle{.fill = s.color, .cls = "point", .value = s.values.empty() ? s.y[i] : s.values[i],
                                       .tooltip = s.name + ": " + number(s.x[i]) + ", " + number(s.y[i], 6)});
         doc.line(right + 14, ly, right + 38, ly, ShapeStyle{.stroke = s.color, .stroke_width = 2, .dashed = s.dashed});
         doc.text(right + 44, ly + 4, s.name, {.size = 11, .cls = "legend"});

@@ -18,7 +18,7 @@ namespace {
 
 const std::vector<std::string> kDrawn = {"doc1-fig4",  "doc1-fig5",  "doc1-fig6",  "doc1-fig7",  "doc1-fig8",
                                          "doc1-fig9",  "doc1-fig10", "doc1-fig11", "doc1-fig12",
-                                         "doc1-fig13", "doc1-fig14", "doc1-fig15", "doc2-fig1"};
+                                         "doc1-fig13", "doc1-fig14", "doc1-fig15", "doc1-fig17", "doc2-fig1"};
 
 // A fresh folder per test case under the system's temporary directory, removed at the end; the
 // process id keeps two builds' test runs at the same time apart.
@@ -67,7 +67,7 @@ TEST_CASE("figure --list names every figure with document, section and caption, 
     REQUIRE(not_drawn != std::string::npos);
     CHECK(r.out.find("doc1-fig16", not_drawn) != std::string::npos);
     CHECK(r.out.find("conceptual: the harness loop") != std::string::npos);
-    CHECK(r.out.find("doc1-fig17", not_drawn) != std::string::npos);
+    CHECK(r.out.find("doc1-fig17") < not_drawn);  // drawn from model check-cache's result
     CHECK(r.out.find("§2.1.3") != std::string::npos);
     // Fits 80 columns: code points counted, not bytes (§ and × are two bytes in UTF-8).
     std::size_t width = 0;
@@ -148,12 +148,35 @@ TEST_CASE("figure: the model and shape flags change Figures 6, 7 and 9", "[cli][
     CHECK(svg_items(r.out, "physical").size() == 20);
 }
 
+// First document §4.3: Figure 17 draws what `model check-cache` computes for the same flags.
+TEST_CASE("figure doc1-fig17 takes model check-cache's flags and draws its rows", "[cli][figure]") {
+    const std::vector<std::string> flags = {"--tokens", "1,2,3,4,5", "--chunk", "2"};
+    std::vector<std::string> check = {"model", "check-cache", "--model", "demo-gqa"};
+    check.insert(check.end(), flags.begin(), flags.end());
+    check.push_back("--json");
+    const auto j = parse_json(run_inferlab(check));
+    std::vector<std::string> fig = {"figure", "doc1-fig17", "--model", "demo-gqa"};
+    fig.insert(fig.end(), flags.begin(), flags.end());
+    const auto r = run_inferlab(fig);
+    REQUIRE(r.status == 0);
+    REQUIRE(svg_parse_error(r.out).empty());
+    std::vector<double> drawn, printed;
+    for (const auto& i : svg_items(r.out, "point")) drawn.push_back(i.value);
+    for (const char* path : {"contiguous", "paged", "other_attention", "chunked"})
+        for (const auto& row : j["rows"]) printed.push_back(row[path].get<double>());
+    CHECK(drawn == printed);
+    CHECK(svg_all_text(r.out).find("tokens 1,2,3,4,5") != std::string::npos);
+    expect_error({"figure", "doc1-fig17", "--tokens", "1,2", "--seq-len", "8"}, "--seq-len '8': has no effect with --tokens");
+    expect_error({"figure", "doc1-fig17", "--chunk", "0"}, "--chunk '0'");
+    expect_error({"figure", "doc1-fig17", "--batch", "2"}, "--batch does not apply to doc1-fig17");
+}
+
 TEST_CASE("figure --all --out DIR writes every figure and an index.html gallery", "[cli][figure]") {
     const Scratch scratch("all");
     const fs::path& dir = scratch.path;
     const auto r = run_inferlab({"figure", "--all", "--out", (dir / "gallery").string()});
     REQUIRE(r.status == 0);
-    CHECK(r.out == "wrote 13 figures and index.html to " + (dir / "gallery").string() + "\n");
+    CHECK(r.out == "wrote 14 figures and index.html to " + (dir / "gallery").string() + "\n");
     const std::string html = slurp(dir / "gallery" / "index.html");
     for (const auto& n : kDrawn) {
         INFO(n);
@@ -184,5 +207,5 @@ TEST_CASE("figure: bad input is exit 2 with one line naming the flag or name", "
     expect_error({"figure", "doc1-fig4", "--steps", "17"}, "--steps '17': at most 16");
     expect_error({"figure", "doc2-fig1", "--kv-heads", "5"}, "--kv-heads '5': must divide H_q = 32");
     expect_error({"figure", "--all", "--out", "x", "--batch", "2"}, "--batch does not apply with --all");
-    expect_error({"figure", "doc1-fig9", "--out", "/nonexistent-dir/x.svg"}, "cannot be written");
+    expect_error({"figure", "doc1-fig9", "--out", "/nonexistent-dir/x.svg"}, "'/nonexistent-dir/x.svg': cannot be created");
 }

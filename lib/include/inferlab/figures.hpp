@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "inferlab/model/paged_sim.hpp"
+#include "inferlab/model/runs.hpp"
 #include "inferlab/model/transformer.hpp"
 
 namespace inferlab::figures {
@@ -118,6 +119,12 @@ struct ProjectionInputs {
     std::string dtype = "bf16";
 };
 std::string doc2_fig1_projections(const ProjectionInputs& in);
+
+// Figure 17: the cache paths compared on fixed inputs (model::check_cache): per position, each
+// path's max |logit − no-cache logit| on a log axis, with the verdict's tolerance
+// rel_tolerance · max(1, max |logit|) as a line. Exact agreement (0) is drawn at the axis floor
+// and its point's data-value stays 0.
+std::string fig17_cache_paths(const model::CheckCacheResult& r);
 
 // Figure 5: every layer holds its own cache, of its own bytes (kv_bytes per layer).
 std::string fig5_layer_caches(const KvShape& shape, std::uint64_t shown_positions = 6);

@@ -108,6 +108,9 @@ struct Series {
     std::string color = kBlue;
     bool dashed = false;
     bool markers = true;             // a dot at each point (class "point", data-value = y)
+    // The exact numbers the points stand for, where they differ from y (a zero drawn at a log
+    // axis's floor); empty: y. Same length as y otherwise. (Initialized, so brace lists may stop before it.)
+    std::vector<double> values = {};
 };
 
 // A vertical marker at x (the switching batch, the ridge point).

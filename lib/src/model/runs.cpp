@@ -116,7 +116,8 @@ CheckCacheResult check_cache(const Transformer& m, const CheckCacheInputs& in, c
         {"chunked", chunked_prefill(m, in.tokens, in.chunk, opt)}};
     for (Eigen::Index i = 0; i < none.rows(); ++i)
         r.rows.push_back({static_cast<int>(i), row_max_abs(paths[0].second, none, i), row_max_abs(paths[1].second, none, i),
-                          row_max_abs(paths[2].second, none, i), row_max_abs(paths[3].second, none, i)});
+                          row_max_abs(paths[2].second, none, i), row_max_abs(paths[3].second, none, i),
+                          relative_scale(none, i)});
     // The largest relative and the largest absolute difference may sit on different paths.
     for (std::size_t k = 0; k < paths.size(); ++k) {
         const LogitsDiff d = compare_logits(paths[k].second, none);

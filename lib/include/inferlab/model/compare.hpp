@@ -22,5 +22,7 @@ struct LogitsDiff {
 };
 // std::invalid_argument when the shapes differ (a caller's bug, not the user's input).
 LogitsDiff compare_logits(const MatrixRM& got, const MatrixRM& ref);
+// The denominator of max_rel for row r: max(1, max_c |ref(r, c)|).
+double relative_scale(const MatrixRM& ref, Eigen::Index r);
 
 }  // namespace inferlab::model
