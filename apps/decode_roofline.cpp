@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "common.hpp"
+#include "decode_roofline.hpp"
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/hardware.hpp"
@@ -20,25 +21,12 @@ namespace {
 
 using nlohmann::json;
 
-struct RooflineOptions {
-    std::string weights_bytes, params, weight_dtype, config, model;
-    std::string kv_bytes_per_request, seq_len, kv_dtype, bytes_per_elem;
-    std::string batch, bandwidth, hw, peak_flops, memory;
-    std::string prompt_len, output_len;
+struct RooflineOptions : RooflineFlags {
     bool list_hw = false;
-    bool batch_given = false;  // given, even as an empty string
     OutputFlags out;
 };
 
-// The request and where each of its inputs came from (for the text's [brackets]).
-struct Inputs {
-    RooflineRequest req;
-    std::string weights_from, kv_from, bandwidth_from, flops_from, memory_from;
-    std::optional<ModelConfig> config;
-    std::optional<ParamCount> counted;   // the config's parameters, unless --params overrides them
-    std::optional<Hardware> hw;
-    bool lens_from_prompt = false;       // no --seq-len: the per-step table reads S = --prompt-len
-};
+using Inputs = RooflineInputs;
 
 // ---------------------------------------------------------------- parsing
 
@@ -48,7 +36,7 @@ std::uint64_t positive_tokens(const std::string& flag, const std::string& text) 
     return v;
 }
 
-void parse_weights(const RooflineOptions& o, Inputs& in) {
+void parse_weights(const RooflineFlags& o, Inputs& in) {
     DecodeModel& m = in.req.model;
     // One rule for a config without torch_dtype: name every precision flag this run still needs.
     if (in.config)
@@ -81,7 +69,7 @@ void parse_weights(const RooflineOptions& o, Inputs& in) {
     }
 }
 
-void parse_machine(const RooflineOptions& o, Inputs& in) {
+void parse_machine(const RooflineFlags& o, Inputs& in) {
     Machine& hw = in.req.machine;
     if (!o.hw.empty()) in.hw = find_hardware("--hw", o.hw);
     if (!o.bandwidth.empty()) {
@@ -110,7 +98,7 @@ void parse_machine(const RooflineOptions& o, Inputs& in) {
     }
 }
 
-void parse_kv(const RooflineOptions& o, Inputs& in) {
+void parse_kv(const RooflineFlags& o, Inputs& in) {
     RooflineRequest& rq = in.req;
     if (!o.seq_len.empty()) {
         for (const auto& item : split_count_list("--seq-len", o.seq_len)) rq.seq_lens.push_back(positive_tokens("--seq-len", item));
@@ -142,13 +130,17 @@ void parse_kv(const RooflineOptions& o, Inputs& in) {
         rq.model.kv_spec = kv_spec_from_config(*in.config, bits);
         in.kv_from = fmt::format("{} at {} (kv-mem's formula{})", in.config->name, precision,
                                  in.lens_from_prompt ? "; S = --prompt-len, no --seq-len given" : "");
+    } else if (o.kv_shape) {
+        if (rq.seq_lens.empty()) throw InputError("--seq-len is required to derive the KV bytes from the shape");
+        rq.model.kv_spec = *o.kv_shape;
+        in.kv_from = o.kv_shape_from;
     } else {
         throw InputError("no KV size: give --kv-bytes-per-request (e.g. 1GiB), or a model with --config/--model and --seq-len");
     }
     if (in.config) rq.model.attn_per_layer = attention_layers_of(*in.config);
 }
 
-void parse_batches_and_generation(const RooflineOptions& o, Inputs& in) {
+void parse_batches_and_generation(const RooflineFlags& o, Inputs& in) {
     RooflineRequest& rq = in.req;
     if (rq.seq_lens.size() > 1) {
         if (o.batch_given) throw InputError("--batch", o.batch, "cannot be combined with a list of lengths: the list is the batch");
@@ -170,7 +162,7 @@ void parse_batches_and_generation(const RooflineOptions& o, Inputs& in) {
         throw InputError("--output-len", o.output_len, fmt::format("must be at most {} tokens", group_thousands(kMaxOutputLen)));
 }
 
-Inputs gather(const RooflineOptions& o) {
+Inputs gather(const RooflineFlags& o) {
     Inputs in;
     if (!o.config.empty() && !o.model.empty()) throw InputError("--config and --model both given: choose one");
     if (!o.config.empty() || !o.model.empty())
@@ -494,6 +486,8 @@ void run(const RooflineOptions& o) {
 }
 
 }  // namespace
+
+RooflineInputs gather_roofline(const RooflineFlags& f) { return gather(f); }
 
 void setup_decode_roofline(CLI::App& app) {
     auto opt = std::make_shared<RooflineOptions>();

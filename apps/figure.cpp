@@ -10,6 +10,7 @@
 #include <set>
 
 #include "common.hpp"
+#include "decode_roofline.hpp"
 #include "model_common.hpp"
 #include "options.hpp"
 #include "inferlab/dtype.hpp"
@@ -32,8 +33,8 @@ struct FigureOptions {
     bool list = false, all = false;
     // Shape (Figures 5, 7, 9) and head mapping (Figure 6).
     std::string layers, seq_len, q_heads, kv_heads, head_dim, kv_dtype, batch;
-    // Figure 9's read model.
-    std::string weights_bytes, bandwidth, kv_bytes_per_request;
+    // Figure 9's read model: decode-roofline's flags.
+    std::string weights_bytes, bandwidth, kv_bytes_per_request, params, hw, peak_flops, bytes_per_elem;
     // Figure 8's paged cache (model paged's flags).
     ModelSource src;
     std::string prompts, blocks, block_size, steps, pool_seed;
@@ -55,8 +56,9 @@ const std::map<std::string, std::set<std::string>>& figure_flags() {
         {"doc1-fig7", {"--layers", "--seq-len", "--q-heads", "--kv-heads", "--head-dim", "--kv-dtype", "--batch"}},
         {"doc1-fig8", {"--checkpoint", "--config", "--model", "--seed", "--prompts", "--blocks", "--block-size", "--steps",
                        "--pool-seed"}},
-        {"doc1-fig9", {"--layers", "--seq-len", "--kv-heads", "--head-dim", "--kv-dtype", "--batch", "--weights-bytes",
-                       "--bandwidth", "--kv-bytes-per-request"}},
+        {"doc1-fig9", {"--layers", "--seq-len", "--kv-heads", "--head-dim", "--kv-dtype", "--bytes-per-elem", "--batch",
+                       "--weights-bytes", "--params", "--weight-dtype", "--config", "--model", "--bandwidth", "--hw",
+                       "--peak-flops", "--kv-bytes-per-request"}},
         {"doc1-fig10", {"--seq-len", "--tile", "--window"}},
         {"doc1-fig11", {"--gamma", "--outcomes"}},
         {"doc1-fig12", {"--alpha", "--gamma"}},
@@ -200,25 +202,56 @@ std::string draw_doc1_fig8(const FigureOptions& o) {
     return figures::fig8_paged_blocks(sim, shown);
 }
 
+// Figure 9 takes decode-roofline's flags, parsed by decode-roofline's own rules (gather_roofline),
+// with the document's inputs where none is given: W = 14 GB, β = 1 TB/s, B = 1 and 8, and without
+// a model M_KV from the shape flags (L = 32, S = 8192, H_kv = 8, d = 128, bf16: 1 GiB).
 std::string draw_doc1_fig9(const FigureOptions& o) {
-    figures::DecodeReadInputs in;
-    in.shape = shape_of(o);
-    if (!o.batch.empty()) in.batches = parse_int_list_or_range("--batch", o.batch, 12);
-    for (auto b : in.batches)
-        if (b > (1u << 20)) throw InputError("--batch", std::to_string(b), "must be at most 1,048,576 requests");
-    if (!o.weights_bytes.empty()) {
-        in.weight_bytes = parse_bytes("--weights-bytes", o.weights_bytes);
-        if (in.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, "must be positive");
+    RooflineFlags f;
+    f.weights_bytes = o.weights_bytes, f.params = o.params, f.weight_dtype = o.weight_dtype;
+    f.config = o.src.config, f.model = o.src.model;
+    f.kv_bytes_per_request = o.kv_bytes_per_request, f.bytes_per_elem = o.bytes_per_elem;
+    f.bandwidth = o.bandwidth, f.hw = o.hw, f.peak_flops = o.peak_flops;
+    const bool model = !f.config.empty() || !f.model.empty();
+    if (f.weights_bytes.empty() && f.params.empty() && !model) f.weights_bytes = "14GB";
+    if (f.bandwidth.empty() && f.hw.empty()) f.bandwidth = "1TB/s";
+    // A list of lengths is the batch itself (decode-roofline's rule): no default batch beside it.
+    if (!o.batch.empty() || o.seq_len.find(',') == std::string::npos) {
+        f.batch = o.batch.empty() ? "1,8" : o.batch;
+        f.batch_given = true;
     }
-    if (!o.bandwidth.empty()) in.bandwidth = parse_rate("--bandwidth", o.bandwidth);
-    if (!o.kv_bytes_per_request.empty()) {
+    const std::pair<const char*, const std::string*> shape_flags[] = {
+        {"--layers", &o.layers}, {"--q-heads", &o.q_heads}, {"--kv-heads", &o.kv_heads}, {"--head-dim", &o.head_dim}};
+    if (!f.kv_bytes_per_request.empty()) {
         // M_KV given outright leaves nothing for the shape to decide.
-        for (const auto& [flag, value] : {std::pair{"--layers", &o.layers}, {"--kv-heads", &o.kv_heads},
-                                          {"--head-dim", &o.head_dim}, {"--kv-dtype", &o.kv_dtype}})
+        for (const auto& [flag, value] : shape_flags)
             if (!value->empty()) throw InputError(std::string(flag) + " does not apply with --kv-bytes-per-request (it gives M_KV)");
-        in.kv_bytes_per_request = parse_bytes("--kv-bytes-per-request", o.kv_bytes_per_request);
+        if (!o.seq_len.empty()) throw InputError("--seq-len does not apply with --kv-bytes-per-request (it gives M_KV)");
+        if (!o.kv_dtype.empty()) throw InputError("--kv-dtype does not apply with --kv-bytes-per-request (it gives M_KV)");
+    } else {
+        f.seq_len = o.seq_len.empty() ? "8192" : o.seq_len;
+        if (model) {
+            for (const auto& [flag, value] : shape_flags)
+                if (!value->empty()) throw InputError(std::string(flag) + " does not apply with --model/--config (the model gives the shape)");
+            f.kv_dtype = o.kv_dtype;
+        } else {
+            if (!o.bytes_per_elem.empty() && !o.kv_dtype.empty()) throw InputError("--kv-dtype and --bytes-per-elem both given: choose one");
+            FigureOptions shape_only = o;
+            shape_only.seq_len.clear();  // S goes to decode-roofline's --seq-len, which also takes a list
+            figures::KvShape s = shape_of(shape_only);
+            if (!o.bytes_per_elem.empty()) {
+                s.bits = parse_bytes_per_elem_bits("--bytes-per-elem", o.bytes_per_elem);
+                s.dtype = o.bytes_per_elem + " B per element";
+            }
+            f.kv_shape = uniform_kv(s.layers, s.kv_heads, s.head_dim, s.bits);
+            f.kv_shape_from = fmt::format("L = {}, H_kv = {}, d = {}, {}: 2·L·S·H_kv·d·b (kv-mem's formula)", s.layers, s.kv_heads,
+                                          s.head_dim, s.dtype);
+            f.bytes_per_elem.clear();
+        }
     }
-    return figures::fig9_decode_reads(in);
+    const RooflineInputs in = gather_roofline(f);
+    if (in.req.batches.size() > 12) throw InputError("--batch", o.batch, "at most 12 bars can be drawn");
+    return figures::fig9_decode_reads(in.req, decode_roofline(in.req),
+                                      {"W: " + in.weights_from, "M_KV: " + in.kv_from, "β: " + in.bandwidth_from});
 }
 
 // Figure 17: model check-cache's comparison, with its defaults (64 random tokens seeded by the
@@ -432,6 +465,10 @@ void setup_figure(CLI::App& app) {
     s->add_option("--weights-bytes", o->weights_bytes, "W, weight bytes read per step (Figure 9; default 14GB)");
     s->add_option("--kv-bytes-per-request", o->kv_bytes_per_request, "M_KV, instead of the shape flags (Figure 9)");
     s->add_option("--bandwidth", o->bandwidth, "β, sustained bandwidth (Figure 9; default 1TB/s)");
+    s->add_option("--params", o->params, "Figure 9: weight parameters (7e9), W with --weight-dtype (as decode-roofline)");
+    s->add_option("--hw", o->hw, "Figure 9: a hardware preset for β and π (decode-roofline --list-hw)");
+    s->add_option("--peak-flops", o->peak_flops, "Figure 9: π, dense peak FLOP/s: a compute-bound step's tok/s");
+    s->add_option("--bytes-per-elem", o->bytes_per_elem, "Figure 9: b, KV bytes per element instead of --kv-dtype");
     add_source(s, o->src);
     s->add_option("--prompts", o->prompts, "Figure 8: prompts separated by ';' (default 1,2,3,4,5;1,2,3,4,9,9;7,8)");
     s->add_option("--blocks", o->blocks, "Figure 8: blocks in the pool, at most 64 (default 16)");
@@ -451,12 +488,13 @@ void setup_figure(CLI::App& app) {
     s->add_option("--tokens", o->tokens, "Figure 4: the prompt's token ids (default 1,2,3,4); Figure 17: the tokens compared");
     s->add_option("--chunk", o->chunk, "Figure 17: tokens per forward of the chunked prefill (default 5)");
     s->add_option("--hidden-size", o->hidden, "second document's Figure 1: hidden width (default 4096)");
-    s->add_option("--weight-dtype", o->weight_dtype, "second document's Figure 1: weight precision (default bf16)");
+    s->add_option("--weight-dtype", o->weight_dtype, "weight precision: second document's Figure 1 (default bf16); Figure 9 with --params");
     s->add_option("--x", o->x, "Figure 15: the value quantized (default 0.37)");
     s->add_option("--step", o->step, "Figure 15: Δ, the grid step (default 0.1)");
     s->add_option("--bits", o->bits, "Figure 15: bits, Q = 2^(b−1) − 1 (default 4: Q = 7)");
     s->footer(examples_footer(
-        {"inferlab figure --list", "inferlab figure doc1-fig9 --batch 1,2,4,8,16 --out fig9.svg", "inferlab figure --all --out figures", "inferlab figure doc1-fig6 --q-heads 8 --kv-heads 8,2,1",
+        {"inferlab figure --list", "inferlab figure doc1-fig9 --batch 1,2,4,8,16 --out fig9.svg",
+         "inferlab figure doc1-fig9 --model llama-3-8b --hw h100-sxm --batch 1,8,64 --out fig9-llama.svg", "inferlab figure --all --out figures", "inferlab figure doc1-fig6 --q-heads 8 --kv-heads 8,2,1",
          "inferlab figure doc1-fig13 --p 0.5,0.5 --q 0.9,0.1", "inferlab figure doc1-fig7 --kv-dtype fp8 --batch 4"},
         "Every figure prints its inputs and the document section it redraws. SVG is self-contained\n"
         "(text as text, no external font); 'inferlab figure --all --out DIR' writes every figure\n"

@@ -10,7 +10,9 @@
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/quant.hpp"
+#include "inferlab/report.hpp"
 #include "inferlab/roofline.hpp"
+#include "inferlab/roofline_result.hpp"
 #include "inferlab/spec.hpp"
 #include "inferlab/svg.hpp"
 #include "inferlab/units.hpp"
@@ -31,8 +33,8 @@ std::string source_line(const std::string& name) {
     return "";
 }
 
-std::string gb3(std::uint64_t bytes) { return fmt::format("{:.3f} GB", static_cast<double>(bytes) / 1e9); }
-double gib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1073741824.0; }
+std::string gb3(std::uint64_t bytes) { return fmt::format("{:.3f} GB", bytes_in_gb(bytes)); }
+double gib(std::uint64_t bytes) { return bytes_in_gib(bytes); }
 
 std::string shape_line(const KvShape& s) {
     return fmt::format("L = {}, S = {} tokens, H_q = {}, H_kv = {}, d = {}, b = {} B ({})", s.layers,
@@ -332,47 +334,65 @@ std::string fig8_paged_blocks(const model::PagedSimResult& sim, std::size_t step
     return doc.str();
 }
 
-std::string fig9_decode_reads(const DecodeReadInputs& in) {
-    const KvShape& s = in.shape;
-    DecodeModel m;
-    m.weight_bytes = in.weight_bytes;
-    if (in.kv_bytes_per_request)
-        m.kv_bytes_per_request = in.kv_bytes_per_request;
-    else
-        m.kv_spec = uniform_kv(s.layers, s.kv_heads, s.head_dim, s.bits);
-    const Machine hw{in.bandwidth, std::nullopt, std::nullopt};
+std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& res, const std::vector<std::string>& sources) {
+    const DecodeModel& m = req.model;
     svg::BarChart ch;
     ch.title = "Figure 9: bytes one decode step reads, D_B = W + B·M_KV";
     ch.subtitle = "The weights are read once per step; every request's K/V is read for that request";
     ch.y_label = "D_B (GB, 10^9 bytes)";
-    for (std::uint64_t b : in.batches) {
-        const DecodeStep step = decode_step(m, std::vector<std::uint64_t>(b, s.seq_len), hw);
+    for (const DecodeStep& step : res.rows) {
+        const std::uint64_t b = step.batch;
         svg::Bar bar;
         bar.label = fmt::format("B = {}", b);
         bar.sublabel = fmt::format("≤ {:.2f} tok/s all, {:.2f} each", step.aggregate_tokens_per_s, step.per_request_tokens_per_s);
-        bar.value = static_cast<double>(step.bytes) / 1e9;
+        bar.value = bytes_in_gb(step.bytes);
         bar.value_label = gb3(step.bytes);
-        bar.segments.push_back({static_cast<double>(step.weight_bytes) / 1e9, svg::kBlue, "weights W"});
-        const double per = static_cast<double>(step.kv_bytes) / 1e9 / static_cast<double>(b);
-        // K and V of each request as a teal and an amber band, while they stay wide enough to see.
+        bar.segments.push_back({bytes_in_gb(step.weight_bytes), svg::kBlue, "weights W"});
+        // K and V of each request as a teal and an amber band, while they stay wide enough to see;
+        // requests of their own lengths (a list of --seq-len) each get their own M_KV.
         if (b <= 16) {
             for (std::uint64_t i = 0; i < b; ++i) {
+                const double per = req.lens_are_batch ? bytes_in_gb(request_kv_bytes(m, req.seq_lens[i]))
+                                                      : bytes_in_gb(step.kv_bytes) / static_cast<double>(b);
                 bar.segments.push_back({per / 2, svg::kTeal, fmt::format("request {} K", i + 1)});
                 bar.segments.push_back({per / 2, svg::kAmber, fmt::format("request {} V", i + 1)});
             }
         } else {
-            bar.segments.push_back({static_cast<double>(step.kv_bytes) / 1e9, svg::kTeal, "K/V of every request"});
+            bar.segments.push_back({bytes_in_gb(step.kv_bytes), svg::kTeal, "K/V of every request"});
         }
         ch.bars.push_back(bar);
     }
-    const std::uint64_t m_kv = request_kv_bytes(m, s.seq_len);
     ch.legend = {{"weights W (once)", svg::kBlue}, {"K of each request", svg::kTeal}, {"V of each request", svg::kAmber}};
-    ch.inputs = {fmt::format("W = {} B ({}), M_KV = {} B ({}) per request, β = {} TB/s", group_thousands(in.weight_bytes),
-                             decimal_size(in.weight_bytes), group_thousands(m_kv), binary_size(m_kv), format_real(in.bandwidth / 1e12)),
-                 in.kv_bytes_per_request ? std::string("M_KV as given (--kv-bytes-per-request)") : "M_KV from " + shape_line(s),
-                 "t_B ≥ D_B / β; aggregate ≤ B / t_B, each request ≤ 1 / t_B (decode_step, lib/roofline.hpp)",
-                 source_line("doc1-fig9")};
+    std::string kv;
+    if (req.lens_are_batch) {
+        kv = "M_KV per request from its own length";
+    } else {
+        const std::uint64_t m_kv = request_kv_bytes(m, req.seq_lens.empty() ? 0 : req.seq_lens.front());
+        kv = fmt::format("M_KV = {} B ({}) per request", group_thousands(m_kv), binary_size(m_kv));
+    }
+    ch.inputs = {fmt::format("W = {} B ({}), {}", group_thousands(m.weight_bytes), decimal_size(m.weight_bytes), kv),
+                 fmt::format("β = {}{}", format_bandwidth(req.machine.bandwidth),
+                             req.machine.peak_flops ? ", π = " + format_flops(*req.machine.peak_flops) : ", no π: memory bound only")};
+    ch.inputs.insert(ch.inputs.end(), sources.begin(), sources.end());
+    ch.inputs.push_back("t_B ≥ D_B / β; aggregate ≤ B / t_B, each request ≤ 1 / t_B (decode_roofline, lib/roofline_result.hpp)");
+    ch.inputs.push_back(source_line("doc1-fig9"));
+    ch.height = 425 + 15.0 * static_cast<double>(sources.size());
     return svg::bar_chart(ch);
+}
+
+std::string fig9_decode_reads(const DecodeReadInputs& in) {
+    const KvShape& s = in.shape;
+    RooflineRequest req;
+    req.model.weight_bytes = in.weight_bytes;
+    if (in.kv_bytes_per_request)
+        req.model.kv_bytes_per_request = in.kv_bytes_per_request;
+    else
+        req.model.kv_spec = uniform_kv(s.layers, s.kv_heads, s.head_dim, s.bits);
+    req.machine.bandwidth = in.bandwidth;
+    req.batches = in.batches;
+    req.seq_lens = {s.seq_len};
+    return fig9_decode_reads(req, decode_roofline(req),
+                             {in.kv_bytes_per_request ? std::string("M_KV as given") : "M_KV from " + shape_line(s)});
 }
 
 std::string fig10_attention_masks(const AttentionMaskInputs& in) {

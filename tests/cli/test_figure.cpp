@@ -1,6 +1,7 @@
 // inferlab figure: the real binary writes each figure; the SVG parses (pugixml), rsvg-convert
 // renders it to a PNG that is not blank, and the numbers in it are the documents'.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -169,6 +170,38 @@ TEST_CASE("figure doc1-fig17 takes model check-cache's flags and draws its rows"
     expect_error({"figure", "doc1-fig17", "--tokens", "1,2", "--seq-len", "8"}, "--seq-len '8': has no effect with --tokens");
     expect_error({"figure", "doc1-fig17", "--chunk", "0"}, "--chunk '0'");
     expect_error({"figure", "doc1-fig17", "--batch", "2"}, "--batch does not apply to doc1-fig17");
+}
+
+// Figure 9 takes decode-roofline's flags and draws the rows that command prints for them.
+TEST_CASE("figure doc1-fig9 with decode-roofline's --model, --hw and --params draws its rows", "[cli][figure]") {
+    const std::vector<std::vector<std::string>> cases = {
+        {"--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "8192", "--batch", "1,8,64"},
+        {"--params", "7e9", "--weight-dtype", "int8", "--kv-bytes-per-request", "1GiB", "--bandwidth", "2TB/s", "--batch", "1,4"},
+        {"--model", "mixtral-8x7b", "--bandwidth", "1TB/s", "--peak-flops", "100TFLOPS", "--seq-len", "4096,1024"}};
+    for (const auto& flags : cases) {
+        INFO(Catch::Detail::stringify(flags));
+        std::vector<std::string> roofline = {"decode-roofline"}, fig = {"figure", "doc1-fig9"};
+        roofline.insert(roofline.end(), flags.begin(), flags.end());
+        fig.insert(fig.end(), flags.begin(), flags.end());
+        roofline.push_back("--json");
+        const auto j = parse_json(run_inferlab(roofline));
+        const auto r = run_inferlab(fig);
+        REQUIRE(r.status == 0);
+        REQUIRE(svg_parse_error(r.out).empty());
+        const auto bars = svg_items(r.out, "bar");
+        REQUIRE(bars.size() == j["rows"].size());
+        for (std::size_t i = 0; i < bars.size(); ++i) {
+            CHECK(bars[i].value == j["rows"][i]["bytes_per_step_gb"].get<double>());
+            // The sublabel shows the row's rates to two decimals, as decode-roofline's table does.
+            const auto sub = svg_items(r.out, "bar-sublabel")[i].text;
+            CHECK(sub.find(fmt::format("{:.2f} tok/s all", j["rows"][i]["aggregate_tokens_per_s"].get<double>())) != std::string::npos);
+        }
+    }
+    expect_error({"figure", "doc1-fig9", "--model", "llama-3-8b", "--kv-heads", "2"},
+                 "--kv-heads does not apply with --model/--config (the model gives the shape)");
+    expect_error({"figure", "doc1-fig9", "--params", "7e9"}, "--params needs --weight-dtype");
+    expect_error({"figure", "doc1-fig9", "--hw", "nope"}, "--hw 'nope'");
+    expect_error({"figure", "doc1-fig9", "--batch", "1..20"}, "--batch '1..20': at most 12 bars can be drawn");
 }
 
 TEST_CASE("figure --all --out DIR writes every figure and an index.html gallery", "[cli][figure]") {

@@ -10,6 +10,7 @@
 
 #include "inferlab/model/paged_sim.hpp"
 #include "inferlab/model/runs.hpp"
+#include "inferlab/roofline_result.hpp"
 #include "inferlab/model/transformer.hpp"
 
 namespace inferlab::figures {
@@ -64,6 +65,9 @@ struct DecodeReadInputs {
     std::vector<std::uint64_t> batches = {1, 8};
 };
 std::string fig9_decode_reads(const DecodeReadInputs& in);
+// The same figure for decode-roofline's request and result (figure doc1-fig9 takes that command's
+// flags): one bar per row, in the order asked; `sources` are printed among the inputs.
+std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& res, const std::vector<std::string>& sources);
 
 // Figure 10: the causal relations of S positions, the same relations in tiles, and a sliding window.
 struct AttentionMaskInputs {
