@@ -31,6 +31,7 @@ using figures::FigureInfo;
 struct FigureOptions {
     std::string name, out;
     bool list = false, all = false;
+    OutputFlags flags;  // --json, --csv (--table), --explain: the figure's numbers or the catalogue
     // Shape (Figures 5, 7, 9) and head mapping (Figure 6).
     std::string layers, seq_len, q_heads, kv_heads, head_dim, kv_dtype, batch;
     // Figure 9's read model: decode-roofline's flags.
@@ -250,8 +251,13 @@ std::string draw_doc1_fig9(const FigureOptions& o) {
     }
     const RooflineInputs in = gather_roofline(f);
     if (in.req.batches.size() > 12) throw InputError("--batch", o.batch, "at most 12 bars can be drawn");
+    // A value the figure filled in is the document's, not a flag the user gave.
+    const bool w_default = o.weights_bytes.empty() && o.params.empty() && !model;
+    const bool beta_default = o.bandwidth.empty() && o.hw.empty();
     return figures::fig9_decode_reads(in.req, decode_roofline(in.req),
-                                      {"W: " + in.weights_from, "M_KV: " + in.kv_from, "β: " + in.bandwidth_from});
+                                      {"W: " + (w_default ? std::string("the document's 14 GB") : in.weights_from),
+                                       "M_KV: " + in.kv_from,
+                                       "β: " + (beta_default ? std::string("the document's 1 TB/s") : in.bandwidth_from)});
 }
 
 // Figure 17: model check-cache's comparison, with its defaults (64 random tokens seeded by the
@@ -407,28 +413,70 @@ void write_all(const FigureOptions& o) {
     std::cout << fmt::format("wrote {} figures and index.html to {}\n", drawn, o.out);
 }
 
-void run_figure(const FigureOptions& o, const CLI::App& sub) {
-    if (o.list) {
-        if (!o.name.empty() || o.all) throw InputError("--list takes no figure name and no --all");
-        std::cout << list_text();
-        return;
+// --list as a report: the text above, and the catalogue as JSON and as a CSV table.
+void print_list(const FigureOptions& o) {
+    if (o.flags.explain) throw InputError("--explain does not apply with --list (a catalogue has no formula): use --json or --csv");
+    Report r;
+    r.human = list_text();
+    Table t{{"name", "document", "section", "caption", "drawn", "reason"}, {}, {}};
+    r.json["figures"] = nlohmann::json::array();
+    for (const auto& f : figures::catalog()) {
+        t.rows.push_back({f.name, f.document, f.section, f.caption, f.drawn ? "yes" : "no", f.reason});
+        r.json["figures"].push_back({{"name", f.name}, {"document", f.document}, {"section", f.section}, {"caption", f.caption},
+                                     {"drawn", f.drawn}, {"reason", f.drawn ? nlohmann::json(nullptr) : nlohmann::json(f.reason)}});
     }
-    // Every figure flag the command line gave, by its long name.
+    r.add_table("figures", t);
+    emit(r, o.flags);
+}
+
+// One figure as a report: the SVG (or, with --out, the line saying where it went), and what it
+// shows read back from it: --json the figure's place, inputs and every number drawn, --csv
+// those numbers, --explain its title, caption and inputs (the formulas among them).
+Report figure_report(const FigureInfo& f, const std::string& svg_text, const std::string& out) {
+    const svg::Drawn d = svg::read_back(svg_text);
+    Report r;
+    r.human = out.empty() || out == "-" ? svg_text
+                                        : fmt::format("wrote {} ({} bytes): {}\n", out, svg_text.size(), f.caption);
+    r.json = {{"name", f.name}, {"document", f.document}, {"section", f.section}, {"caption", f.caption}, {"title", d.title},
+              {"inputs", d.inputs}, {"values", nlohmann::json::array()}, {"out", out.empty() || out == "-" ? nlohmann::json(nullptr) : nlohmann::json(out)}};
+    // The CSV holds the numbers only (a label such as "22.590 GB" is text: --json carries it).
+    Table t{{"class", "value"}, {}, {false, true}};
+    for (const auto& v : d.values) {
+        r.json["values"].push_back({{"class", v.cls}, {"value", v.value}, {"text", v.text}});
+        t.rows.push_back({v.cls, fmt::format("{}", v.value)});  // the shortest text that reads back exactly
+    }
+    r.add_table("values", t);
+    r.explain = wrap(fmt::format("{}: {} ({}, {})", f.name, d.title, f.document, f.section));
+    for (const auto& line : d.inputs) r.explain += wrap(line, "  ", "    ");
+    return r;
+}
+
+void run_figure(const FigureOptions& o, const CLI::App& sub) {
+    // Every figure flag the command line gave, by its long name (the output forms apart).
+    static const std::set<std::string> not_figure_flags = {"--out", "--list", "--all", "--json", "--csv", "--explain", "--table"};
     std::vector<std::string> given_flags;
     for (const CLI::Option* opt : sub.get_options())
         if (opt->count() > 0 && !opt->get_lnames().empty()) {
             const std::string f = "--" + opt->get_lnames().front();
-            if (f != "--out" && f != "--list" && f != "--all") given_flags.push_back(f);
+            if (!not_figure_flags.count(f)) given_flags.push_back(f);
         }
+    const bool output_form = o.flags.json || o.flags.csv || o.flags.explain;
+    if (o.list) {
+        if (!o.name.empty() || o.all) throw InputError("--list takes no figure name and no --all");
+        if (!given_flags.empty()) throw InputError(given_flags.front() + " does not apply with --list (it draws nothing)");
+        if (!o.out.empty()) throw InputError("--out does not apply with --list (it draws nothing)");
+        return print_list(o);
+    }
     if (o.all) {
         if (!o.name.empty()) throw InputError("--all draws every figure: give no NAME with it");
         if (o.out.empty()) throw InputError("--all needs --out DIR (the folder for the SVG files and index.html)");
         if (!given_flags.empty()) throw InputError(given_flags.front() + " does not apply with --all (it draws the documents' inputs)");
+        if (output_form) throw InputError("--json, --csv and --explain do not apply with --all (it writes files and index.html)");
         write_all(o);
         return;
     }
     if (o.name.empty()) throw InputError("give a figure NAME, --list or --all (see 'inferlab figure --list')");
-    find_figure(o.name);
+    const FigureInfo& info = find_figure(o.name);
     const auto& allowed = figure_flags().at(o.name);
     for (const auto& f : given_flags)
         if (!allowed.count(f)) {
@@ -437,13 +485,10 @@ void run_figure(const FigureOptions& o, const CLI::App& sub) {
             throw InputError(fmt::format("{} does not apply to {} (it takes {})", f, o.name, list));
         }
     const std::string text = draw(o.name, o);
-    if (o.out.empty() || o.out == "-")
-        std::cout << text;
-    else {
-        write_text_file(o.out, text);
-        // One line, so a script or a class sees what was written where.
-        std::cout << fmt::format("wrote {} ({} bytes): {}\n", o.out, text.size(), find_figure(o.name).caption);
-    }
+    const Report r = figure_report(info, text, o.out);
+    // The file first: one that cannot be written leaves stdout empty.
+    if (!o.out.empty() && o.out != "-") write_text_file(o.out, text);
+    emit(r, o.flags);
 }
 
 }  // namespace
@@ -455,6 +500,7 @@ void setup_figure(CLI::App& app) {
     s->add_flag("--list", o->list, "list every figure with its document, section and caption");
     s->add_flag("--all", o->all, "draw every figure with the documents' inputs, and index.html, into --out DIR");
     s->add_option("--out", o->out, "the SVG file (default: standard output); with --all, the folder");
+    add_output_flags(*s, o->flags, true);
     s->add_option("--layers", o->layers, "L, layers (Figures 5, 7, 9; default 32)");
     s->add_option("--seq-len", o->seq_len, "S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12); Figure 17: random tokens (default 64)");
     s->add_option("--q-heads", o->q_heads, "H_q, query heads (Figure 6 default 4; otherwise 32)");
@@ -493,12 +539,18 @@ void setup_figure(CLI::App& app) {
     s->add_option("--step", o->step, "Figure 15: Δ, the grid step (default 0.1)");
     s->add_option("--bits", o->bits, "Figure 15: bits, Q = 2^(b−1) − 1 (default 4: Q = 7)");
     s->footer(examples_footer(
-        {"inferlab figure --list", "inferlab figure doc1-fig9 --batch 1,2,4,8,16 --out fig9.svg",
-         "inferlab figure doc1-fig9 --model llama-3-8b --hw h100-sxm --batch 1,8,64 --out fig9-llama.svg", "inferlab figure --all --out figures", "inferlab figure doc1-fig6 --q-heads 8 --kv-heads 8,2,1",
-         "inferlab figure doc1-fig13 --p 0.5,0.5 --q 0.9,0.1", "inferlab figure doc1-fig7 --kv-dtype fp8 --batch 4"},
+        {"inferlab figure --list", "inferlab figure --list --csv",
+         "inferlab figure doc1-fig9 --batch 1,2,4,8,16 --out fig9.svg",
+         "inferlab figure doc1-fig9 --model llama-3-8b --hw h100-sxm --batch 1,8,64 --out fig9-llama.svg",
+         "inferlab figure --all --out figures", "inferlab figure doc1-fig6 --q-heads 8 --kv-heads 8,2,1",
+         "inferlab figure doc1-fig13 --p 0.5,0.5 --q 0.9,0.1", "inferlab figure doc1-fig7 --kv-dtype fp8 --batch 4",
+         "inferlab figure doc1-fig14 --p 0.4 --json", "inferlab figure doc1-fig17 --seq-len 32 --out fig17.svg"},
         "Every figure prints its inputs and the document section it redraws. SVG is self-contained\n"
         "(text as text, no external font); 'inferlab figure --all --out DIR' writes every figure\n"
-        "and DIR/index.html, a gallery with each figure's caption and the command that made it."));
+        "and DIR/index.html, a gallery with each figure's caption and the command that made it.\n"
+        "--json prints the figure's place, inputs and every number drawn (class, value, text);\n"
+        "--csv those numbers, class and value (table: values); --list --json and --list --csv\n"
+        "the catalogue (table: figures)."));
     s->callback([o, s] { run_figure(*o, *s); });
 }
 

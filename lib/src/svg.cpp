@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 
 // GCC 12 warns when a designated initializer leaves a defaulted member out (GCC bug 96868, fixed
@@ -398,6 +399,63 @@ std::string bar_chart(const BarChart& ch) {
     }
     doc.inputs(ch.inputs);
     return doc.str();
+}
+
+namespace {
+
+// The entities escape() writes, back to characters.
+std::string unescape(std::string_view t) {
+    static const std::pair<std::string_view, char> entities[] = {
+        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+    std::string out;
+    for (std::size_t i = 0; i < t.size();) {
+        bool matched = false;
+        for (const auto& [e, ch] : entities)
+            if (t.substr(i, e.size()) == e) {
+                out += ch, i += e.size(), matched = true;
+                break;
+            }
+        if (!matched) out += t[i++];
+    }
+    return out;
+}
+
+// The value of attribute `name` on this line, if present.
+std::optional<std::string> attribute(std::string_view line, std::string_view name) {
+    const std::string key = " " + std::string(name) + "=\"";
+    const std::size_t at = line.find(key);
+    if (at == std::string_view::npos) return std::nullopt;
+    const std::size_t from = at + key.size(), to = line.find('"', from);
+    if (to == std::string_view::npos) return std::nullopt;
+    return unescape(line.substr(from, to - from));
+}
+
+}  // namespace
+
+Drawn read_back(const std::string& svg) {
+    Drawn d;
+    std::size_t start = 0;
+    while (start < svg.size()) {
+        std::size_t end = svg.find('\n', start);
+        if (end == std::string::npos) end = svg.size();
+        const std::string_view line(svg.data() + start, end - start);
+        start = end + 1;
+        if (line.rfind("<title>", 0) == 0 && d.title.empty()) {
+            d.title = unescape(line.substr(7, line.find("</title>") - 7));
+            continue;
+        }
+        std::string text;
+        if (line.rfind("<text", 0) == 0) {
+            const std::size_t open = line.find('>'), close = line.rfind("</text>");
+            if (open != std::string_view::npos && close != std::string_view::npos && close > open)
+                text = unescape(line.substr(open + 1, close - open - 1));
+        }
+        const auto cls = attribute(line, "class");
+        if (cls && *cls == "input") d.inputs.push_back(text);
+        if (const auto v = attribute(line, "data-value"))
+            d.values.push_back({cls.value_or(""), std::strtod(v->c_str(), nullptr), text});
+    }
+    return d;
 }
 
 }  // namespace inferlab::svg

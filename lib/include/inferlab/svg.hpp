@@ -88,6 +88,23 @@ private:
     std::string body_;
 };
 
+// What a document written by this writer shows, read back from its text: the root's title, the
+// inputs printed at its foot, and each element's class, data-value and text, in document order.
+// It relies on the writer's layout (one element a line, class before data-value), so it reads
+// only documents that Document, line_plot, stacked_plots and bar_chart wrote: `figure --json`
+// reports the numbers drawn without every figure function returning them a second way.
+struct DrawnValue {
+    std::string cls;
+    double value = 0;
+    std::string text;  // a <text> element's content; empty for shapes
+};
+struct Drawn {
+    std::string title;
+    std::vector<std::string> inputs;
+    std::vector<DrawnValue> values;
+};
+Drawn read_back(const std::string& svg);
+
 // Ticks at 1, 2 or 5 × 10^k covering [lo, hi] with about `target` intervals; at least two.
 // Throws std::invalid_argument for a non-finite or empty range.
 std::vector<double> nice_ticks(double lo, double hi, int target = 5);
