@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 
+#include "best_of_n.hpp"
 #include "common.hpp"
 #include "inferlab/bestofn_result.hpp"
 #include "inferlab/error.hpp"
@@ -18,14 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-struct BestOfNOptions {
-    std::string p, n, target;
-    std::string tpr, fpr, verifier_accuracy, fallback = "random";
-    std::string alternatives, answer_dist;
-    std::string hard_fraction, rho, judge_bias;
-    std::string budget, cost_sample = "1", cost_judge;
-    std::string simulate, seed = "1";
-    bool fallback_given = false, cost_sample_given = false, seed_given = false, n_given = false;
+struct BestOfNOptions : BestOfNFlags {
     OutputFlags out;
 };
 
@@ -33,7 +27,7 @@ struct BestOfNOptions {
 std::string pr(double v) { return format_short(v, 6); }
 
 // --tpr/--fpr or --verifier-accuracy, with --fallback; none given: no verifier.
-std::optional<Verifier> parse_verifier(const BestOfNOptions& o) {
+std::optional<Verifier> parse_verifier(const BestOfNFlags& o) {
     std::optional<Verifier> ver;
     if (!o.verifier_accuracy.empty() && (!o.tpr.empty() || !o.fpr.empty()))
         throw InputError("--verifier-accuracy and --tpr/--fpr both given: choose one");
@@ -56,7 +50,7 @@ std::optional<Verifier> parse_verifier(const BestOfNOptions& o) {
 
 // The answer distribution majority vote needs: --answer-dist, or --alternatives k equally likely
 // wrong answers; none given: no vote.
-std::optional<std::vector<double>> parse_answer_dist(const BestOfNOptions& o, double p) {
+std::optional<std::vector<double>> parse_answer_dist(const BestOfNFlags& o, double p) {
     if (!o.answer_dist.empty() && !o.alternatives.empty())
         throw InputError("--answer-dist and --alternatives both given: choose one");
     if (!o.answer_dist.empty()) {
@@ -81,7 +75,7 @@ std::optional<std::vector<double>> parse_answer_dist(const BestOfNOptions& o, do
 }
 
 // A flag whose only job is to tune a section that was not asked for would be silently ignored.
-void refuse_without_effect(const BestOfNOptions& o) {
+void refuse_without_effect(const BestOfNFlags& o) {
     if (o.budget.empty() && (o.cost_sample_given || !o.cost_judge.empty()))
         throw InputError(fmt::format("{} has no effect without --budget: costs only price the strategies compared at "
                                      "equal cost", o.cost_sample_given ? "--cost-sample" : "--cost-judge"));
@@ -89,7 +83,7 @@ void refuse_without_effect(const BestOfNOptions& o) {
         throw InputError("--seed has no effect without --simulate: only the Monte Carlo draws random numbers");
 }
 
-void parse_sections(const BestOfNOptions& o, BestOfNRequest& rq) {
+void parse_sections(const BestOfNFlags& o, BestOfNRequest& rq) {
     // Their rules (p ≤ 1 − h, ρ < 1) are best_of_n's; compute() says them with these flags.
     if (!o.hard_fraction.empty()) rq.hard_fraction = parse_probability("--hard-fraction", o.hard_fraction);
     if (!o.rho.empty()) rq.rho = parse_probability("--rho", o.rho);
@@ -113,7 +107,7 @@ void parse_sections(const BestOfNOptions& o, BestOfNRequest& rq) {
     }
 }
 
-BestOfNRequest parse_request(const BestOfNOptions& o) {
+BestOfNRequest parse_request(const BestOfNFlags& o) {
     if (o.p.empty()) throw InputError("--p is required: the probability that one candidate is correct (e.g. 0.3)");
     refuse_without_effect(o);
     BestOfNRequest rq;
@@ -127,7 +121,7 @@ BestOfNRequest parse_request(const BestOfNOptions& o) {
 }
 
 // best_of_n, its errors said in this command's flags (the library names its own terms).
-BestOfNResult compute(const BestOfNOptions& o, const BestOfNRequest& rq) {
+BestOfNResult compute(const BestOfNFlags& o, const BestOfNRequest& rq) {
     try {
         BestOfNResult res = best_of_n(rq);
         if (res.target && !res.target->min_n)
@@ -388,6 +382,9 @@ void run(const BestOfNOptions& o) {
 }
 
 }  // namespace
+
+BestOfNRequest parse_best_of_n(const BestOfNFlags& f) { return parse_request(f); }
+BestOfNResult compute_best_of_n(const BestOfNFlags& f, const BestOfNRequest& rq) { return compute(f, rq); }
 
 void setup_best_of_n(CLI::App& app) {
     auto opt = std::make_shared<BestOfNOptions>();

@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 
+#include "best_of_n.hpp"
 #include "common.hpp"
 #include "decode_roofline.hpp"
 #include "model_common.hpp"
@@ -45,6 +46,9 @@ struct FigureOptions {
     std::string tokens, hidden, weight_dtype;
     // Figure 17: model check-cache's chunked prefill.
     std::string chunk;
+    // Figure 14: best-of-n's flags beyond --p, --n, --tpr and --fpr (--fallback_given and the
+    // rest are set from the command line in setup_figure).
+    BestOfNFlags bestofn;
 };
 
 // The flags each drawn figure takes; any other figure flag given is an error naming both.
@@ -64,7 +68,8 @@ const std::map<std::string, std::set<std::string>>& figure_flags() {
         {"doc1-fig11", {"--gamma", "--outcomes"}},
         {"doc1-fig12", {"--alpha", "--gamma"}},
         {"doc1-fig13", {"--p", "--q"}},
-        {"doc1-fig14", {"--p", "--n", "--tpr", "--fpr"}},
+        {"doc1-fig14", {"--p", "--n", "--tpr", "--fpr", "--verifier-accuracy", "--fallback", "--alternatives", "--answer-dist",
+                        "--judge-bias", "--hard-fraction", "--rho", "--target"}},
         {"doc1-fig15", {"--x", "--step", "--bits"}},
         {"doc1-fig17", {"--checkpoint", "--config", "--model", "--seed", "--tokens", "--seq-len", "--chunk", "--block-size",
                         "--pool-seed"}},
@@ -313,16 +318,22 @@ std::string draw_doc1_fig13(const FigureOptions& o) {
     return figures::fig13_acceptance(in);
 }
 
+// Figure 14 takes best-of-n's flags, parsed by best-of-n's own rules, with the document's p = 0.3
+// and N = 1..8, 10, 12, 16 (N = 4 marked) and, without a selection flag, a verifier of TPR 0.9 and
+// FPR 0.2 so the figure shows the gap between presence and choice.
 std::string draw_doc1_fig14(const FigureOptions& o) {
-    figures::CoverageInputs in;
-    if (!o.p.empty()) in.p = parse_probability("--p", o.p);
-    if (!o.n.empty()) {
-        in.n = parse_int_list_or_range("--n", o.n, 256);
-        in.marked_n = in.n.back();
-    }
-    if (!o.tpr.empty()) in.tpr = parse_probability("--tpr", o.tpr);
-    if (!o.fpr.empty()) in.fpr = parse_probability("--fpr", o.fpr);
-    return figures::fig14_coverage(in);
+    BestOfNFlags f = o.bestofn;
+    f.p = o.p.empty() ? "0.3" : o.p;
+    f.n = o.n.empty() ? "1..8,10,12,16" : o.n;
+    f.n_given = !o.n.empty();
+    f.tpr = o.tpr, f.fpr = o.fpr;
+    const bool selection = !f.tpr.empty() || !f.fpr.empty() || !f.verifier_accuracy.empty() || !f.alternatives.empty() ||
+                           !f.answer_dist.empty() || !f.judge_bias.empty();
+    if (!selection) f.tpr = "0.9", f.fpr = "0.2";
+    const BestOfNRequest rq = parse_best_of_n(f);
+    if (rq.ns.size() > 256) throw InputError("--n", o.n, "at most 256 values of N can be drawn");
+    const std::uint64_t marked = o.n.empty() ? 4 : rq.ns.back();
+    return figures::fig14_coverage(rq, compute_best_of_n(f, rq), marked);
 }
 
 std::string draw_doc1_fig15(const FigureOptions& o) {
@@ -531,6 +542,14 @@ void setup_figure(CLI::App& app) {
     s->add_option("--n", o->n, "Figure 14: candidates, a list or range (default 1..8,10,12,16)");
     s->add_option("--tpr", o->tpr, "Figure 14: verifier P(accept | correct) (default 0.9)");
     s->add_option("--fpr", o->fpr, "Figure 14: verifier P(accept | wrong) (default 0.2)");
+    s->add_option("--verifier-accuracy", o->bestofn.verifier_accuracy, "Figure 14: verifier with TPR = a, FPR = 1 − a");
+    s->add_option("--fallback", o->bestofn.fallback, "Figure 14: when the verifier accepts none: random (default) or abstain");
+    s->add_option("--alternatives", o->bestofn.alternatives, "Figure 14: majority vote over k equally likely wrong answers");
+    s->add_option("--answer-dist", o->bestofn.answer_dist, "Figure 14: majority vote, answer probabilities (correct first)");
+    s->add_option("--judge-bias", o->bestofn.judge_bias, "Figure 14: a judge biased to wrong answers");
+    s->add_option("--hard-fraction", o->bestofn.hard_fraction, "Figure 14: fraction of problems no sample solves");
+    s->add_option("--rho", o->bestofn.rho, "Figure 14: correlated errors, p ~ Beta with this correlation");
+    s->add_option("--target", o->bestofn.target, "Figure 14: the coverage to reach, and the smallest N that does");
     s->add_option("--tokens", o->tokens, "Figure 4: the prompt's token ids (default 1,2,3,4); Figure 17: the tokens compared");
     s->add_option("--chunk", o->chunk, "Figure 17: tokens per forward of the chunked prefill (default 5)");
     s->add_option("--hidden-size", o->hidden, "second document's Figure 1: hidden width (default 4096)");
@@ -551,7 +570,10 @@ void setup_figure(CLI::App& app) {
         "--json prints the figure's place, inputs and every number drawn (class, value, text);\n"
         "--csv those numbers, class and value (table: values); --list --json and --list --csv\n"
         "the catalogue (table: figures)."));
-    s->callback([o, s] { run_figure(*o, *s); });
+    s->callback([o, s] {
+        o->bestofn.fallback_given = given(*s, "--fallback");
+        run_figure(*o, *s);
+    });
 }
 
 }  // namespace inferlab::app

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "inferlab/bestofn.hpp"
+#include "inferlab/bestofn_result.hpp"
 #include "inferlab/checked.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
@@ -524,32 +525,67 @@ std::string fig13_acceptance(const AcceptanceInputs& in) {
     return svg::bar_chart(ch);
 }
 
-std::string fig14_coverage(const CoverageInputs& in) {
-    const Verifier v{in.tpr, in.fpr, true};
+std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, std::uint64_t marked_n) {
+    std::vector<BestOfNRow> rows = res.rows;
+    std::stable_sort(rows.begin(), rows.end(), [](const BestOfNRow& a, const BestOfNRow& b) { return a.n < b.n; });
     svg::LinePlot pl;
     pl.title = "Figure 14: a correct candidate appears; is it chosen?";
-    pl.subtitle = fmt::format("Coverage 1 − (1 − p)^N counts presence; a verifier (TPR {}, FPR {}) decides what is chosen",
-                              svg::number(in.tpr), svg::number(in.fpr));
+    pl.subtitle = req.verifier ? fmt::format("Coverage 1 − (1 − p)^N counts presence; a verifier (TPR {}, FPR {}) decides what is chosen",
+                                             svg::number(req.verifier->tpr), svg::number(req.verifier->fpr))
+                               : "Coverage 1 − (1 − p)^N counts presence; a selection step decides what is chosen";
     pl.x = {"N, candidates", false, 0.0, std::nullopt};
     pl.y = {"probability", false, 0.0, 1.0};
     svg::Series cov{"coverage (present)", {}, {}, svg::kGreen}, sel{"selected (verifier)", {}, {}, svg::kBlue},
+        maj{"selected (majority vote)", {}, {}, svg::kAmber}, judge{"selected (biased judge)", {}, {}, svg::kRed},
+        hard{"coverage, hard fraction", {}, {}, svg::kTeal, true}, beta{"coverage, correlated (ρ)", {}, {}, svg::kOrange, true},
         one{"one sample (p)", {}, {}, svg::kGrey, true, false};
-    for (std::uint64_t n : in.n) {
-        const double x = static_cast<double>(n);
-        cov.x.push_back(x), cov.y.push_back(coverage(in.p, n));
-        sel.x.push_back(x), sel.y.push_back(verifier_selection(in.p, n, v));
-        one.x.push_back(x), one.y.push_back(in.p);
+    const auto add = [](svg::Series& s, double x, const std::optional<double>& y) {
+        if (y) s.x.push_back(x), s.y.push_back(*y);
+    };
+    const BestOfNRow* marked = nullptr;
+    for (const auto& r : rows) {
+        const double x = static_cast<double>(r.n);
+        add(cov, x, r.coverage), add(one, x, res.p), add(sel, x, r.verifier_selection), add(maj, x, r.majority_vote);
+        add(judge, x, r.biased_judge), add(hard, x, r.coverage_hard_fraction), add(beta, x, r.coverage_beta);
+        if (r.n == marked_n) marked = &r;
     }
-    pl.series = {cov, sel, one};
-    pl.markers.push_back({static_cast<double>(in.marked_n),
-                          fmt::format("N = {}: coverage {}, selected {}", in.marked_n, svg::number(coverage(in.p, in.marked_n), 4),
-                                      svg::number(verifier_selection(in.p, in.marked_n, v), 4)),
-                          svg::kInk});
-    pl.inputs = {fmt::format("p = {} per independent candidate; verifier TPR = {}, FPR = {}, a random pick when it accepts none",
-                             svg::number(in.p), svg::number(in.tpr), svg::number(in.fpr)),
-                 "coverage and verifier_selection (lib/bestofn.hpp); the verifier is not the document's: it is chosen to show the gap",
-                 source_line("doc1-fig14")};
+    pl.series = {cov};
+    for (svg::Series* s : {&sel, &maj, &judge, &hard, &beta})
+        if (!s->x.empty()) pl.series.push_back(*s);
+    pl.series.push_back(one);
+    if (marked)
+        pl.markers.push_back({static_cast<double>(marked_n),
+                              fmt::format("N = {}: coverage {}{}", marked_n, svg::number(marked->coverage, 4),
+                                          marked->verifier_selection ? ", selected " + svg::number(*marked->verifier_selection, 4) : ""),
+                              svg::kInk});
+    if (const auto& t = res.target) {
+        pl.series.push_back({"target " + svg::number(t->target, 6), {cov.x.front(), cov.x.back()}, {t->target, t->target}, svg::kInk,
+                             true, false});
+        if (t->min_n)
+            pl.markers.push_back({static_cast<double>(*t->min_n), fmt::format("N = {} reaches the target", *t->min_n), svg::kRed});
+    }
+    pl.inputs = {"p = " + svg::number(res.p) + " per independent candidate"};
+    if (req.verifier)
+        pl.inputs.push_back(fmt::format("verifier TPR = {}, FPR = {}, {} when it accepts none (not the document's: chosen to show the gap)",
+                                        svg::number(req.verifier->tpr), svg::number(req.verifier->fpr),
+                                        req.verifier->fallback_random ? "a random pick" : "abstains"));
+    if (req.answer_dist) pl.inputs.push_back(fmt::format("answers (correct first): {}", svg::number(req.answer_dist->front()) +
+                                                                                          fmt::format(" and {} wrong", req.answer_dist->size() - 1)));
+    if (req.judge_bias) pl.inputs.push_back("judge bias = " + svg::number(*req.judge_bias));
+    if (req.hard_fraction) pl.inputs.push_back("hard fraction h = " + svg::number(*req.hard_fraction));
+    if (req.rho) pl.inputs.push_back("ρ = " + svg::number(*req.rho));
+    pl.inputs.push_back("best_of_n (lib/bestofn_result.hpp): coverage and each selection strategy asked for");
+    pl.inputs.push_back(source_line("doc1-fig14"));
+    pl.height = 425 + 15.0 * static_cast<double>(pl.inputs.size());
     return svg::line_plot(pl);
+}
+
+std::string fig14_coverage(const CoverageInputs& in) {
+    BestOfNRequest req;
+    req.p = in.p;
+    req.ns = in.n;
+    req.verifier = Verifier{in.tpr, in.fpr, true};
+    return fig14_coverage(req, best_of_n(req), in.marked_n);
 }
 
 std::string fig15_quant_grid(const GridInputs& in) {

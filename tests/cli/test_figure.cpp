@@ -204,6 +204,35 @@ TEST_CASE("figure doc1-fig9 with decode-roofline's --model, --hw and --params dr
     expect_error({"figure", "doc1-fig9", "--batch", "1..20"}, "--batch '1..20': at most 12 bars can be drawn");
 }
 
+// First document §3.2: Figure 14 takes best-of-n's flags and draws the rows that command prints.
+TEST_CASE("figure doc1-fig14 with best-of-n's flags draws its coverage and strategies", "[cli][figure]") {
+    const std::vector<std::string> flags = {"--p", "0.6", "--n", "1,3,5,9", "--alternatives", "3", "--judge-bias", "0.3",
+                                            "--target", "0.99"};
+    std::vector<std::string> bon = {"best-of-n"}, fig = {"figure", "doc1-fig14"};
+    bon.insert(bon.end(), flags.begin(), flags.end());
+    fig.insert(fig.end(), flags.begin(), flags.end());
+    bon.push_back("--json");
+    const auto j = parse_json(run_inferlab(bon));
+    const auto r = run_inferlab(fig);
+    REQUIRE(r.status == 0);
+    REQUIRE(svg_parse_error(r.out).empty());
+    std::vector<double> drawn, printed;
+    for (const auto& i : svg_items(r.out, "point")) drawn.push_back(i.value);
+    for (const char* key : {"coverage", "majority_vote", "biased_judge"})
+        for (const auto& row : j["rows"]) printed.push_back(row[key].get<double>());
+    CHECK(drawn == printed);
+    std::vector<double> markers;
+    for (const auto& i : svg_items(r.out, "marker")) markers.push_back(i.value);
+    CHECK(markers == std::vector<double>{9, j["min_n_for_target"].get<double>()});  // the last N, then the target's
+    // The document's default: N = 4 marked at coverage 0.7599, a verifier beside it.
+    const auto d = run_inferlab({"figure", "doc1-fig14"});
+    REQUIRE(d.status == 0);
+    CHECK(svg_all_text(d.out).find("N = 4: coverage 0.7599") != std::string::npos);
+    expect_error({"figure", "doc1-fig14", "--rho", "1"}, "--rho '1'");
+    expect_error({"figure", "doc1-fig14", "--answer-dist", "0.5,0.5"}, "--answer-dist");
+    expect_error({"figure", "doc1-fig14", "--budget", "4"}, "were not expected");
+}
+
 TEST_CASE("figure --all --out DIR writes every figure and an index.html gallery", "[cli][figure]") {
     const Scratch scratch("all");
     const fs::path& dir = scratch.path;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "inferlab/model/paged_sim.hpp"
+#include "inferlab/bestofn_result.hpp"
 #include "inferlab/model/runs.hpp"
 #include "inferlab/roofline_result.hpp"
 #include "inferlab/model/transformer.hpp"
@@ -103,6 +104,9 @@ struct CoverageInputs {
     std::uint64_t marked_n = 4;   // the document's N = 4
 };
 std::string fig14_coverage(const CoverageInputs& in);
+// The same figure for best-of-n's request and result (figure doc1-fig14 takes that command's
+// flags): coverage, every strategy asked for, the target; a marker at `marked_n` when it is a row.
+std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, std::uint64_t marked_n);
 
 // Figure 15: the uniform grid x̂ = Δ·clip(round(x/Δ), −Q, Q) (the document: x = 0.37, Δ = 0.1, Q = 7).
 struct GridInputs {
