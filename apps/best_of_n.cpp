@@ -120,23 +120,17 @@ BestOfNRequest parse_request(const BestOfNFlags& o) {
     return rq;
 }
 
-// best_of_n, its errors said in this command's flags (the library names its own terms).
-BestOfNResult compute(const BestOfNFlags& o, const BestOfNRequest& rq) {
-    try {
-        BestOfNResult res = best_of_n(rq);
-        if (res.target && !res.target->min_n)
-            throw InputError("--target", o.target,
-                             rq.p > 0 ? "cannot be reached with p < 1: coverage 1 − (1 − p)^N stays below 1 for every N"
-                                      : "cannot be reached with p = 0");
-        return res;
-    } catch (const InputError& e) {
-        static const std::pair<const char*, const char*> flags[] = {
-            {"N", "--n"}, {"wrong answers", "--alternatives"}, {"budget", "--budget"},
-            {"hard fraction", "--hard-fraction"}, {"rho", "--rho"}, {"trials", "--simulate"}};
-        for (const auto& [term, flag] : flags)
-            if (e.where() == term) throw InputError(flag, e.value(), e.rule());
-        throw;
-    }
+// best_of_n with this command's flags as the names of its inputs: its errors say the flag.
+BestOfNResult compute(const BestOfNFlags& o, const BestOfNRequest& request) {
+    BestOfNRequest rq = request;
+    rq.names = {"--p", "--n", o.answer_dist.empty() ? "--alternatives" : "--answer-dist", "--budget", "--cost-sample",
+                "--cost-judge", "--hard-fraction", "--rho", "--simulate"};
+    BestOfNResult res = best_of_n(rq);
+    if (res.target && !res.target->min_n)
+        throw InputError("--target", o.target,
+                         rq.p > 0 ? "cannot be reached with p < 1: coverage 1 − (1 − p)^N stays below 1 for every N"
+                                  : "cannot be reached with p = 0");
+    return res;
 }
 
 // ---------------------------------------------------------------- printers
