@@ -502,16 +502,8 @@ void run_figure(const FigureOptions& o, const CLI::App& sub) {
     emit(r, o.flags);
 }
 
-}  // namespace
-
-void setup_figure(CLI::App& app) {
-    auto o = std::make_shared<FigureOptions>();
-    CLI::App* s = app.add_subcommand("figure", "The documents' figures redrawn as SVG from inferlab's own computation");
-    s->add_option("NAME", o->name, "the figure, as --list names it (doc1-fig9)");
-    s->add_flag("--list", o->list, "list every figure with its document, section and caption");
-    s->add_flag("--all", o->all, "draw every figure with the documents' inputs, and index.html, into --out DIR");
-    s->add_option("--out", o->out, "the SVG file (default: standard output); with --all, the folder");
-    add_output_flags(*s, o->flags, true);
+// The inputs of every drawn figure: each figure's own, and the flags of the subcommand behind it.
+void add_figure_inputs(CLI::App* s, FigureOptions* o) {
     s->add_option("--layers", o->layers, "L, layers (Figures 5, 7, 9; default 32)");
     s->add_option("--seq-len", o->seq_len, "S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12); Figure 17: random tokens (default 64)");
     s->add_option("--q-heads", o->q_heads, "H_q, query heads (Figure 6 default 4; otherwise 32)");
@@ -557,6 +549,9 @@ void setup_figure(CLI::App& app) {
     s->add_option("--x", o->x, "Figure 15: the value quantized (default 0.37)");
     s->add_option("--step", o->step, "Figure 15: Δ, the grid step (default 0.1)");
     s->add_option("--bits", o->bits, "Figure 15: bits, Q = 2^(b−1) − 1 (default 4: Q = 7)");
+}
+
+void add_figure_footer(CLI::App* s) {
     s->footer(examples_footer(
         {"inferlab figure --list", "inferlab figure --list --csv",
          "inferlab figure doc1-fig9 --batch 1,2,4,8,16 --out fig9.svg",
@@ -570,6 +565,20 @@ void setup_figure(CLI::App& app) {
         "--json prints the figure's place, inputs and every number drawn (class, value, text);\n"
         "--csv those numbers, class and value (table: values); --list --json and --list --csv\n"
         "the catalogue (table: figures)."));
+}
+
+}  // namespace
+
+void setup_figure(CLI::App& app) {
+    auto o = std::make_shared<FigureOptions>();
+    CLI::App* s = app.add_subcommand("figure", "The documents' figures redrawn as SVG from inferlab's own computation");
+    s->add_option("NAME", o->name, "the figure, as --list names it (doc1-fig9)");
+    s->add_flag("--list", o->list, "list every figure with its document, section and caption");
+    s->add_flag("--all", o->all, "draw every figure with the documents' inputs, and index.html, into --out DIR");
+    s->add_option("--out", o->out, "the SVG file (default: standard output); with --all, the folder");
+    add_output_flags(*s, o->flags, true);
+    add_figure_inputs(s, o.get());
+    add_figure_footer(s);
     s->callback([o, s] {
         o->bestofn.fallback_given = given(*s, "--fallback");
         run_figure(*o, *s);
