@@ -6,9 +6,11 @@
 #include <cmath>
 #include <memory>
 
+#include "best_of_n.hpp"
 #include "common.hpp"
 #include "inferlab/bestofn_result.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/plots.hpp"
 #include "inferlab/report.hpp"
 #include "inferlab/units.hpp"
 
@@ -17,14 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-struct BestOfNOptions {
-    std::string p, n, target;
-    std::string tpr, fpr, verifier_accuracy, fallback = "random";
-    std::string alternatives, answer_dist;
-    std::string hard_fraction, rho, judge_bias;
-    std::string budget, cost_sample = "1", cost_judge;
-    std::string simulate, seed = "1";
-    bool fallback_given = false, cost_sample_given = false, seed_given = false, n_given = false;
+struct BestOfNOptions : BestOfNFlags {
     OutputFlags out;
 };
 
@@ -32,7 +27,7 @@ struct BestOfNOptions {
 std::string pr(double v) { return format_short(v, 6); }
 
 // --tpr/--fpr or --verifier-accuracy, with --fallback; none given: no verifier.
-std::optional<Verifier> parse_verifier(const BestOfNOptions& o) {
+std::optional<Verifier> parse_verifier(const BestOfNFlags& o) {
     std::optional<Verifier> ver;
     if (!o.verifier_accuracy.empty() && (!o.tpr.empty() || !o.fpr.empty()))
         throw InputError("--verifier-accuracy and --tpr/--fpr both given: choose one");
@@ -55,7 +50,7 @@ std::optional<Verifier> parse_verifier(const BestOfNOptions& o) {
 
 // The answer distribution majority vote needs: --answer-dist, or --alternatives k equally likely
 // wrong answers; none given: no vote.
-std::optional<std::vector<double>> parse_answer_dist(const BestOfNOptions& o, double p) {
+std::optional<std::vector<double>> parse_answer_dist(const BestOfNFlags& o, double p) {
     if (!o.answer_dist.empty() && !o.alternatives.empty())
         throw InputError("--answer-dist and --alternatives both given: choose one");
     if (!o.answer_dist.empty()) {
@@ -80,7 +75,7 @@ std::optional<std::vector<double>> parse_answer_dist(const BestOfNOptions& o, do
 }
 
 // A flag whose only job is to tune a section that was not asked for would be silently ignored.
-void refuse_without_effect(const BestOfNOptions& o) {
+void refuse_without_effect(const BestOfNFlags& o) {
     if (o.budget.empty() && (o.cost_sample_given || !o.cost_judge.empty()))
         throw InputError(fmt::format("{} has no effect without --budget: costs only price the strategies compared at "
                                      "equal cost", o.cost_sample_given ? "--cost-sample" : "--cost-judge"));
@@ -88,7 +83,7 @@ void refuse_without_effect(const BestOfNOptions& o) {
         throw InputError("--seed has no effect without --simulate: only the Monte Carlo draws random numbers");
 }
 
-void parse_sections(const BestOfNOptions& o, BestOfNRequest& rq) {
+void parse_sections(const BestOfNFlags& o, BestOfNRequest& rq) {
     // Their rules (p ≤ 1 − h, ρ < 1) are best_of_n's; compute() says them with these flags.
     if (!o.hard_fraction.empty()) rq.hard_fraction = parse_probability("--hard-fraction", o.hard_fraction);
     if (!o.rho.empty()) rq.rho = parse_probability("--rho", o.rho);
@@ -112,7 +107,7 @@ void parse_sections(const BestOfNOptions& o, BestOfNRequest& rq) {
     }
 }
 
-BestOfNRequest parse_request(const BestOfNOptions& o) {
+BestOfNRequest parse_request(const BestOfNFlags& o) {
     if (o.p.empty()) throw InputError("--p is required: the probability that one candidate is correct (e.g. 0.3)");
     refuse_without_effect(o);
     BestOfNRequest rq;
@@ -125,23 +120,17 @@ BestOfNRequest parse_request(const BestOfNOptions& o) {
     return rq;
 }
 
-// best_of_n, its errors said in this command's flags (the library names its own terms).
-BestOfNResult compute(const BestOfNOptions& o, const BestOfNRequest& rq) {
-    try {
-        BestOfNResult res = best_of_n(rq);
-        if (res.target && !res.target->min_n)
-            throw InputError("--target", o.target,
-                             rq.p > 0 ? "cannot be reached with p < 1: coverage 1 − (1 − p)^N stays below 1 for every N"
-                                      : "cannot be reached with p = 0");
-        return res;
-    } catch (const InputError& e) {
-        static const std::pair<const char*, const char*> flags[] = {
-            {"N", "--n"}, {"wrong answers", "--alternatives"}, {"budget", "--budget"},
-            {"hard fraction", "--hard-fraction"}, {"rho", "--rho"}, {"trials", "--simulate"}};
-        for (const auto& [term, flag] : flags)
-            if (e.where() == term) throw InputError(flag, e.value(), e.rule());
-        throw;
-    }
+// best_of_n with this command's flags as the names of its inputs: its errors say the flag.
+BestOfNResult compute(const BestOfNFlags& o, const BestOfNRequest& request) {
+    BestOfNRequest rq = request;
+    rq.names = {"--p", "--n", o.answer_dist.empty() ? "--alternatives" : "--answer-dist", "--budget", "--cost-sample",
+                "--cost-judge", "--hard-fraction", "--rho", "--simulate"};
+    BestOfNResult res = best_of_n(rq);
+    if (res.target && !res.target->min_n)
+        throw InputError("--target", o.target,
+                         rq.p > 0 ? "cannot be reached with p < 1: coverage 1 − (1 − p)^N stays below 1 for every N"
+                                  : "cannot be reached with p = 0");
+    return res;
 }
 
 // ---------------------------------------------------------------- printers
@@ -382,10 +371,14 @@ void run(const BestOfNOptions& o) {
                    render_table(s);
     }
     if (res.rows.size() >= 3) r.human += chart(rq, res);
+    if (!o.out.svg.empty()) r.svg = plots::best_of_n_svg(rq, res);
     emit(r, o.out);
 }
 
 }  // namespace
+
+BestOfNRequest parse_best_of_n(const BestOfNFlags& f) { return parse_request(f); }
+BestOfNResult compute_best_of_n(const BestOfNFlags& f, const BestOfNRequest& rq) { return compute(f, rq); }
 
 void setup_best_of_n(CLI::App& app) {
     auto opt = std::make_shared<BestOfNOptions>();
@@ -408,12 +401,14 @@ void setup_best_of_n(CLI::App& app) {
     sub->add_option("--simulate", opt->simulate, "Monte Carlo trials beside the exact values");
     sub->add_option("--seed", opt->seed, "seed of the simulation (default 1)");
     add_output_flags(*sub, opt->out, true);
+    add_svg_flag(*sub, opt->out, "coverage and each selection strategy against N (with the --target line)");
     sub->footer(examples_footer(
         {"inferlab best-of-n --p 0.3 --n 4", "    → coverage 1 − 0.7^4 = 0.7599 (a correct candidate is present, not chosen)",
          "inferlab best-of-n --p 0.3 --n 1..16 --tpr 0.9 --fpr 0.2 --simulate 100000 --seed 7",
          "inferlab best-of-n --p 0.6 --n 1,3,5,9 --alternatives 3 --judge-bias 0.3",
          "inferlab best-of-n --p 0.3 --n 1..8 --hard-fraction 0.5 --rho 0.3",
-         "inferlab best-of-n --p 0.3 --tpr 0.9 --fpr 0.1 --alternatives 3 --budget 16 --cost-sample 1 --cost-judge 1"},
+         "inferlab best-of-n --p 0.3 --tpr 0.9 --fpr 0.1 --alternatives 3 --budget 16 --cost-sample 1 --cost-judge 1",
+         "inferlab best-of-n --p 0.3 --n 1..16 --tpr 0.9 --fpr 0.2 --target 0.95 --svg best-of-n.svg"},
         "Tables for --csv --table NAME: rows, and with --budget budget, with --simulate simulation.\n"
         "--fallback needs a verifier, --cost-sample and --cost-judge need --budget, --seed needs --simulate.\n"
         "JSON keys: the README's table (every key present in every run, null where not computed)."));

@@ -6,10 +6,12 @@
 #include <memory>
 
 #include "common.hpp"
+#include "decode_roofline.hpp"
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/hardware.hpp"
 #include "inferlab/model_config.hpp"
+#include "inferlab/plots.hpp"
 #include "inferlab/quant.hpp"
 #include "inferlab/roofline_result.hpp"
 #include "inferlab/units.hpp"
@@ -19,25 +21,12 @@ namespace {
 
 using nlohmann::json;
 
-struct RooflineOptions {
-    std::string weights_bytes, params, weight_dtype, config, model;
-    std::string kv_bytes_per_request, seq_len, kv_dtype, bytes_per_elem;
-    std::string batch, bandwidth, hw, peak_flops, memory;
-    std::string prompt_len, output_len;
+struct RooflineOptions : RooflineFlags {
     bool list_hw = false;
-    bool batch_given = false;  // given, even as an empty string
     OutputFlags out;
 };
 
-// The request and where each of its inputs came from (for the text's [brackets]).
-struct Inputs {
-    RooflineRequest req;
-    std::string weights_from, kv_from, bandwidth_from, flops_from, memory_from;
-    std::optional<ModelConfig> config;
-    std::optional<ParamCount> counted;   // the config's parameters, unless --params overrides them
-    std::optional<Hardware> hw;
-    bool lens_from_prompt = false;       // no --seq-len: the per-step table reads S = --prompt-len
-};
+using Inputs = RooflineInputs;
 
 // ---------------------------------------------------------------- parsing
 
@@ -47,7 +36,7 @@ std::uint64_t positive_tokens(const std::string& flag, const std::string& text) 
     return v;
 }
 
-void parse_weights(const RooflineOptions& o, Inputs& in) {
+void parse_weights(const RooflineFlags& o, Inputs& in) {
     DecodeModel& m = in.req.model;
     // One rule for a config without torch_dtype: name every precision flag this run still needs.
     if (in.config)
@@ -80,7 +69,7 @@ void parse_weights(const RooflineOptions& o, Inputs& in) {
     }
 }
 
-void parse_machine(const RooflineOptions& o, Inputs& in) {
+void parse_machine(const RooflineFlags& o, Inputs& in) {
     Machine& hw = in.req.machine;
     if (!o.hw.empty()) in.hw = find_hardware("--hw", o.hw);
     if (!o.bandwidth.empty()) {
@@ -109,7 +98,7 @@ void parse_machine(const RooflineOptions& o, Inputs& in) {
     }
 }
 
-void parse_kv(const RooflineOptions& o, Inputs& in) {
+void parse_kv(const RooflineFlags& o, Inputs& in) {
     RooflineRequest& rq = in.req;
     if (!o.seq_len.empty()) {
         for (const auto& item : split_count_list("--seq-len", o.seq_len)) rq.seq_lens.push_back(positive_tokens("--seq-len", item));
@@ -141,13 +130,17 @@ void parse_kv(const RooflineOptions& o, Inputs& in) {
         rq.model.kv_spec = kv_spec_from_config(*in.config, bits);
         in.kv_from = fmt::format("{} at {} (kv-mem's formula{})", in.config->name, precision,
                                  in.lens_from_prompt ? "; S = --prompt-len, no --seq-len given" : "");
+    } else if (o.kv_shape) {
+        if (rq.seq_lens.empty()) throw InputError("--seq-len is required to derive the KV bytes from the shape");
+        rq.model.kv_spec = *o.kv_shape;
+        in.kv_from = o.kv_shape_from;
     } else {
         throw InputError("no KV size: give --kv-bytes-per-request (e.g. 1GiB), or a model with --config/--model and --seq-len");
     }
     if (in.config) rq.model.attn_per_layer = attention_layers_of(*in.config);
 }
 
-void parse_batches_and_generation(const RooflineOptions& o, Inputs& in) {
+void parse_batches_and_generation(const RooflineFlags& o, Inputs& in) {
     RooflineRequest& rq = in.req;
     if (rq.seq_lens.size() > 1) {
         if (o.batch_given) throw InputError("--batch", o.batch, "cannot be combined with a list of lengths: the list is the batch");
@@ -169,7 +162,7 @@ void parse_batches_and_generation(const RooflineOptions& o, Inputs& in) {
         throw InputError("--output-len", o.output_len, fmt::format("must be at most {} tokens", group_thousands(kMaxOutputLen)));
 }
 
-Inputs gather(const RooflineOptions& o) {
+Inputs gather(const RooflineFlags& o) {
     Inputs in;
     if (!o.config.empty() && !o.model.empty()) throw InputError("--config and --model both given: choose one");
     if (!o.config.empty() || !o.model.empty())
@@ -191,10 +184,14 @@ json or_null(const std::optional<T>& v) { return v ? json(*v) : json(nullptr); }
 
 void list_hw(const RooflineOptions& o) {
     Report r;
-    Table t{{"name", "kind", "bandwidth", "dense BF16", "memory", "source"}, {}, {false, false, true, true, true, false}};
+    // Numbers only in the cells, the unit in the header (issue #15): bandwidths decimal as spec
+    // sheets quote them, memory in GiB as the presets record HBM; an empty cell where none.
+    Table t{{"name", "kind", "bandwidth (GB/s)", "dense BF16 (TFLOP/s)", "memory (GiB)", "source"}, {}, {false, false, true, true, true, false}};
     r.json["hardware"] = json::array();
     for (const auto& h : hardware_presets()) {
-        t.rows.push_back({h.name, h.kind, h.bandwidth_text, h.flops_text, h.memory_text, h.source});
+        t.rows.push_back({h.name, h.kind, format_short(h.bandwidth / 1e9, 6),
+                          h.peak_flops ? format_short(*h.peak_flops / 1e12, 6) : "",
+                          h.memory_bytes ? format_short(bytes_in_gib(*h.memory_bytes), 6) : "", h.source});
         r.json["hardware"].push_back({{"name", h.name}, {"kind", h.kind}, {"bandwidth_bytes_per_s", h.bandwidth},
                                       {"bandwidth_text", h.bandwidth_text}, {"notes", h.notes}, {"source", h.source},
                                       {"peak_flops", or_null(h.peak_flops)}, {"memory_bytes", or_null(h.memory_bytes)}});
@@ -457,6 +454,8 @@ void refuse_beside_list_hw(const RooflineOptions& o) {
         {"--seq-len", &o.seq_len}, {"--kv-dtype", &o.kv_dtype}, {"--bytes-per-elem", &o.bytes_per_elem}, {"--bandwidth", &o.bandwidth}, {"--hw", &o.hw},
         {"--peak-flops", &o.peak_flops}, {"--memory", &o.memory}, {"--prompt-len", &o.prompt_len},
         {"--output-len", &o.output_len}};
+    if (!o.out.svg.empty())
+        throw InputError("--svg", o.out.svg, "--list-hw draws no figure: it lists the presets and computes nothing");
     if (o.batch_given) throw InputError("--list-hw and --batch both given: --list-hw computes nothing, so --batch has no effect");
     for (const auto& [flag, value] : flags)
         if (!value->empty())
@@ -481,10 +480,14 @@ void run(const RooflineOptions& o) {
         r.add_table("generation", g);
         r.human += generation_text(in.req, res, g);
     }
+    if (!o.out.svg.empty())
+        r.svg = plots::decode_roofline_svg(in.req, res, {"W: " + in.weights_from, "β: " + in.bandwidth_from});
     emit(r, o.out);
 }
 
 }  // namespace
+
+RooflineInputs gather_roofline(const RooflineFlags& f) { return gather(f); }
 
 void setup_decode_roofline(CLI::App& app) {
     auto opt = std::make_shared<RooflineOptions>();
@@ -507,12 +510,14 @@ void setup_decode_roofline(CLI::App& app) {
     sub->add_option("--output-len", opt->output_len, "N: a whole generation, the context growing one token a step");
     sub->add_flag("--list-hw", opt->list_hw, "list the hardware presets with their sources");
     add_output_flags(*sub, opt->out, true);
+    add_svg_flag(*sub, opt->out, "tokens/s against batch with the bounds, and the roofline chart (with π)");
     sub->footer(examples_footer(
         {"inferlab decode-roofline --weights-bytes 14GB --kv-bytes-per-request 1GiB --bandwidth 1TB/s --batch 1,8",
          "    → B=1: 15.074 GB, 15.074 ms, 66.34 tok/s;  B=8: 22.590 GB, 22.590 ms, 354.14 aggregate, 44.27 per request",
          "inferlab decode-roofline --model llama-3-8b --seq-len 8192 --hw h100-sxm --batch 1..64",
          "inferlab decode-roofline --model llama-3-8b --hw h100-sxm --prompt-len 2048 --output-len 512 --batch 1,8",
-         "inferlab decode-roofline --model mixtral-8x7b --hw h100-sxm --seq-len 4096 --batch 1,8,64"},
+         "inferlab decode-roofline --model mixtral-8x7b --hw h100-sxm --seq-len 4096 --batch 1,8,64",
+         "inferlab decode-roofline --model llama-3-8b --seq-len 1024 --hw h100-sxm --batch 1..512 --svg roofline.svg"},
         "Mixture of experts: a step reads the non-expert weights, the shared experts and, per MoE layer, the\n"
         "experts its B tokens route to: E·(1 − (1 − k/E)^B) in expectation, assuming each token picks k of E\n"
         "experts uniformly and independently (exactly k at B = 1). FLOPs count the active parameters.\n"

@@ -9,7 +9,9 @@
 #include <memory>
 #include <set>
 
+#include "best_of_n.hpp"
 #include "common.hpp"
+#include "decode_roofline.hpp"
 #include "model_common.hpp"
 #include "options.hpp"
 #include "paged_options.hpp"
@@ -31,10 +33,11 @@ using figures::FigureInfo;
 struct FigureOptions {
     std::string name, out;
     bool list = false, all = false;
+    OutputFlags flags;  // --json, --csv (--table), --explain: the figure's numbers or the catalogue
     // Shape (Figures 5, 7, 9) and head mapping (Figure 6).
     std::string layers, seq_len, q_heads, kv_heads, head_dim, kv_dtype, batch;
-    // Figure 9's read model.
-    std::string weights_bytes, bandwidth, kv_bytes_per_request;
+    // Figure 9's read model: decode-roofline's flags.
+    std::string weights_bytes, bandwidth, kv_bytes_per_request, params, hw, peak_flops, bytes_per_elem;
     // Figure 8's paged cache (model paged's flags).
     ModelSource src;
     PagedFlags paged;  // its --steps is Figure 4's too
@@ -42,6 +45,11 @@ struct FigureOptions {
     std::string tile, window, gamma, outcomes, alpha, p, q, n, tpr, fpr, x, step, bits;
     // Figure 4's run and the second document's Figure 1.
     std::string tokens, hidden, weight_dtype;
+    // Figure 17: model check-cache's chunked prefill.
+    std::string chunk;
+    // Figure 14: best-of-n's flags beyond --p, --n, --tpr and --fpr (--fallback_given and the
+    // rest are set from the command line in setup_figure).
+    BestOfNFlags bestofn;
 };
 
 // The flags each drawn figure takes; any other figure flag given is an error naming both.
@@ -54,14 +62,18 @@ const std::map<std::string, std::set<std::string>>& figure_flags() {
         {"doc1-fig7", {"--layers", "--seq-len", "--q-heads", "--kv-heads", "--head-dim", "--kv-dtype", "--batch"}},
         {"doc1-fig8", {"--checkpoint", "--config", "--model", "--seed", "--prompts", "--blocks", "--block-size", "--steps",
                        "--pool-seed"}},
-        {"doc1-fig9", {"--layers", "--seq-len", "--kv-heads", "--head-dim", "--kv-dtype", "--batch", "--weights-bytes",
-                       "--bandwidth", "--kv-bytes-per-request"}},
+        {"doc1-fig9", {"--layers", "--seq-len", "--kv-heads", "--head-dim", "--kv-dtype", "--bytes-per-elem", "--batch",
+                       "--weights-bytes", "--params", "--weight-dtype", "--config", "--model", "--bandwidth", "--hw",
+                       "--peak-flops", "--kv-bytes-per-request"}},
         {"doc1-fig10", {"--seq-len", "--tile", "--window"}},
         {"doc1-fig11", {"--gamma", "--outcomes"}},
         {"doc1-fig12", {"--alpha", "--gamma"}},
         {"doc1-fig13", {"--p", "--q"}},
-        {"doc1-fig14", {"--p", "--n", "--tpr", "--fpr"}},
+        {"doc1-fig14", {"--p", "--n", "--tpr", "--fpr", "--verifier-accuracy", "--fallback", "--alternatives", "--answer-dist",
+                        "--judge-bias", "--hard-fraction", "--rho", "--target"}},
         {"doc1-fig15", {"--x", "--step", "--bits"}},
+        {"doc1-fig17", {"--checkpoint", "--config", "--model", "--seed", "--tokens", "--seq-len", "--chunk", "--block-size",
+                        "--pool-seed"}},
     };
     return flags;
 }
@@ -182,25 +194,84 @@ std::string draw_doc1_fig8(const FigureOptions& o) {
     return figures::fig8_paged_blocks(sim, shown);
 }
 
+// Figure 9 takes decode-roofline's flags, parsed by decode-roofline's own rules (gather_roofline),
+// with the document's inputs where none is given: W = 14 GB, β = 1 TB/s, B = 1 and 8, and without
+// a model M_KV from the shape flags (L = 32, S = 8192, H_kv = 8, d = 128, bf16: 1 GiB).
 std::string draw_doc1_fig9(const FigureOptions& o) {
-    figures::DecodeReadInputs in;
-    in.shape = shape_of(o);
-    if (!o.batch.empty()) in.batches = parse_int_list_or_range("--batch", o.batch, 12);
-    for (auto b : in.batches)
-        if (b > (1u << 20)) throw InputError("--batch", std::to_string(b), "must be at most 1,048,576 requests");
-    if (!o.weights_bytes.empty()) {
-        in.weight_bytes = parse_bytes("--weights-bytes", o.weights_bytes);
-        if (in.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, "must be positive");
+    RooflineFlags f;
+    f.weights_bytes = o.weights_bytes, f.params = o.params, f.weight_dtype = o.weight_dtype;
+    f.config = o.src.config, f.model = o.src.model;
+    f.kv_bytes_per_request = o.kv_bytes_per_request, f.bytes_per_elem = o.bytes_per_elem;
+    f.bandwidth = o.bandwidth, f.hw = o.hw, f.peak_flops = o.peak_flops;
+    const bool model = !f.config.empty() || !f.model.empty();
+    if (f.weights_bytes.empty() && f.params.empty() && !model) f.weights_bytes = "14GB";
+    if (f.bandwidth.empty() && f.hw.empty()) f.bandwidth = "1TB/s";
+    // A list of lengths is the batch itself (decode-roofline's rule): no default batch beside it.
+    if (!o.batch.empty() || o.seq_len.find(',') == std::string::npos) {
+        f.batch = o.batch.empty() ? "1,8" : o.batch;
+        f.batch_given = true;
     }
-    if (!o.bandwidth.empty()) in.bandwidth = parse_rate("--bandwidth", o.bandwidth);
-    if (!o.kv_bytes_per_request.empty()) {
+    const std::pair<const char*, const std::string*> shape_flags[] = {
+        {"--layers", &o.layers}, {"--q-heads", &o.q_heads}, {"--kv-heads", &o.kv_heads}, {"--head-dim", &o.head_dim}};
+    if (!f.kv_bytes_per_request.empty()) {
         // M_KV given outright leaves nothing for the shape to decide.
-        for (const auto& [flag, value] : {std::pair{"--layers", &o.layers}, {"--kv-heads", &o.kv_heads},
-                                          {"--head-dim", &o.head_dim}, {"--kv-dtype", &o.kv_dtype}})
+        for (const auto& [flag, value] : shape_flags)
             if (!value->empty()) throw InputError(std::string(flag) + " does not apply with --kv-bytes-per-request (it gives M_KV)");
-        in.kv_bytes_per_request = parse_bytes("--kv-bytes-per-request", o.kv_bytes_per_request);
+        if (!o.seq_len.empty()) throw InputError("--seq-len does not apply with --kv-bytes-per-request (it gives M_KV)");
+        if (!o.kv_dtype.empty()) throw InputError("--kv-dtype does not apply with --kv-bytes-per-request (it gives M_KV)");
+    } else {
+        f.seq_len = o.seq_len.empty() ? "8192" : o.seq_len;
+        if (model) {
+            for (const auto& [flag, value] : shape_flags)
+                if (!value->empty()) throw InputError(std::string(flag) + " does not apply with --model/--config (the model gives the shape)");
+            f.kv_dtype = o.kv_dtype;
+        } else {
+            if (!o.bytes_per_elem.empty() && !o.kv_dtype.empty()) throw InputError("--kv-dtype and --bytes-per-elem both given: choose one");
+            FigureOptions shape_only = o;
+            shape_only.seq_len.clear();  // S goes to decode-roofline's --seq-len, which also takes a list
+            figures::KvShape s = shape_of(shape_only);
+            if (!o.bytes_per_elem.empty()) {
+                s.bits = parse_bytes_per_elem_bits("--bytes-per-elem", o.bytes_per_elem);
+                s.dtype = o.bytes_per_elem + " B per element";
+            }
+            f.kv_shape = uniform_kv(s.layers, s.kv_heads, s.head_dim, s.bits);
+            f.kv_shape_from = fmt::format("L = {}, H_kv = {}, d = {}, {}: 2·L·S·H_kv·d·b (kv-mem's formula)", s.layers, s.kv_heads,
+                                          s.head_dim, s.dtype);
+            f.bytes_per_elem.clear();
+        }
     }
-    return figures::fig9_decode_reads(in);
+    const RooflineInputs in = gather_roofline(f);
+    if (in.req.batches.size() > 12) throw InputError("--batch", o.batch, "at most 12 bars can be drawn");
+    // A value the figure filled in is the document's, not a flag the user gave.
+    const bool w_default = o.weights_bytes.empty() && o.params.empty() && !model;
+    const bool beta_default = o.bandwidth.empty() && o.hw.empty();
+    return figures::fig9_decode_reads(in.req, decode_roofline(in.req),
+                                      {"W: " + (w_default ? std::string("the document's 14 GB") : in.weights_from),
+                                       "M_KV: " + in.kv_from,
+                                       "β: " + (beta_default ? std::string("the document's 1 TB/s") : in.bandwidth_from)});
+}
+
+// Figure 17: model check-cache's comparison, with its defaults (64 random tokens seeded by the
+// pool seed + 1000, chunks of 5, blocks of 16), so the figure shows what that command prints.
+std::string draw_doc1_fig17(const FigureOptions& o) {
+    auto w = load(o.src);
+    model::Transformer m(*w);
+    const model::Dims& d = w->dims();
+    model::CheckCacheInputs in;
+    if (!o.paged.pool_seed.empty()) in.pool_seed = parse_nonnegative_int("--pool-seed", o.paged.pool_seed);
+    if (!o.tokens.empty()) {
+        if (!o.seq_len.empty())
+            throw InputError("--seq-len", o.seq_len, "has no effect with --tokens (the tokens given are the sequence)");
+        in.tokens = parse_token_list("--tokens", o.tokens, d);
+    } else {
+        const int n = parse_token_count("--seq-len", o.seq_len.empty() ? "64" : o.seq_len, 0, static_cast<std::uint64_t>(d.seq_len));
+        in.tokens = model::random_tokens(d, static_cast<std::size_t>(n), in.pool_seed + 1000);
+    }
+    if (!o.chunk.empty()) in.chunk = static_cast<int>(parse_positive_int_at_most("--chunk", o.chunk, INT32_MAX, ""));
+    if (!o.paged.block_size.empty())
+        in.block_size = static_cast<int>(
+            parse_positive_int_at_most("--block-size", o.paged.block_size, model::kMaxBlockSize, "tokens"));
+    return figures::fig17_cache_paths(model::check_cache(m, in, {}));
 }
 
 std::string draw_doc1_fig10(const FigureOptions& o) {
@@ -234,16 +305,22 @@ std::string draw_doc1_fig13(const FigureOptions& o) {
     return figures::fig13_acceptance(in);
 }
 
+// Figure 14 takes best-of-n's flags, parsed by best-of-n's own rules, with the document's p = 0.3
+// and N = 1..8, 10, 12, 16 (N = 4 marked) and, without a selection flag, a verifier of TPR 0.9 and
+// FPR 0.2 so the figure shows the gap between presence and choice.
 std::string draw_doc1_fig14(const FigureOptions& o) {
-    figures::CoverageInputs in;
-    if (!o.p.empty()) in.p = parse_probability("--p", o.p);
-    if (!o.n.empty()) {
-        in.n = parse_int_list_or_range("--n", o.n, 256);
-        in.marked_n = in.n.back();
-    }
-    if (!o.tpr.empty()) in.tpr = parse_probability("--tpr", o.tpr);
-    if (!o.fpr.empty()) in.fpr = parse_probability("--fpr", o.fpr);
-    return figures::fig14_coverage(in);
+    BestOfNFlags f = o.bestofn;
+    f.p = o.p.empty() ? "0.3" : o.p;
+    f.n = o.n.empty() ? "1..8,10,12,16" : o.n;
+    f.n_given = !o.n.empty();
+    f.tpr = o.tpr, f.fpr = o.fpr;
+    const bool selection = !f.tpr.empty() || !f.fpr.empty() || !f.verifier_accuracy.empty() || !f.alternatives.empty() ||
+                           !f.answer_dist.empty() || !f.judge_bias.empty();
+    if (!selection) f.tpr = "0.9", f.fpr = "0.2";
+    const BestOfNRequest rq = parse_best_of_n(f);
+    if (rq.ns.size() > 256) throw InputError("--n", o.n, "at most 256 values of N can be drawn");
+    const std::uint64_t marked = o.n.empty() ? 4 : rq.ns.back();
+    return figures::fig14_coverage(rq, compute_best_of_n(f, rq), marked);
 }
 
 std::string draw_doc1_fig15(const FigureOptions& o) {
@@ -271,6 +348,7 @@ const std::map<std::string, Drawer>& drawers() {
         {"doc1-fig13", draw_doc1_fig13},
         {"doc1-fig14", draw_doc1_fig14},
         {"doc1-fig15", draw_doc1_fig15},
+        {"doc1-fig17", draw_doc1_fig17},
     };
     return table;
 }
@@ -333,28 +411,70 @@ void write_all(const FigureOptions& o) {
     std::cout << fmt::format("wrote {} figures and index.html to {}\n", drawn, o.out);
 }
 
-void run_figure(const FigureOptions& o, const CLI::App& sub) {
-    if (o.list) {
-        if (!o.name.empty() || o.all) throw InputError("--list takes no figure name and no --all");
-        std::cout << list_text();
-        return;
+// --list as a report: the text above, and the catalogue as JSON and as a CSV table.
+void print_list(const FigureOptions& o) {
+    if (o.flags.explain) throw InputError("--explain does not apply with --list (a catalogue has no formula): use --json or --csv");
+    Report r;
+    r.human = list_text();
+    Table t{{"name", "document", "section", "caption", "drawn", "reason"}, {}, {}};
+    r.json["figures"] = nlohmann::json::array();
+    for (const auto& f : figures::catalog()) {
+        t.rows.push_back({f.name, f.document, f.section, f.caption, f.drawn ? "yes" : "no", f.reason});
+        r.json["figures"].push_back({{"name", f.name}, {"document", f.document}, {"section", f.section}, {"caption", f.caption},
+                                     {"drawn", f.drawn}, {"reason", f.drawn ? nlohmann::json(nullptr) : nlohmann::json(f.reason)}});
     }
-    // Every figure flag the command line gave, by its long name.
+    r.add_table("figures", t);
+    emit(r, o.flags);
+}
+
+// One figure as a report: the SVG (or, with --out, the line saying where it went), and what it
+// shows read back from it: --json the figure's place, inputs and every number drawn, --csv
+// those numbers, --explain its title, caption and inputs (the formulas among them).
+Report figure_report(const FigureInfo& f, const std::string& svg_text, const std::string& out) {
+    const svg::Drawn d = svg::read_back(svg_text);
+    Report r;
+    r.human = out.empty() || out == "-" ? svg_text
+                                        : fmt::format("wrote {} ({} bytes): {}\n", out, svg_text.size(), f.caption);
+    r.json = {{"name", f.name}, {"document", f.document}, {"section", f.section}, {"caption", f.caption}, {"title", d.title},
+              {"inputs", d.inputs}, {"values", nlohmann::json::array()}, {"out", out.empty() || out == "-" ? nlohmann::json(nullptr) : nlohmann::json(out)}};
+    // The CSV holds the numbers only (a label such as "22.590 GB" is text: --json carries it).
+    Table t{{"class", "value"}, {}, {false, true}};
+    for (const auto& v : d.values) {
+        r.json["values"].push_back({{"class", v.cls}, {"value", v.value}, {"text", v.text}});
+        t.rows.push_back({v.cls, fmt::format("{}", v.value)});  // the shortest text that reads back exactly
+    }
+    r.add_table("values", t);
+    r.explain = wrap(fmt::format("{}: {} ({}, {})", f.name, d.title, f.document, f.section));
+    for (const auto& line : d.inputs) r.explain += wrap(line, "  ", "    ");
+    return r;
+}
+
+void run_figure(const FigureOptions& o, const CLI::App& sub) {
+    // Every figure flag the command line gave, by its long name (the output forms apart).
+    static const std::set<std::string> not_figure_flags = {"--out", "--list", "--all", "--json", "--csv", "--explain", "--table"};
     std::vector<std::string> given_flags;
     for (const CLI::Option* opt : sub.get_options())
         if (opt->count() > 0 && !opt->get_lnames().empty()) {
             const std::string f = "--" + opt->get_lnames().front();
-            if (f != "--out" && f != "--list" && f != "--all") given_flags.push_back(f);
+            if (!not_figure_flags.count(f)) given_flags.push_back(f);
         }
+    const bool output_form = o.flags.json || o.flags.csv || o.flags.explain;
+    if (o.list) {
+        if (!o.name.empty() || o.all) throw InputError("--list takes no figure name and no --all");
+        if (!given_flags.empty()) throw InputError(given_flags.front() + " does not apply with --list (it draws nothing)");
+        if (!o.out.empty()) throw InputError("--out does not apply with --list (it draws nothing)");
+        return print_list(o);
+    }
     if (o.all) {
         if (!o.name.empty()) throw InputError("--all draws every figure: give no NAME with it");
         if (o.out.empty()) throw InputError("--all needs --out DIR (the folder for the SVG files and index.html)");
         if (!given_flags.empty()) throw InputError(given_flags.front() + " does not apply with --all (it draws the documents' inputs)");
+        if (output_form) throw InputError("--json, --csv and --explain do not apply with --all (it writes files and index.html)");
         write_all(o);
         return;
     }
     if (o.name.empty()) throw InputError("give a figure NAME, --list or --all (see 'inferlab figure --list')");
-    find_figure(o.name);
+    const FigureInfo& info = find_figure(o.name);
     const auto& allowed = figure_flags().at(o.name);
     for (const auto& f : given_flags)
         if (!allowed.count(f)) {
@@ -363,13 +483,75 @@ void run_figure(const FigureOptions& o, const CLI::App& sub) {
             throw InputError(fmt::format("{} does not apply to {} (it takes {})", f, o.name, list));
         }
     const std::string text = draw(o.name, o);
-    if (o.out.empty() || o.out == "-")
-        std::cout << text;
-    else {
-        write_text_file(o.out, text);
-        // One line, so a script or a class sees what was written where.
-        std::cout << fmt::format("wrote {} ({} bytes): {}\n", o.out, text.size(), find_figure(o.name).caption);
-    }
+    const Report r = figure_report(info, text, o.out);
+    // The file first: one that cannot be written leaves stdout empty.
+    if (!o.out.empty() && o.out != "-") write_text_file(o.out, text);
+    emit(r, o.flags);
+}
+
+// The inputs of every drawn figure: each figure's own, and the flags of the subcommand behind it.
+void add_figure_inputs(CLI::App* s, FigureOptions* o) {
+    s->add_option("--layers", o->layers, "L, layers (Figures 5, 7, 9; default 32)");
+    s->add_option("--seq-len", o->seq_len, "S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12); Figure 17: random tokens (default 64)");
+    s->add_option("--q-heads", o->q_heads, "H_q, query heads (Figure 6 default 4; otherwise 32)");
+    s->add_option("--kv-heads", o->kv_heads, "H_kv, K/V heads (default 8); Figure 6: a list (default 4,2,1)");
+    s->add_option("--head-dim", o->head_dim, "d, width of one head (default 128)");
+    s->add_option("--kv-dtype", o->kv_dtype, "K/V precision: bf16 (default), fp16, fp8, int8, int4, fp32");
+    s->add_option("--batch", o->batch, "B: Figure 9 a list or range of batches (default 1,8); Figure 7 one batch (default 8)");
+    s->add_option("--weights-bytes", o->weights_bytes, "W, weight bytes read per step (Figure 9; default 14GB)");
+    s->add_option("--kv-bytes-per-request", o->kv_bytes_per_request, "M_KV, instead of the shape flags (Figure 9)");
+    s->add_option("--bandwidth", o->bandwidth, "β, sustained bandwidth (Figure 9; default 1TB/s)");
+    s->add_option("--params", o->params, "Figure 9: weight parameters (7e9), W with --weight-dtype (as decode-roofline)");
+    s->add_option("--hw", o->hw, "Figure 9: a hardware preset for β and π (decode-roofline --list-hw)");
+    s->add_option("--peak-flops", o->peak_flops, "Figure 9: π, dense peak FLOP/s: a compute-bound step's tok/s");
+    s->add_option("--bytes-per-elem", o->bytes_per_elem, "Figure 9: b, KV bytes per element instead of --kv-dtype");
+    add_source(s, o->src);
+    add_paged_flags(*s, o->paged, fig8_defaults());
+    // Figure 17 reads two of them too (check-cache's paged path).
+    s->get_option("--block-size")->description("Figure 8: tokens per block (default 2); Figure 17: paged cache (default 16)");
+    s->get_option("--pool-seed")
+        ->description("Figures 8 and 17: shuffles the pool's free list (default 1); Figure 17: its tokens (seed + 1000)");
+    s->add_option("--tile", o->tile, "Figure 10: tile size (default 4)");
+    s->add_option("--window", o->window, "Figure 10: sliding window W (default 4)");
+    s->add_option("--gamma", o->gamma, "γ, drafts per round (Figures 11, 12; default 4)");
+    s->add_option("--outcomes", o->outcomes, "Figure 11: the round, accept,accept,reject (default)");
+    s->add_option("--alpha", o->alpha, "Figure 12: acceptance rate α (default 0.8)");
+    s->add_option("--p", o->p, "Figure 13: target distribution (default 0.6,0.3,0.1); Figure 14: p per candidate (default 0.3)");
+    s->add_option("--q", o->q, "Figure 13: draft distribution (default 0.4,0.4,0.2)");
+    s->add_option("--n", o->n, "Figure 14: candidates, a list or range (default 1..8,10,12,16)");
+    s->add_option("--tpr", o->tpr, "Figure 14: verifier P(accept | correct) (default 0.9)");
+    s->add_option("--fpr", o->fpr, "Figure 14: verifier P(accept | wrong) (default 0.2)");
+    s->add_option("--verifier-accuracy", o->bestofn.verifier_accuracy, "Figure 14: verifier with TPR = a, FPR = 1 − a");
+    s->add_option("--fallback", o->bestofn.fallback, "Figure 14: when the verifier accepts none: random (default) or abstain");
+    s->add_option("--alternatives", o->bestofn.alternatives, "Figure 14: majority vote over k equally likely wrong answers");
+    s->add_option("--answer-dist", o->bestofn.answer_dist, "Figure 14: majority vote, answer probabilities (correct first)");
+    s->add_option("--judge-bias", o->bestofn.judge_bias, "Figure 14: a judge biased to wrong answers");
+    s->add_option("--hard-fraction", o->bestofn.hard_fraction, "Figure 14: fraction of problems no sample solves");
+    s->add_option("--rho", o->bestofn.rho, "Figure 14: correlated errors, p ~ Beta with this correlation");
+    s->add_option("--target", o->bestofn.target, "Figure 14: the coverage to reach, and the smallest N that does");
+    s->add_option("--tokens", o->tokens, "Figure 4: the prompt's token ids (default 1,2,3,4); Figure 17: the tokens compared");
+    s->add_option("--chunk", o->chunk, "Figure 17: tokens per forward of the chunked prefill (default 5)");
+    s->add_option("--hidden-size", o->hidden, "second document's Figure 1: hidden width (default 4096)");
+    s->add_option("--weight-dtype", o->weight_dtype, "weight precision: second document's Figure 1 (default bf16); Figure 9 with --params");
+    s->add_option("--x", o->x, "Figure 15: the value quantized (default 0.37)");
+    s->add_option("--step", o->step, "Figure 15: Δ, the grid step (default 0.1)");
+    s->add_option("--bits", o->bits, "Figure 15: bits, Q = 2^(b−1) − 1 (default 4: Q = 7)");
+}
+
+void add_figure_footer(CLI::App* s) {
+    s->footer(examples_footer(
+        {"inferlab figure --list", "inferlab figure --list --csv",
+         "inferlab figure doc1-fig9 --batch 1,2,4,8,16 --out fig9.svg",
+         "inferlab figure doc1-fig9 --model llama-3-8b --hw h100-sxm --batch 1,8,64 --out fig9-llama.svg",
+         "inferlab figure --all --out figures", "inferlab figure doc1-fig6 --q-heads 8 --kv-heads 8,2,1",
+         "inferlab figure doc1-fig13 --p 0.5,0.5 --q 0.9,0.1", "inferlab figure doc1-fig7 --kv-dtype fp8 --batch 4",
+         "inferlab figure doc1-fig14 --p 0.4 --json", "inferlab figure doc1-fig17 --seq-len 32 --out fig17.svg"},
+        "Every figure prints its inputs and the document section it redraws. SVG is self-contained\n"
+        "(text as text, no external font); 'inferlab figure --all --out DIR' writes every figure\n"
+        "and DIR/index.html, a gallery with each figure's caption and the command that made it.\n"
+        "--json prints the figure's place, inputs and every number drawn (class, value, text);\n"
+        "--csv those numbers, class and value (table: values); --list --json and --list --csv\n"
+        "the catalogue (table: figures)."));
 }
 
 }  // namespace
@@ -381,41 +563,13 @@ void setup_figure(CLI::App& app) {
     s->add_flag("--list", o->list, "list every figure with its document, section and caption");
     s->add_flag("--all", o->all, "draw every figure with the documents' inputs, and index.html, into --out DIR");
     s->add_option("--out", o->out, "the SVG file (default: standard output); with --all, the folder");
-    s->add_option("--layers", o->layers, "L, layers (Figures 5, 7, 9; default 32)");
-    s->add_option("--seq-len", o->seq_len, "S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12)");
-    s->add_option("--q-heads", o->q_heads, "H_q, query heads (Figure 6 default 4; otherwise 32)");
-    s->add_option("--kv-heads", o->kv_heads, "H_kv, K/V heads (default 8); Figure 6: a list (default 4,2,1)");
-    s->add_option("--head-dim", o->head_dim, "d, width of one head (default 128)");
-    s->add_option("--kv-dtype", o->kv_dtype, "K/V precision: bf16 (default), fp16, fp8, int8, int4, fp32");
-    s->add_option("--batch", o->batch, "B: Figure 9 a list or range of batches (default 1,8); Figure 7 one batch (default 8)");
-    s->add_option("--weights-bytes", o->weights_bytes, "W, weight bytes read per step (Figure 9; default 14GB)");
-    s->add_option("--kv-bytes-per-request", o->kv_bytes_per_request, "M_KV, instead of the shape flags (Figure 9)");
-    s->add_option("--bandwidth", o->bandwidth, "β, sustained bandwidth (Figure 9; default 1TB/s)");
-    add_source(s, o->src);
-    add_paged_flags(*s, o->paged, fig8_defaults());
-    s->add_option("--tile", o->tile, "Figure 10: tile size (default 4)");
-    s->add_option("--window", o->window, "Figure 10: sliding window W (default 4)");
-    s->add_option("--gamma", o->gamma, "γ, drafts per round (Figures 11, 12; default 4)");
-    s->add_option("--outcomes", o->outcomes, "Figure 11: the round, accept,accept,reject (default)");
-    s->add_option("--alpha", o->alpha, "Figure 12: acceptance rate α (default 0.8)");
-    s->add_option("--p", o->p, "Figure 13: target distribution (default 0.6,0.3,0.1); Figure 14: p per candidate (default 0.3)");
-    s->add_option("--q", o->q, "Figure 13: draft distribution (default 0.4,0.4,0.2)");
-    s->add_option("--n", o->n, "Figure 14: candidates, a list or range (default 1..8,10,12,16)");
-    s->add_option("--tpr", o->tpr, "Figure 14: verifier P(accept | correct) (default 0.9)");
-    s->add_option("--fpr", o->fpr, "Figure 14: verifier P(accept | wrong) (default 0.2)");
-    s->add_option("--tokens", o->tokens, "Figure 4: the prompt's token ids (default 1,2,3,4)");
-    s->add_option("--hidden-size", o->hidden, "second document's Figure 1: hidden width (default 4096)");
-    s->add_option("--weight-dtype", o->weight_dtype, "second document's Figure 1: weight precision (default bf16)");
-    s->add_option("--x", o->x, "Figure 15: the value quantized (default 0.37)");
-    s->add_option("--step", o->step, "Figure 15: Δ, the grid step (default 0.1)");
-    s->add_option("--bits", o->bits, "Figure 15: bits, Q = 2^(b−1) − 1 (default 4: Q = 7)");
-    s->footer(examples_footer(
-        {"inferlab figure --list", "inferlab figure doc1-fig9 --batch 1,2,4,8,16 --out fig9.svg", "inferlab figure --all --out figures", "inferlab figure doc1-fig6 --q-heads 8 --kv-heads 8,2,1",
-         "inferlab figure doc1-fig13 --p 0.5,0.5 --q 0.9,0.1", "inferlab figure doc1-fig7 --kv-dtype fp8 --batch 4"},
-        "Every figure prints its inputs and the document section it redraws. SVG is self-contained\n"
-        "(text as text, no external font); 'inferlab figure --all --out DIR' writes every figure\n"
-        "and DIR/index.html, a gallery with each figure's caption and the command that made it."));
-    s->callback([o, s] { run_figure(*o, *s); });
+    add_output_flags(*s, o->flags, true);
+    add_figure_inputs(s, o.get());
+    add_figure_footer(s);
+    s->callback([o, s] {
+        o->bestofn.fallback_given = given(*s, "--fallback");
+        run_figure(*o, *s);
+    });
 }
 
 }  // namespace inferlab::app

@@ -11,15 +11,16 @@ namespace inferlab {
 namespace {
 
 void check_request(const BestOfNRequest& r) {
-    if (!(r.p >= 0 && r.p <= 1)) throw InputError("p", fmt::format("{}", r.p), "must be a probability in [0, 1]");
-    if (r.ns.empty()) throw InputError("no candidate count N given");
+    const BestOfNNames& nm = r.names;
+    if (!(r.p >= 0 && r.p <= 1)) throw InputError(nm.p, fmt::format("{}", r.p), "must be a probability in [0, 1]");
+    if (r.ns.empty()) throw InputError("no candidate count " + nm.n + " given");
     if (r.hard_fraction && (*r.hard_fraction >= 1 || r.p > 1 - *r.hard_fraction))
-        throw InputError("hard fraction", format_real(*r.hard_fraction, 10),
+        throw InputError(nm.hard_fraction, format_real(*r.hard_fraction, 10),
                          fmt::format("must leave room for mean p: need p ≤ 1 − h (p = {})", format_real(r.p, 10)));
     if (r.rho && (*r.rho >= 1 || *r.rho < 0))
-        throw InputError("rho", format_real(*r.rho, 10), "must be in [0, 1) (1 means every sample of a problem is the same)");
+        throw InputError(nm.rho, format_real(*r.rho, 10), "must be in [0, 1) (1 means every sample of a problem is the same)");
     if (r.simulation && (r.simulation->trials == 0 || r.simulation->trials > kMaxSimulationTrials))
-        throw InputError("trials", std::to_string(r.simulation->trials),
+        throw InputError(nm.trials, std::to_string(r.simulation->trials),
                          fmt::format("must be from 1 to {}", group_thousands(kMaxSimulationTrials)));
 }
 
@@ -46,8 +47,8 @@ std::optional<BiasedJudgeDrop> biased_drop(const std::vector<BestOfNRow>& rows) 
 BudgetAnswer budget_of(const BestOfNRequest& r) {
     const BestOfNRequest::Budget& b = *r.budget;
     BudgetAnswer out{b, {}, 0};
-    if (!(b.cost_sample > 0)) throw InputError("cost of a sample", format_real(b.cost_sample, 10), "must be positive");
-    if (b.cost_judge < 0) throw InputError("cost of a judgement", format_real(b.cost_judge, 10), "must not be negative");
+    if (!(b.cost_sample > 0)) throw InputError(r.names.cost_sample, format_real(b.cost_sample, 10), "must be positive");
+    if (b.cost_judge < 0) throw InputError(r.names.cost_judge, format_real(b.cost_judge, 10), "must not be negative");
     // Voting depends on how many wrong answers split the votes: never guessed (empty: left out).
     out.plans = compare_at_budget(r.p, b.budget, b.cost_sample, b.cost_judge, r.verifier ? *r.verifier : Verifier{},
                                   r.answer_dist ? *r.answer_dist : std::vector<double>{});
@@ -77,9 +78,17 @@ SimulationAnswer simulation_of(const BestOfNRequest& r) {
     return out;
 }
 
-}  // namespace
 
-BestOfNResult best_of_n(const BestOfNRequest& req) {
+// bestofn.hpp's functions name their inputs in its terms ("N", "wrong answers", "budget": the
+// where() of their errors, a documented part of their contract); said again in req.names'.
+[[noreturn]] void rethrow_named(const InputError& e, const BestOfNNames& nm) {
+    const std::pair<const char*, const std::string*> terms[] = {{"N", &nm.n}, {"wrong answers", &nm.wrong_answers}, {"budget", &nm.budget}};
+    for (const auto& [term, name] : terms)
+        if (e.where() == term) throw InputError(*name, e.value(), e.rule());
+    throw;  // not one of bestofn.hpp's terms: already named by this library
+}
+
+BestOfNResult best_of_n_in_library_terms(const BestOfNRequest& req) {
     check_request(req);
     BestOfNResult res;
     res.p = req.p;
@@ -97,6 +106,16 @@ BestOfNResult best_of_n(const BestOfNRequest& req) {
     if (req.budget) res.budget = budget_of(req);
     if (req.simulation) res.simulation = simulation_of(req);
     return res;
+}
+
+}  // namespace
+
+BestOfNResult best_of_n(const BestOfNRequest& req) {
+    try {
+        return best_of_n_in_library_terms(req);
+    } catch (const InputError& e) {
+        rethrow_named(e, req.names);
+    }
 }
 
 }  // namespace inferlab

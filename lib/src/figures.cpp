@@ -6,11 +6,14 @@
 #include <cmath>
 
 #include "inferlab/bestofn.hpp"
+#include "inferlab/bestofn_result.hpp"
 #include "inferlab/checked.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/quant.hpp"
+#include "inferlab/report.hpp"
 #include "inferlab/roofline.hpp"
+#include "inferlab/roofline_result.hpp"
 #include "inferlab/spec.hpp"
 #include "inferlab/svg.hpp"
 #include "inferlab/units.hpp"
@@ -31,8 +34,8 @@ std::string source_line(const std::string& name) {
     return "";
 }
 
-std::string gb3(std::uint64_t bytes) { return fmt::format("{:.3f} GB", static_cast<double>(bytes) / 1e9); }
-double gib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1073741824.0; }
+std::string gb3(std::uint64_t bytes) { return fmt::format("{:.3f} GB", bytes_in_gb(bytes)); }
+double gib(std::uint64_t bytes) { return bytes_in_gib(bytes); }
 
 std::string shape_line(const KvShape& s) {
     return fmt::format("L = {}, S = {} tokens, H_q = {}, H_kv = {}, d = {}, b = {} B ({})", s.layers,
@@ -84,8 +87,7 @@ const std::vector<FigureInfo>& catalog() {
         {"doc1-fig15", kDoc1, "§4.1", "Uniform quantization grid and dequantization error", true, ""},
         {"doc1-fig16", kDoc1, "§4.2", "The product task loop against the model's forward pass (original figure)", false,
          "conceptual: the harness loop (tools, RAG, stop rules) has no number inferlab computes"},
-        {"doc1-fig17", kDoc1, "§4.3", "Three cache paths compared on fixed inputs", false,
-         "not drawn yet: model check-cache computes these numbers (CheckCacheResult); drawing them comes with --svg on the subcommands"},
+        {"doc1-fig17", kDoc1, "§4.3", "Three cache paths compared on fixed inputs", true, ""},
         {"doc2-fig1", kDoc2, "from tokens to hidden states", "Q/K/V produced from the hidden state by learned projections",
          true, ""},
     };
@@ -333,47 +335,65 @@ std::string fig8_paged_blocks(const model::PagedSimResult& sim, std::size_t step
     return doc.str();
 }
 
-std::string fig9_decode_reads(const DecodeReadInputs& in) {
-    const KvShape& s = in.shape;
-    DecodeModel m;
-    m.weight_bytes = in.weight_bytes;
-    if (in.kv_bytes_per_request)
-        m.kv_bytes_per_request = in.kv_bytes_per_request;
-    else
-        m.kv_spec = uniform_kv(s.layers, s.kv_heads, s.head_dim, s.bits);
-    const Machine hw{in.bandwidth, std::nullopt, std::nullopt};
+std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& res, const std::vector<std::string>& sources) {
+    const DecodeModel& m = req.model;
     svg::BarChart ch;
     ch.title = "Figure 9: bytes one decode step reads, D_B = W + B·M_KV";
     ch.subtitle = "The weights are read once per step; every request's K/V is read for that request";
     ch.y_label = "D_B (GB, 10^9 bytes)";
-    for (std::uint64_t b : in.batches) {
-        const DecodeStep step = decode_step(m, std::vector<std::uint64_t>(b, s.seq_len), hw);
+    for (const DecodeStep& step : res.rows) {
+        const std::uint64_t b = step.batch;
         svg::Bar bar;
         bar.label = fmt::format("B = {}", b);
         bar.sublabel = fmt::format("≤ {:.2f} tok/s all, {:.2f} each", step.aggregate_tokens_per_s, step.per_request_tokens_per_s);
-        bar.value = static_cast<double>(step.bytes) / 1e9;
+        bar.value = bytes_in_gb(step.bytes);
         bar.value_label = gb3(step.bytes);
-        bar.segments.push_back({static_cast<double>(step.weight_bytes) / 1e9, svg::kBlue, "weights W"});
-        const double per = static_cast<double>(step.kv_bytes) / 1e9 / static_cast<double>(b);
-        // K and V of each request as a teal and an amber band, while they stay wide enough to see.
+        bar.segments.push_back({bytes_in_gb(step.weight_bytes), svg::kBlue, "weights W"});
+        // K and V of each request as a teal and an amber band, while they stay wide enough to see;
+        // requests of their own lengths (a list of --seq-len) each get their own M_KV.
         if (b <= 16) {
             for (std::uint64_t i = 0; i < b; ++i) {
+                const double per = req.lens_are_batch ? bytes_in_gb(request_kv_bytes(m, req.seq_lens[i]))
+                                                      : bytes_in_gb(step.kv_bytes) / static_cast<double>(b);
                 bar.segments.push_back({per / 2, svg::kTeal, fmt::format("request {} K", i + 1)});
                 bar.segments.push_back({per / 2, svg::kAmber, fmt::format("request {} V", i + 1)});
             }
         } else {
-            bar.segments.push_back({static_cast<double>(step.kv_bytes) / 1e9, svg::kTeal, "K/V of every request"});
+            bar.segments.push_back({bytes_in_gb(step.kv_bytes), svg::kTeal, "K/V of every request"});
         }
         ch.bars.push_back(bar);
     }
-    const std::uint64_t m_kv = request_kv_bytes(m, s.seq_len);
     ch.legend = {{"weights W (once)", svg::kBlue}, {"K of each request", svg::kTeal}, {"V of each request", svg::kAmber}};
-    ch.inputs = {fmt::format("W = {} B ({}), M_KV = {} B ({}) per request, β = {} TB/s", group_thousands(in.weight_bytes),
-                             decimal_size(in.weight_bytes), group_thousands(m_kv), binary_size(m_kv), format_real(in.bandwidth / 1e12)),
-                 in.kv_bytes_per_request ? std::string("M_KV as given (--kv-bytes-per-request)") : "M_KV from " + shape_line(s),
-                 "t_B ≥ D_B / β; aggregate ≤ B / t_B, each request ≤ 1 / t_B (decode_step, lib/roofline.hpp)",
-                 source_line("doc1-fig9")};
+    std::string kv;
+    if (req.lens_are_batch) {
+        kv = "M_KV per request from its own length";
+    } else {
+        const std::uint64_t m_kv = request_kv_bytes(m, req.seq_lens.empty() ? 0 : req.seq_lens.front());
+        kv = fmt::format("M_KV = {} B ({}) per request", group_thousands(m_kv), binary_size(m_kv));
+    }
+    ch.inputs = {fmt::format("W = {} B ({}), {}", group_thousands(m.weight_bytes), decimal_size(m.weight_bytes), kv),
+                 fmt::format("β = {}{}", format_bandwidth(req.machine.bandwidth),
+                             req.machine.peak_flops ? ", π = " + format_flops(*req.machine.peak_flops) : ", no π: memory bound only")};
+    ch.inputs.insert(ch.inputs.end(), sources.begin(), sources.end());
+    ch.inputs.push_back("t_B ≥ D_B / β; aggregate ≤ B / t_B, each request ≤ 1 / t_B (decode_roofline, lib/roofline_result.hpp)");
+    ch.inputs.push_back(source_line("doc1-fig9"));
+    ch.height = 425 + 15.0 * static_cast<double>(sources.size());
     return svg::bar_chart(ch);
+}
+
+std::string fig9_decode_reads(const DecodeReadInputs& in) {
+    const KvShape& s = in.shape;
+    RooflineRequest req;
+    req.model.weight_bytes = in.weight_bytes;
+    if (in.kv_bytes_per_request)
+        req.model.kv_bytes_per_request = in.kv_bytes_per_request;
+    else
+        req.model.kv_spec = uniform_kv(s.layers, s.kv_heads, s.head_dim, s.bits);
+    req.machine.bandwidth = in.bandwidth;
+    req.batches = in.batches;
+    req.seq_lens = {s.seq_len};
+    return fig9_decode_reads(req, decode_roofline(req),
+                             {in.kv_bytes_per_request ? std::string("M_KV as given") : "M_KV from " + shape_line(s)});
 }
 
 std::string fig10_attention_masks(const AttentionMaskInputs& in) {
@@ -505,32 +525,67 @@ std::string fig13_acceptance(const AcceptanceInputs& in) {
     return svg::bar_chart(ch);
 }
 
-std::string fig14_coverage(const CoverageInputs& in) {
-    const Verifier v{in.tpr, in.fpr, true};
+std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, std::uint64_t marked_n) {
+    std::vector<BestOfNRow> rows = res.rows;
+    std::stable_sort(rows.begin(), rows.end(), [](const BestOfNRow& a, const BestOfNRow& b) { return a.n < b.n; });
     svg::LinePlot pl;
     pl.title = "Figure 14: a correct candidate appears; is it chosen?";
-    pl.subtitle = fmt::format("Coverage 1 − (1 − p)^N counts presence; a verifier (TPR {}, FPR {}) decides what is chosen",
-                              svg::number(in.tpr), svg::number(in.fpr));
+    pl.subtitle = req.verifier ? fmt::format("Coverage 1 − (1 − p)^N counts presence; a verifier (TPR {}, FPR {}) decides what is chosen",
+                                             svg::number(req.verifier->tpr), svg::number(req.verifier->fpr))
+                               : "Coverage 1 − (1 − p)^N counts presence; a selection step decides what is chosen";
     pl.x = {"N, candidates", false, 0.0, std::nullopt};
     pl.y = {"probability", false, 0.0, 1.0};
     svg::Series cov{"coverage (present)", {}, {}, svg::kGreen}, sel{"selected (verifier)", {}, {}, svg::kBlue},
+        maj{"selected (majority vote)", {}, {}, svg::kAmber}, judge{"selected (biased judge)", {}, {}, svg::kRed},
+        hard{"coverage, hard fraction", {}, {}, svg::kTeal, true}, beta{"coverage, correlated (ρ)", {}, {}, svg::kOrange, true},
         one{"one sample (p)", {}, {}, svg::kGrey, true, false};
-    for (std::uint64_t n : in.n) {
-        const double x = static_cast<double>(n);
-        cov.x.push_back(x), cov.y.push_back(coverage(in.p, n));
-        sel.x.push_back(x), sel.y.push_back(verifier_selection(in.p, n, v));
-        one.x.push_back(x), one.y.push_back(in.p);
+    const auto add = [](svg::Series& s, double x, const std::optional<double>& y) {
+        if (y) s.x.push_back(x), s.y.push_back(*y);
+    };
+    const BestOfNRow* marked = nullptr;
+    for (const auto& r : rows) {
+        const double x = static_cast<double>(r.n);
+        add(cov, x, r.coverage), add(one, x, res.p), add(sel, x, r.verifier_selection), add(maj, x, r.majority_vote);
+        add(judge, x, r.biased_judge), add(hard, x, r.coverage_hard_fraction), add(beta, x, r.coverage_beta);
+        if (r.n == marked_n) marked = &r;
     }
-    pl.series = {cov, sel, one};
-    pl.markers.push_back({static_cast<double>(in.marked_n),
-                          fmt::format("N = {}: coverage {}, selected {}", in.marked_n, svg::number(coverage(in.p, in.marked_n), 4),
-                                      svg::number(verifier_selection(in.p, in.marked_n, v), 4)),
-                          svg::kInk});
-    pl.inputs = {fmt::format("p = {} per independent candidate; verifier TPR = {}, FPR = {}, a random pick when it accepts none",
-                             svg::number(in.p), svg::number(in.tpr), svg::number(in.fpr)),
-                 "coverage and verifier_selection (lib/bestofn.hpp); the verifier is not the document's: it is chosen to show the gap",
-                 source_line("doc1-fig14")};
+    pl.series = {cov};
+    for (svg::Series* s : {&sel, &maj, &judge, &hard, &beta})
+        if (!s->x.empty()) pl.series.push_back(*s);
+    pl.series.push_back(one);
+    if (marked)
+        pl.markers.push_back({static_cast<double>(marked_n),
+                              fmt::format("N = {}: coverage {}{}", marked_n, svg::number(marked->coverage, 4),
+                                          marked->verifier_selection ? ", selected " + svg::number(*marked->verifier_selection, 4) : ""),
+                              svg::kInk});
+    if (const auto& t = res.target) {
+        pl.series.push_back({"target " + svg::number(t->target, 6), {cov.x.front(), cov.x.back()}, {t->target, t->target}, svg::kInk,
+                             true, false});
+        if (t->min_n)
+            pl.markers.push_back({static_cast<double>(*t->min_n), fmt::format("N = {} reaches the target", *t->min_n), svg::kRed});
+    }
+    pl.inputs = {"p = " + svg::number(res.p) + " per independent candidate"};
+    if (req.verifier)
+        pl.inputs.push_back(fmt::format("verifier TPR = {}, FPR = {}, {} when it accepts none (not the document's: chosen to show the gap)",
+                                        svg::number(req.verifier->tpr), svg::number(req.verifier->fpr),
+                                        req.verifier->fallback_random ? "a random pick" : "abstains"));
+    if (req.answer_dist) pl.inputs.push_back(fmt::format("answers (correct first): {}", svg::number(req.answer_dist->front()) +
+                                                                                          fmt::format(" and {} wrong", req.answer_dist->size() - 1)));
+    if (req.judge_bias) pl.inputs.push_back("judge bias = " + svg::number(*req.judge_bias));
+    if (req.hard_fraction) pl.inputs.push_back("hard fraction h = " + svg::number(*req.hard_fraction));
+    if (req.rho) pl.inputs.push_back("ρ = " + svg::number(*req.rho));
+    pl.inputs.push_back("best_of_n (lib/bestofn_result.hpp): coverage and each selection strategy asked for");
+    pl.inputs.push_back(source_line("doc1-fig14"));
+    pl.height = 425 + 15.0 * static_cast<double>(pl.inputs.size());
     return svg::line_plot(pl);
+}
+
+std::string fig14_coverage(const CoverageInputs& in) {
+    BestOfNRequest req;
+    req.p = in.p;
+    req.ns = in.n;
+    req.verifier = Verifier{in.tpr, in.fpr, true};
+    return fig14_coverage(req, best_of_n(req), in.marked_n);
 }
 
 std::string fig15_quant_grid(const GridInputs& in) {
@@ -566,6 +621,58 @@ std::string fig15_quant_grid(const GridInputs& in) {
                             svg::number(in.step, 6), in.bits, Q),
                 source_line("doc1-fig15")});
     return doc.str();
+}
+
+std::string fig17_cache_paths(const model::CheckCacheResult& r) {
+    // Exact agreement cannot sit on a log axis: the floor is a tenth of the smallest difference or
+    // tolerance drawn, so every drawn number stays above it.
+    double floor = INFINITY;
+    for (const auto& row : r.rows) {
+        for (double v : {row.contiguous, row.paged, row.other_attention, row.chunked})
+            if (v > 0) floor = std::min(floor, v);
+        floor = std::min(floor, r.rel_tolerance * row.ref_scale);
+    }
+    floor = std::isfinite(floor) && floor > 0 ? floor / 10 : 1e-12;
+    const std::string other = r.other_attention == model::AttentionKind::Online ? "online" : "plain";
+    svg::Series contiguous{"contiguous", {}, {}, svg::kBlue}, paged{"paged", {}, {}, svg::kTeal},
+        attention{other + " attention", {}, {}, svg::kAmber}, chunked{"chunked prefill", {}, {}, svg::kOrange},
+        tol{"tolerance", {}, {}, svg::kRed, true, false};
+    bool any_zero = false;
+    const auto add = [&](svg::Series& s, double x, double v) {
+        s.x.push_back(x), s.y.push_back(v > 0 ? v : floor), s.values.push_back(v);
+        any_zero = any_zero || v == 0;
+    };
+    for (const auto& row : r.rows) {
+        const double x = row.pos;
+        add(contiguous, x, row.contiguous), add(paged, x, row.paged), add(attention, x, row.other_attention),
+            add(chunked, x, row.chunked);
+        tol.x.push_back(x), tol.y.push_back(r.rel_tolerance * row.ref_scale);
+    }
+    svg::LinePlot pl;
+    pl.title = "Figure 17: the cache paths compared on fixed inputs";
+    pl.subtitle = fmt::format("max |logit − no-cache logit| per position: {} (worst relative {} {} {}, on {})",
+                              r.agree ? "agree" : "DISAGREE", svg::number(r.worst.max_rel, 3), r.agree ? "≤" : ">",
+                              svg::number(r.rel_tolerance, 3), r.worst_path == "other_attention" ? other + " attention" : r.worst_path);
+    pl.x = {"position", false, std::nullopt, std::nullopt};
+    pl.y = {"max |Δlogit| against no cache", true, std::nullopt, std::nullopt};
+    // Paths that agree exactly all lie on the floor, one over the other: the legend says so.
+    for (svg::Series* s : {&contiguous, &paged, &attention, &chunked})
+        if (std::all_of(s->values.begin(), s->values.end(), [](double v) { return v == 0; })) s->name += " (all 0)";
+    pl.series = {contiguous, paged, attention, chunked, tol};
+    std::string tokens;
+    for (std::size_t i = 0; i < r.tokens.size() && i < 12; ++i) {
+        if (i > 0) tokens += ',';  // appended apart: GCC 12 warns (-Wrestrict, a false positive) on "" + string
+        tokens += std::to_string(r.tokens[i]);
+    }
+    if (r.tokens.size() > 12) tokens += fmt::format(",… ({} tokens)", r.tokens.size());
+    pl.inputs = {"tokens " + tokens,
+                 "reference: the no-cache pass; against it: contiguous, paged, " + other + " attention, chunked prefill",
+                 fmt::format("tolerance: {} × max(1, max |logit|) at each position (float32 sums in a different order per path)",
+                             svg::number(r.rel_tolerance, 3))};
+    if (any_zero) pl.inputs.push_back(fmt::format("exact agreement (0) is drawn at the floor {}", svg::number(floor, 3)));
+    pl.inputs.push_back(source_line("doc1-fig17"));
+    pl.height = 440 + 15.0 * static_cast<double>(pl.inputs.size());
+    return svg::line_plot(pl);
 }
 
 }  // namespace inferlab::figures

@@ -1,6 +1,7 @@
 #include "inferlab/roofline_result.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "inferlab/error.hpp"
 #include "inferlab/quant.hpp"
@@ -91,6 +92,23 @@ RooflineResult decode_roofline(const RooflineRequest& req) {
         r.generation = generation_rows(req, r.generation_has_prefill);
     }
     return r;
+}
+
+double memory_bound_tokens_per_s(const DecodeStep& s) { return static_cast<double>(s.batch) / s.memory_time_s; }
+
+std::optional<double> compute_bound_tokens_per_s(const DecodeStep& s) {
+    if (!s.compute_time_s || *s.compute_time_s <= 0) return std::nullopt;
+    return static_cast<double>(s.batch) / *s.compute_time_s;
+}
+
+std::optional<double> achieved_flops_per_s(const DecodeStep& s) {
+    if (!s.flops) return std::nullopt;
+    return *s.flops / s.step_time_s;
+}
+
+double attainable_flops_per_s(const Machine& hw, double intensity) {
+    const double memory_roof = hw.bandwidth * intensity;
+    return hw.peak_flops ? std::min(*hw.peak_flops, memory_roof) : memory_roof;
 }
 
 }  // namespace inferlab

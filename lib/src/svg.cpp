@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 
 // GCC 12 warns when a designated initializer leaves a defaulted member out (GCC bug 96868, fixed
@@ -267,6 +268,8 @@ std::string line_plot(const LinePlot& p) {
     std::vector<double> xs, ys;
     for (const auto& s : p.series) {
         if (s.x.size() != s.y.size()) throw std::invalid_argument("svg: a series has x and y of different lengths");
+        if (!s.values.empty() && s.values.size() != s.y.size())
+            throw std::invalid_argument("svg: a series has values and y of different lengths");
         xs.insert(xs.end(), s.x.begin(), s.x.end());
         ys.insert(ys.end(), s.y.begin(), s.y.end());
     }
@@ -306,7 +309,7 @@ std::string line_plot(const LinePlot& p) {
         if (s.markers)
             for (std::size_t i = 0; i < s.x.size(); ++i)
                 doc.circle(pts[i].first, pts[i].second, 3.2,
-                           ShapeStyle{.fill = s.color, .cls = "point", .value = s.y[i],
+                           ShapeStyle{.fill = s.color, .cls = "point", .value = s.values.empty() ? s.y[i] : s.values[i],
                                       .tooltip = s.name + ": " + number(s.x[i]) + ", " + number(s.y[i], 6)});
         doc.line(right + 14, ly, right + 38, ly, ShapeStyle{.stroke = s.color, .stroke_width = 2, .dashed = s.dashed});
         doc.text(right + 44, ly + 4, s.name, {.size = 11, .cls = "legend"});
@@ -314,6 +317,28 @@ std::string line_plot(const LinePlot& p) {
     }
     doc.inputs(p.inputs);
     return doc.str();
+}
+
+std::string stacked_plots(const std::string& title, const std::vector<LinePlot>& panels) {
+    if (panels.empty()) throw std::invalid_argument("svg: stacked_plots needs at least one panel");
+    double width = 0, height = 0;
+    std::string body;
+    for (const auto& p : panels) {
+        std::string one = line_plot(p);
+        // Drop the XML declaration (one per file) and place the panel's root at its offset.
+        one.erase(0, one.find("<svg"));
+        one.insert(4, fmt::format(" x=\"0\" y=\"{}\"", c(height)));
+        body += one;
+        width = std::max(width, p.width);
+        height += p.height;
+    }
+    return fmt::format(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+        "font-family=\"sans-serif\">\n"
+        "<title>{2}</title>\n"
+        "{3}</svg>\n",
+        c(width), c(height), escape(title), body);
 }
 
 std::string bar_chart(const BarChart& ch) {
@@ -374,6 +399,63 @@ std::string bar_chart(const BarChart& ch) {
     }
     doc.inputs(ch.inputs);
     return doc.str();
+}
+
+namespace {
+
+// The entities escape() writes, back to characters.
+std::string unescape(std::string_view t) {
+    static const std::pair<std::string_view, char> entities[] = {
+        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+    std::string out;
+    for (std::size_t i = 0; i < t.size();) {
+        bool matched = false;
+        for (const auto& [e, ch] : entities)
+            if (t.substr(i, e.size()) == e) {
+                out += ch, i += e.size(), matched = true;
+                break;
+            }
+        if (!matched) out += t[i++];
+    }
+    return out;
+}
+
+// The value of attribute `name` on this line, if present.
+std::optional<std::string> attribute(std::string_view line, std::string_view name) {
+    const std::string key = " " + std::string(name) + "=\"";
+    const std::size_t at = line.find(key);
+    if (at == std::string_view::npos) return std::nullopt;
+    const std::size_t from = at + key.size(), to = line.find('"', from);
+    if (to == std::string_view::npos) return std::nullopt;
+    return unescape(line.substr(from, to - from));
+}
+
+}  // namespace
+
+Drawn read_back(const std::string& svg) {
+    Drawn d;
+    std::size_t start = 0;
+    while (start < svg.size()) {
+        std::size_t end = svg.find('\n', start);
+        if (end == std::string::npos) end = svg.size();
+        const std::string_view line(svg.data() + start, end - start);
+        start = end + 1;
+        if (line.rfind("<title>", 0) == 0 && d.title.empty()) {
+            d.title = unescape(line.substr(7, line.find("</title>") - 7));
+            continue;
+        }
+        std::string text;
+        if (line.rfind("<text", 0) == 0) {
+            const std::size_t open = line.find('>'), close = line.rfind("</text>");
+            if (open != std::string_view::npos && close != std::string_view::npos && close > open)
+                text = unescape(line.substr(open + 1, close - open - 1));
+        }
+        const auto cls = attribute(line, "class");
+        if (cls && *cls == "input") d.inputs.push_back(text);
+        if (const auto v = attribute(line, "data-value"))
+            d.values.push_back({cls.value_or(""), std::strtod(v->c_str(), nullptr), text});
+    }
+    return d;
 }
 
 }  // namespace inferlab::svg

@@ -83,6 +83,11 @@ TEST_CASE("decode-roofline: presets, compute limit, memory fit, ranges and a cha
     auto list = run_inferlab({"decode-roofline", "--list-hw"});
     CHECK(list.status == 0);
     CHECK(list.out.find("h100-sxm") != std::string::npos);
+    // Issue #15: numbers only in the cells (3350, not "3.35TB/s"), the unit in the header.
+    auto list_csv = run_inferlab({"decode-roofline", "--list-hw", "--csv"});
+    CHECK(list_csv.out.rfind("name,kind,bandwidth (GB/s),dense BF16 (TFLOP/s),memory (GiB),source\n", 0) == 0);
+    CHECK(list_csv.out.find("\nh100-sxm,gpu,3350,989,80,") != std::string::npos);
+    CHECK(list_csv.out.find("\ndoc1-example,teaching,1000,,,") != std::string::npos);
     auto j = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--seq-len", "8192", "--hw", "h100-sxm",
                                       "--batch", "1..4,64,128", "--json"}));
     CHECK(j["rows"].size() == 6);

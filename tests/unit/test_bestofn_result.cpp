@@ -86,3 +86,20 @@ TEST_CASE("best_of_n: errors name the library's terms, not flags", "[bestofn][re
     b.budget = BestOfNRequest::Budget{0.5, 1, 0};
     CHECK_THROWS_WITH(best_of_n(b), "budget '0.5': is smaller than one sample (cost 1)");
 }
+
+TEST_CASE("best_of_n: errors say the names the caller passes", "[bestofn][result]") {
+    BestOfNRequest rq;
+    rq.p = 0.3;
+    rq.ns = {201};
+    rq.answer_dist = spread_wrong(0.3, 2);
+    rq.names.n = "--n";
+    CHECK_THROWS_WITH(best_of_n(rq), "--n '201': majority vote is computed exactly for N ≤ 200");
+    rq.ns = {1};
+    rq.names.budget = "--budget";
+    rq.budget = BestOfNRequest::Budget{0.5, 1, 0};
+    CHECK_THROWS_WITH(best_of_n(rq), "--budget '0.5': is smaller than one sample (cost 1)");
+    rq.budget.reset();
+    rq.rho = 1;
+    rq.names.rho = "--rho";
+    CHECK_THROWS_WITH(best_of_n(rq), Catch::Matchers::StartsWith("--rho '1': must be in [0, 1)"));
+}

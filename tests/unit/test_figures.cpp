@@ -32,7 +32,7 @@ std::vector<double> values(const std::vector<test::SvgItem>& items) {
 TEST_CASE("figures: the catalog lists all 17 figures of the first document and the second's one", "[unit][figures]") {
     const auto& c = figures::catalog();
     CHECK(c.size() == 18);
-    CHECK(std::count_if(c.begin(), c.end(), [](const figures::FigureInfo& f) { return f.drawn; }) == 13);
+    CHECK(std::count_if(c.begin(), c.end(), [](const figures::FigureInfo& f) { return f.drawn; }) == 14);
     for (const auto& f : c) {
         INFO(f.name);
         CHECK(!f.caption.empty());
@@ -210,4 +210,46 @@ TEST_CASE("figures: Figure 4 shows the cache of a real run growing by one a deco
     REQUIRE(test::svg_parse_error(s).empty());
     CHECK(values(test::svg_items(s, "cache-length")) == std::vector<double>{3, 4, 5});
     CHECK(test::svg_all_text(s).find("reads K/V [1,2,5,8]") != std::string::npos);
+}
+
+// First document §4.3, Figure 17: the paths are compared position by position on fixed inputs.
+TEST_CASE("figures: Figure 17 draws each path's difference per position, exact zeros at the floor (first document 4.3)",
+          "[unit][figures][textbook]") {
+    model::CheckCacheResult r;
+    r.tokens = {5, 6, 7};
+    r.rel_tolerance = 1e-5;
+    r.rows = {{0, 0, 0, 2e-7, 0, 1}, {1, 0, 1e-7, 3e-7, 0, 2.5}, {2, 0, 0, 4e-7, 0, 10}};
+    r.worst.max_rel = 2e-7;
+    r.worst_path = "other_attention";
+    r.other_attention = model::AttentionKind::Online;
+    const std::string s = figures::fig17_cache_paths(r);
+    REQUIRE(test::svg_parse_error(s).empty());
+    // contiguous, paged, online attention, chunked prefill; the tolerance line has no points
+    CHECK(values(test::svg_items(s, "point")) == std::vector<double>{0, 0, 0, 0, 1e-7, 0, 2e-7, 3e-7, 4e-7, 0, 0, 0});
+    const std::string all = test::svg_all_text(s);
+    CHECK(all.find("contiguous (all 0)") != std::string::npos);
+    CHECK(all.find("chunked prefill (all 0)") != std::string::npos);
+    CHECK(all.find("paged (all 0)") == std::string::npos);
+    // The floor: a tenth of the smallest difference or tolerance drawn (1e-7).
+    CHECK(all.find("exact agreement (0) is drawn at the floor 1e-08") != std::string::npos);
+    CHECK(all.find("agree (worst relative 2e-07 ≤ 1e-05, on online attention)") != std::string::npos);
+    CHECK(all.find("§4.3") != std::string::npos);
+}
+
+TEST_CASE("figures: Figure 17 from a real check_cache run shows its rows and its tolerance scale", "[unit][figures]") {
+    model::Transformer m(test::small_gqa_weights(1));
+    model::CheckCacheInputs in;
+    in.tokens = {1, 2, 3, 4, 5, 6, 7};
+    in.chunk = 3;
+    in.block_size = 2;
+    const model::CheckCacheResult r = model::check_cache(m, in, {});
+    REQUIRE(r.rows.size() == 7);
+    std::vector<double> expected;
+    for (auto field : {&model::CheckCacheRow::contiguous, &model::CheckCacheRow::paged, &model::CheckCacheRow::other_attention,
+                       &model::CheckCacheRow::chunked})
+        for (const auto& row : r.rows) expected.push_back(row.*field);
+    for (const auto& row : r.rows) CHECK(row.ref_scale >= 1);  // the relative tolerance's floor of 1
+    const std::string s = figures::fig17_cache_paths(r);
+    REQUIRE(test::svg_parse_error(s).empty());
+    CHECK(values(test::svg_items(s, "point")) == expected);
 }

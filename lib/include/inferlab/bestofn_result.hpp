@@ -11,6 +11,13 @@
 
 namespace inferlab {
 
+// What best_of_n's errors call each input: the library's own terms by default; a caller that
+// reads them from flags passes the flags' names, and the errors say those (no mapping back).
+struct BestOfNNames {
+    std::string p = "p", n = "N", wrong_answers = "wrong answers", budget = "budget", cost_sample = "cost of a sample",
+                cost_judge = "cost of a judgement", hard_fraction = "hard fraction", rho = "rho", trials = "trials";
+};
+
 struct BestOfNRequest {
     double p = 0;                                  // one candidate correct
     std::vector<std::uint64_t> ns;                 // candidate counts, one row each
@@ -28,6 +35,7 @@ struct BestOfNRequest {
         std::uint64_t trials = 0, seed = 1;
     };
     std::optional<Simulation> simulation;          // Monte Carlo beside the exact values
+    BestOfNNames names;                            // how errors name the inputs
 };
 
 // One N: coverage and each strategy that was asked for (empty: not asked).
@@ -86,9 +94,9 @@ struct BestOfNResult {
     std::optional<SimulationAnswer> simulation;
 };
 
-// Every figure best-of-n prints. Throws InputError whose where() is a term of this library, not
-// a flag: "N" (majority vote past its exact limit), "wrong answers", "budget", "hard fraction",
-// "rho", "trials"; the app rewraps it with its own flag.
+// Every figure best-of-n prints. Throws InputError whose where() is req.names' name of the input
+// that broke: N (majority vote past its exact limit), the wrong answers, the budget, the hard
+// fraction, rho, the trials (the library's terms unless the caller names them).
 BestOfNResult best_of_n(const BestOfNRequest& req);
 
 // The largest Monte Carlo best_of_n runs.

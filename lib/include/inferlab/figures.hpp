@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "inferlab/model/paged_sim.hpp"
+#include "inferlab/bestofn_result.hpp"
+#include "inferlab/model/runs.hpp"
+#include "inferlab/roofline_result.hpp"
 #include "inferlab/model/transformer.hpp"
 
 namespace inferlab::figures {
@@ -63,6 +66,9 @@ struct DecodeReadInputs {
     std::vector<std::uint64_t> batches = {1, 8};
 };
 std::string fig9_decode_reads(const DecodeReadInputs& in);
+// The same figure for decode-roofline's request and result (figure doc1-fig9 takes that command's
+// flags): one bar per row, in the order asked; `sources` are printed among the inputs.
+std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& res, const std::vector<std::string>& sources);
 
 // Figure 10: the causal relations of S positions, the same relations in tiles, and a sliding window.
 struct AttentionMaskInputs {
@@ -98,6 +104,9 @@ struct CoverageInputs {
     std::uint64_t marked_n = 4;   // the document's N = 4
 };
 std::string fig14_coverage(const CoverageInputs& in);
+// The same figure for best-of-n's request and result (figure doc1-fig14 takes that command's
+// flags): coverage, every strategy asked for, the target; a marker at `marked_n` when it is a row.
+std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, std::uint64_t marked_n);
 
 // Figure 15: the uniform grid x̂ = Δ·clip(round(x/Δ), −Q, Q) (the document: x = 0.37, Δ = 0.1, Q = 7).
 struct GridInputs {
@@ -118,6 +127,12 @@ struct ProjectionInputs {
     std::string dtype = "bf16";
 };
 std::string doc2_fig1_projections(const ProjectionInputs& in);
+
+// Figure 17: the cache paths compared on fixed inputs (model::check_cache): per position, each
+// path's max |logit − no-cache logit| on a log axis, with the verdict's tolerance
+// rel_tolerance · max(1, max |logit|) as a line. Exact agreement (0) is drawn at the axis floor
+// and its point's data-value stays 0.
+std::string fig17_cache_paths(const model::CheckCacheResult& r);
 
 // Figure 5: every layer holds its own cache, of its own bytes (kv_bytes per layer).
 std::string fig5_layer_caches(const KvShape& shape, std::uint64_t shown_positions = 6);

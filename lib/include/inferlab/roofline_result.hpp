@@ -64,6 +64,14 @@ struct RooflineResult {
 // generation, or a generation without the KV geometry (a model).
 RooflineResult decode_roofline(const RooflineRequest& req);
 
+// What a row's bounds give as rates, for the figure (plots.hpp): the aggregate tokens/s the memory
+// bound alone allows, B / (D_B/β), and the compute bound alone, B / (F_B/π) (none without π and
+// FLOPs); the FLOP/s a step achieves, F_B / t_B; and the roof, min(π, β·I), at intensity I.
+double memory_bound_tokens_per_s(const DecodeStep& s);
+std::optional<double> compute_bound_tokens_per_s(const DecodeStep& s);
+std::optional<double> achieved_flops_per_s(const DecodeStep& s);
+double attainable_flops_per_s(const Machine& hw, double intensity);
+
 // 10^9 and 2^30 bytes: the two units every byte count of the output is shown in.
 double bytes_in_gb(std::uint64_t bytes);
 double bytes_in_gib(std::uint64_t bytes);

@@ -88,6 +88,23 @@ private:
     std::string body_;
 };
 
+// What a document written by this writer shows, read back from its text: the root's title, the
+// inputs printed at its foot, and each element's class, data-value and text, in document order.
+// It relies on the writer's layout (one element a line, class before data-value), so it reads
+// only documents that Document, line_plot, stacked_plots and bar_chart wrote: `figure --json`
+// reports the numbers drawn without every figure function returning them a second way.
+struct DrawnValue {
+    std::string cls;
+    double value = 0;
+    std::string text;  // a <text> element's content; empty for shapes
+};
+struct Drawn {
+    std::string title;
+    std::vector<std::string> inputs;
+    std::vector<DrawnValue> values;
+};
+Drawn read_back(const std::string& svg);
+
 // Ticks at 1, 2 or 5 × 10^k covering [lo, hi] with about `target` intervals; at least two.
 // Throws std::invalid_argument for a non-finite or empty range.
 std::vector<double> nice_ticks(double lo, double hi, int target = 5);
@@ -108,6 +125,9 @@ struct Series {
     std::string color = kBlue;
     bool dashed = false;
     bool markers = true;             // a dot at each point (class "point", data-value = y)
+    // The exact numbers the points stand for, where they differ from y (a zero drawn at a log
+    // axis's floor); empty: y. Same length as y otherwise. (Initialized, so brace lists may stop before it.)
+    std::vector<double> values = {};
 };
 
 // A vertical marker at x (the switching batch, the ridge point).
@@ -128,6 +148,11 @@ struct LinePlot {
 // Throws std::invalid_argument for a non-finite value, a non-positive one on a log axis, or
 // series of unequal length: a figure never shows NaN.
 std::string line_plot(const LinePlot& plot);
+
+// Several line plots in one document, one under the other (each a nested <svg> panel), under
+// one <title>: decode-roofline's tokens/s against batch above its roofline chart. The width is
+// the widest panel's; every panel keeps its own heading, axes and inputs.
+std::string stacked_plots(const std::string& title, const std::vector<LinePlot>& panels);
 
 // A part of a stacked bar (weights, then each request's K and V).
 struct Segment {

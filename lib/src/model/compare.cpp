@@ -24,11 +24,15 @@ void require_same_shape(const char* who, Eigen::Index got_rows, Eigen::Index got
 
 }  // namespace
 
+double relative_scale(const MatrixRM& ref, Eigen::Index r) {
+    return std::max(1.0, static_cast<double>(ref.row(r).cwiseAbs().maxCoeff()));
+}
+
 LogitsDiff compare_logits(const MatrixRM& got, const MatrixRM& ref) {
     require_same_shape("compare_logits", got.rows(), got.cols(), ref.rows(), ref.cols());
     LogitsDiff d;
     for (Eigen::Index r = 0; r < ref.rows(); ++r) {
-        const double scale = std::max(1.0, static_cast<double>(ref.row(r).cwiseAbs().maxCoeff()));
+        const double scale = relative_scale(ref, r);
         for (Eigen::Index c = 0; c < ref.cols(); ++c) {
             const double e = cell_diff(got(r, c), ref(r, c));
             if (e > d.max_abs) d.max_abs = e, d.abs_row = r, d.abs_col = c;

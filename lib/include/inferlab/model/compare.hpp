@@ -23,6 +23,8 @@ struct LogitsDiff {
 };
 // std::invalid_argument when the shapes differ (a caller's bug, not the user's input).
 LogitsDiff compare_logits(const MatrixRM& got, const MatrixRM& ref);
+// The denominator of max_rel for row r: max(1, max_c |ref(r, c)|).
+double relative_scale(const MatrixRM& ref, Eigen::Index r);
 
 // The same absolute difference row by row, for tables that show every position: entry r is
 // max_c |got(r, c) − ref(r, c)| (compare_logits' max_abs restricted to row r; NaN counts as inf).

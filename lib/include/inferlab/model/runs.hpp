@@ -58,6 +58,7 @@ struct CheckCacheRow {
     int pos = 0;
     // max |logit − no-cache logit| at this position, per path
     double contiguous = 0, paged = 0, other_attention = 0, chunked = 0;
+    double ref_scale = 1;  // relative_scale of the no-cache logits here: rel_tolerance × this is the allowed |Δ|
 };
 struct CheckCacheResult {
     std::vector<int> tokens;

@@ -1,0 +1,26 @@
+#pragma once
+// best-of-n's flags and their parsing into a BestOfNRequest, shared with `inferlab figure
+// doc1-fig14`, which takes the same flags (one parser, one set of rules and messages).
+#include <string>
+
+#include "inferlab/bestofn_result.hpp"
+
+namespace inferlab::app {
+
+// Each flag's text as given (empty: not given), with the defaults best-of-n documents.
+struct BestOfNFlags {
+    std::string p, n, target;
+    std::string tpr, fpr, verifier_accuracy, fallback = "random";
+    std::string alternatives, answer_dist;
+    std::string hard_fraction, rho, judge_bias;
+    std::string budget, cost_sample = "1", cost_judge;
+    std::string simulate, seed = "1";
+    bool fallback_given = false, cost_sample_given = false, seed_given = false, n_given = false;
+};
+
+// best-of-n's rules: InputError naming the flag for anything missing, malformed or without effect.
+BestOfNRequest parse_best_of_n(const BestOfNFlags& f);
+// best_of_n(), its errors said in these flags (the library names its own terms).
+BestOfNResult compute_best_of_n(const BestOfNFlags& f, const BestOfNRequest& rq);
+
+}  // namespace inferlab::app

@@ -1,0 +1,40 @@
+#pragma once
+// decode-roofline's flags and their parsing into a RooflineRequest, shared with `inferlab figure
+// doc1-fig9`, which takes the same flags (one parser, one set of rules and messages).
+#include <optional>
+#include <string>
+
+#include "inferlab/kv.hpp"
+#include "inferlab/hardware.hpp"
+#include "inferlab/model_config.hpp"
+#include "inferlab/roofline_result.hpp"
+
+namespace inferlab::app {
+
+// Each flag's text as given (empty: not given).
+struct RooflineFlags {
+    std::string weights_bytes, params, weight_dtype, config, model;
+    std::string kv_bytes_per_request, seq_len, kv_dtype, bytes_per_elem;
+    std::string batch, bandwidth, hw, peak_flops, memory;
+    std::string prompt_len, output_len;
+    bool batch_given = false;  // given, even as an empty string
+    // A KV geometry the caller supplies without a model (figure's --layers/--kv-heads/--head-dim):
+    // M_KV = kv_bytes(spec, S) with --seq-len, as from a model's config. `kv_shape_from` says where.
+    std::optional<KvSpec> kv_shape;
+    std::string kv_shape_from;
+};
+
+// The request and where each of its inputs came from (for the text's [brackets]).
+struct RooflineInputs {
+    RooflineRequest req;
+    std::string weights_from, kv_from, bandwidth_from, flops_from, memory_from;
+    std::optional<ModelConfig> config;
+    std::optional<ParamCount> counted;   // the config's parameters, unless --params overrides them
+    std::optional<Hardware> hw;
+    bool lens_from_prompt = false;       // no --seq-len: the per-step table reads S = --prompt-len
+};
+
+// decode-roofline's rules: InputError naming the flag for anything missing or malformed.
+RooflineInputs gather_roofline(const RooflineFlags& f);
+
+}  // namespace inferlab::app

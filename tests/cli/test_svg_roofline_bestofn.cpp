@@ -1,0 +1,140 @@
+// --svg FILE on decode-roofline and best-of-n: the real binary writes the figure and prints its
+// usual output; the SVG parses (pugixml), rsvg-convert renders it to a PNG that is not blank, and
+// the numbers drawn (data-value) are the ones its --json prints.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <unistd.h>
+
+#include "../support/cli.hpp"
+#include "../support/svg_check.hpp"
+
+using namespace inferlab::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh folder per test case, removed at the end; the process id keeps parallel runs apart.
+struct Scratch {
+    fs::path path;
+    explicit Scratch(const std::string& name)
+        : path(fs::temp_directory_path() / ("inferlab-svg-test-" + name + "-" + std::to_string(::getpid()))) {
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~Scratch() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), {}};
+}
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+}
+
+std::vector<double> values(const std::string& svg, const std::string& cls) {
+    std::vector<double> out;
+    for (const auto& i : svg_items(svg, cls)) out.push_back(i.value);
+    return out;
+}
+
+// Runs args with and without --svg FILE: the same stdout, exit 0, nothing on stderr; returns the SVG.
+std::string run_with_svg(const std::vector<std::string>& args, const fs::path& file) {
+    const CliResult plain = run_inferlab(args);
+    const CliResult drawn = run_inferlab(with(args, {"--svg", file.string()}));
+    INFO("stderr: " << drawn.err);
+    REQUIRE(drawn.status == 0);
+    CHECK(drawn.err.empty());
+    CHECK(drawn.out == plain.out);
+    REQUIRE(fs::exists(file));
+    const std::string svg = slurp(file);
+    REQUIRE(svg_parse_error(svg).empty());
+    return svg;
+}
+
+// rsvg-convert renders it, and the PNG is not blank (text, lines and frames: well over 1%).
+void check_renders(const fs::path& svg) {
+    const fs::path png = fs::path(svg).replace_extension(".png");
+    std::string err;
+    REQUIRE(render_png(svg.string(), png.string(), err) == 0);
+    INFO("rsvg-convert stderr: " << err);
+    CHECK(err.empty());
+    const PngStats st = png_stats(png.string());
+    REQUIRE(st.error.empty());
+    CHECK(st.width >= 600);
+    CHECK(st.ink * 100 > st.pixels);
+}
+
+const std::vector<std::string> kDoc = {"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB",
+                                       "--bandwidth", "1TB/s", "--batch", "1,8"};
+
+}  // namespace
+
+TEST_CASE("decode-roofline --svg draws the rows --json prints and the usual output is unchanged", "[cli][decode-roofline][svg]") {
+    Scratch dir("roofline-doc");
+    const auto j = parse_json(run_inferlab(with(kDoc, {"--json"})));
+    const std::string svg = run_with_svg(kDoc, dir.path / "doc.svg");
+    run_with_svg(with(kDoc, {"--json"}), dir.path / "doc-json.svg");
+    run_with_svg(with(kDoc, {"--csv"}), dir.path / "doc-csv.svg");
+    const auto pts = values(svg, "point");
+    REQUIRE(pts.size() == 4);
+    for (std::size_t i = 0; i < 2; ++i) {
+        CHECK(pts[i] == j["rows"][i]["aggregate_tokens_per_s"].get<double>());
+        CHECK(pts[2 + i] == j["rows"][i]["per_request_tokens_per_s"].get<double>());
+    }
+    check_renders(dir.path / "doc.svg");
+}
+
+TEST_CASE("decode-roofline --svg with a model and a preset adds the roofline chart at the ridge", "[cli][decode-roofline][svg]") {
+    Scratch dir("roofline-model");
+    const std::vector<std::string> args = {"decode-roofline", "--model", "llama-3-8b", "--seq-len", "1", "--hw", "h100-sxm",
+                                           "--batch", "1,16,256,4096"};
+    const auto j = parse_json(run_inferlab(with(args, {"--json"})));
+    const std::string svg = run_with_svg(args, dir.path / "model.svg");
+    const auto markers = values(svg, "marker");
+    REQUIRE(markers.size() == 2);  // the switching batch, then the ridge
+    CHECK(markers[0] == j["compute_bound_from_batch"].get<double>());
+    CHECK(markers[1] == j["inputs"]["ridge_flops_per_byte"].get<double>());
+    const auto pts = values(svg, "point");
+    REQUIRE(pts.size() == 3 * 4);
+    const std::string text = svg_all_text(svg);
+    CHECK(text.find("Roofline: arithmetic intensity against FLOP/s") != std::string::npos);
+    CHECK(text.find("h100-sxm") != std::string::npos);  // where β came from, among the inputs
+    check_renders(dir.path / "model.svg");
+}
+
+TEST_CASE("decode-roofline --svg refuses an unwritable file and --list-hw", "[cli][decode-roofline][svg][errors]") {
+    expect_error(with(kDoc, {"--svg", "/nonexistent-inferlab-dir/r.svg"}), "/nonexistent-inferlab-dir/r.svg");
+    expect_error({"decode-roofline", "--list-hw", "--svg", "hw.svg"}, "--svg 'hw.svg': --list-hw draws no figure");
+    CHECK_FALSE(fs::exists("hw.svg"));
+}
+
+TEST_CASE("best-of-n --svg draws coverage, selection and the target the --json holds", "[cli][best-of-n][svg]") {
+    Scratch dir("bestofn");
+    const std::vector<std::string> args = {"best-of-n", "--p", "0.3", "--n", "1..16", "--tpr", "0.9", "--fpr", "0.2",
+                                           "--target", "0.95"};
+    const auto j = parse_json(run_inferlab(with(args, {"--json"})));
+    const std::string svg = run_with_svg(args, dir.path / "b.svg");
+    const auto pts = values(svg, "point");
+    REQUIRE(pts.size() == 32);
+    for (std::size_t i = 0; i < 16; ++i) {
+        CHECK(pts[i] == j["rows"][i]["coverage"].get<double>());
+        CHECK(pts[16 + i] == j["rows"][i]["verifier_selection"].get<double>());
+    }
+    const auto markers = values(svg, "marker");
+    REQUIRE(markers.size() == 1);
+    CHECK(markers[0] == j["min_n_for_target"].get<double>());
+    check_renders(dir.path / "b.svg");
+    expect_error(with(args, {"--svg", "/nonexistent-inferlab-dir/b.svg"}), "/nonexistent-inferlab-dir/b.svg");
+}
