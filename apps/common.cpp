@@ -57,7 +57,11 @@ void emit(const Report& report, const OutputFlags& flags) {
     // that cannot be written prints nothing).
     if (!flags.svg.empty()) {
         if (report.svg.empty()) throw InputError("--svg", flags.svg, "this output has no figure");
-        write_text_file(flags.svg, report.svg);
+        try {
+            write_text_file(flags.svg, report.svg);
+        } catch (const FileError& e) {
+            throw InputError("--svg", flags.svg, e.why());
+        }
     }
     std::cout << out << std::flush;
 }

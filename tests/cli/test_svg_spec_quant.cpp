@@ -125,9 +125,10 @@ TEST_CASE("quantize --svg draws every mode from its result", "[cli][svg]") {
 TEST_CASE("svg errors: a folder is refused before anything is printed, and nothing is written on bad input",
           "[cli][svg][errors]") {
     const Scratch s("errors");
-    expect_error({"spec-accept", "--alpha", "0.8", "--gamma", "4", "--svg", s.path.string()}, "is a directory");
+    expect_error({"spec-accept", "--alpha", "0.8", "--gamma", "4", "--svg", s.path.string()},
+                 "--svg '" + s.path.string() + "': is a directory");
     expect_error({"quantize", "--x", "0.37", "--step", "0.1", "--qmax", "7", "--svg", (s.path / "no" / "f.svg").string()},
-                 "cannot be created");
+                 "--svg '" + (s.path / "no" / "f.svg").string() + "': cannot be created");
     const fs::path f = s.path / "never.svg";
     expect_error({"quantize", "--values", "1e308,-1e308", "--svg", f.string()}, "--values '1e+308'");
     CHECK_FALSE(fs::exists(f));

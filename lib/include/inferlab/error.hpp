@@ -38,7 +38,12 @@ public:
 // A file could not be opened or read.
 class FileError : public Error {
 public:
-    FileError(const std::string& path, const std::string& why) : Error("file '" + path + "': " + why) {}
+    FileError(const std::string& path, const std::string& why) : Error("file '" + path + "': " + why), why_(why) {}
+    // What is wrong with the file, without its path (for a caller that names the flag instead).
+    const std::string& why() const { return why_; }
+
+private:
+    std::string why_;
 };
 
 }  // namespace inferlab
