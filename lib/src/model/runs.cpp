@@ -105,6 +105,8 @@ CheckCacheResult check_cache(const Transformer& m, const CheckCacheInputs& in, c
     CheckCacheResult r;
     r.tokens = in.tokens;
     r.rel_tolerance = in.rel_tolerance;
+    r.chunk = in.chunk;
+    r.block_size = in.block_size;
     const PathChoice contiguous{CachePath::Contiguous, in.block_size, in.pool_seed};
     const MatrixRM none = run_path(m, in.tokens, {CachePath::NoCache, in.block_size, in.pool_seed}, opt);
     ForwardOptions other = opt;
@@ -116,7 +118,8 @@ CheckCacheResult check_cache(const Transformer& m, const CheckCacheInputs& in, c
         {"chunked", chunked_prefill(m, in.tokens, in.chunk, opt)}};
     for (Eigen::Index i = 0; i < none.rows(); ++i)
         r.rows.push_back({static_cast<int>(i), row_max_abs(paths[0].second, none, i), row_max_abs(paths[1].second, none, i),
-                          row_max_abs(paths[2].second, none, i), row_max_abs(paths[3].second, none, i)});
+                          row_max_abs(paths[2].second, none, i), row_max_abs(paths[3].second, none, i),
+                          std::max(1.0, static_cast<double>(none.row(i).cwiseAbs().maxCoeff()))});
     // The largest relative and the largest absolute difference may sit on different paths.
     for (std::size_t k = 0; k < paths.size(); ++k) {
         const LogitsDiff d = compare_logits(paths[k].second, none);
