@@ -310,7 +310,7 @@ void setup_bench(CLI::App* model) {
     add_output_flags(*s, o->flags, true);
     add_svg_flag(*s, o->flags, "the cached and no-cache step times against the context");
     s->footer(examples_footer({"inferlab model bench --model ref-110m --threads 2",
-                               "inferlab model bench --model ref-110m --contexts 128,512 --svg bench.svg",
+                               "inferlab model bench --model demo-gqa --probe-mib 64 --contexts 64,256,1000 --svg bench.svg",
                                "inferlab model bench --model ref-110m --weight-dtype bf16 --batch 1,2,4,8 --skip-nocache",
                                "inferlab model bench --model ref-110m --weight-dtype all --threads 2 --skip-nocache --batch 1,8"},
                               "Tables (--csv --table NAME): batch, context-scaling, dtypes (int8, int4, all).\n"
