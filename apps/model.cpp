@@ -80,7 +80,7 @@ std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, 
     const WeightDtype t = parse_weight_dtype("--weight-dtype", p.weight_dtype);
     if (t != WeightDtype::F32 && p.backend != "cpu")
         throw InputError("--weight-dtype", p.weight_dtype, "applies to the cpu backend only");
-    r->at = make_weights_at(*r->w, t, r->opt.threads);
+    r->at = weights_at(*r->w, t, r->opt.threads);
     r->at.apply(r->opt);
     r->path.path = parse_path(p.path);
     r->path.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", p.block_size, kMaxBlockSize, "tokens"));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "inferlab/model/backend.hpp"
+#include "inferlab/model/qweights.hpp"
 #include "inferlab/model/weights.hpp"
 
 namespace inferlab::app {
@@ -35,6 +36,9 @@ std::unique_ptr<model::Backend> make_backend(const std::string& name, const mode
 // Token ids inside the vocabulary, no longer than the maximum sequence; an id with a leading zero
 // ("1,000": a thousands separator read as two ids) is refused.
 std::vector<int> parse_token_list(const std::string& flag, const std::string& text, const model::Dims& d);
+// model::make_weights_at, with int8/int4's rule on the model's widths checked first in
+// --weight-dtype's terms (the library names the dtype, not the flag).
+model::WeightsAt weights_at(const model::Weights& w, model::WeightDtype t, int threads);
 
 // The measured-against-predicted commands: speculate, kv-quant, roofline.
 void setup_model_measure(CLI::App* model);

@@ -60,7 +60,7 @@ public:
         cuda::rmsnorm(x.data(), dev(w.data()), y.data(), x.rows(), x.cols(), eps);
     }
     void matmul(const Tensor& x, const model::MatMap& w, Tensor& y, const ForwardOptions& opt) override {
-        if (opt.bf16) throw InputError("--weight-dtype", "bf16", "runs on the CPU backend only; the CUDA backend reads float32 weights");
+        if (opt.bf16) throw InputError("weights", "bf16", "run on the CPU backend only; the CUDA backend reads float32 weights");
         const int out = static_cast<int>(w.rows()), in = static_cast<int>(w.cols());
         y.resize(x.rows(), out);
         const float* dw = dev(w.data());
@@ -256,9 +256,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<model::Backend> make_backend(const model::Weights& w) {
+std::unique_ptr<model::Backend> make_backend(const model::Weights& w, const std::string& where) {
     std::string why;
-    if (!available(&why)) throw InputError("--backend", "cuda", why + "; use --backend cpu");
+    if (!available(&why)) throw InputError(where, "cuda", why + "; the cpu backend runs on any machine");
     return std::make_unique<CudaBackend>(w);
 }
 
