@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "inferlab/model/bench.hpp"
 #include "inferlab/model/runs.hpp"
@@ -65,10 +66,11 @@ struct CheckFrame {
     double left, right, top, bottom;  // the log region's pixels
     double zero_y;                    // the strip of exact zeros, under the log region
     double x0, x1;                    // positions shown
-    double lo, hi;                    // the log axis' range (lo > 0)
+    double lo, hi;                    // the log axis' range, whole decades (lo > 0)
     double x(double pos) const { return left + (pos - x0) / (x1 - x0) * (right - left); }
     double y(double v) const {
         if (v == 0) return zero_y;
+        if (!std::isfinite(v)) return top - 6;  // off the scale, above the frame (never a NaN coordinate)
         return bottom + (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)) * (top - bottom);
     }
 };
@@ -81,59 +83,52 @@ struct PathLine {
     double model::CheckCacheRow::*diff;
 };
 
-}  // namespace
-
-std::string model_check_cache(const model::CheckCacheResult& r, const std::vector<std::string>& inputs) {
-    const std::string other = r.other_attention == model::AttentionKind::Online ? "online" : "plain";
-    const std::array<PathLine, 4> paths = {{
-        {"chunked", "chunked prefill", svg::kGreen, 5.5, &model::CheckCacheRow::chunked},
-        {"other_attention", other + " attention", svg::kAmber, 4.3, &model::CheckCacheRow::other_attention},
-        {"paged", "paged cache", svg::kTeal, 3.2, &model::CheckCacheRow::paged},
-        {"contiguous", "contiguous cache", svg::kBlue, 2.2, &model::CheckCacheRow::contiguous},
-    }};
-    // The log axis spans the positive differences and the tolerance line; zeros go to the strip.
+// Whole decades around the positive differences and the tolerance line (zeros go to the strip),
+// at least two apart so the ticks are powers of 10.
+std::pair<double, double> log_range(const model::CheckCacheResult& r, const std::array<PathLine, 4>& paths) {
     double lo = INFINITY, hi = -INFINITY;
+    auto take = [&](double v) {
+        if (v > 0 && std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+    };
     for (const auto& row : r.rows) {
-        for (const auto& pl : paths)
-            if (row.*pl.diff > 0) lo = std::min(lo, row.*pl.diff), hi = std::max(hi, row.*pl.diff);
-        const double tol = r.rel_tolerance * row.scale;
-        if (tol > 0) lo = std::min(lo, tol), hi = std::max(hi, tol);
+        for (const auto& pl : paths) take(row.*pl.diff);
+        take(r.rel_tolerance * row.scale);
     }
-    if (!(lo <= hi)) lo = 1e-8, hi = 1;  // nothing positive at all: a decade range to draw zeros under
-    // Whole decades around the data, at least two apart, so the ticks are powers of 10.
+    if (!(lo <= hi)) lo = 1e-8, hi = 1;  // nothing positive at all: a range to draw the zeros under
+    const double min = lo;
     lo = std::pow(10.0, std::floor(std::log10(lo)));
-    hi = std::pow(10.0, std::ceil(std::log10(hi)));
-    if (hi < lo * 100) hi = lo * 100;
+    if (min < lo * 1.5) lo /= 10;  // a point on the frame's edge would hide in it: one decade of room
+    hi = std::max(std::pow(10.0, std::ceil(std::log10(hi))), lo * 100);
+    return {lo, hi};
+}
 
-    const double width = 760, height = 470;
-    svg::Document doc(width, height, "model check-cache: each cache path against no cache, per position");
-    doc.heading(fmt::format("largest difference {} ({} path at position {}), {} of its position's largest logit: {}",
-                            svg::number(r.worst.max_abs, 3), r.worst_path, r.worst.rel_row, svg::number(r.worst.max_rel, 3),
-                            r.agree ? "all paths agree" : "PATHS DISAGREE"));
-    const double foot = 16 + 15.0 * static_cast<double>(inputs.size() + 1);
-    const double n = static_cast<double>(std::max<std::size_t>(r.rows.size(), 1));
-    CheckFrame f{84, width - 200, 78, height - foot - 44 - 34, height - foot - 44 - 12, -0.5, n - 0.5, lo, hi};
+// The frame, the zero strip, the decades on y and the whole positions on x, with their labels.
+void draw_check_axes(svg::Document& doc, const CheckFrame& f) {
     doc.rect(f.left, f.top, f.right - f.left, f.bottom - f.top, svg::ShapeStyle{.fill = "#fafafa", .stroke = "#cccccc", .cls = "frame"});
     // The zero strip, set apart from the log region: zero is not a point of a log scale.
     doc.rect(f.left, f.zero_y - 10, f.right - f.left, 20, svg::ShapeStyle{.fill = "#f1f1f1", .stroke = "#cccccc", .cls = "zero-strip"});
     doc.text(f.left - 6, f.zero_y + 4, "exactly 0", {.size = 11, .anchor = "end", .cls = "tick", .value = 0.0});
-    for (double e = std::log10(lo); e <= std::log10(hi) + 1e-9; e += 1) {
+    for (double e = std::log10(f.lo); e <= std::log10(f.hi) + 1e-9; e += 1) {
         const double t = std::pow(10.0, e);
         doc.line(f.left, f.y(t), f.right, f.y(t), svg::ShapeStyle{.stroke = "#e4e4e4"});
         doc.text(f.left - 6, f.y(t) + 4, svg::number(t), {.size = 11, .anchor = "end", .cls = "tick", .value = t});
     }
-    for (double t : svg::nice_ticks(0, n - 1 > 0 ? n - 1 : 1)) {
-        if (t != std::floor(t) || t > n - 1) continue;  // positions are whole numbers
+    const double last = f.x1 - 0.5;
+    for (double t : svg::nice_ticks(0, last > 0 ? last : 1)) {
+        if (t != std::floor(t) || t > last) continue;  // positions are whole numbers
         doc.text(f.x(t), f.zero_y + 26, svg::number(t), {.size = 11, .anchor = "middle", .cls = "tick", .value = t});
     }
     doc.text((f.left + f.right) / 2, f.zero_y + 44, "position t (its logits predict token t + 1)",
              {.size = 12, .anchor = "middle", .cls = "axis-label"});
     doc.text(f.left - 70, f.top - 8, "max |logit − no-cache logit| (log scale)", {.size = 12, .cls = "axis-label"});
+}
 
-    // The tolerance: a position whose point lies above it fails the check.
-    std::vector<std::pair<double, double>> tol;
-    for (const auto& row : r.rows) tol.emplace_back(f.x(row.pos), f.y(r.rel_tolerance * row.scale));
+// The tolerance per position (a point above it fails the check), then each path's points.
+void draw_check_series(svg::Document& doc, const CheckFrame& f, const model::CheckCacheResult& r,
+                       const std::array<PathLine, 4>& paths) {
     if (r.rel_tolerance > 0) {
+        std::vector<std::pair<double, double>> tol;
+        for (const auto& row : r.rows) tol.emplace_back(f.x(row.pos), f.y(r.rel_tolerance * row.scale));
         doc.polyline(tol, svg::ShapeStyle{.stroke = svg::kRed, .stroke_width = 1.5, .dashed = true, .cls = "tolerance-line"});
         for (std::size_t i = 0; i < r.rows.size(); ++i)
             doc.circle(tol[i].first, tol[i].second, 1.2,
@@ -146,11 +141,11 @@ std::string model_check_cache(const model::CheckCacheResult& r, const std::vecto
         doc.polyline(pts, svg::ShapeStyle{.stroke = pl.color, .stroke_width = 1.2, .cls = "series"});
         for (std::size_t i = 0; i < r.rows.size(); ++i) {
             const double v = r.rows[i].*pl.diff;
+            const std::string shown = v == 0 ? "exactly 0" : std::isfinite(v) ? svg::number(v, 6) : "not a finite number";
             doc.circle(pts[i].first, pts[i].second, pl.radius,
                        svg::ShapeStyle{.fill = pl.color, .stroke = "#ffffff", .stroke_width = 0.5, .cls = std::string("diff-") + pl.key,
-                                       .value = v,
-                                       .tooltip = fmt::format("{}, position {}: {}", pl.name, r.rows[i].pos,
-                                                              v == 0 ? std::string("exactly 0") : svg::number(v, 6))});
+                                       .value = std::isfinite(v) ? std::optional<double>(v) : std::nullopt,
+                                       .tooltip = fmt::format("{}, position {}: {}", pl.name, r.rows[i].pos, shown)});
         }
         doc.circle(f.right + 26, ly, pl.radius, svg::ShapeStyle{.fill = pl.color});
         doc.text(f.right + 40, ly + 4, pl.name, {.size = 11, .cls = "legend"});
@@ -160,11 +155,34 @@ std::string model_check_cache(const model::CheckCacheResult& r, const std::vecto
     doc.text(f.right + 44, ly + 4, fmt::format("tolerance {}", svg::number(r.rel_tolerance)),
              {.size = 11, .cls = "legend", .value = r.rel_tolerance});
     doc.text(f.right + 44, ly + 19, "× max(1, max |l_ref|)", {.size = 11, .cls = "legend"});
+}
 
-    std::vector<std::string> foot_lines = inputs;
-    foot_lines.push_back(fmt::format("{} tokens; each path compared with the no-cache reference (every prefix recomputed); "
-                                     "the first document's Figure 17", r.rows.size()));
-    doc.inputs(foot_lines);
+}  // namespace
+
+std::string model_check_cache(const model::CheckCacheResult& r, const std::vector<std::string>& inputs) {
+    const std::string other = r.other_attention == model::AttentionKind::Online ? "online" : "plain";
+    const std::array<PathLine, 4> paths = {{
+        {"chunked", "chunked prefill", svg::kGreen, 5.5, &model::CheckCacheRow::chunked},
+        {"other_attention", other + " attention", svg::kAmber, 4.3, &model::CheckCacheRow::other_attention},
+        {"paged", "paged cache", svg::kTeal, 3.2, &model::CheckCacheRow::paged},
+        {"contiguous", "contiguous cache", svg::kBlue, 2.2, &model::CheckCacheRow::contiguous},
+    }};
+    std::vector<std::string> foot = inputs;
+    foot.push_back(fmt::format("{} token{}; each path compared with the no-cache reference (every prefix recomputed); "
+                               "the first document's Figure 17", r.rows.size(), r.rows.size() == 1 ? "" : "s"));
+    const double width = 760, height = 470;
+    svg::Document doc(width, height, "model check-cache: each cache path against no cache, per position");
+    doc.heading(fmt::format("largest difference {} ({} path at position {}), {} of its position's largest logit: {}",
+                            svg::number(r.worst.max_abs, 3), r.worst_path, r.worst.rel_row, svg::number(r.worst.max_rel, 3),
+                            r.agree ? "all paths agree" : "PATHS DISAGREE"));
+    // Under the plot: the x labels (44 px) and the inputs, 15 px a line as Document::inputs sets them.
+    const double below = 16 + 15.0 * static_cast<double>(foot.size()) + 44;
+    const double n = static_cast<double>(std::max<std::size_t>(r.rows.size(), 1));
+    const auto [lo, hi] = log_range(r, paths);
+    const CheckFrame f{84, width - 200, 78, height - below - 34, height - below - 12, -0.5, n - 0.5, lo, hi};
+    draw_check_axes(doc, f);
+    draw_check_series(doc, f, r, paths);
+    doc.inputs(foot);
     return doc.str();
 }
 
