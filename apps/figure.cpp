@@ -12,6 +12,7 @@
 #include "common.hpp"
 #include "model_common.hpp"
 #include "options.hpp"
+#include "paged_options.hpp"
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/figures.hpp"
@@ -36,7 +37,7 @@ struct FigureOptions {
     std::string weights_bytes, bandwidth, kv_bytes_per_request;
     // Figure 8's paged cache (model paged's flags).
     ModelSource src;
-    std::string prompts, blocks, block_size, steps, pool_seed;
+    PagedFlags paged;  // its --steps is Figure 4's too
     // Figures 10 to 15.
     std::string tile, window, gamma, outcomes, alpha, p, q, n, tpr, fpr, x, step, bits;
     // Figure 4's run and the second document's Figure 1.
@@ -113,9 +114,9 @@ std::string draw_fig4(const FigureOptions& o) {
     const model::Dims& d = w->dims();
     const std::vector<int> prompt = parse_token_list("--tokens", o.tokens.empty() ? "1,2,3,4" : o.tokens, d);
     if (prompt.empty()) throw InputError("--tokens", o.tokens, "needs at least one token");
-    const int steps = parse_token_count("--steps", o.steps.empty() ? "3" : o.steps, prompt.size(),
+    const int steps = parse_token_count("--steps", o.paged.steps.empty() ? "3" : o.paged.steps, prompt.size(),
                                         static_cast<std::uint64_t>(d.seq_len));
-    if (steps > 16) throw InputError("--steps", o.steps, "at most 16 decode steps can be drawn");
+    if (steps > 16) throw InputError("--steps", o.paged.steps, "at most 16 decode steps can be drawn");
     model::ContiguousCache cache(d);
     std::vector<model::StepTrace> traces(1);
     model::MatrixRM logits = m.forward(prompt, cache, {}, &traces[0]);
@@ -162,32 +163,17 @@ std::string draw_doc1_fig7(const FigureOptions& o) {
     return figures::fig7_kv_substitution(in);
 }
 
+// Figure 8's defaults and limits for the paged flags (model paged's flags, declared once).
+const PagedDefaults& fig8_defaults() {
+    static const PagedDefaults d{"1,2,3,4,5;1,2,3,4,9,9;7,8", 16, 2, 2, 64, "blocks to be drawn", "Figure 8: ",
+                                 "greedy tokens generated: Figure 8 per sequence (default 2), Figure 4 (default 3)"};
+    return d;
+}
+
 std::string draw_doc1_fig8(const FigureOptions& o) {
     auto w = load(o.src);
     model::Transformer m(*w);
-    model::PagedSimOptions so;
-    so.names = {"--prompts", "--blocks", "--steps"};
-    so.prompts = {{1, 2, 3, 4, 5}, {1, 2, 3, 4, 9, 9}, {7, 8}};
-    if (!o.prompts.empty()) {
-        so.prompts.clear();
-        std::size_t start = 0;
-        for (;;) {
-            const std::size_t end = o.prompts.find(';', start);
-            so.prompts.push_back(parse_token_list("--prompts", o.prompts.substr(start, end == std::string::npos ? end : end - start),
-                                                  w->dims()));
-            if (so.prompts.back().empty()) throw InputError("--prompts", o.prompts, "every prompt needs at least one token (a,b;c,d)");
-            if (end == std::string::npos) break;
-            start = end + 1;
-        }
-    }
-    so.blocks = 16;
-    so.block_size = 2;
-    so.new_tokens = 2;
-    if (!o.blocks.empty()) so.blocks = static_cast<int>(parse_positive_int_at_most("--blocks", o.blocks, 64, "blocks to be drawn"));
-    if (!o.block_size.empty())
-        so.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", o.block_size, 65536, "tokens"));
-    if (!o.steps.empty()) so.new_tokens = parse_token_count("--steps", o.steps, 0, static_cast<std::uint64_t>(w->dims().seq_len));
-    if (!o.pool_seed.empty()) so.seed = parse_nonnegative_int("--pool-seed", o.pool_seed);
+    const model::PagedSimOptions so = paged_sim_options(o.paged, w->dims(), fig8_defaults());
     const model::PagedSimResult sim = model::simulate_paged(m, so);
     // The last step at which the most blocks are held: every table at its longest.
     std::size_t shown = 0;
@@ -406,11 +392,7 @@ void setup_figure(CLI::App& app) {
     s->add_option("--kv-bytes-per-request", o->kv_bytes_per_request, "M_KV, instead of the shape flags (Figure 9)");
     s->add_option("--bandwidth", o->bandwidth, "β, sustained bandwidth (Figure 9; default 1TB/s)");
     add_source(s, o->src);
-    s->add_option("--prompts", o->prompts, "Figure 8: prompts separated by ';' (default 1,2,3,4,5;1,2,3,4,9,9;7,8)");
-    s->add_option("--blocks", o->blocks, "Figure 8: blocks in the pool, at most 64 (default 16)");
-    s->add_option("--block-size", o->block_size, "Figure 8: tokens per block (default 2)");
-    s->add_option("--steps", o->steps, "greedy tokens generated: Figure 8 per sequence (default 2), Figure 4 (default 3)");
-    s->add_option("--pool-seed", o->pool_seed, "Figure 8: shuffles the pool's free list (default 1)");
+    add_paged_flags(*s, o->paged, fig8_defaults());
     s->add_option("--tile", o->tile, "Figure 10: tile size (default 4)");
     s->add_option("--window", o->window, "Figure 10: sliding window W (default 4)");
     s->add_option("--gamma", o->gamma, "γ, drafts per round (Figures 11, 12; default 4)");

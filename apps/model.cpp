@@ -41,11 +41,6 @@ void add_path_options(CLI::App* sub, PathOptions& p, bool with_path = true) {
                     "scales): the weights the products read; cpu backend only");
 }
 
-// Tokens per block of the paged cache. Paged caches use blocks of 8–32 tokens; the bound keeps
-// the pool's allocation, ceil(seq_len / block) whole blocks, near the sequence's own size (a value
-// beyond int once became a block of 0 tokens: division by zero).
-constexpr std::uint64_t kMaxBlockSize = 65536;
-
 CachePath parse_path(const std::string& text) {
     if (text == "nocache") return CachePath::NoCache;
     if (text == "contiguous") return CachePath::Contiguous;

@@ -103,24 +103,4 @@ std::string dims_text(const Dims& d) {
                        d.shared_classifier ? ", tied LM head" : "");
 }
 
-std::vector<int> parse_token_list(const std::string& flag, const std::string& text, const Dims& d) {
-    std::vector<int> out;
-    for (const auto& item : split_list(flag, text)) {
-        // "1,000" is the ids 1 and 0 to a comma-separated list, and a thousand to a reader: an id
-        // written with a leading zero is refused, so a thousands separator never passes unnoticed.
-        if (item.size() > 1 && item[0] == '0')
-            throw InputError(flag, text,
-                             "item '" + item + "' has a leading zero: token ids are separated by commas and written "
-                             "without thousands separators or leading zeros (1,000 would read as the ids 1 and 0)");
-        std::uint64_t t = parse_nonnegative_int(flag, item);
-        if (t >= static_cast<std::uint64_t>(d.vocab_size))
-            throw InputError(flag, item, "is outside the vocabulary [0, " + std::to_string(d.vocab_size - 1) + "]");
-        out.push_back(static_cast<int>(t));
-    }
-    if (static_cast<int>(out.size()) > d.seq_len)
-        throw InputError(flag, std::to_string(out.size()) + " tokens",
-                         "is longer than the model's maximum sequence length " + std::to_string(d.seq_len));
-    return out;
-}
-
 }  // namespace inferlab::app

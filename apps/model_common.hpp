@@ -7,6 +7,7 @@
 
 #include "inferlab/model/backend.hpp"
 #include "inferlab/model/qweights.hpp"
+#include "inferlab/model/token_lists.hpp"
 #include "inferlab/model/weights.hpp"
 
 namespace inferlab::app {
@@ -33,9 +34,9 @@ model::Kernels kernels_option(const std::string& kernels);
 // holding a device copy of `w` for "cuda"; InputError for anything else, or for cuda in a build
 // without it or on a machine without a GPU.
 std::unique_ptr<model::Backend> make_backend(const std::string& name, const model::Weights& w);
-// Token ids inside the vocabulary, no longer than the maximum sequence; an id with a leading zero
-// ("1,000": a thousands separator read as two ids) is refused.
-std::vector<int> parse_token_list(const std::string& flag, const std::string& text, const model::Dims& d);
+// Token ids ("1,2,3") and prompt lists ("1,2;3"): lib's parsers, the flag as `where`.
+using model::parse_prompt_list;
+using model::parse_token_list;
 // model::make_weights_at, with int8/int4's rule on the model's widths checked first in
 // --weight-dtype's terms (the library names the dtype, not the flag).
 model::WeightsAt weights_at(const model::Weights& w, model::WeightDtype t, int threads);

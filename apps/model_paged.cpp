@@ -11,6 +11,7 @@
 #include "inferlab/model/paged_sim.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
+#include "paged_options.hpp"
 
 namespace inferlab::app {
 namespace {
@@ -19,10 +20,15 @@ using namespace inferlab::model;
 
 struct PagedOptions {
     ModelSource src;
-    std::string prompts = "1,2,3,4;1,2,3,9,9", blocks = "16", block_size = "2", steps = "3", pool_seed = "1";
+    PagedFlags paged;
     bool no_share = false;
     OutputFlags flags;
 };
+
+const PagedDefaults& defaults() {
+    static const PagedDefaults d;
+    return d;
+}
 
 
 // `e` joined by spaces; longer than `max_cols` columns, its first and last entries kept around
@@ -77,29 +83,65 @@ Table steps_table(const PagedSimResult& r) {
     return t;
 }
 
+// Why bytes_saved is what it is (SharingComparison::blocks_saved): measured on the shared run at
+// its peak; a zero, and an unshared run whose peak the pool capped, are said in words.
+std::string saving_note(const SharingComparison& c) {
+    const PagedSimResult& s = c.shared;
+    const PagedSimResult& u = c.unshared;
+    std::string n =
+        c.blocks_saved > 0
+            ? fmt::format("sharing saves {} at its peak (step {}): the tables list {}, {} of them distinct",
+                          count_noun(std::uint64_t(c.blocks_saved), "block"), s.peak_step, c.unshared_demand_blocks,
+                          s.peak_used_blocks)
+            : fmt::format("sharing saves nothing at its peak (step {}): no block is held by two sequences then",
+                          s.peak_step);
+    // A sequence waits only when the pool is short (all are admitted at step 0 otherwise).
+    if (u.waiting_steps > 0)
+        n += fmt::format("; without sharing the pool of {} blocks could not run every sequence at once (they waited {} "
+                         "sequence-steps; {}, {} recomputed), so the unshared peak of {} blocks is what the pool allowed, "
+                         "not what the run needed",
+                         s.options.blocks, u.waiting_steps, count_noun(std::uint64_t(u.preemptions), "preemption"),
+                         count_noun(std::uint64_t(u.recomputed_tokens), "token"), u.peak_used_blocks);
+    return n;
+}
+
+std::string step_text(const PagedStep& st, const PagedSimResult& r) {
+    std::string line = fmt::format("step {}: {} used, {} free{}", st.step, st.used_blocks, st.free_blocks,
+                                   st.step == r.peak_step ? " (the peak)" : "");
+    // The table shows the step at its fullest; the blocks finished sequences hand back come after.
+    if (st.free_after != st.free_blocks) line += fmt::format("; {} free once the finished return theirs", st.free_after);
+    std::string h = "\n" + wrap(line, "", "  ");
+    for (const auto& e : st.events) h += "  " + e + "\n";
+    Table t{{"seq", "state", "len", "blocks (logical→physical)", "refs", "last fill"}, {}, {}};
+    t.right_align = {true, false, true, false, false, true};
+    for (const auto& s : st.seqs)
+        t.rows.push_back({std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s, 28), refs_text(s, 12),
+                          s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
+    return h + render_table(t);
+}
+
 // `c` is nullptr under --no-share: only the unshared run exists, and nothing is compared.
 std::string human_text(const SharingComparison* c, const PagedSimResult& r) {
-    std::string h = fmt::format("Block pool: {} blocks of {} tokens, {} each\n{}\n", r.options.blocks, r.options.block_size,
+    std::string h = fmt::format("Block pool: {} blocks of {}, {} each\n{}\n", r.options.blocks,
+                                count_noun(std::uint64_t(r.options.block_size), "token"),
                                 bytes_all_units(r.block_bytes), r.options.share_prefix ? "Prefix sharing on" : "No sharing");
-    for (const auto& st : r.steps) {
-        h += fmt::format("\nstep {}: {} free, {} used\n", st.step, st.free_blocks, st.used_blocks);
-        for (const auto& e : st.events) h += "  " + e + "\n";
-        Table t{{"seq", "state", "len", "blocks (logical→physical)", "refs", "last fill"}, {}, {}};
-        t.right_align = {true, false, true, false, false, true};
-        for (const auto& s : st.seqs)
-            t.rows.push_back({std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s, 28), refs_text(s, 12),
-                              s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
-        h += render_table(t);
-    }
+    for (const auto& st : r.steps) h += step_text(st, r);
+    const std::string recomputed = fmt::format("{} recomputed", count_noun(std::uint64_t(r.recomputed_tokens), "token"));
     if (!c) {
-        h += fmt::format("\nPeak: {} blocks = {}\n", r.peak_used_blocks, bytes_all_units(r.peak_bytes));
-        h += fmt::format("Preemptions: {}; pool whole at the end: {}\n", r.preemptions, r.pool_whole_at_end ? "yes" : "NO");
+        h += fmt::format("\nPeak: {} blocks at step {} = {}\n", r.peak_used_blocks, r.peak_step, bytes_all_units(r.peak_bytes));
+        h += wrap(fmt::format("Preemptions: {} ({}); pool whole at the end: {}", r.preemptions, recomputed,
+                              r.pool_whole_at_end ? "yes" : "NO"),
+                  "", "  ");
         return h;
     }
-    h += fmt::format("\nPeak with sharing:    {} blocks = {}\n", c->shared.peak_used_blocks, bytes_all_units(c->peak_bytes_shared));
-    h += fmt::format("Peak without sharing: {} blocks = {}\n", c->unshared.peak_used_blocks, bytes_all_units(c->peak_bytes_unshared));
-    h += fmt::format("Copies on write: {}; preemptions: {}; pool whole at the end: {}\n", r.copies_on_write, r.preemptions,
-                     r.pool_whole_at_end ? "yes" : "NO");
+    h += fmt::format("\nPeak with sharing:    {} blocks at step {} = {}\n", c->shared.peak_used_blocks, c->shared.peak_step,
+                     bytes_all_units(c->peak_bytes_shared));
+    h += fmt::format("Peak without sharing: {} blocks at step {} = {}\n", c->unshared.peak_used_blocks, c->unshared.peak_step,
+                     bytes_all_units(c->peak_bytes_unshared));
+    h += wrap(fmt::format("Saved: {} ({}).", bytes_all_units(std::uint64_t(c->bytes_saved)), saving_note(*c)), "", "  ");
+    h += wrap(fmt::format("Copies on write: {}; preemptions: {} ({}); pool whole at the end: {}", r.copies_on_write,
+                          r.preemptions, recomputed, r.pool_whole_at_end ? "yes" : "NO"),
+              "", "  ");
     h += fmt::format("Logits with sharing against without: max |difference| {:.2e}\n", c->max_logit_diff);
     return h;
 }
@@ -113,6 +155,7 @@ nlohmann::json seq_json(const SeqState& s) {
 
 nlohmann::json result_json(const SharingComparison* c, const PagedSimResult& r) {
     const nlohmann::json null;
+    const PagedSimResult& u = c ? c->unshared : r;
     nlohmann::json j = {{"blocks", r.options.blocks},
                         {"block_size", r.options.block_size},
                         {"block_bytes", r.block_bytes},
@@ -122,18 +165,25 @@ nlohmann::json result_json(const SharingComparison* c, const PagedSimResult& r) 
                         {"steps", nlohmann::json::array()},
                         {"copies_on_write", c ? nlohmann::json(r.copies_on_write) : null},
                         {"preemptions", r.preemptions},
-                        {"policy", "first come first served; when a step needs more blocks than are free, the most recently "
-                                   "admitted running sequence is preempted (blocks freed, recomputed on readmission)"},
+                        {"recomputed_tokens", r.recomputed_tokens},
+                        {"preemptions_unshared", u.preemptions},
+                        {"policy", "each step decodes every running sequence first; when that needs more blocks than are "
+                                   "free, the most recently admitted running sequence is preempted (blocks freed, "
+                                   "recomputed on readmission); a step that preempted admits nobody; waiting sequences "
+                                   "are admitted first come first served"},
                         {"peak_blocks_shared", c ? nlohmann::json(c->shared.peak_used_blocks) : null},
-                        {"peak_blocks_unshared", r.options.share_prefix ? c->unshared.peak_used_blocks : r.peak_used_blocks},
+                        {"peak_step_shared", c ? nlohmann::json(c->shared.peak_step) : null},
+                        {"peak_blocks_unshared", u.peak_used_blocks},
+                        {"peak_step_unshared", u.peak_step},
                         {"peak_bytes_shared", c ? nlohmann::json(c->peak_bytes_shared) : null},
-                        {"peak_bytes_unshared", r.options.share_prefix ? c->peak_bytes_unshared : r.peak_bytes},
+                        {"peak_bytes_unshared", u.peak_bytes},
                         {"bytes_saved", c ? nlohmann::json(c->bytes_saved) : null},
+                        {"saving_note", c ? nlohmann::json(saving_note(*c)) : null},
                         {"max_logit_diff_vs_unshared", c ? nlohmann::json(c->max_logit_diff) : null},
                         {"pool_whole_at_end", r.pool_whole_at_end}};
     for (const auto& st : r.steps) {
-        nlohmann::json s = {{"step", st.step}, {"events", st.events}, {"free_blocks", st.free_blocks},
-                            {"used_blocks", st.used_blocks}, {"seqs", nlohmann::json::array()}};
+        nlohmann::json s = {{"step", st.step},         {"events", st.events},         {"free_blocks", st.free_blocks},
+                            {"used_blocks", st.used_blocks}, {"free_after", st.free_after}, {"seqs", nlohmann::json::array()}};
         for (const auto& q : st.seqs) s["seqs"].push_back(seq_json(q));
         j["steps"].push_back(s);
     }
@@ -146,42 +196,28 @@ std::string explain_text(const std::string& human) {
            "map to physical blocks anywhere in the pool; the model reads them in logical\n"
            "order. A block shared by several sequences has a reference count above 1 and\n"
            "is never written: the first write into it copies it (copy-on-write).\n"
+           "Each step is shown at its fullest: after its writes, before the sequences that\n"
+           "finished return their blocks, so the peak is the step marked \"the peak\".\n"
            "Peak bytes = peak blocks × block bytes; kv-mem --shared-prefix computes the\n"
-           "same from the shapes alone.\n";
-}
-
-std::vector<std::vector<int>> parse_prompts(const std::string& text, const Dims& d) {
-    std::vector<std::vector<int>> out;
-    std::size_t start = 0;
-    for (;;) {
-        const std::size_t end = text.find(';', start);
-        if (text.find_first_not_of(' ', start) == (end == std::string::npos ? text.size() : end) ||
-            text.find_first_not_of(' ', start) == std::string::npos)
-            throw InputError("--prompts", text, "every prompt needs at least one token (a,b;c,d)");
-        out.push_back(parse_token_list("--prompts", text.substr(start, end == std::string::npos ? end : end - start), d));
-        if (out.back().empty()) throw InputError("--prompts", text, "every prompt needs at least one token (a,b;c,d)");
-        if (end == std::string::npos) return out;
-        start = end + 1;
-    }
+           "same from the shapes alone.\n"
+           "Saved = at the shared run's peak step, the blocks its tables list minus the\n"
+           "distinct blocks held (each block held by r sequences counts r − 1), × block\n"
+           "bytes: what that moment would hold more without sharing. It is measured on the\n"
+           "shared run alone, so it is never negative; the unshared run's own peak can be\n"
+           "lower when the pool was too small for it and preempted it instead.\n";
 }
 
 void run_model_paged(const PagedOptions& o) {
     auto w = load(o.src);
     Transformer m(*w);
-    PagedSimOptions so;
-    so.names = {"--prompts", "--blocks", "--steps"};
-    so.prompts = parse_prompts(o.prompts, w->dims());
-    // Checked before the int casts: a value past int's range must be an error, not a wrapped 0.
-    so.blocks = static_cast<int>(parse_positive_int_at_most("--blocks", o.blocks, 1u << 20, "blocks"));
-    so.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", o.block_size, 65536, "tokens"));
-    so.new_tokens = parse_token_count("--steps", o.steps, 0, static_cast<std::uint64_t>(w->dims().seq_len));
-    so.seed = parse_nonnegative_int("--pool-seed", o.pool_seed);
+    const PagedSimOptions so = paged_sim_options(o.paged, w->dims(), defaults());
     // --no-share runs only the unshared simulation: there is nothing to compare it with.
     std::optional<SharingComparison> c;
     std::optional<PagedSimResult> alone;
     if (o.no_share) {
-        so.share_prefix = false;
-        alone = simulate_paged(m, so);
+        PagedSimOptions unshared = so;
+        unshared.share_prefix = false;
+        alone = simulate_paged(m, unshared);
     } else {
         c = compare_sharing(m, so);
     }
@@ -201,21 +237,18 @@ void setup_model_paged(CLI::App* model) {
     auto o = std::make_shared<PagedOptions>();
     CLI::App* s = model->add_subcommand("paged", "A paged KV cache to watch: block tables, shared prefixes, copy-on-write");
     add_source(s, o->src);
-    s->add_option("--prompts", o->prompts, "prompts separated by ';' (default 1,2,3,4;1,2,3,9,9)");
-    s->add_option("--blocks", o->blocks, "blocks in the pool (default 16)");
-    s->add_option("--block-size", o->block_size, "tokens per block (default 2)");
-    s->add_option("--steps", o->steps, "greedy tokens each sequence generates before it ends (default 3)");
-    s->add_option("--pool-seed", o->pool_seed, "shuffles the pool's free list (default 1)");
+    add_paged_flags(*s, o->paged, defaults());
     s->add_flag("--no-share", o->no_share, "show the run without prefix sharing");
     add_output_flags(*s, o->flags, true);
     s->footer(examples_footer({"inferlab model paged", "inferlab model paged --prompts '1,2,3,4,5;1,2,3,4,6;7' --blocks 8 --json"},
                               "When the pool runs out, the most recently admitted running sequence is preempted: its\n"
                               "blocks return to the pool and it is recomputed when blocks allow (vLLM's policy).\n"
                               "JSON keys: blocks, block_size, block_bytes, prompts, share_prefix, generated,\n"
-                              "steps[]{step, events, free_blocks, used_blocks, seqs[]{seq, state, length, table, refs,\n"
-                              "last_fill, shared_from, shared_tokens}}, copies_on_write, preemptions, policy,\n"
-                              "peak_blocks_shared, peak_blocks_unshared, peak_bytes_shared, peak_bytes_unshared, bytes_saved,\n"
-                              "max_logit_diff_vs_unshared, pool_whole_at_end."));
+                              "steps[]{step, events, free_blocks, used_blocks, free_after, seqs[]{seq, state, length,\n"
+                              "table, refs, last_fill, shared_from, shared_tokens}}, copies_on_write, preemptions,\n"
+                              "recomputed_tokens, preemptions_unshared, policy, peak_blocks_shared, peak_step_shared,\n"
+                              "peak_blocks_unshared, peak_step_unshared, peak_bytes_shared, peak_bytes_unshared,\n"
+                              "bytes_saved, saving_note, max_logit_diff_vs_unshared, pool_whole_at_end."));
     s->callback([o] { run_model_paged(*o); });
 }
 

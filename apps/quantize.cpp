@@ -4,16 +4,14 @@
 #include <algorithm>
 
 #include <cmath>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "common.hpp"
 #include "options.hpp"
 #include "quantize_print.hpp"
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
-#include "inferlab/files.hpp"
+#include "inferlab/readers.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/quant.hpp"
 #include "inferlab/quantize_result.hpp"
@@ -34,45 +32,21 @@ struct QuantizeOptions {
     OutputFlags out;
 };
 
-Matrix read_matrix_file(const std::string& flag, const std::string& path) {
-    std::ifstream in = open_input_file(path);
-    Matrix m;
-    std::string line;
-    std::size_t lineno = 0;
-    while (std::getline(in, line)) {
-        ++lineno;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.find_first_not_of(" \t") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
-        std::vector<double> row;
-        std::stringstream ss(line);
-        std::string cell;
-        while (std::getline(ss, cell, ',')) row.push_back(parse_real(fmt::format("{} line {}", flag, lineno), cell));
-        if (m.rows == 0) m.cols = row.size();
-        else if (row.size() != m.cols)
-            throw InputError(fmt::format("{} line {}", flag, lineno), line,
-                             fmt::format("has {}; earlier rows have {}", count_noun(row.size(), "value"), m.cols));
-        m.v.insert(m.v.end(), row.begin(), row.end());
-        ++m.rows;
-    }
-    if (m.v.empty()) throw InputError(flag, path, "holds no numbers");
-    return m;
-}
+// The most values a --gen or --file matrix and a --kv-gen cache may hold (memory, not rule).
+constexpr std::size_t kMaxValues = 10'000'000;
+constexpr std::size_t kMaxKvValues = 4'000'000;
 
 // "normal:1024" or "normal:64x128".
 Matrix generate(const QuantizeOptions& o, Rng& rng) {
     const std::string prefix = "normal:";
     if (o.gen.rfind(prefix, 0) != 0) throw InputError("--gen", o.gen, "must be normal:N or normal:ROWSxCOLS");
-    std::string dims = o.gen.substr(prefix.size());
-    std::size_t rows = 1, cols = 0;
-    if (auto xpos = dims.find('x'); xpos != std::string::npos) {
-        rows = parse_positive_int("--gen", dims.substr(0, xpos));
-        cols = parse_positive_int("--gen", dims.substr(xpos + 1));
-    } else {
-        cols = parse_positive_int("--gen", dims);
+    Dims d;
+    try {
+        d = parse_dims("--gen", o.gen.substr(prefix.size()), kMaxValues, true);
+    } catch (const InputError& e) {
+        // The value as typed, prefix included: "--gen 'normal:0x4'".
+        throw InputError("--gen", o.gen, e.rule().empty() ? e.what() : e.rule());
     }
-    // Each factor first: the product of two 64-bit counts wraps (2^62 × 4 became 0 values).
-    if (rows > 10000000 || cols > 10000000 || rows * cols > 10000000)
-        throw InputError("--gen", o.gen, "must hold at most 10,000,000 values");
     double frac = 0, factor = 1;
     if (!o.outliers.empty()) {
         auto colon = o.outliers.find(':');
@@ -80,7 +54,7 @@ Matrix generate(const QuantizeOptions& o, Rng& rng) {
         frac = parse_probability("--outliers", o.outliers.substr(0, colon));
         factor = parse_positive_real("--outliers", o.outliers.substr(colon + 1));
     }
-    return generate_normal(rows, cols, frac, factor, rng);
+    return generate_normal(d.rows, d.cols, frac, factor, rng);
 }
 
 enum class Mode { Value, Values, Kv, Elements, Model };
@@ -145,8 +119,11 @@ std::vector<Scheme> schemes_of(const std::string& text, bool both_allowed) {
 
 StorageFormat format_of(const QuantizeOptions& o, bool asymmetric) {
     StorageFormat f;
-    f.source_bits = parse_dtype("--source-dtype", o.source_dtype).bits;
-    f.scale_bits = parse_dtype("--scale-dtype", o.scale_dtype).bits;
+    const DType source = parse_dtype("--source-dtype", o.source_dtype), scale = parse_dtype("--scale-dtype", o.scale_dtype);
+    f.source_bits = source.bits;
+    f.scale_bits = scale.bits;
+    f.source_dtype = source.name;
+    f.scale_dtype = scale.name;
     f.zero_bits = asymmetric ? static_cast<unsigned>(parse_nonnegative_int_at_most("--zero-bits", o.zero_bits, 32, "")) : 0;
     return f;
 }
@@ -160,7 +137,7 @@ Report run_value(const QuantizeOptions& o, Rng& rng, Rounding rule) {
     const std::int64_t qmax = !o.qmax.empty()
                                   ? static_cast<std::int64_t>(parse_positive_int_at_most("--qmax", o.qmax, 1u << 20, ""))
                                   : symmetric_qmax(parse_bits_in(o.bits, 2, 16));
-    return value_report(quantize_value(o.x, o.step, qmax, rule, &rng, "--x", "--step"));
+    return value_report(quantize_value(o.x, o.step, qmax, rule, &rng, "--x", "--step"), !o.out.svg.empty());
 }
 
 Matrix values_matrix(const QuantizeOptions& o, Rng& rng, std::string& origin) {
@@ -172,7 +149,7 @@ Matrix values_matrix(const QuantizeOptions& o, Rng& rng, std::string& origin) {
         m.cols = m.v.size();
         origin = fmt::format("{} from --values", count_noun(m.v.size(), "value"));
     } else if (!o.file.empty()) {
-        m = read_matrix_file("--file", o.file);
+        m = read_matrix_file("--file", o.file, kMaxValues);
         origin = fmt::format("{} × {} values from {}", m.rows, m.cols, o.file);
     } else {
         m = generate(o, rng);
@@ -197,8 +174,10 @@ Report run_values(const QuantizeOptions& o, Rng& rng, Rounding rule, const CLI::
     }
     cfg.rounding = rule;
     const auto schemes = schemes_of(o.scheme, true);
-    const ValuesQuant v = quantize_values(m, cfg, schemes, format_of(o, o.scheme != "symmetric"), &rng);
-    return values_report(v, labels_of(o, origin));
+    const std::string where = !o.values.empty() ? "--values" : !o.file.empty() ? "--file" : "--gen";
+    const ValuesQuant v = quantize_values(m, cfg, schemes, format_of(o, o.scheme != "symmetric"), &rng,
+                                          {where, "--source-dtype", "--scale-dtype"});
+    return values_report(v, labels_of(o, origin), !o.out.svg.empty());
 }
 
 Report run_kv(const QuantizeOptions& o, Rng& rng, Rounding rule) {
@@ -206,17 +185,12 @@ Report run_kv(const QuantizeOptions& o, Rng& rng, Rounding rule) {
     std::string origin;
     if (!o.k_file.empty() || !o.v_file.empty()) {
         if (o.k_file.empty() || o.v_file.empty()) throw InputError("give both --k-file and --v-file");
-        k = read_matrix_file("--k-file", o.k_file);
-        v = read_matrix_file("--v-file", o.v_file);
+        k = read_matrix_file("--k-file", o.k_file, kMaxKvValues);
+        v = read_matrix_file("--v-file", o.v_file, kMaxKvValues);
         origin = fmt::format("K {}×{} from {}, V {}×{} from {}", k.rows, k.cols, o.k_file, v.rows, v.cols, o.v_file);
     } else {
-        auto xpos = o.kv_gen.find('x');
-        if (xpos == std::string::npos) throw InputError("--kv-gen", o.kv_gen, "must be TOKENSxCHANNELS, e.g. 256x128");
-        std::size_t tokens = parse_positive_int("--kv-gen", o.kv_gen.substr(0, xpos));
-        std::size_t channels = parse_positive_int("--kv-gen", o.kv_gen.substr(xpos + 1));
-        // Each factor first: the product of two 64-bit counts wraps (2^62 × 4 became 0 values).
-        if (tokens > 4000000 || channels > 4000000 || tokens * channels > 4000000)
-            throw InputError("--kv-gen", o.kv_gen, "must hold at most 4,000,000 values");
+        const Dims d = parse_dims("--kv-gen", o.kv_gen, kMaxKvValues, false);
+        const std::size_t tokens = d.rows, channels = d.cols;
         std::size_t oc = parse_nonnegative_int("--outlier-channels", o.outlier_channels);
         if (oc > channels) throw InputError("--outlier-channels", o.outlier_channels, "must not exceed the channel count");
         double f = parse_positive_real("--outlier-factor", o.outlier_factor);
@@ -226,7 +200,7 @@ Report run_kv(const QuantizeOptions& o, Rng& rng, Rounding rule) {
                              count_noun(channels, "channel"), count_noun(oc, "K channel"), format_real(f, 4), o.seed);
     }
     const unsigned bits = o.bits.empty() ? 4u : parse_bits_in(o.bits, 2, 16);
-    return kv_report(compare_kv_quantization(k, v, bits, rule, &rng), bits, rule, labels_of(o, origin));
+    return kv_report(compare_kv_quantization(k, v, bits, rule, &rng), bits, rule, labels_of(o, origin), !o.out.svg.empty());
 }
 
 Report run_elements(const QuantizeOptions& o) {
@@ -234,7 +208,7 @@ Report run_elements(const QuantizeOptions& o) {
     const unsigned bits = o.bits.empty() ? 8u : parse_bits_in(o.bits, 2, 16);
     const std::uint64_t g = o.group_size.empty() ? n : parse_positive_int("--group-size", o.group_size);
     const bool asym = schemes_of(o.scheme, false).front() == Scheme::Asymmetric;
-    return storage_report(quantize_storage(n, g, bits, format_of(o, asym)), labels_of(o, ""));
+    return storage_report(quantize_storage(n, g, bits, format_of(o, asym)), labels_of(o, ""), !o.out.svg.empty());
 }
 
 Report run_model(const QuantizeOptions& o) {
@@ -255,7 +229,7 @@ Report run_model(const QuantizeOptions& o) {
         base = {fmt::format("{}-bit", bits), bits};
     }
     const StorageFormat f = format_of(o, asym);
-    return kv_model_report(kv_model_quant(cfg, s, g, base, f.scale_bits, f.zero_bits), labels_of(o, ""));
+    return kv_model_report(kv_model_quant(cfg, s, g, base, f.scale_bits, f.zero_bits), labels_of(o, ""), !o.out.svg.empty());
 }
 
 void run(const QuantizeOptions& o, const CLI::App& sub) {
@@ -305,10 +279,12 @@ void setup_quantize(CLI::App& app) {
     sub->add_option("--kv-dtype", opt->kv_dtype, "KV precision before quantizing, with --model/--config (default: the config's torch_dtype)");
     sub->add_option("--bytes-per-elem", opt->bytes_per_elem, "the same precision as bytes per element (2, 0.5), instead of --kv-dtype");
     add_output_flags(*sub, opt->out, true);
+    add_svg_flag(*sub, opt->out, "the result (the grid; the error histogram and grid; the KV MSE; the bytes)");
     sub->footer(examples_footer(
         {"inferlab quantize --x 0.37 --step 0.1 --qmax 7", "    → level 4, x̂ = 0.4, error 0.03 (first document §4.1)",
          "inferlab quantize --gen normal:64x256 --outliers 0.01:20 --bits 4 --group-size 32 --scheme both",
          "inferlab quantize --elements 32 --bits 8 --group-size 32 --scale-dtype fp16   (34 B, 8.5 bits/element)",
+         "inferlab quantize --gen normal:64x256 --bits 4 --group-size 32 --svg error.svg   (histogram and grid drawn)",
          "inferlab quantize --kv-gen 512x128 --outlier-channels 4 --bits 4",
          "inferlab quantize --model llama-3-8b --seq-len 8192 --group-size 64"},
         "JSON keys: the README's table (one set per kind of input, null where a value is not computed)."));

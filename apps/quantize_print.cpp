@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "inferlab/plots.hpp"
 #include "inferlab/units.hpp"
 
 namespace inferlab::app {
@@ -100,7 +101,7 @@ const char* kValuesExplain =
 
 }  // namespace
 
-Report value_report(const ValueQuant& v) {
+Report value_report(const ValueQuant& v, bool draw) {
     const ScalarQuant& q = v.q;
     Report r;
     r.json = {{"x", q.x},         {"step", q.step},           {"qmax", q.qmax},          {"scaled", q.scaled},
@@ -129,10 +130,11 @@ Report value_report(const ValueQuant& v) {
     r.explain += fmt::format("  clip({}, −{}, {}) = {}\n", q.rounded, q.qmax, q.qmax, q.level);
     r.explain += fmt::format("  x̂ = {} × {} = {}\n", num(q.step), q.level, num(q.dequantized));
     r.explain += fmt::format("  error = x̂ − x = {} − {} = {}\n", num(q.dequantized), num(q.x), num(q.error));
+    if (draw) r.svg = plots::quantize_value_figure(v);
     return r;
 }
 
-Report values_report(const ValuesQuant& v, const QuantizeLabels& labels) {
+Report values_report(const ValuesQuant& v, const QuantizeLabels& labels, bool draw) {
     Report r;
     const QuantConfig& c = v.config;
     r.json["input"] = {{"rows", v.rows}, {"cols", v.cols}, {"origin", labels.origin}};
@@ -157,10 +159,11 @@ Report values_report(const ValuesQuant& v, const QuantizeLabels& labels) {
     r.add_table("values", error_table(rows, true));
     r.add_table("storage", storage_table(v, true));
     r.explain = wrap(kValuesExplain, "", "  ") + r.human;
+    if (draw) r.svg = plots::quantize_values_figure(v, labels.origin);
     return r;
 }
 
-Report kv_report(const KvQuantComparison& c, unsigned bits, Rounding rule, const QuantizeLabels& labels) {
+Report kv_report(const KvQuantComparison& c, unsigned bits, Rounding rule, const QuantizeLabels& labels, bool draw) {
     Report r;
     r.json = {{"origin", labels.origin},
               {"bits", bits},
@@ -190,10 +193,11 @@ Report kv_report(const KvQuantComparison& c, unsigned bits, Rounding rule, const
                      "scale per row. With a few large K channels, a per-token scale is set by the outlier and every "
                      "other channel of that token loses resolution; a per-channel scale isolates the outlier (KIVI).") +
                 "\n" + r.human;
+    if (draw) r.svg = plots::quantize_kv_figure(c, bits, labels.origin);
     return r;
 }
 
-Report storage_report(const StorageQuant& s, const QuantizeLabels& labels) {
+Report storage_report(const StorageQuant& s, const QuantizeLabels& labels, bool draw) {
     const StorageCost& c = s.cost;
     Report r;
     r.json = {{"elements", s.elements}, {"group_size", s.group_size}, {"bits", s.bits}, {"scale_bits", s.format.scale_bits},
@@ -213,6 +217,7 @@ Report storage_report(const StorageQuant& s, const QuantizeLabels& labels) {
                                  s.elements, s.bits, c.groups, s.record_bits, c.total_bytes),
                      "", "    ");
     r.explain += fmt::format("bits per element = {} × 8 / {} = {}\n", c.total_bytes, s.elements, num(c.bits_per_element));
+    if (draw) r.svg = plots::quantize_storage_figure(s);
     return r;
 }
 
@@ -233,7 +238,7 @@ void add_weights(const KvModelQuant& m, Report& r) {
     r.add_table("weights", t);
 }
 
-Report kv_model_report(const KvModelQuant& m, const QuantizeLabels& labels) {
+Report kv_model_report(const KvModelQuant& m, const QuantizeLabels& labels, bool draw) {
     Report r;
     r.json = {{"model", m.model},           {"seq_len", m.seq_len},       {"group_size", m.group_size},
               {"kv_dtype", m.base.name},     {"scale_bits", m.scale_bits}, {"zero_bits", m.zero_bits},
@@ -268,6 +273,7 @@ Report kv_model_report(const KvModelQuant& m, const QuantizeLabels& labels) {
     add_weights(m, r);
     r.explain = wrap("bytes = kv-mem's bytes at b bits + (elements / group) × (scale + zero bits) / 8", "", "    ") +
                 wrap("weights: parameters × b / 8 + (parameters / 32) × 16 / 8 at int8/int4 (one fp16 scale per 32)", "", "    ") + "\n" + r.human;
+    if (draw) r.svg = plots::quantize_model_figure(m);
     return r;
 }
 

@@ -14,10 +14,12 @@ struct QuantizeLabels {
     std::string scale_dtype;   // "fp16"
 };
 
-Report value_report(const ValueQuant& v);
-Report values_report(const ValuesQuant& v, const QuantizeLabels& labels);         // tables: values, storage
-Report kv_report(const KvQuantComparison& c, unsigned bits, Rounding rule, const QuantizeLabels& labels);  // table: kv
-Report storage_report(const StorageQuant& s, const QuantizeLabels& labels);
-Report kv_model_report(const KvModelQuant& m, const QuantizeLabels& labels);     // table: precisions
+// With `draw`, Report::svg holds the mode's figure too (plots::quantize_*_figure, for --svg).
+Report value_report(const ValueQuant& v, bool draw = false);
+Report values_report(const ValuesQuant& v, const QuantizeLabels& labels, bool draw = false);  // tables: values, storage
+Report kv_report(const KvQuantComparison& c, unsigned bits, Rounding rule, const QuantizeLabels& labels,
+                 bool draw = false);  // table: kv
+Report storage_report(const StorageQuant& s, const QuantizeLabels& labels, bool draw = false);
+Report kv_model_report(const KvModelQuant& m, const QuantizeLabels& labels, bool draw = false);  // table: precisions
 
 }  // namespace inferlab::app

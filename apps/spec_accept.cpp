@@ -2,15 +2,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "common.hpp"
 #include "options.hpp"
 #include "spec_accept_print.hpp"
 #include "inferlab/error.hpp"
-#include "inferlab/files.hpp"
+#include "inferlab/readers.hpp"
 #include "inferlab/rational.hpp"
 #include "inferlab/spec_accept.hpp"
 #include "inferlab/units.hpp"
@@ -27,26 +25,14 @@ struct SpecOptions {
     OutputFlags out;
 };
 
-std::string read_list_file(const std::string& flag, const std::string& path) {
-    std::ifstream in = open_input_file(path);
-    std::string text, line;
-    while (std::getline(in, line)) {
-        for (char& c : line)
-            if (c == '\n' || c == '\r' || c == ' ' || c == '\t') c = ',';
-        std::stringstream ss(line);
-        std::string item;
-        while (std::getline(ss, item, ','))
-            if (!item.empty()) text += (text.empty() ? "" : ",") + item;
-    }
-    if (text.empty()) throw InputError(flag, path, "holds no numbers");
-    return text;
-}
+// A vocabulary's worth of probabilities, with room: Llama 3's vocabulary is 128,256 tokens.
+constexpr std::size_t kMaxFileValues = 1'000'000;
 
 // One distribution as text items, from a list or a file.
 std::vector<std::string> items_of(const std::string& flag, const std::string& list, const std::string& file_flag,
                                   const std::string& file) {
     if (!list.empty() && !file.empty()) throw InputError(flag + " and " + file_flag + " both given: choose one");
-    if (!file.empty()) return split_list(file_flag, read_list_file(file_flag, file));
+    if (!file.empty()) return read_number_items(file_flag, file, kMaxFileValues);
     return split_list(flag, list);
 }
 
@@ -69,7 +55,8 @@ void check_effects(const CLI::App& sub, const SpecOptions& o) {
     require(sub, "--exact", pq, "has no effect without --p/--q");
     require(sub, "--cost-ratio", !o.gamma.empty() && (!o.alpha.empty() || pq || logits),
             "needs --gamma and an acceptance rate (--alpha, or --p/--q)");
-    require(sub, "--max-gamma", !o.cost_ratio.empty(), "has no effect without --cost-ratio (the γ table needs it)");
+    require(sub, "--max-gamma", !o.cost_ratio.empty() || (!o.out.svg.empty() && !o.gamma.empty()),
+            "has no effect without --cost-ratio (the γ table needs it) or --gamma with --svg (the figure's sweep)");
     for (const char* f : {"--seed", "--threshold"}) require(sub, f, !o.simulate.empty(), "has no effect without --simulate");
 }
 
@@ -154,7 +141,7 @@ SpecAcceptInputs inputs(const SpecOptions& o) {
 
 void run(const SpecOptions& o, const CLI::App& sub) {
     check_effects(sub, o);
-    emit(spec_accept_report(spec_accept(inputs(o))), o.out);
+    emit(spec_accept_report(spec_accept(inputs(o)), !o.out.svg.empty()), o.out);
 }
 
 }  // namespace
@@ -186,11 +173,13 @@ void setup_spec_accept(CLI::App& app) {
     sub->add_option("--seed", opt->seed, "seed of the simulation (default 1)");
     sub->add_option("--threshold", opt->threshold, "the shortcut keeps any draft with q(x) ≥ this (default 0.3)");
     add_output_flags(*sub, opt->out, true);
+    add_svg_flag(*sub, opt->out, "E[tokens] and speedup against γ (with --gamma), else p, q, min(p, q) and the residual");
     sub->footer(examples_footer(
         {"inferlab spec-accept --p 0.6,0.3,0.1 --q 0.4,0.4,0.2",
          "    → α = [1, 3/4, 1/2], accepted [2/5, 3/10, 1/10], total 4/5, residual [1, 0, 0], output = p",
          "inferlab spec-accept --gamma 4 --outcomes accept,accept,reject   (3 tokens advanced from 4 drafts)",
          "inferlab spec-accept --alpha 0.8 --gamma 4 --cost-ratio 0.1",
+         "inferlab spec-accept --alpha 0.8 --gamma 4 --cost-ratio 0.1 --svg gamma.svg   (the sweep drawn)",
          "inferlab spec-accept --p 0.6,0.3,0.1 --q 0.4,0.4,0.2 --simulate 1000000 --seed 1"},
         "JSON keys: the README's table (every key present, null where not computed)."));
     sub->callback([opt, sub] { run(*opt, *sub); });

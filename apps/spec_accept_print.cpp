@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "inferlab/plots.hpp"
 #include "inferlab/units.hpp"
 
 namespace inferlab::app {
@@ -295,7 +296,7 @@ void simulation_section(const SpecSimulation& s, const std::vector<double>& p, R
 
 }  // namespace
 
-Report spec_accept_report(const SpecAcceptResult& res) {
+Report spec_accept_report(const SpecAcceptResult& res, bool draw) {
     Report r;
     r.json = empty_document();
     std::vector<NamedTable> tables;  // in the order the text shows them
@@ -310,6 +311,7 @@ Report spec_accept_report(const SpecAcceptResult& res) {
         for (auto& t : tables)
             if (t.name == name) r.tables.push_back(t);
     if (r.explain.empty()) r.explain = r.human;
+    if (draw) r.svg = plots::spec_accept_figure(res);
     return r;
 }
 

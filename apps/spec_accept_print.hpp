@@ -9,6 +9,7 @@ namespace inferlab::app {
 // key present, null where its section was not computed), and the tables by name ("tokens",
 // "round", "gamma", "simulation"); the first is the one the inputs were about (the simulation,
 // else the γ sweep, else the scripted round, else the token table).
-Report spec_accept_report(const SpecAcceptResult& r);
+// With `draw`, Report::svg holds the figure too (plots::spec_accept_figure, for --svg).
+Report spec_accept_report(const SpecAcceptResult& r, bool draw = false);
 
 }  // namespace inferlab::app

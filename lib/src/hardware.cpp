@@ -1,5 +1,6 @@
 #include "inferlab/hardware.hpp"
 
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "inferlab/error.hpp"
@@ -44,9 +45,13 @@ const std::vector<Hardware>& hardware_presets() {
 }
 
 const Hardware& find_hardware(const std::string& where, const std::string& name) {
+    // Preset names are lowercase; "H100-SXM" as a datasheet writes it names the same preset
+    // (a name is not a unit: no decimal/binary ambiguity hides in its case).
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     std::string names;
     for (const auto& h : hardware_presets()) {
-        if (h.name == name) return h;
+        if (h.name == lower) return h;
         names += (names.empty() ? "" : ", ") + h.name;
     }
     throw InputError(where, name, "is not a known hardware preset (known: " + names + "; see --list-hw)");

@@ -173,6 +173,18 @@ std::vector<std::vector<std::size_t>> groups_of(const Matrix& m, const QuantConf
 
 }  // namespace
 
+std::vector<std::vector<std::size_t>> quant_groups(const Matrix& m, const QuantConfig& cfg) { return groups_of(m, cfg); }
+
+DTypeRange dtype_range(const std::string& name) {
+    if (name == "fp32") return {-3.4028234663852886e38, 3.4028234663852886e38};
+    if (name == "bf16") return {-3.3895313892515355e38, 3.3895313892515355e38};
+    if (name == "fp16") return {-65504.0, 65504.0};
+    if (name == "fp8") return {-57344.0, 57344.0};
+    if (name == "int8") return {-128.0, 127.0};
+    if (name == "int4") return {-8.0, 7.0};
+    throw InputError("dtype", name, "has no known range (expected fp32, bf16, fp16, fp8, int8 or int4)");
+}
+
 QuantResult quantize_matrix(const Matrix& m, const QuantConfig& cfg, Rng* rng) {
     if (m.v.empty()) throw InputError("no values to quantize");
     if (cfg.bits < 2 || cfg.bits > 16) throw InputError("bits", std::to_string(cfg.bits), "must be between 2 and 16");

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
@@ -36,8 +39,71 @@ ValueQuant quantize_value(const std::string& x_text, const std::string& step_tex
     return v;
 }
 
+ErrorHistogram error_histogram(const std::vector<double>& x, const std::vector<double>& xhat, std::size_t bins) {
+    if (x.size() != xhat.size() || bins == 0) throw std::invalid_argument("error_histogram: sizes differ or no bins");
+    double m = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) m = std::max(m, std::fabs(xhat[i] - x[i]));
+    ErrorHistogram h;
+    // Halved before doubling: 2·max|err| overflows near 1e308, and a subnormal max|err| makes
+    // bins of width 0 (then the range is [−1, 1], as for no error at all).
+    const double width = m / static_cast<double>(bins) * 2;
+    h.hi = width > 0 && std::isfinite(width) ? m : 1;
+    h.lo = -h.hi;
+    h.counts.assign(bins, 0);
+    const double w = h.hi / static_cast<double>(bins) * 2;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double e = xhat[i] - x[i];
+        double b = std::floor(e / w + static_cast<double>(bins) / 2);
+        if (!std::isfinite(b)) b = e > 0 ? static_cast<double>(bins) : 0;  // an infinite or NaN error: an end bin
+        // The largest error sits on the upper edge: it belongs to the last bin.
+        h.counts[static_cast<std::size_t>(std::clamp(b, 0.0, static_cast<double>(bins - 1)))]++;
+    }
+    return h;
+}
+
+namespace {
+
+void check_range(const Matrix& m, const StorageFormat& format, const ValuesWhere& where) {
+    const DTypeRange r = dtype_range(format.source_dtype);
+    for (double v : m.v)
+        if (v < r.lo || v > r.hi)
+            throw InputError(where.values, fmt::format("{:.8g}", v),
+                             fmt::format("is outside the range of the source dtype {} ({}): [{:.8g}, {:.8g}]",
+                                         format.source_dtype, where.source_dtype, r.lo, r.hi));
+}
+
+void check_scales(const QuantResult& q, const StorageFormat& format, const ValuesWhere& where) {
+    const DTypeRange r = dtype_range(format.scale_dtype);
+    for (double s : q.scales)
+        if (s > r.hi)
+            throw InputError(where.scale_dtype, format.scale_dtype,
+                             fmt::format("cannot hold the scale Δ = {:.8g} these values need (its largest value is {:.8g})", s, r.hi));
+}
+
+GridSample grid_sample(const Matrix& m, const QuantConfig& c, const QuantResult& q) {
+    GridSample g;
+    const auto groups = quant_groups(m, c);
+    g.scale = q.scales.front();
+    g.group_values = groups.front().size();
+    if (c.scheme == Scheme::Symmetric) {
+        g.k_max = symmetric_qmax(c.bits);
+        g.k_min = -g.k_max;
+    } else {
+        g.k_min = -q.zero_points.front();
+        g.k_max = ((std::int64_t{1} << c.bits) - 1) - q.zero_points.front();
+    }
+    for (std::size_t j = 0; j < groups.front().size() && j < kGridSampleValues; ++j) {
+        g.x.push_back(m.v[groups.front()[j]]);
+        g.xhat.push_back(q.dequantized.v[groups.front()[j]]);
+    }
+    return g;
+}
+
+}  // namespace
+
 ValuesQuant quantize_values(const Matrix& m, const QuantConfig& config, const std::vector<Scheme>& schemes,
-                            const StorageFormat& format, Rng* rng) {
+                            const StorageFormat& format, Rng* rng, const ValuesWhere& where) {
+    check_range(m, format, where);
     ValuesQuant out;
     out.rows = m.rows;
     out.cols = m.cols;
@@ -49,6 +115,9 @@ ValuesQuant quantize_values(const Matrix& m, const QuantConfig& config, const st
         SchemeQuant r;
         r.scheme = s;
         r.quant = quantize_matrix(m, c, rng);
+        check_scales(r.quant, format, where);
+        r.histogram = error_histogram(m.v, r.quant.dequantized.v, kHistogramBins);
+        r.grid = grid_sample(m, c, r.quant);
         // Every group holds the same number of values (a group size must divide the row).
         const std::uint64_t per_group = m.v.size() / r.quant.report.groups;
         r.storage = storage_cost(m.v.size(), per_group, c.bits, format.source_bits, format.scale_bits,

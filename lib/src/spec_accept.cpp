@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "inferlab/error.hpp"
@@ -108,6 +109,10 @@ SpecExpected expected(double alpha, bool from_pq, std::size_t gamma, const SpecA
     for (std::size_t k = 0; k <= gamma; ++k) e.tokens_if_accepted.push_back(k + 1);
     e.max_gamma = in.max_gamma;
     e.next_gamma = in.max_gamma + 1;
+    for (std::size_t g = 1; g <= std::max(gamma, in.max_gamma); ++g) {
+        e.sweep.push_back({g, expected_tokens_per_round(alpha, g), std::nullopt});
+        if (in.cost_ratio) e.sweep.back().speedup = speedup(alpha, g, *in.cost_ratio);
+    }
     if (!in.cost_ratio) return e;
     e.cost_ratio = in.cost_ratio;
     e.speedup = speedup(alpha, gamma, *in.cost_ratio);

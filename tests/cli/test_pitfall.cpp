@@ -197,6 +197,6 @@ TEST_CASE("model paged: bad prompts and a pool too small are exit 2", "[cli][pag
     expect_error({"model", "paged", "--prompts", "1,2;"}, "--prompts '1,2;': every prompt needs at least one token");
     expect_error({"model", "paged", "--prompts", "1,2;;3"}, "--prompts '1,2;;3': every prompt needs at least one token");
     expect_error({"model", "paged", "--blocks", "0"}, "--blocks '0': must be a positive integer");
-    expect_error({"model", "paged", "--blocks", "2"}, "--blocks '2': cannot hold a sequence of 7 tokens alone");
+    expect_error({"model", "paged", "--blocks", "2"}, "--blocks '2': cannot hold sequence 0 alone: its 6 cached tokens");
     expect_error({"model", "paged", "--block-size", "0"}, "--block-size");
 }

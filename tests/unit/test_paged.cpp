@@ -92,8 +92,14 @@ TEST_CASE("model paged: an exhausted pool preempts the newest sequence, which re
     CHECK(tight.generated == roomy.generated);
     CHECK(tight.pool_whole_at_end);
     for (const auto& s : tight.steps) CHECK(s.free_blocks + s.used_blocks == 8);
-    o.blocks = 3;  // one sequence alone needs 4
-    CHECK_THROWS_AS(simulate_paged(m, o), InputError);
+    // One sequence alone caches 3 + 4 − 1 = 6 tokens (the last generated is never fed back): 3
+    // blocks of 2. Three blocks are enough, by waiting; two are refused.
+    o.blocks = 3;
+    CHECK(simulate_paged(m, o).generated == roomy.generated);
+    o.blocks = 2;
+    CHECK_THROWS_WITH(simulate_paged(m, o), Catch::Matchers::Contains("pool blocks '2': cannot hold sequence 0 alone: its 6 "
+                                                                      "cached tokens") &&
+                                                 Catch::Matchers::Contains("need 3 blocks of 2 tokens, more than the pool's 2"));
 }
 
 TEST_CASE("kv_shared_prefix: floor(P/b) + B·(ceil(S/b) − floor(P/b)) blocks, equal to what model paged measures", "[paged][kv]") {

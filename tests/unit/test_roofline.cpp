@@ -103,7 +103,12 @@ TEST_CASE("hardware presets parse and name their sources", "[roofline][hardware]
     CHECK(h.bandwidth == 3.35e12);
     CHECK(*h.peak_flops == 989e12);
     CHECK(*h.memory_bytes == 80ULL << 30);
-    for (const auto& p : hardware_presets()) CHECK_FALSE(p.source.empty());
+    for (const auto& p : hardware_presets()) {
+        CHECK_FALSE(p.source.empty());
+        CHECK(p.name == Catch::toLower(p.name));  // so the any-case lookup below is unambiguous
+    }
+    // As a datasheet writes it: the same preset, not an error.
+    CHECK(&find_hardware("--hw", "H100-SXM") == &h);
     CHECK_THROWS_WITH(find_hardware("--hw", "tpu9"), Catch::Contains("--hw 'tpu9': is not a known hardware preset"));
 }
 

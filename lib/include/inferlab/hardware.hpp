@@ -22,7 +22,7 @@ struct Hardware {
 };
 
 const std::vector<Hardware>& hardware_presets();
-// InputError naming `where` and the known names when absent.
+// By name, in any letter case; InputError naming `where` and the known names when absent.
 const Hardware& find_hardware(const std::string& where, const std::string& name);
 
 }  // namespace inferlab

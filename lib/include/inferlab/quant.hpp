@@ -90,6 +90,17 @@ struct QuantResult {
 // Scales from the absolute maximum (symmetric: Δ = max|x|/Q) or the range (asymmetric:
 // Δ = (max − min)/(2^b − 1)) of each group. A group of zeros gets Δ = 1 (all levels 0).
 QuantResult quantize_matrix(const Matrix& m, const QuantConfig& cfg, Rng* rng);
+// The groups quantize_matrix gives one scale each: the indices into m.v of each group, in the
+// order of QuantResult::scales. InputError for a group size that does not divide the row.
+std::vector<std::vector<std::size_t>> quant_groups(const Matrix& m, const QuantConfig& cfg);
+
+// The finite range of a storage dtype (by DType name): fp32 ±3.4028235e38, bf16 ±3.3895314e38,
+// fp16 ±65504, fp8 ±57344 (e5m2's; "fp8" also names e4m3, ±448: the wider is taken so that no
+// value an fp8 format holds is refused), int8 −128..127, int4 −8..7. InputError for another name.
+struct DTypeRange {
+    double lo = 0, hi = 0;
+};
+DTypeRange dtype_range(const std::string& dtype_name);
 
 // Storage of n elements at `bits` with one scale (and zero point) per group of `group` elements.
 struct StorageCost {

@@ -29,12 +29,39 @@ ValueQuant quantize_value(const std::string& x, const std::string& step, std::in
 // (asymmetric only).
 struct StorageFormat {
     unsigned source_bits = 32, scale_bits = 16, zero_bits = 8;
+    std::string source_dtype = "fp32", scale_dtype = "fp16";  // DType names, for their ranges
+};
+
+// The error x̂ − x of every value, counted in `counts.size()` equal bins over [lo, hi] =
+// [−max|x̂ − x|, +max|x̂ − x|] ([−1, 1] when every error is 0): the figure's histogram.
+struct ErrorHistogram {
+    double lo = 0, hi = 0;
+    std::vector<std::uint64_t> counts;  // [bins]
+};
+ErrorHistogram error_histogram(const std::vector<double>& x, const std::vector<double>& xhat, std::size_t bins);
+inline constexpr std::size_t kHistogramBins = 21;  // odd: error 0 is a bin's centre
+
+// The first values of the first group on their grid (the figure's number line): x̂ = Δ·k for
+// k in [k_min, k_max] (symmetric ±Q; asymmetric −z .. 2^b − 1 − z).
+struct GridSample {
+    double scale = 0;
+    std::int64_t k_min = 0, k_max = 0;
+    std::vector<double> x, xhat;  // [≤ kGridSampleValues]
+    std::size_t group_values = 0; // values in the whole group
+};
+inline constexpr std::size_t kGridSampleValues = 16;
+
+// Names of the inputs, for errors: the values' flag and the scale dtype's.
+struct ValuesWhere {
+    std::string values = "values", source_dtype = "source dtype", scale_dtype = "scale dtype";
 };
 
 struct SchemeQuant {
     Scheme scheme = Scheme::Symmetric;
     QuantResult quant;
     StorageCost storage;  // storage_cost of these groups; zero points counted for asymmetric only
+    ErrorHistogram histogram;
+    GridSample grid;
 };
 
 // Many values: the matrix [rows, cols] quantized under each scheme with one configuration.
@@ -44,8 +71,10 @@ struct ValuesQuant {
     StorageFormat format;
     std::vector<SchemeQuant> results;  // one per scheme, in the order asked
 };
+// Values outside the source dtype's range (dtype_range) and scales beyond the scale dtype's are
+// InputErrors naming `where`: a format that cannot hold its inputs stores nothing meaningful.
 ValuesQuant quantize_values(const Matrix& m, const QuantConfig& config, const std::vector<Scheme>& schemes,
-                            const StorageFormat& format, Rng* rng);
+                            const StorageFormat& format, Rng* rng, const ValuesWhere& where = {});
 
 // Storage only: n elements at `bits`, one scale (and zero point) per group.
 struct StorageQuant {

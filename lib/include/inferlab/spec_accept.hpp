@@ -66,6 +66,13 @@ struct GammaRow {
     bool best = false;
 };
 
+// One γ of the sweep the figure draws: the speedup only with a cost ratio.
+struct GammaPoint {
+    std::size_t gamma = 0;
+    double expected_tokens_per_round = 0;
+    std::optional<double> speedup;
+};
+
 // A round at acceptance rate α: E[tokens] = (1 − α^(γ+1))/(1 − α), and with a cost ratio the
 // speedup E/(γc + 1) and the sweep over γ = 1..max_gamma.
 struct SpecExpected {
@@ -80,6 +87,7 @@ struct SpecExpected {
     std::size_t next_gamma = 0;  // max_gamma + 1: the first γ past the sweep
     std::vector<GammaRow> gamma_table;  // [max_gamma] when a cost ratio is given, else empty
     std::optional<GammaChoice> choice;  // with a cost ratio
+    std::vector<GammaPoint> sweep;      // [max(γ, max_gamma)] γ = 1..: the --svg curves, cost ratio or not
 };
 
 struct SpecSimulation {

@@ -67,6 +67,11 @@ private:
     Buffer k_, v_;  // [L, H_kv, S_max, d] each
 };
 
+// Tokens per block at most, for every --block-size. Paged caches use blocks of 8–32 tokens; the
+// bound keeps a pool's allocation, ceil(seq_len / block) whole blocks, near the sequence's own size
+// (a value beyond int once became a block of 0 tokens: division by zero).
+inline constexpr int kMaxBlockSize = 65536;
+
 // A physical pool of blocks shared by sequences; allocation order is shuffled with a seed.
 // Each block has a reference count (vLLM's prefix sharing): allocate() gives a block held once,
 // share() adds a holder, release() drops one and returns the block to the pool at zero.

@@ -1,0 +1,232 @@
+// The figures of spec-accept and quantize (lib/plots.hpp): each SVG parses with a real XML parser
+// and the numbers written in it (data-value) are the result's, element by element.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "../support/svg_check.hpp"
+#include "inferlab/error.hpp"
+#include "inferlab/model_config.hpp"
+#include "inferlab/plots.hpp"
+#include "inferlab/rng.hpp"
+
+using namespace inferlab;
+
+namespace {
+std::vector<double> values(const std::string& svg, const std::string& cls) {
+    std::vector<double> out;
+    for (const auto& i : test::svg_items(svg, cls)) {
+        REQUIRE(i.has_value);
+        out.push_back(i.value);
+    }
+    return out;
+}
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+}  // namespace
+
+// Values are compared exactly: data-value is written with enough digits to read back the double
+// (svg.hpp), and the figure copies the result's numbers without arithmetic.
+
+TEST_CASE("plots: spec-accept sweep draws E[tokens] and speedup for each γ and marks γ and the best", "[unit][plots]") {
+    SpecAcceptInputs in;
+    in.alpha = 0.8;
+    in.gamma = 4;
+    in.cost_ratio = 0.1;
+    const SpecAcceptResult r = spec_accept(in);
+    REQUIRE(r.expected);
+    const SpecExpected& e = *r.expected;
+    REQUIRE(e.sweep.size() == 8);  // γ = 1..max(4, 8)
+    const std::string s = plots::spec_accept_figure(r);
+    REQUIRE(test::svg_parse_error(s).empty());
+    std::vector<double> want;
+    for (const auto& g : e.sweep) want.push_back(g.expected_tokens_per_round);
+    for (const auto& g : e.sweep) want.push_back(*g.speedup);
+    CHECK(values(s, "point") == want);
+    // The sweep and the γ table come from the same formulas: equal where both exist.
+    for (std::size_t i = 0; i < e.gamma_table.size(); ++i) {
+        CHECK(e.sweep[i].expected_tokens_per_round == e.gamma_table[i].expected_tokens_per_round);
+        CHECK(*e.sweep[i].speedup == e.gamma_table[i].speedup);
+    }
+    REQUIRE(e.choice->best);
+    CHECK(values(s, "marker") == std::vector<double>{4, static_cast<double>(*e.choice->best)});
+    CHECK(has(test::svg_all_text(s), "α = 0.8"));
+}
+
+TEST_CASE("plots: spec-accept without a cost ratio draws tokens per round only, past max γ when γ is larger",
+          "[unit][plots]") {
+    SpecAcceptInputs in;
+    in.alpha = 0.5;
+    in.gamma = 12;
+    const SpecAcceptResult r = spec_accept(in);
+    REQUIRE(r.expected->sweep.size() == 12);
+    const std::string s = plots::spec_accept_figure(r);
+    REQUIRE(test::svg_parse_error(s).empty());
+    const auto pts = values(s, "point");
+    REQUIRE(pts.size() == 12);
+    CHECK(pts.back() == r.expected->expected_tokens_per_round);  // γ = 12 is the γ asked for
+    CHECK(values(s, "marker") == std::vector<double>{12});
+}
+
+// First document (000_5f2b20623495609b.txt) §3.1.2, Figure 13: p = [0.6, 0.3, 0.1], q = [0.4, 0.4, 0.2].
+TEST_CASE("plots: spec-accept with p and q draws p, q, min(p, q) and the residual per token (first document 3.1.2)",
+          "[unit][plots]") {
+    SpecAcceptInputs in;
+    in.source = PositionSource::Float;
+    in.p = {0.6, 0.3, 0.1};
+    in.q = {0.4, 0.4, 0.2};
+    const SpecAcceptResult r = spec_accept(in);
+    const std::string s = plots::spec_accept_figure(r);
+    REQUIRE(test::svg_parse_error(s).empty());
+    const auto& a = r.position->a;
+    std::vector<double> want;
+    for (std::size_t v = 0; v < 3; ++v) want.insert(want.end(), {r.position->p[v], r.position->q[v], a.accepted[v], a.residual[v]});
+    CHECK(values(s, "bar") == want);
+    CHECK(values(s, "bar-value") == want);
+    CHECK(a.residual == std::vector<double>{1, 0, 0});  // the document: all the rejected mass goes to token 0
+}
+
+TEST_CASE("plots: spec-accept with a scripted round draws each draft's fate", "[unit][plots]") {
+    SpecAcceptInputs in;
+    in.gamma = 4;
+    in.outcomes = std::vector<std::string>{"accept", "accept", "reject"};
+    const SpecAcceptResult r = spec_accept(in);
+    REQUIRE(r.round);
+    const std::string s = plots::spec_accept_figure(r);
+    REQUIRE(test::svg_parse_error(s).empty());
+    CHECK(values(s, "draft") == std::vector<double>{1, 2, 3, 4});
+    CHECK(values(s, "tokens-advanced") == std::vector<double>{3});
+    CHECK_THROWS_AS(plots::spec_accept_figure(SpecAcceptResult{}), InputError);
+}
+
+// First document (000_5f2b20623495609b.txt) §4.1, Figure 15: x = 0.37, Δ = 0.1, Q = 7 lands on level 4, x̂ = 0.4.
+TEST_CASE("plots: quantize --x puts 0.37 on the grid point 0.4 (first document 4.1)", "[unit][plots]") {
+    const ValueQuant v = quantize_value("0.37", "0.1", 7, Rounding::HalfAwayFromZero, nullptr);
+    const std::string s = plots::quantize_value_figure(v);
+    REQUIRE(test::svg_parse_error(s).empty());
+    CHECK(values(s, "dequantized") == std::vector<double>{v.q.dequantized});
+    CHECK(values(s, "error") == std::vector<double>{v.q.error});
+    CHECK(values(s, "input-x") == std::vector<double>{0.37});
+    CHECK(values(s, "level").size() == 15);  // the whole grid, −7..7
+    CHECK_THAT(v.q.dequantized, Catch::Matchers::WithinAbs(0.4, 1e-15));  // 1e-15: exact fraction 2/5 as a double
+}
+
+TEST_CASE("plots: quantize values draw each scheme's histogram and the first group's grid", "[unit][plots]") {
+    Rng rng(3);
+    const Matrix m = generate_normal(8, 64, 0, 1, rng);
+    QuantConfig cfg;
+    cfg.bits = 4;
+    cfg.granularity = Granularity::Group;
+    cfg.group_size = 32;
+    const ValuesQuant v = quantize_values(m, cfg, {Scheme::Symmetric, Scheme::Asymmetric}, StorageFormat{}, nullptr);
+    const std::string s = plots::quantize_values_figure(v, "test values");
+    REQUIRE(test::svg_parse_error(s).empty());
+    std::vector<double> bins, scales, xs, xhats;
+    for (const auto& r : v.results) {
+        std::uint64_t total = 0;
+        for (auto c : r.histogram.counts) bins.push_back(static_cast<double>(c)), total += c;
+        CHECK(total == m.v.size());  // every value counted once
+        scales.push_back(r.grid.scale);
+        CHECK(r.grid.scale == r.quant.scales.front());
+        xs.insert(xs.end(), r.grid.x.begin(), r.grid.x.end());
+        xhats.insert(xhats.end(), r.grid.xhat.begin(), r.grid.xhat.end());
+    }
+    CHECK(values(s, "hist-bin") == bins);
+    CHECK(values(s, "grid-scale") == scales);
+    CHECK(values(s, "grid-value") == xs);
+    CHECK(values(s, "grid-dequantized") == xhats);
+    // The first group is the first 32 values of row 0; 16 of them are shown.
+    CHECK(xs.size() == 2 * kGridSampleValues);
+    CHECK(std::vector<double>(xs.begin(), xs.begin() + 16) == std::vector<double>(m.v.begin(), m.v.begin() + 16));
+}
+
+TEST_CASE("plots: error_histogram puts the extreme errors in the end bins and 0 in the middle", "[unit][plots]") {
+    const ErrorHistogram h = error_histogram({0, 0, 0, 0}, {-0.5, 0, 0, 0.5}, 5);
+    CHECK(h.lo == -0.5);
+    CHECK(h.hi == 0.5);
+    CHECK(h.counts == std::vector<std::uint64_t>{1, 0, 2, 0, 1});
+    const ErrorHistogram z = error_histogram({1, 2}, {1, 2}, 3);
+    CHECK(z.counts == std::vector<std::uint64_t>{0, 2, 0});
+}
+
+TEST_CASE("plots: quantize values outside the source dtype or needing a scale past the scale dtype are refused",
+          "[unit][plots]") {
+    Matrix m{1, 2, {1e308, -1e308}};
+    QuantConfig cfg;
+    try {
+        quantize_values(m, cfg, {Scheme::Symmetric}, StorageFormat{}, nullptr, {"--values", "--source-dtype", "--scale-dtype"});
+        FAIL("1e308 accepted as fp32");
+    } catch (const InputError& e) {
+        CHECK(e.where() == "--values");
+        CHECK(has(e.what(), "fp32"));
+        CHECK(has(e.what(), "3.4028235e+38"));
+    }
+    StorageFormat f16;
+    f16.source_dtype = "fp16";
+    CHECK_THROWS_AS(quantize_values(Matrix{1, 1, {70000}}, cfg, {Scheme::Symmetric}, f16, nullptr), InputError);
+    // fp16 scales hold at most 65504: 1e8 / 127 does not fit.
+    try {
+        quantize_values(Matrix{1, 1, {1e8}}, cfg, {Scheme::Symmetric}, StorageFormat{}, nullptr,
+                        {"--values", "--source-dtype", "--scale-dtype"});
+        FAIL("a scale of 787402 accepted as fp16");
+    } catch (const InputError& e) {
+        CHECK(e.where() == "--scale-dtype");
+    }
+}
+
+TEST_CASE("plots: quantize KV, storage and model figures show the result's numbers", "[unit][plots]") {
+    Rng rng(1);
+    const Matrix k = generate_k_with_outlier_channels(64, 32, 2, 20, rng), v = generate_normal(64, 32, 0, 1, rng);
+    const KvQuantComparison c = compare_kv_quantization(k, v, 4, Rounding::HalfAwayFromZero, nullptr);
+    const std::string kv = plots::quantize_kv_figure(c, 4, "test");
+    REQUIRE(test::svg_parse_error(kv).empty());
+    CHECK(values(kv, "bar") == std::vector<double>{c.k_per_channel.mse, c.k_per_token.mse, c.v_per_channel.mse, c.v_per_token.mse});
+
+    const StorageQuant st = quantize_storage(32, 32, 8, StorageFormat{32, 16, 0});
+    const std::string ss = plots::quantize_storage_figure(st);
+    REQUIRE(test::svg_parse_error(ss).empty());
+    CHECK(values(ss, "bar") == std::vector<double>{128, 34});  // 32 × 4 B before; 32 B + one 2-byte scale after
+    CHECK(values(ss, "segment") == std::vector<double>{32, 2});
+
+    const KvModelQuant mq = kv_model_quant(load_named_model("llama-3-8b"), 8192, 64, parse_dtype("bf16", "bf16"), 16, 0);
+    const std::string ms = plots::quantize_model_figure(mq);
+    REQUIRE(test::svg_parse_error(ms).empty());
+    std::vector<double> want;
+    for (const auto& r : mq.rows) want.push_back(static_cast<double>(r.bytes.total_bytes) / 1e9);
+    for (const auto& w : mq.weights) want.push_back(static_cast<double>(w.cost.total_bytes) / 1e9);
+    CHECK(values(ms, "bar") == want);
+}
+
+TEST_CASE("plots: spec-accept refuses to draw more than 64 tokens one by one", "[unit][plots]") {
+    SpecAcceptInputs in;
+    in.source = PositionSource::Float;
+    in.p.assign(65, 1.0 / 65);
+    in.q.assign(65, 1.0 / 65);
+    const SpecAcceptResult r = spec_accept(in);
+    CHECK_THROWS_WITH(plots::spec_accept_figure(r), Catch::Matchers::Contains("at most 64 tokens"));
+    in.p.assign(64, 1.0 / 64), in.q.assign(64, 1.0 / 64);
+    CHECK(test::svg_parse_error(plots::spec_accept_figure(spec_accept(in))).empty());
+}
+
+TEST_CASE("plots: spec-accept with a simulation adds the simulated output frequency per token", "[unit][plots]") {
+    SpecAcceptInputs in;
+    in.source = PositionSource::Float;
+    in.p = {0.6, 0.3, 0.1};
+    in.q = {0.4, 0.4, 0.2};
+    in.samples = 1000;
+    in.seed = 7;
+    const SpecAcceptResult r = spec_accept(in);
+    REQUIRE(r.simulation);
+    const std::string s = plots::spec_accept_figure(r);
+    REQUIRE(test::svg_parse_error(s).empty());
+    const auto bars = values(s, "bar");
+    REQUIRE(bars.size() == 15);  // p, q, min, r, simulated for each of 3 tokens
+    for (std::size_t v = 0; v < 3; ++v) CHECK(bars[5 * v + 4] == r.simulation->speculative[v]);
+}
+
+TEST_CASE("plots: error_histogram stays finite for errors near the double's ends", "[unit][plots]") {
+    const ErrorHistogram big = error_histogram({-1.5e308, 1.5e308}, {1.5e308, -1.5e308}, 5);  // x̂ − x overflows to ±inf
+    CHECK(big.counts == std::vector<std::uint64_t>{1, 0, 0, 0, 1});
+    const ErrorHistogram tiny = error_histogram({0, 0}, {4.9e-324, 0}, 5);  // the smallest subnormal error
+    CHECK(std::isfinite(tiny.lo));
+    CHECK(tiny.counts[0] + tiny.counts[1] + tiny.counts[2] + tiny.counts[3] + tiny.counts[4] == 2);
+}
