@@ -48,9 +48,9 @@ CachePath parse_path(const std::string& text) {
     throw InputError("--path", text, "must be nocache, contiguous or paged");
 }
 
-// A model ready to run: its weights, the backend, the weights at --weight-dtype (quantized or
-// rounded once at load) and the forward options pointing into them. Held by pointer: the
-// options point into `at`.
+// A model ready to run: its weights, the weights at --weight-dtype (quantized or rounded once at
+// load), the backend (the CPU's pointing into `at`) and the forward options. Held by pointer: the
+// backend points into `at`.
 struct Prepared {
     std::unique_ptr<Weights> w;
     std::unique_ptr<Backend> backend;
@@ -64,25 +64,24 @@ struct Prepared {
 std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, const CLI::App& sub) {
     auto r = std::make_unique<Prepared>();
     r->w = load(src);
-    r->backend = make_backend(p.backend, *r->w);
-    r->m = std::make_unique<Transformer>(*r->w, r->backend ? *r->backend : cpu_backend());
     if (p.attention == "plain") r->opt.attention = AttentionKind::Plain;
     else if (p.attention == "online") r->opt.attention = AttentionKind::Online;
     else throw InputError("--attention", p.attention, "must be plain or online");
     r->opt.window = static_cast<int>(parse_nonnegative_int_at_most("--window", p.window, INT32_MAX, ""));
-    r->opt.threads = parse_threads(p.threads);
-    r->opt.kernels = kernels_option(p.kernels);
+    const int threads = parse_threads(p.threads);
     const WeightDtype t = parse_weight_dtype("--weight-dtype", p.weight_dtype);
     if (t != WeightDtype::F32 && p.backend != "cpu")
         throw InputError("--weight-dtype", p.weight_dtype, "applies to the cpu backend only");
-    r->at = weights_at(*r->w, t, r->opt.threads);
-    r->at.apply(r->opt);
+    r->at = weights_at(*r->w, t, threads);
+    const CpuBackendOptions cpu = cpu_backend_options(threads, p.kernels, &r->at);
+    r->backend = make_backend(p.backend, *r->w, cpu);
+    r->m = std::make_unique<Transformer>(*r->w, *r->backend);
     r->path.path = parse_path(p.path);
     r->path.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", p.block_size, kMaxBlockSize, "tokens"));
     r->path.pool_seed = parse_nonnegative_int("--seed", src.seed);
     if (given(sub, "--block-size") && sub.get_option_no_throw("--path") && r->path.path != CachePath::Paged)
         throw InputError("--block-size", p.block_size, "has no effect without --path paged");
-    r->facts = {r->w->dims(), p.backend, to_string(r->opt.kernels), to_string(t), p.attention};
+    r->facts = {r->w->dims(), p.backend, to_string(cpu.kernels), to_string(t), p.attention};
     return r;
 }
 

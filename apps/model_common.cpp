@@ -9,6 +9,7 @@
 #endif
 #include "inferlab/model/init_estimate.hpp"
 #include "inferlab/model/kernels.hpp"
+#include "inferlab/model/qweights.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
@@ -81,8 +82,16 @@ Kernels kernels_option(const std::string& kernels) {
     return kernels.empty() ? default_kernels() : parse_kernels("--kernels", kernels);
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& name, const Weights& w) {
-    if (name == "cpu") return nullptr;
+CpuBackendOptions cpu_backend_options(int threads, const std::string& kernels, const WeightsAt* at) {
+    CpuBackendOptions o;
+    o.threads = threads;
+    o.kernels = kernels_option(kernels);
+    if (at) at->apply(o);
+    return o;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const Weights& w, const CpuBackendOptions& cpu) {
+    if (name == "cpu") return std::make_unique<CpuBackend>(cpu);
     if (name != "cuda") throw InputError("--backend", name, "must be cpu or cuda");
 #ifdef INFERLAB_WITH_CUDA
     return cuda::make_backend(w, "--backend");

@@ -7,8 +7,13 @@
 
 #include "inferlab/model/backend.hpp"
 #include "inferlab/model/qweights.hpp"
+#include "inferlab/model/cpu_backend.hpp"
 #include "inferlab/model/token_lists.hpp"
 #include "inferlab/model/weights.hpp"
+
+namespace inferlab::model {
+struct WeightsAt;
+}
 
 namespace inferlab::app {
 
@@ -30,10 +35,15 @@ std::string dims_text(const model::Dims& d);
 // --kernels fast|reference on a model subcommand (default: INFERLAB_KERNELS, else fast), and its value.
 void add_kernels_option(CLI::App* sub, std::string& kernels);
 model::Kernels kernels_option(const std::string& kernels);
-// The backend --backend names: nullptr for "cpu" (use model::cpu_backend()), a CUDA backend
-// holding a device copy of `w` for "cuda"; InputError for anything else, or for cuda in a build
-// without it or on a machine without a GPU.
-std::unique_ptr<model::Backend> make_backend(const std::string& name, const model::Weights& w);
+// What a model subcommand's CPU backend is made with: `threads`, the kernels --kernels names
+// (empty: INFERLAB_KERNELS, read here where the app makes its backend and nowhere in the library,
+// else fast), and the weights at `at`'s dtype (nullptr: float32; `at` must outlive the backend).
+model::CpuBackendOptions cpu_backend_options(int threads, const std::string& kernels, const model::WeightsAt* at = nullptr);
+// The backend --backend names: a CPU backend made with `cpu` for "cpu", a CUDA backend holding a
+// device copy of `w` for "cuda" (float32 weights: `cpu` does not apply); InputError for anything
+// else, or for cuda in a build without it or on a machine without a GPU.
+std::unique_ptr<model::Backend> make_backend(const std::string& name, const model::Weights& w,
+                                             const model::CpuBackendOptions& cpu);
 // Token ids ("1,2,3") and prompt lists ("1,2;3"): lib's parsers, the flag as `where`.
 using model::parse_prompt_list;
 using model::parse_token_list;

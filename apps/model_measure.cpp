@@ -135,20 +135,20 @@ void run_speculate(const SpeculateOptionsCli& o, const CLI::App& sub) {
         throw;
     }
     su.draft = fmt::format("first {} of {} layers, weights × (1 + {}·N(0,1))", layers, td.n_layers, format_real(perturb));
-    Transformer target(*tw), draft(*dw);
     SpeculateOptions so;
     so.gamma = static_cast<int>(parse_positive_int_at_most("--gamma", o.gamma, 64, ""));
     const auto prompt = parse_token_list("--prompt", o.prompt, td);
     so.new_tokens = parse_token_count("--steps", o.tokens, prompt.size(), static_cast<std::uint64_t>(td.seq_len));
     so.sampling = parse_sampling(o.greedy, o.temperature, o.top_k, o.top_p);
     so.seed = parse_nonnegative_int("--sample-seed", o.sample_seed);
-    so.forward.threads = parse_threads(o.threads);
-    so.forward.kernels = kernels_option(o.kernels);
+    const int threads = parse_threads(o.threads);
+    CpuBackend cpu(cpu_backend_options(threads, o.kernels));  // run_speculate gives each model its weights at the dtype
+    const Transformer target(*tw, cpu), draft(*dw, cpu);
     std::optional<double> cost;
     if (!o.cost_ratio.empty()) cost = parse_positive_real("--cost-ratio", o.cost_ratio);
     // Target and draft each read their own weights at --weight-dtype.
     const WeightDtype wdt = parse_weight_dtype("--weight-dtype", o.weight_dtype);
-    const WeightsAt at_t = weights_at(*tw, wdt, so.forward.threads), at_d = weights_at(*dw, wdt, so.forward.threads);
+    const WeightsAt at_t = weights_at(*tw, wdt, threads), at_d = weights_at(*dw, wdt, threads);
     const SpeculateExperiment e = run_speculate(target, draft, prompt, so, &at_t, &at_d, cost);
     Report rep;
     rep.json = speculate_json(su, so, e, wdt);
@@ -194,7 +194,6 @@ void run_kv_quant(const KvQuantOptions& o, const CLI::App& sub) {
     refuse_both(sub, "--steps", "--gen");
     std::string what;
     auto w = load(o.src, &what);
-    Transformer m(*w);
     const Dims& d = w->dims();
     KvQuantExperiment e;
     e.bits = parse_bits(o.bits, {8, 4});
@@ -207,10 +206,10 @@ void run_kv_quant(const KvQuantOptions& o, const CLI::App& sub) {
     e.prompt = parse_token_list("--prompt", o.prompt, d);
     e.generate = parse_token_count("--steps", o.gen, e.prompt.size(), static_cast<std::uint64_t>(d.seq_len), false);
     // Both caches are read by the same model: the weights at --weight-dtype, the same kernels.
-    e.forward.kernels = kernels_option(o.kernels);
     const WeightDtype wdt = parse_weight_dtype("--weight-dtype", o.weight_dtype);
     const WeightsAt at = weights_at(*w, wdt, 1);
-    at.apply(e.forward);
+    CpuBackend cpu(cpu_backend_options(1, o.kernels, &at));
+    const Transformer m(*w, cpu);
     const KvQuantResult r = run_kv_quant(m, e);
     Report rep;
     rep.json = {{"model", what}, {"bits", e.bits}, {"scheme", o.scheme}, {"group_tokens", e.group_tokens},
@@ -285,21 +284,20 @@ void run_roofline(const RooflineCli& o, const CLI::App& sub) {
     refuse_both(sub, "--batch", "--batches");
     std::string what;
     auto w = load(o.src, &what);
-    Transformer m(*w);
     RooflineExperiment e;
-    e.forward.threads = parse_threads(o.threads);
-    e.forward.kernels = kernels_option(o.kernels);
+    const int threads = parse_threads(o.threads);
     e.dtype = parse_weight_dtype("--weight-dtype", o.weight_dtype);
-    const WeightsAt at = weights_at(*w, e.dtype, e.forward.threads);
-    at.apply(e.forward);  // every timed step reads the weights at this dtype
+    const WeightsAt at = weights_at(*w, e.dtype, threads);
+    CpuBackend cpu(cpu_backend_options(threads, o.kernels, &at));  // every timed step reads the weights at this dtype
+    const Transformer m(*w, cpu);
     e.repeats = static_cast<int>(parse_positive_int_at_most("--repeats", o.repeats, INT32_MAX, ""));
     e.batches = parse_int_list_or_range("--batch", o.batches, 32);
     e.contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
     e.probe_bytes = parse_positive_int("--probe-mib", o.probe_mib) << 20;
     const RooflineResult r = run_roofline(m, e);
     Report rep;
-    rep.json = roofline_json(what, r, e.forward.threads, e.dtype);
-    rep.human = roofline_text(what, r, e.forward.threads);
+    rep.json = roofline_json(what, r, threads, e.dtype);
+    rep.human = roofline_text(what, r, threads);
     rep.explain = rep.human;
     rep.add_table("rows", roofline_table(r, true));
     emit(rep, o.flags);

@@ -209,7 +209,8 @@ std::string explain_text(const std::string& human) {
 
 void run_model_paged(const PagedOptions& o) {
     auto w = load(o.src);
-    Transformer m(*w);
+    CpuBackend cpu(cpu_backend_options(1, ""));  // INFERLAB_KERNELS, as on the other model commands
+    Transformer m(*w, cpu);
     const PagedSimOptions so = paged_sim_options(o.paged, w->dims(), defaults());
     // --no-share runs only the unshared simulation: there is nothing to compare it with.
     std::optional<SharingComparison> c;

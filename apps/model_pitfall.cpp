@@ -224,7 +224,8 @@ void run_model_pitfall(const PitfallOptions& o, const CLI::App& sub) {
         return print_result(run_pitfall(o.name, nullptr, seed), o.flags);
     }
     auto w = load(o.src);
-    Transformer m(*w);
+    CpuBackend cpu(cpu_backend_options(1, ""));  // INFERLAB_KERNELS, as on the other model commands
+    Transformer m(*w, cpu);
     print_result(run_pitfall(o.name, &m, seed), o.flags);
 }
 

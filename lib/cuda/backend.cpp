@@ -59,8 +59,8 @@ public:
         y.resize(x.rows(), x.cols());
         cuda::rmsnorm(x.data(), dev(w.data()), y.data(), x.rows(), x.cols(), eps);
     }
-    void matmul(const Tensor& x, const model::MatMap& w, Tensor& y, const ForwardOptions& opt) override {
-        if (opt.bf16) throw InputError("weights", "bf16", "run on the CPU backend only; the CUDA backend reads float32 weights");
+    // float32 weights only: bf16 and int8/int4 copies are CPU backend options (CpuBackendOptions).
+    void matmul(const Tensor& x, const model::MatMap& w, Tensor& y, const ForwardOptions&) override {
         const int out = static_cast<int>(w.rows()), in = static_cast<int>(w.cols());
         y.resize(x.rows(), out);
         const float* dw = dev(w.data());
@@ -115,7 +115,7 @@ public:
                          Tensor& k, Tensor& v, const std::vector<int>& pos, int head_dim, float theta,
                          const ForwardOptions& opt) override {
         const int dq = static_cast<int>(wq.rows()), dkv = static_cast<int>(wk.rows()), in = static_cast<int>(wq.cols());
-        if (x.rows() != 1 || opt.bf16 || dq % 2 != 0 || dkv % 2 != 0 || head_dim % 2 != 0 || wv.rows() != wk.rows()) {
+        if (x.rows() != 1 || dq % 2 != 0 || dkv % 2 != 0 || head_dim % 2 != 0 || wv.rows() != wk.rows()) {
             Backend::matmul_qkv_rope(x, wq, wk, wv, q, k, v, pos, head_dim, theta, opt);
             return;
         }
@@ -127,7 +127,7 @@ public:
     }
     void matmul_swiglu(const Tensor& x, const model::MatMap& w1, const model::MatMap& w3, Tensor& h1, Tensor& h3,
                        const ForwardOptions& opt) override {
-        if (x.rows() != 1 || opt.bf16) {
+        if (x.rows() != 1) {
             Backend::matmul_swiglu(x, w1, w3, h1, h3, opt);
             return;
         }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "inferlab/checked.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/rng.hpp"
 #include "inferlab/units.hpp"
@@ -271,11 +272,9 @@ StorageCost weight_storage(std::uint64_t params, const DType& dtype) {
 std::uint64_t params_of_weight_bytes(std::uint64_t bytes, const DType& dtype) {
     const bool grouped = dtype.name == "int8" || dtype.name == "int4";
     // Bits per group of kWeightGroup weights: their levels plus the group's scale.
-    const unsigned __int128 group_bits = grouped ? kWeightGroup * dtype.bits + kWeightScaleBits : dtype.bits;
-    const unsigned __int128 per_group = grouped ? kWeightGroup : 1;
-    const unsigned __int128 p = static_cast<unsigned __int128>(bytes) * 8 * per_group / group_bits;
-    if (p > std::numeric_limits<std::uint64_t>::max()) throw OverflowError("parameter count of " + std::to_string(bytes) + " bytes");
-    return static_cast<std::uint64_t>(p);
+    const u128 group_bits = grouped ? kWeightGroup * dtype.bits + kWeightScaleBits : dtype.bits;
+    const u128 per_group = grouped ? kWeightGroup : 1;
+    return to_u64(static_cast<u128>(bytes) * 8 * per_group / group_bits, "parameter count of " + std::to_string(bytes) + " bytes");
 }
 
 KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, unsigned bits,

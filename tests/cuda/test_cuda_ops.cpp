@@ -9,6 +9,7 @@
 
 #include "inferlab/cuda/backend.hpp"
 #include "inferlab/cuda/ops.hpp"
+#include "inferlab/model/compare.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/transformer.hpp"
 #include "inferlab/rng.hpp"
@@ -211,14 +212,7 @@ model::Dims test_dims() {
     d.seq_len = 700;  // long enough for several flash-decoding splits
     return d;
 }
-double worst_rel(const model::MatrixRM& got, const model::MatrixRM& ref) {
-    double worst = 0;
-    for (Eigen::Index r = 0; r < ref.rows(); ++r) {
-        double scale = std::max(1.0, double(ref.row(r).cwiseAbs().maxCoeff()));
-        worst = std::max(worst, double((got.row(r) - ref.row(r)).cwiseAbs().maxCoeff()) / scale);
-    }
-    return worst;
-}
+double worst_rel(const model::MatrixRM& got, const model::MatrixRM& ref) { return model::compare_logits(got, ref).max_rel; }
 model::MatrixRM run(const model::Transformer& m, const std::vector<int>& tokens, const std::string& path,
                     const model::ForwardOptions& opt) {
     const model::Dims& d = m.dims();

@@ -19,6 +19,7 @@
 
 #include "inferlab/bestofn.hpp"
 #include "inferlab/kv.hpp"
+#include "inferlab/model/compare.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/transformer.hpp"
 #include "inferlab/model/weights.hpp"
@@ -90,14 +91,9 @@ std::uint64_t layer_request_bytes(const KvLayer& l, std::uint64_t s) {
     return static_cast<std::uint64_t>((bits + 7) / 8);
 }
 
-// Largest |a − b| relative to each row's largest |b| (at least 1).
+// Largest |a − b| relative to each row's largest |b| (at least 1): compare_logits' max_rel.
 double rel_diff(const model::MatrixRM& a, const model::MatrixRM& b) {
-    double worst = 0;
-    for (Eigen::Index r = 0; r < a.rows(); ++r) {
-        const double scale = std::max(1.0, static_cast<double>(b.row(r).cwiseAbs().maxCoeff()));
-        worst = std::max(worst, static_cast<double>((a.row(r) - b.row(r)).cwiseAbs().maxCoeff()) / scale);
-    }
-    return worst;
+    return model::compare_logits(a, b).max_rel;
 }
 
 }  // namespace

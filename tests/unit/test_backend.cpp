@@ -4,10 +4,14 @@
 #include <map>
 #include <string>
 
+#include "../support/test_backend.hpp"
 #include "inferlab/model/backend.hpp"
+#include "inferlab/model/compare.hpp"
+#include "inferlab/model/cpu_backend.hpp"
 #include "inferlab/model/transformer.hpp"
 
 using namespace inferlab::model;
+using inferlab::test::test_cpu;
 
 namespace {
 
@@ -59,7 +63,7 @@ public:
     }
 
 private:
-    static Backend& cpu() { return cpu_backend(); }
+    static Backend& cpu() { return test_cpu(); }  // the same kernels as the model it is compared with
 };
 
 Dims small() {
@@ -80,7 +84,7 @@ TEST_CASE("the forward pass runs entirely through the Backend interface", "[back
     const Dims d = small();
     auto w = random_weights(d, 3);
     Recording rec;
-    Transformer cpu(*w), recorded(*w, rec);
+    Transformer cpu(*w, test_cpu()), recorded(*w, rec);
     ContiguousCache cc(d), rc(d, rec);
     const std::vector<int> prompt = {1, 5, 9, 2, 7};
     const MatrixRM a = cpu.forward(prompt, cc), b = recorded.forward(prompt, rc);
@@ -99,15 +103,40 @@ TEST_CASE("the forward pass runs entirely through the Backend interface", "[back
     rec.calls.clear();
     const MatrixRM n = logits_without_cache(recorded, prompt);
     CHECK(rec.calls["embed"] == static_cast<int>(prompt.size()));
-    // 1e-5 relative: float32 sums over different row counts (the no-cache path recomputes the prefix).
-    CHECK((n - a).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, a.cwiseAbs().maxCoeff()));
+    // 1e-5 of each position's largest logit: float32 sums over different row counts (the no-cache
+    // path recomputes the prefix).
+    CHECK(compare_logits(n, a).max_rel <= 1e-5);
+}
+
+TEST_CASE("CPU backends with other options share the host's memory and read each other's caches", "[backend]") {
+    const Dims d = small();
+    auto w = random_weights(d, 3);
+    CpuBackend two_threads({.threads = 2, .kernels = Kernels::Reference});
+    const Transformer m(*w, two_threads), one(*w, test_cpu());
+    ContiguousCache made_by_default(d);  // allocated by cpu_backend(), read by two_threads
+    REQUIRE(&made_by_default.backend() == &cpu_backend());
+    const std::vector<int> prompt = {4, 8, 15, 16, 23};
+    const MatrixRM a = m.forward(prompt, made_by_default);
+    ContiguousCache c(d);
+    const MatrixRM b = one.forward(prompt, c);
+    // 1e-5 relative to each row's largest logit: reference and fast kernels sum in different orders.
+    CHECK(compare_logits(a, b).max_rel <= 1e-5);
+    CHECK(made_by_default.length(0) == static_cast<int>(prompt.size()));
+    // The options are the backend's, asked of any backend: nullptr off the CPU.
+    REQUIRE(cpu_options(two_threads) != nullptr);
+    CHECK(cpu_options(two_threads)->threads == 2);
+    CHECK(cpu_options(two_threads)->kernels == Kernels::Reference);
+    Recording rec;
+    CHECK(cpu_options(rec) == nullptr);
+    CHECK(two_threads.memory_space() == cpu_backend().memory_space());
+    CHECK(rec.memory_space() != cpu_backend().memory_space());
 }
 
 TEST_CASE("a cache belongs to the backend that allocated it", "[backend]") {
     const Dims d = small();
     auto w = random_weights(d, 3);
     Recording rec;
-    Transformer recorded(*w, rec), cpu(*w);
+    Transformer recorded(*w, rec), cpu(*w, test_cpu());
     ContiguousCache host_cache(d);
     BlockPool pool(d, 4, 8, 1, rec);
     PagedCache rec_cache(pool, d);

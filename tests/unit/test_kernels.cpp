@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "inferlab/error.hpp"
+#include "inferlab/model/compare.hpp"
 #include "inferlab/model/kernels.hpp"
 #include "inferlab/model/transformer.hpp"
 #include "inferlab/rng.hpp"
@@ -50,8 +51,6 @@ Dims dims_with_head(int d, int n_heads, int n_kv_heads) {
     dm.seq_len = 160;
     return dm;
 }
-
-float max_abs(const MatrixRM& m) { return std::max(1.0f, m.cwiseAbs().maxCoeff()); }
 
 }  // namespace
 
@@ -141,11 +140,11 @@ TEST_CASE("fast attention equals the reference at head widths 32, 48, 64, 96, 12
                         opt.attention = kind;
                         opt.online_block = 4;
                         opt.window = window;
-                        opt.threads = 1 + (len + d) % 2;  // one or two threads over the heads
-                        opt.kernels = Kernels::Fast;
-                        cpu_backend().attention(q, step, 1, opt, fast);
-                        opt.kernels = Kernels::Reference;
-                        cpu_backend().attention(q, step, 1, opt, plain);
+                        const int threads = 1 + (len + d) % 2;  // one or two threads over the heads
+                        CpuBackend fast_cpu({.threads = threads, .kernels = Kernels::Fast}),
+                            plain_cpu({.threads = threads, .kernels = Kernels::Reference});
+                        fast_cpu.attention(q, step, 1, opt, fast);
+                        plain_cpu.attention(q, step, 1, opt, plain);
                         for (std::size_t i = 0; i < q.size(); ++i)
                             // 1e-5 absolute (values in [−1, 1], so the output is too): the scores' float32 dot
                             // products are summed in another order, which moves each softmax weight by ~1e-7.
@@ -157,36 +156,39 @@ TEST_CASE("whole forward passes through the fast and the reference kernels agree
     for (int d : {32, 48, 64, 96, 128}) {
         const Dims dm = dims_with_head(d, 4, 2);
         auto w = random_weights(dm, 3);
-        const Transformer m(*w);
         const Bf16Weights bf16 = to_bf16(*w);
         std::vector<int> prompt;
         for (int i = 0; i < 21; ++i) prompt.push_back((i * 7 + 3) % dm.vocab_size);  // 21 rows: the many-row path
         for (bool use_bf16 : {false, true}) {
             INFO("d " << d << (use_bf16 ? ", bf16 weights" : ", float32 weights"));
-            ForwardOptions fast, plain;
-            fast.kernels = Kernels::Fast;
-            plain.kernels = Kernels::Reference;
-            fast.threads = plain.threads = 1;
-            if (use_bf16) fast.bf16 = plain.bf16 = &bf16;
-            ContiguousCache cf(dm), cp(dm);
-            const MatrixRM pf = m.forward(prompt, cf, fast), pp = m.forward(prompt, cp, plain);
-            // 1e-4 of the largest logit: two layers of float32 sums in a different order.
-            CHECK((pf - pp).cwiseAbs().maxCoeff() <= 1e-4f * max_abs(pp));
+            CpuBackendOptions fast_o{.threads = 1, .kernels = Kernels::Fast}, plain_o{.threads = 1, .kernels = Kernels::Reference};
+            if (use_bf16) fast_o.bf16 = plain_o.bf16 = &bf16;
+            CpuBackend fast_cpu(fast_o), plain_cpu(plain_o);
+            const Transformer fast(*w, fast_cpu), plain(*w, plain_cpu);
+            ContiguousCache cf(dm), cp(dm);  // host memory: either CPU backend reads them
+            const MatrixRM pf = fast.forward(prompt, cf), pp = plain.forward(prompt, cp);
+            // 1e-4 of each position's largest logit: two layers of float32 sums in a different order.
+            CHECK(compare_logits(pf, pp).max_rel <= 1e-4);
             for (int step = 0; step < 3; ++step) {  // decode: one row, the bf16 weights where given
-                const MatrixRM f = m.forward(std::vector<int>{step + 1}, cf, fast), p = m.forward(std::vector<int>{step + 1}, cp, plain);
-                CHECK((f - p).cwiseAbs().maxCoeff() <= 1e-4f * max_abs(p));
+                const MatrixRM f = fast.forward(std::vector<int>{step + 1}, cf), p = plain.forward(std::vector<int>{step + 1}, cp);
+                CHECK(compare_logits(f, p).max_rel <= 1e-4);
             }
         }
     }
 }
 
-TEST_CASE("INFERLAB_KERNELS chooses the kernels, and a wrong value is an error that names it", "[kernels]") {
+TEST_CASE("default_kernels reads INFERLAB_KERNELS, default options do not, and a wrong value is an error that names it", "[kernels]") {
     const char* before = std::getenv("INFERLAB_KERNELS");
     const std::optional<std::string> saved = before ? std::optional<std::string>(before) : std::nullopt;
     ::unsetenv("INFERLAB_KERNELS");
-    CHECK(ForwardOptions{}.kernels == Kernels::Fast);
+    CHECK(default_kernels() == Kernels::Fast);
     ::setenv("INFERLAB_KERNELS", "reference", 1);
-    CHECK(ForwardOptions{}.kernels == Kernels::Reference);
+    CHECK(default_kernels() == Kernels::Reference);
+    // Only the app (and the tests' harness) reads the variable, once, where it makes its backend:
+    // default options and the default CPU backend stay fast whatever the environment says.
+    CHECK(CpuBackendOptions{}.kernels == Kernels::Fast);
+    REQUIRE(cpu_options(cpu_backend()) != nullptr);
+    CHECK(cpu_options(cpu_backend())->kernels == Kernels::Fast);
     ::setenv("INFERLAB_KERNELS", "fast", 1);
     CHECK(default_kernels() == Kernels::Fast);
     ::setenv("INFERLAB_KERNELS", "avx", 1);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "../support/test_backend.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/model/bench.hpp"
@@ -17,6 +18,7 @@
 
 using namespace inferlab;
 using namespace inferlab::model;
+using inferlab::test::test_cpu;
 
 namespace {
 
@@ -123,7 +125,7 @@ TEST_CASE("no cache, contiguous and paged give the same logits (H_q/H_kv = 1, 4,
     for (int kv : {8, 2, 1}) {
         INFO("H_kv = " << kv);
         auto w = random_weights(small(8, kv), 11);
-        Transformer m(*w);
+        Transformer m(*w, test_cpu());
         auto tokens = random_tokens(64, 50, 5);
         MatrixRM none = logits_without_cache(m, tokens);
         ContiguousCache c(w->dims());
@@ -140,7 +142,7 @@ TEST_CASE("no cache, contiguous and paged give the same logits (H_q/H_kv = 1, 4,
 TEST_CASE("the Eigen model matches a separately written run.c-style forward pass", "[model]") {
     for (bool shared : {true, false}) {
         auto w = random_weights(small(8, 2, shared), 21);
-        Transformer m(*w);
+        Transformer m(*w, test_cpu());
         auto tokens = random_tokens(12, 50, 6);
         ContiguousCache c(w->dims());
         MatrixRM ours = m.forward(tokens, c);
@@ -157,7 +159,7 @@ TEST_CASE("the Eigen model matches a separately written run.c-style forward pass
 
 TEST_CASE("decode one token at a time, chunked prefill and prefill at once agree", "[model]") {
     auto w = random_weights(small(8, 2), 12);
-    Transformer m(*w);
+    Transformer m(*w, test_cpu());
     auto tokens = random_tokens(40, 50, 7);
     ContiguousCache all(w->dims());
     MatrixRM once = m.forward(tokens, all);
@@ -177,7 +179,7 @@ TEST_CASE("decode one token at a time, chunked prefill and prefill at once agree
 
 TEST_CASE("online-softmax attention equals the plain form, a sliding window changes the relation set", "[model]") {
     auto w = random_weights(small(8, 4), 13);
-    Transformer m(*w);
+    Transformer m(*w, test_cpu());
     auto tokens = random_tokens(48, 50, 8);
     ContiguousCache a(w->dims()), b(w->dims()), c(w->dims());
     MatrixRM plain = m.forward(tokens, a);
@@ -197,7 +199,7 @@ TEST_CASE("online-softmax attention equals the plain form, a sliding window chan
 
 TEST_CASE("each layer owns its cache: reading layer 0's K/V in layer 1 changes the logits", "[model]") {
     auto w = random_weights(small(8, 2), 14);
-    Transformer m(*w);
+    Transformer m(*w, test_cpu());
     const Dims& d = w->dims();
     auto tokens = random_tokens(10, 50, 9);
     ContiguousCache right(d), wrong(d);
@@ -214,7 +216,7 @@ TEST_CASE("each layer owns its cache: reading layer 0's K/V in layer 1 changes t
 
 TEST_CASE("batch decode: one step for several sequences equals each on its own", "[model]") {
     auto w = random_weights(small(8, 2), 15);
-    Transformer m(*w);
+    Transformer m(*w, test_cpu());
     const Dims& d = w->dims();
     ContiguousCache c1(d), c2(d), s1(d), s2(d);
     m.forward(random_tokens(9, 50, 1), c1);
@@ -329,7 +331,7 @@ TEST_CASE("impossible dims and bad tokens are errors", "[model]") {
     d.n_layers = 0;
     CHECK_THROWS_WITH(validate(d, "x"), Catch::Contains("n_layers '0'"));
     auto w = random_weights(small(8, 2), 1);
-    Transformer m(*w);
+    Transformer m(*w, test_cpu());
     ContiguousCache c(w->dims());
     CHECK_THROWS_WITH(m.forward(std::vector<int>{50}, c), Catch::Contains("outside the vocabulary"));
     CHECK_THROWS_WITH(m.forward(random_tokens(97, 50, 1), c), Catch::Contains("maximum sequence length 96"));
@@ -376,15 +378,15 @@ TEST_CASE("bf16 weights: the kernel equals Eigen on the rounded matrix, and the 
         CHECK((y - ref).cwiseAbs().maxCoeff() <= 1e-5f * std::max(1.0f, ref.cwiseAbs().maxCoeff()));
     }
     // Whole model: decode with bf16 weights stays close to float32 (not equal).
-    Transformer m(*w);
+    Transformer m(*w, test_cpu());
+    CpuBackend bf16_cpu({.kernels = cpu_options(test_cpu())->kernels, .bf16 = &b});  // the harness's kernels
+    const Transformer mb(*w, bf16_cpu);
     auto tokens = random_tokens(20, 50, 3);
     ContiguousCache c1(w->dims()), c2(w->dims());
-    ForwardOptions bf;
-    bf.bf16 = &b;
     MatrixRM f32(20, 50), f16(20, 50);
     for (int i = 0; i < 20; ++i) {
         f32.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, c1).row(0);
-        f16.row(i) = m.forward(std::vector<int>{tokens[std::size_t(i)]}, c2, bf).row(0);
+        f16.row(i) = mb.forward(std::vector<int>{tokens[std::size_t(i)]}, c2).row(0);
     }
     const double d = rel_diff(f16, f32);
     CHECK(d > 0);

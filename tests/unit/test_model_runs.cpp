@@ -2,6 +2,7 @@
 // generate's steps and trace, and the bench's tables, each checked against values worked here.
 #include <catch2/catch.hpp>
 
+#include "../support/test_backend.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/model/bench.hpp"
 #include "inferlab/model/compare.hpp"
@@ -9,6 +10,7 @@
 
 using namespace inferlab;
 using namespace inferlab::model;
+using inferlab::test::test_cpu;
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
@@ -50,9 +52,33 @@ TEST_CASE("compare_logits: the largest absolute and row-relative differences, an
     CHECK(std::isinf(compare_logits(got, ref).max_abs));
 }
 
+TEST_CASE("row_max_abs and max_abs_diff: compare_logits' absolute difference per row and per vector", "[model][compare]") {
+    MatrixRM ref(3, 2), got(3, 2);
+    ref << 1, 2,  //
+        -4, 8,    //
+        0, 0;
+    got << 1, 2,      // row 0: equal
+        -3, 8,        // row 1: 1 off at column 0
+        0, -0.125f;   // row 2: 0.125 off at column 1
+    // 0 absolute: every value and difference here is exact in float32 and double.
+    const std::vector<double> rows = row_max_abs(got, ref);
+    REQUIRE(rows.size() == 3);
+    CHECK_THAT(rows[0], WithinAbs(0.0, 0));
+    CHECK_THAT(rows[1], WithinAbs(1.0, 0));
+    CHECK_THAT(rows[2], WithinAbs(0.125, 0));
+    // The same numbers through the vector form, and the largest row is compare_logits' max_abs.
+    CHECK_THAT(max_abs_diff(got.row(1).transpose(), ref.row(1).transpose()), WithinAbs(1.0, 0));
+    CHECK_THAT(compare_logits(got, ref).max_abs, WithinAbs(1.0, 0));
+    CHECK_THROWS_AS(row_max_abs(got, MatrixRM(2, 2)), std::invalid_argument);
+    CHECK_THROWS_AS(max_abs_diff(Eigen::VectorXf::Zero(3), Eigen::VectorXf::Zero(2)), std::invalid_argument);
+    got(2, 0) = NAN;  // a NaN is an infinite difference in its row, not a silently skipped cell
+    CHECK(std::isinf(row_max_abs(got, ref)[2]));
+    CHECK(std::isinf(max_abs_diff(got.row(2).transpose(), ref.row(2).transpose())));
+}
+
 TEST_CASE("check_cache: the paths agree on a tiny model, and a broken path is caught", "[model][check-cache]") {
     auto w = random_weights(tiny(), 5);
-    Transformer m(*w);
+    Transformer m(*w, test_cpu());
     CheckCacheInputs in;
     in.tokens = random_tokens(tiny(), 12, 3);
     in.chunk = 5;       // 5 + 5 + 2: the last chunk shorter than the rest
@@ -82,7 +108,7 @@ TEST_CASE("check_cache: the paths agree on a tiny model, and a broken path is ca
 
 TEST_CASE("generate: steps tokens, one trace row per forward, 0 steps refused", "[model][generate]") {
     auto w = random_weights(tiny(), 5);
-    Transformer m(*w);
+    Transformer m(*w, test_cpu());
     GenerateInputs in;
     in.prompt = {1, 2, 3};
     in.steps = 4;

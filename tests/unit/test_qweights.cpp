@@ -5,8 +5,10 @@
 #include <cmath>
 #include <vector>
 
+#include "../support/test_backend.hpp"
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/model/compare.hpp"
 #include "inferlab/model/kernels.hpp"
 #include "inferlab/model/qweights.hpp"
 #include "inferlab/model/transformer.hpp"
@@ -15,6 +17,7 @@
 
 using namespace inferlab;
 using namespace inferlab::model;
+using inferlab::test::test_cpu;
 using Catch::Matchers::WithinAbs;
 
 namespace {
@@ -236,21 +239,20 @@ TEST_CASE("int8 activations move the logits of the int8 and int4 models by a bou
     // difference and one more disagreement.
     const Dims d = untied(128, 256);
     auto w = random_weights(d, 4);
-    const Transformer m(*w);
     for (WeightDtype dt : {WeightDtype::Int8, WeightDtype::Int4}) {
         INFO(to_string(dt));
         const QWeights qf(*w, dt, 1, QArith::Float), qi(*w, dt, 1, QArith::Int8Dot);
-        ForwardOptions fo, io;
-        fo.qweights = &qf;
-        io.qweights = &qi;
+        const Kernels k = cpu_options(test_cpu())->kernels;  // the harness's kernels (CTest runs both)
+        CpuBackend f_cpu({.kernels = k, .qweights = &qf}), i_cpu({.kernels = k, .qweights = &qi});
+        const Transformer mf(*w, f_cpu), mi(*w, i_cpu);
         ContiguousCache fc(d), ic(d);
-        float worst = 0, scale = 0;
+        double worst = 0, scale = 0;
         int agree = 0, steps = 24;
         for (int t = 0; t < steps; ++t) {
             const std::vector<int> tok = {(t * 37 + 1) % d.vocab_size};
-            const MatrixRM a = m.forward(tok, fc, fo), b = m.forward(tok, ic, io);
-            worst = std::max(worst, (a - b).cwiseAbs().maxCoeff());
-            scale = std::max(scale, a.cwiseAbs().maxCoeff());
+            const MatrixRM a = mf.forward(tok, fc), b = mi.forward(tok, ic);
+            worst = std::max(worst, compare_logits(b, a).max_abs);
+            scale = std::max(scale, double(a.cwiseAbs().maxCoeff()));
             Eigen::Index ia = 0, ib = 0;
             a.row(0).maxCoeff(&ia);
             b.row(0).maxCoeff(&ib);
@@ -266,7 +268,7 @@ TEST_CASE("int8 activations move the logits of the int8 and int4 models by a bou
 TEST_CASE("int8/int4 logits equal a float model holding the dequantized weights", "[qweights][model]") {
     const Dims d = untied(64, 96);
     auto w = random_weights(d, 4);
-    const Transformer m(*w);
+    const Transformer m(*w, test_cpu());
     std::vector<int> prompt = {1, 7, 33, 50, 2};
     for (WeightDtype dt : {WeightDtype::Int8, WeightDtype::Int4}) {
         INFO(to_string(dt));
@@ -289,19 +291,17 @@ TEST_CASE("int8/int4 logits equal a float model holding the dequantized weights"
         float* dst = deq.data() + (w->classifier().data() - w->data());
         for (int r = 0; r < cls->out; ++r)
             for (int i = 0; i < cls->in; ++i) dst[std::size_t(r) * std::size_t(cls->in) + std::size_t(i)] = cls->dequantized(r, i);
-        const Transformer fm(deq);
         for (Kernels k : {Kernels::Fast, Kernels::Reference}) {
-            ForwardOptions qo, fo;
-            qo.kernels = fo.kernels = k;
-            qo.qweights = &q;
+            CpuBackend q_cpu({.kernels = k, .qweights = &q}), f_cpu({.kernels = k});
+            const Transformer qm(*w, q_cpu), fm(deq, f_cpu);
             // Decode steps (one row: the quantized products) after a prefill of the same prompt.
             ContiguousCache qc(d), fc(d);
-            CHECK((m.forward(prompt, qc, qo) - fm.forward(prompt, fc, fo)).cwiseAbs().maxCoeff() <= 1e-4f);
-            float worst = 0, scale = 1;
+            CHECK(compare_logits(qm.forward(prompt, qc), fm.forward(prompt, fc)).max_abs <= 1e-4);
+            double worst = 0, scale = 1;
             for (int t = 0; t < 6; ++t) {
-                const MatrixRM a = m.forward(std::vector<int>{t + 3}, qc, qo), b = fm.forward(std::vector<int>{t + 3}, fc, fo);
-                worst = std::max(worst, (a - b).cwiseAbs().maxCoeff());
-                scale = std::max(scale, b.cwiseAbs().maxCoeff());
+                const MatrixRM a = qm.forward(std::vector<int>{t + 3}, qc), b = fm.forward(std::vector<int>{t + 3}, fc);
+                worst = std::max(worst, compare_logits(a, b).max_abs);
+                scale = std::max(scale, double(b.cwiseAbs().maxCoeff()));
             }
             // 1e-4 of the largest logit: the same dequantized weights, float32 sums in another order.
             CHECK(worst <= 1e-4f * scale);
@@ -309,9 +309,8 @@ TEST_CASE("int8/int4 logits equal a float model holding the dequantized weights"
         // And the comparison is not vacuous: the quantized weights do move the logits of the
         // original float model (the prompt's 5 rows go through the quantized products).
         ContiguousCache a(d), c(d);
-        ForwardOptions qo;
-        qo.qweights = &q;
-        CHECK((m.forward(prompt, a) - m.forward(prompt, c, qo)).cwiseAbs().maxCoeff() > 1e-3f);
+        CpuBackend q_cpu({.qweights = &q});
+        CHECK(compare_logits(Transformer(*w, q_cpu).forward(prompt, c), m.forward(prompt, a)).max_abs > 1e-3);
     }
 }
 

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "../support/test_backend.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/model/bench.hpp"
 #include "inferlab/model/quant_cache.hpp"
@@ -11,6 +12,7 @@
 
 using namespace inferlab;
 using namespace inferlab::model;
+using inferlab::test::test_cpu;
 
 namespace {
 Dims tiny(int vocab, int layers, int seq = 320) {
@@ -29,7 +31,7 @@ Dims tiny(int vocab, int layers, int seq = 320) {
 TEST_CASE("greedy speculative decoding equals greedy target decoding over 200 tokens", "[model][speculative]") {
     auto tw = random_weights(tiny(64, 4), 3);
     auto dw = derive_draft(*tw, 2, 0.05, 4);
-    Transformer target(*tw), draft(*dw);
+    Transformer target(*tw, test_cpu()), draft(*dw, test_cpu());
     Sampling greedy;
     greedy.greedy = true;
     auto plain = plain_generate(target, {1, 2, 3}, 200, greedy, 1);
@@ -48,7 +50,7 @@ TEST_CASE("greedy speculative decoding equals greedy target decoding over 200 to
 TEST_CASE("sampled first token: speculative matches the target, the threshold shortcut does not", "[model][speculative]") {
     auto tw = random_weights(tiny(8, 2, 32), 5);
     auto dw = derive_draft(*tw, 1, 0.5, 6);
-    Transformer target(*tw), draft(*dw);
+    Transformer target(*tw, test_cpu()), draft(*dw, test_cpu());
     Sampling s;
     s.temperature = 0.5;  // a peaked target, so the shortcut's bias is visible
     const std::vector<int> prompt = {1, 2};
@@ -77,7 +79,7 @@ TEST_CASE("sampled first token: speculative matches the target, the threshold sh
 TEST_CASE("measured acceptance within its interval of Σ min(p, q)", "[model][speculative]") {
     auto tw = random_weights(tiny(64, 4), 7);
     auto dw = derive_draft(*tw, 2, 0.2, 8);
-    Transformer target(*tw), draft(*dw);
+    Transformer target(*tw, test_cpu()), draft(*dw, test_cpu());
     SpeculateOptions o;
     o.gamma = 4;
     o.new_tokens = 250;
@@ -99,7 +101,7 @@ TEST_CASE("measured acceptance within its interval of Σ min(p, q)", "[model][sp
 TEST_CASE("rollback truncates both caches to the accepted prefix", "[model][speculative]") {
     auto tw = random_weights(tiny(64, 2), 10);
     auto dw = derive_draft(*tw, 1, 1.0, 11);  // a poor draft: many rejections, so many rollbacks
-    Transformer target(*tw), draft(*dw);
+    Transformer target(*tw, test_cpu()), draft(*dw, test_cpu());
     Sampling greedy;
     greedy.greedy = true;
     SpeculateOptions o;
@@ -116,7 +118,7 @@ TEST_CASE("rollback truncates both caches to the accepted prefix", "[model][spec
 
 TEST_CASE("int8 and int4 KV caches: bytes per token counted by hand, int8 logits close to float32", "[model][kvquant]") {
     auto w = random_weights(tiny(64, 2), 12);
-    Transformer m(*w);
+    Transformer m(*w, test_cpu());
     const Dims& d = w->dims();
     QuantizedCache q(d, 8, KvQuantScheme::PerToken);
     // L = 2, H_kv = 2, d = 8: codes 2 (K, V)·L·H_kv·d·1 B = 64 B, scales one fp16 per head vector

@@ -60,7 +60,7 @@ void Backend::record_finite(const Tensor&, int) {
 }
 
 void require_cache_on(const KvCache& cache, const Backend& b) {
-    if (&cache.backend() != &b)
+    if (cache.backend().memory_space() != b.memory_space())
         throw Error("a KV cache in " + cache.backend().name() + " memory was passed to the " + b.name() +
                     " backend; make the cache with the model's backend");
 }

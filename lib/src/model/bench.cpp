@@ -130,13 +130,15 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
     if (at.empty() || at[0]->dtype != WeightDtype::F32) throw std::logic_error("compare_decode_dtypes: float32 first");
     const Dims& d = m.dims();
     const std::size_t n = at.size();
-    std::vector<ForwardOptions> opts(n, opt);
+    std::vector<std::unique_ptr<CpuBackend>> backends;   // [n]: m's threads and kernels, dtype k's weights
+    std::vector<Transformer> models;                      // [n]: the same weights through backends[k]
     std::vector<std::unique_ptr<ContiguousCache>> caches;
     std::vector<double> seconds(n, 0.0);
     std::vector<DtypeDecode> out(n);
     MatrixRM last;
     for (std::size_t k = 0; k < n; ++k) {
-        at[k]->apply(opts[k]);
+        backends.push_back(at[k]->cpu_backend_like(m.backend()));
+        models.emplace_back(m.weights(), *backends.back());
         caches.push_back(std::make_unique<ContiguousCache>(d));
         last = m.forward(prompt, *caches.back(), opt);  // float32 prefill: every cache starts the same
         out[k].dtype = at[k]->dtype;
@@ -149,7 +151,7 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t k = (std::size_t(s) + i) % n;
             const auto t0 = std::chrono::steady_clock::now();
-            logits[k] = m.forward(std::vector<int>{static_cast<int>(next)}, *caches[k], opts[k]);
+            logits[k] = models[k].forward(std::vector<int>{static_cast<int>(next)}, *caches[k], opt);
             seconds[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         }
         Eigen::Index ref_arg = 0;
@@ -279,8 +281,13 @@ double prefill_gflops(std::uint64_t params, std::uint64_t tokens, double seconds
 
 DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCache& b, int first_token, int steps,
                                           const ForwardOptions& opt, const Bf16Weights& bf16) {
-    ForwardOptions with = opt;
+    const CpuBackendOptions* fp32 = cpu_options(m.backend());
+    if (!fp32) throw std::logic_error("compare_fp32_bf16_decode: the model runs on the " + m.backend().name() + " backend, not the CPU");
+    CpuBackendOptions with = *fp32;
     with.bf16 = &bf16;
+    with.qweights = nullptr;
+    CpuBackend bf16_backend(with);
+    const Transformer mb(m.weights(), bf16_backend);
     DecodeComparison c;
     double fp32_s = 0, bf16_s = 0;
     int tok = first_token;
@@ -288,7 +295,7 @@ DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCa
         auto t0 = std::chrono::steady_clock::now();
         MatrixRM la = m.forward(std::vector<int>{tok}, a, opt);
         auto t1 = std::chrono::steady_clock::now();
-        MatrixRM lb = m.forward(std::vector<int>{tok}, b, with);
+        MatrixRM lb = mb.forward(std::vector<int>{tok}, b, opt);
         auto t2 = std::chrono::steady_clock::now();
         fp32_s += std::chrono::duration<double>(t1 - t0).count();
         bf16_s += std::chrono::duration<double>(t2 - t1).count();
@@ -429,18 +436,18 @@ void measure_contexts(const Transformer& m, const BenchInputs& in, const Forward
 // Batch decode per dtype of the run: B sequences with their own caches, one step reading the
 // weights once; beside it decode-roofline's bound for that dtype's bytes on the measured β and
 // that dtype's π, and the bound's own batch-B ÷ batch-1 ratio (what the roofline predicts).
-void measure_batches(const Transformer& m, const BenchInputs& in, const ForwardOptions& base,
+void measure_batches(const Transformer& m, const BenchInputs& in, const ForwardOptions& opt,
                      const std::vector<WeightsAt>& ats, BenchResult& r) {
     const Dims& d = m.dims();
     r.batch_context = std::min(in.prompt_len, 16);
     for (const auto& at : ats) {
-        ForwardOptions opt = base;
-        at.apply(opt);
+        const auto backend = at.cpu_backend_like(m.backend());
+        const Transformer mt(m.weights(), *backend);  // m's threads and kernels, this dtype's weights
         const Machine here = measured_machine(r.probe, r.product_gflops.at(at.dtype));
         const DecodeModel dm = by_dtype(in) ? reference_decode_model(d, at.dtype) : reference_decode_model(d, weight_dtype_bits(at.dtype));
         std::optional<double> batch1, bound1;
         for (auto b : in.batches) {
-            const double step = time_decode_step(m, static_cast<int>(b), r.batch_context, 4, opt);
+            const double step = time_decode_step(mt, static_cast<int>(b), r.batch_context, 4, opt);
             const DecodeStep bound = decode_step(dm, std::vector<std::uint64_t>(b, std::uint64_t(r.batch_context) + 1), here);
             BenchBatchRow row{at.dtype, b, double(b) / step, 1 / step, std::nullopt, bound.aggregate_tokens_per_s, std::nullopt,
                               bound.compute_bound};
@@ -457,10 +464,9 @@ void measure_batches(const Transformer& m, const BenchInputs& in, const ForwardO
 BenchResult bench(const Weights& w, const BenchInputs& in) {
     const Dims& d = w.dims();
     check_bench_inputs(d, in);
-    Transformer m(w);
-    ForwardOptions opt;
-    opt.threads = in.threads;
-    opt.kernels = in.kernels;
+    CpuBackend cpu({.threads = in.threads, .kernels = in.kernels});  // float32 weights: prefill, and the reference of each comparison
+    const Transformer m(w, cpu);
+    const ForwardOptions opt;
     Eigen::setNbThreads(in.threads);
     BenchResult r;
     r.threads = in.threads;
@@ -470,7 +476,7 @@ BenchResult bench(const Weights& w, const BenchInputs& in) {
     const std::vector<WeightDtype> list = run_dtypes(in);
     r.decode_dtype = list.back();
     std::vector<WeightsAt> ats;
-    ats.reserve(list.size());  // options point into these: no reallocation after apply
+    ats.reserve(list.size());  // backends point into these: no reallocation after one is made
     for (WeightDtype t : list) ats.push_back(make_weights_at(w, t, in.threads));
 
     r.probe = measure_read_bandwidth(in.probe_bytes, in.threads, 5);
@@ -503,9 +509,8 @@ BenchResult bench(const Weights& w, const BenchInputs& in) {
     r.bandwidth_fraction = r.achieved_gbs / r.probe.read_gbs;
     r.probe_defect = r.achieved_gbs > r.probe.read_gbs;
 
-    ForwardOptions decode_opt = opt;
-    ats.back().apply(decode_opt);  // the context table decodes with the decode dtype's weights
-    measure_contexts(m, in, decode_opt, rng, r);
+    const auto decode_backend = ats.back().cpu_backend_like(cpu);  // the context table decodes with the decode dtype's weights
+    measure_contexts(Transformer(w, *decode_backend), in, opt, rng, r);
     measure_batches(m, in, opt, ats, r);
     return r;
 }

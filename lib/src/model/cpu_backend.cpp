@@ -14,13 +14,14 @@
 
 #include "inferlab/error.hpp"
 #include "inferlab/model/backend.hpp"
+#include "inferlab/model/cpu_backend.hpp"
 #include "inferlab/model/kernels.hpp"
 #include "inferlab/model/qweights.hpp"
 #include "inferlab/model/transformer.hpp"
 
 // The CPU backend: hand-written AVX-512 kernels for the products and the attention decode is bound
 // by, OpenMP over rows and heads. Each has a plain reference beside it (kernels_ref.cpp, same
-// signature) that ForwardOptions::kernels selects on any CPU, and that runs where the CPU lacks
+// signature) that CpuBackendOptions::kernels selects on any CPU, and that runs where the CPU lacks
 // AVX-512 (Eigen's products there for float32 weights).
 namespace inferlab::model {
 namespace {
@@ -43,7 +44,7 @@ void rmsnorm_rows(TMap out, const CTMap& x, const VecMap& weight, float eps) {
 }
 
 // Y [rows, out] = X [rows, in] · Wᵀ, W row-major [out, in].
-void project(TMap y, const CTMap& x, const MatMap& w, const ForwardOptions& opt) {
+void project(TMap y, const CTMap& x, const MatMap& w, const CpuBackendOptions& opt) {
     // Quantized weights: every product reads the packed levels in place (16 rows at a time), so
     // that prefill and decode run the same int8/int4 model.
     if (opt.qweights)
@@ -216,8 +217,8 @@ __attribute__((target("avx512f"))) void attend_plain_avx512(const float* q, KvCa
 
 // One query head over keys [lo, hi) of its K/V head, read in place from the cache.
 void attend(const float* q, KvCache& cache, int layer, int kvh, int lo, int hi, int d, const ForwardOptions& opt,
-            float* out, std::vector<float>& scratch) {
-    if (opt.kernels == Kernels::Reference || !has_avx512())
+            Kernels kernels, float* out, std::vector<float>& scratch) {
+    if (kernels == Kernels::Reference || !has_avx512())
         return ref::attend(q, cache, layer, kvh, lo, hi, d, opt, out, scratch);
 #if defined(__x86_64__)
     if (opt.attention == AttentionKind::Plain) {
@@ -782,85 +783,91 @@ void matmul_few_rows_bf16(const std::uint16_t* w, Eigen::Index out, int n, const
     ref::matmul_few_rows_bf16(w, out, n, x, rows, y, threads);  // no AVX-512: the plain loops
 }
 
-namespace {
+CpuBackend::CpuBackend(const CpuBackendOptions& options) : o_(options) {}
 
-class CpuBackend final : public Backend {
-public:
-    std::string name() const override { return "cpu"; }
-    float* allocate(std::size_t floats) override {
-        if (floats == 0) return nullptr;
-        const std::size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
-        void* p = std::aligned_alloc(64, bytes);
-        if (!p) throw Error(fmt::format("cannot allocate {} bytes of host memory", bytes));
-        std::memset(p, 0, bytes);
-        return static_cast<float*>(p);
-    }
-    void release(float* p, std::size_t) noexcept override { std::free(p); }
-    void upload(float* dst, const float* host, std::size_t floats) override { std::copy_n(host, floats, dst); }
-    void download(float* host, const float* src, std::size_t floats) override { std::copy_n(src, floats, host); }
+float* CpuBackend::allocate(std::size_t floats) {
+    if (floats == 0) return nullptr;
+    const std::size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, bytes);
+    if (!p) throw Error(fmt::format("cannot allocate {} bytes of host memory", bytes));
+    std::memset(p, 0, bytes);
+    return static_cast<float*>(p);
+}
+void CpuBackend::release(float* p, std::size_t) noexcept { std::free(p); }
+void CpuBackend::upload(float* dst, const float* host, std::size_t floats) { std::copy_n(host, floats, dst); }
+void CpuBackend::download(float* host, const float* src, std::size_t floats) { std::copy_n(src, floats, host); }
 
-    void embed(const MatMap& table, const std::vector<int>& tokens, Tensor& x) override {
-        x.resize(static_cast<int>(tokens.size()), static_cast<int>(table.cols()));
-        for (std::size_t r = 0; r < tokens.size(); ++r)
-            std::copy_n(table.row(tokens[r]).data(), table.cols(), x.row(static_cast<int>(r)));
-    }
-    void rmsnorm(const Tensor& x, const VecMap& w, float eps, Tensor& y) override {
-        y.resize(x.rows(), x.cols());
-        rmsnorm_rows(map(y), cmap(x), w, eps);
-    }
-    void matmul(const Tensor& x, const MatMap& w, Tensor& y, const ForwardOptions& opt) override {
-        y.resize(x.rows(), static_cast<int>(w.rows()));
-        project(map(y), cmap(x), w, opt);
-    }
-    void rope(Tensor& v, const std::vector<int>& pos, int head_dim, float theta) override {
-        for (int r = 0; r < v.rows(); ++r) rope_row(v.row(r), v.cols(), head_dim, pos[std::size_t(r)], theta);
-    }
-    void store_kv(const Tensor& k, const Tensor& v, const StepRows& step, int layer) override {
-        const int d = step.head_dim, heads = k.cols() / d;
-        for (int r = 0; r < k.rows(); ++r) {
-            KvCache& c = *step.rows[std::size_t(r)].cache;
-            for (int h = 0; h < heads; ++h) {
-                std::copy_n(k.row(r) + h * d, d, c.key(layer, h, step.pos[std::size_t(r)]));
-                std::copy_n(v.row(r) + h * d, d, c.value(layer, h, step.pos[std::size_t(r)]));
-            }
+void CpuBackend::embed(const MatMap& table, const std::vector<int>& tokens, Tensor& x) {
+    x.resize(static_cast<int>(tokens.size()), static_cast<int>(table.cols()));  // [R, D]
+    for (std::size_t r = 0; r < tokens.size(); ++r)
+        std::copy_n(table.row(tokens[r]).data(), table.cols(), x.row(static_cast<int>(r)));
+}
+void CpuBackend::rmsnorm(const Tensor& x, const VecMap& w, float eps, Tensor& y) {
+    y.resize(x.rows(), x.cols());
+    rmsnorm_rows(map(y), cmap(x), w, eps);
+}
+void CpuBackend::matmul(const Tensor& x, const MatMap& w, Tensor& y, const ForwardOptions&) {
+    y.resize(x.rows(), static_cast<int>(w.rows()));  // [rows, out]
+    project(map(y), cmap(x), w, o_);
+}
+void CpuBackend::rope(Tensor& v, const std::vector<int>& pos, int head_dim, float theta) {
+    for (int r = 0; r < v.rows(); ++r) rope_row(v.row(r), v.cols(), head_dim, pos[std::size_t(r)], theta);
+}
+void CpuBackend::store_kv(const Tensor& k, const Tensor& v, const StepRows& step, int layer) {
+    const int d = step.head_dim, heads = k.cols() / d;
+    for (int r = 0; r < k.rows(); ++r) {
+        KvCache& c = *step.rows[std::size_t(r)].cache;
+        for (int h = 0; h < heads; ++h) {
+            std::copy_n(k.row(r) + h * d, d, c.key(layer, h, step.pos[std::size_t(r)]));
+            std::copy_n(v.row(r) + h * d, d, c.value(layer, h, step.pos[std::size_t(r)]));
         }
     }
-    void attention(const Tensor& q, const StepRows& step, int layer, const ForwardOptions& opt, Tensor& out) override {
-        out.resize(q.rows(), q.cols());
-        const int R = q.rows();
-        const int d = step.head_dim;
-        const int n_heads = q.cols() / d;
-        const int group = n_heads / step.n_kv_heads;
-        std::vector<std::vector<float>> scratch(static_cast<std::size_t>(std::max(1, opt.threads)));
-        // Row r sees positions ≤ pos[r] (causal), read in place from its own cache.
-#pragma omp parallel for collapse(2) num_threads(opt.threads) schedule(static) if (opt.threads > 1)
-        for (int r = 0; r < R; ++r)
-            for (int h = 0; h < n_heads; ++h) {
-                int tid = 0;
+}
+void CpuBackend::attention(const Tensor& q, const StepRows& step, int layer, const ForwardOptions& opt, Tensor& out) {
+    out.resize(q.rows(), q.cols());  // [R, H_q·d]
+    const int R = q.rows();
+    const int d = step.head_dim;
+    const int n_heads = q.cols() / d;
+    const int group = n_heads / step.n_kv_heads;
+    const int threads = o_.threads;
+    std::vector<std::vector<float>> scratch(static_cast<std::size_t>(std::max(1, threads)));  // [threads][keys]
+    // Row r sees positions ≤ pos[r] (causal), read in place from its own cache.
+#pragma omp parallel for collapse(2) num_threads(threads) schedule(static) if (threads > 1)
+    for (int r = 0; r < R; ++r)
+        for (int h = 0; h < n_heads; ++h) {
+            int tid = 0;
 #ifdef _OPENMP
-                tid = omp_get_thread_num();
+            tid = omp_get_thread_num();
 #endif
-                const int hi = step.pos[std::size_t(r)] + 1;
-                int lo = opt.window > 0 ? std::max(0, hi - opt.window) : 0;
-                // A padding row itself (before its first visible position) attends to itself alone:
-                // its output is never read, but it must stay finite.
-                if (opt.visible_from) lo = std::min(std::max(lo, (*opt.visible_from)[std::size_t(r)]), hi - 1);
-                attend(q.row(r) + h * d, *step.rows[std::size_t(r)].cache, layer, h / group, lo, hi, d, opt,
-                       out.row(r) + h * d, scratch[static_cast<std::size_t>(tid)]);
-            }
-    }
-    void swiglu(Tensor& a, const Tensor& b) override {
-        TMap x = map(a);
-        x = (x.array() / (1.0f + (-x.array()).exp())) * cmap(b).array();
-    }
-    void add(Tensor& y, const Tensor& x) override { map(y) += cmap(x); }
-    void to_host(const Tensor& t, MatrixRM& out) override {
-        out.resize(t.rows(), t.cols());
-        std::copy_n(t.data(), t.size(), out.data());
-    }
-};
+            const int hi = step.pos[std::size_t(r)] + 1;
+            int lo = opt.window > 0 ? std::max(0, hi - opt.window) : 0;
+            // A padding row itself (before its first visible position) attends to itself alone:
+            // its output is never read, but it must stay finite.
+            if (opt.visible_from) lo = std::min(std::max(lo, (*opt.visible_from)[std::size_t(r)]), hi - 1);
+            attend(q.row(r) + h * d, *step.rows[std::size_t(r)].cache, layer, h / group, lo, hi, d, opt, o_.kernels,
+                   out.row(r) + h * d, scratch[static_cast<std::size_t>(tid)]);
+        }
+}
+void CpuBackend::swiglu(Tensor& a, const Tensor& b) {
+    TMap x = map(a);
+    x = (x.array() / (1.0f + (-x.array()).exp())) * cmap(b).array();
+}
+void CpuBackend::add(Tensor& y, const Tensor& x) { map(y) += cmap(x); }
+void CpuBackend::to_host(const Tensor& t, MatrixRM& out) {
+    out.resize(t.rows(), t.cols());
+    std::copy_n(t.data(), t.size(), out.data());
+}
 
-}  // namespace
+const void* CpuBackend::memory_space() const {
+    // One identity for the host's memory, whichever CPU backend (options) asks.
+    static const char host = 0;
+    return &host;
+}
+
+const CpuBackendOptions* cpu_options(const Backend& b) {
+    const auto* cpu = dynamic_cast<const CpuBackend*>(&b);
+    return cpu ? &cpu->options() : nullptr;
+}
 
 Backend& cpu_backend() {
     static CpuBackend b;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "inferlab/kv.hpp"
+#include "inferlab/model/compare.hpp"
 #include "inferlab/quant.hpp"
 #include "inferlab/rng.hpp"
 #include "inferlab/spec.hpp"
@@ -40,8 +41,8 @@ KvQuantResult run_kv_quant(const Transformer& m, const KvQuantExperiment& e) {
         lq.row(i) = m.forward(std::vector<int>{e.tokens[std::size_t(i)]}, qc, e.forward).row(0);
     }
     const Sampling plain;  // temperature 1: the model's own distribution
+    r.max_abs_logit_error = compare_logits(lq, lf).max_abs;
     for (int i = 0; i < n; ++i) {
-        r.max_abs_logit_error = std::max(r.max_abs_logit_error, double((lf.row(i) - lq.row(i)).cwiseAbs().maxCoeff()));
         const double kl = kl_divergence(sampling_distribution(lf, i, plain), sampling_distribution(lq, i, plain));
         r.max_kl = std::max(r.max_kl, kl);
         r.mean_kl += kl / n;
@@ -103,20 +104,27 @@ SpeculateStats speculate_statistics(const SpeculateResult& r, int gamma, std::op
 SpeculateExperiment run_speculate(const Transformer& target, const Transformer& draft, const std::vector<int>& prompt,
                                   SpeculateOptions opt, const WeightsAt* at_target, const WeightsAt* at_draft,
                                   std::optional<double> cost_ratio) {
-    // Each model reads its own weights at the dtype: the options point at one model's copies.
-    ForwardOptions draft_fwd = opt.forward;
-    if (at_target) at_target->apply(opt.forward);
-    if (at_draft) at_draft->apply(draft_fwd);
-    opt.draft_forward = draft_fwd;
+    // Each model reads its own weights at the dtype: a CPU backend per model, pointing at that
+    // model's copies. float32 off the CPU (CUDA) needs nothing: the model reads float32 already.
+    auto at_dtype = [](const Transformer& m, const WeightsAt* at, std::unique_ptr<CpuBackend>& backend,
+                       std::optional<Transformer>& on_dtype) -> const Transformer& {
+        if (!at || (at->dtype == WeightDtype::F32 && !cpu_options(m.backend()))) return m;
+        backend = at->cpu_backend_like(m.backend());
+        return on_dtype.emplace(m.weights(), *backend);
+    };
+    std::unique_ptr<CpuBackend> target_backend, draft_backend;
+    std::optional<Transformer> target_at, draft_at;
     SpeculateExperiment e;
-    e.run = speculative_generate(target, draft, prompt, opt);
+    e.run = speculative_generate(at_dtype(target, at_target, target_backend, target_at),
+                                 at_dtype(draft, at_draft, draft_backend, draft_at), prompt, opt);
     e.stats = speculate_statistics(e.run, opt.gamma, cost_ratio);
     return e;
 }
 
 RooflineResult run_roofline(const Transformer& m, const RooflineExperiment& e) {
     RooflineResult r;
-    const int threads = e.forward.threads;
+    const CpuBackendOptions* cpu = cpu_options(m.backend());
+    const int threads = cpu ? cpu->threads : 1;  // the probes run on as many threads as the model's steps
     r.bandwidth = measure_read_bandwidth(e.probe_bytes, threads, 5);
     r.batch_product_gflops = measure_batch_product_gflops(8, threads, 3, weight_dtype_bits(e.dtype));
     const DecodeModel dm = reference_decode_model(m.dims(), e.dtype);

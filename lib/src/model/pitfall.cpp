@@ -10,6 +10,7 @@
 
 #include "inferlab/error.hpp"
 #include "inferlab/kv.hpp"
+#include "inferlab/model/compare.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/speculative.hpp"
 #include "inferlab/model/weights.hpp"
@@ -162,7 +163,7 @@ PathOutcome run_path(const Transformer& m, const std::vector<Call>& calls, const
             const int p = pos[i] - pads[s];
             const Truth& t = truths[s][std::size_t(c.truth)];
             const Eigen::VectorXf row = logits.row(Eigen::Index(i)).transpose();
-            const double err = (row - t.logits.row(p).transpose()).cwiseAbs().maxCoeff();
+            const double err = max_abs_diff(row, t.logits.row(p).transpose());
             if (!std::isfinite(err) || err > kTolerance) fire(kLogits, step, p);
             if (std::size_t(p) < out.logits[s].size()) out.logits[s][std::size_t(p)] = row;
         }
@@ -213,7 +214,7 @@ std::vector<Call> plan(const std::vector<int>& tokens, int from, int chunk, cons
 double max_err(const std::vector<Eigen::VectorXf>& got, const Truth& truth) {
     double e = 0;
     for (std::size_t p = 0; p < got.size(); ++p)
-        e = std::max(e, double((got[p] - truth.logits.row(Eigen::Index(p)).transpose()).cwiseAbs().maxCoeff()));
+        e = std::max(e, max_abs_diff(got[p], truth.logits.row(Eigen::Index(p)).transpose()));
     return e;
 }
 
@@ -225,8 +226,8 @@ void compare(PitfallResult& r, const PathOutcome& good, const PathOutcome& bad, 
         d.pos = static_cast<int>(p);
         d.token = truth.tokens[p];
         const Eigen::VectorXf want = truth.logits.row(Eigen::Index(p)).transpose();
-        d.correct_err = (good.logits[shown][p] - want).cwiseAbs().maxCoeff();
-        d.broken_err = (bad.logits[shown][p] - want).cwiseAbs().maxCoeff();
+        d.correct_err = max_abs_diff(good.logits[shown][p], want);
+        d.broken_err = max_abs_diff(bad.logits[shown][p], want);
         d.correct_argmax = argmax(good.logits[shown][p]);
         d.broken_argmax = argmax(bad.logits[shown][p]);
         r.correct_max_err = std::max(r.correct_max_err, d.correct_err);

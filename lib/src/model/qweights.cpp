@@ -224,9 +224,19 @@ std::uint64_t product_weight_bytes(const Dims& d, WeightDtype t) {
     return weight_storage(n, parse_dtype("weight dtype", to_string(t))).total_bytes;
 }
 
-void WeightsAt::apply(ForwardOptions& opt) const {
+void WeightsAt::apply(CpuBackendOptions& opt) const {
     opt.bf16 = dtype == WeightDtype::BF16 ? &bf16 : nullptr;
     opt.qweights = q.get();
+}
+
+std::unique_ptr<CpuBackend> WeightsAt::cpu_backend_like(const Backend& like) const {
+    const CpuBackendOptions* base = cpu_options(like);
+    if (!base)
+        throw std::logic_error("weights at " + to_string(dtype) + ": the model runs on the " + like.name() +
+                               " backend; the weights' dtype is an option of the CPU backend");
+    CpuBackendOptions o = *base;
+    apply(o);
+    return std::make_unique<CpuBackend>(o);
 }
 
 std::string WeightsAt::arithmetic() const {

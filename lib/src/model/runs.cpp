@@ -78,10 +78,6 @@ MatrixRM chunked_prefill(const Transformer& m, const std::vector<int>& tokens, i
     return out;
 }
 
-double row_max_abs(const MatrixRM& a, const MatrixRM& b, Eigen::Index r) {
-    return static_cast<double>((a.row(r) - b.row(r)).cwiseAbs().maxCoeff());
-}
-
 }  // namespace
 
 LogitsResult logits_along(const Transformer& m, const std::vector<int>& tokens, const PathChoice& p,
@@ -98,7 +94,7 @@ LogitsResult logits_along(const Transformer& m, const std::vector<int>& tokens, 
 CheckCacheResult check_cache(const Transformer& m, const CheckCacheInputs& in, const ForwardOptions& opt) {
     require_tokens(m.dims(), in.tokens);
     if (in.chunk < 1) throw InputError("chunk", std::to_string(in.chunk), "must be at least 1 token");
-    if (opt.bf16)
+    if (const CpuBackendOptions* cpu = cpu_options(m.backend()); cpu && cpu->bf16)
         throw InputError("weights", "bf16",
                          "cannot compare cache paths: bf16 weights serve steps of up to 16 rows only, so the no-cache "
                          "pass would read float32 (use fp32, int8 or int4)");
@@ -116,10 +112,11 @@ CheckCacheResult check_cache(const Transformer& m, const CheckCacheInputs& in, c
         {"paged", run_path(m, in.tokens, {CachePath::Paged, in.block_size, in.pool_seed}, opt)},
         {"other_attention", run_path(m, in.tokens, contiguous, other)},
         {"chunked", chunked_prefill(m, in.tokens, in.chunk, opt)}};
-    for (Eigen::Index i = 0; i < none.rows(); ++i)
-        r.rows.push_back({static_cast<int>(i), row_max_abs(paths[0].second, none, i), row_max_abs(paths[1].second, none, i),
-                          row_max_abs(paths[2].second, none, i), row_max_abs(paths[3].second, none, i),
-                          std::max(1.0, static_cast<double>(none.row(i).cwiseAbs().maxCoeff()))});
+    std::vector<std::vector<double>> per_row;  // [path][position]: max |Δ logit| against no-cache
+    for (const auto& [name, logits] : paths) per_row.push_back(row_max_abs(logits, none));
+    for (std::size_t i = 0; i < std::size_t(none.rows()); ++i)
+        r.rows.push_back({static_cast<int>(i), per_row[0][i], per_row[1][i], per_row[2][i], per_row[3][i],
+                          std::max(1.0, static_cast<double>(none.row(Eigen::Index(i)).cwiseAbs().maxCoeff()))});
     // The largest relative and the largest absolute difference may sit on different paths.
     for (std::size_t k = 0; k < paths.size(); ++k) {
         const LogitsDiff d = compare_logits(paths[k].second, none);

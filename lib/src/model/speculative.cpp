@@ -43,7 +43,7 @@ SpeculateResult speculative_generate(const Transformer& target, const Transforme
     res.accepted.assign(std::size_t(opt.gamma), 0);
     res.predicted_accept.assign(std::size_t(opt.gamma), 0.0);
     ContiguousCache tc(target.dims()), dc(draft.dims());
-    const ForwardOptions& draft_fwd = opt.draft_forward ? *opt.draft_forward : opt.forward;
+    const ForwardOptions& draft_fwd = opt.forward;
     // Invariant between rounds: both caches hold every committed token but the last ("pending").
     std::vector<int> prefix(prompt.begin(), prompt.end() - 1);
     if (!prefix.empty()) {

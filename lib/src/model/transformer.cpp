@@ -33,7 +33,7 @@ std::vector<int> step_offsets(const std::vector<Row>& rows) {
 bool all_finite(Backend& b, const Tensor& t) {
     const float* p = t.data();
     std::vector<float> host;
-    if (&b != &cpu_backend()) {
+    if (b.memory_space() != cpu_backend().memory_space()) {
         host.resize(t.size());
         b.download(host.data(), t.data(), t.size());
         p = host.data();

@@ -19,27 +19,11 @@
 
 namespace inferlab::model {
 
-class QWeights;
-
 enum class AttentionKind {
     Plain,   // scores for every key, then one softmax
     Online,  // FlashAttention's order: key blocks, a running max and sum, rescaled partial outputs
 };
 
-// bf16 copies of the weights (same offsets as the float buffer): decode reads half the bytes,
-// the arithmetic stays float32.
-struct Bf16Weights {
-    const float* float_base = nullptr;   // Weights::data() of the model these were made from
-    HugePageBuffer mem;                  // one bf16 per float, round to nearest even, on huge pages like the weights
-    const std::uint16_t* data() const { return static_cast<const std::uint16_t*>(mem.data()); }
-};
-
-// Which CPU kernels run (kernels.hpp): the fast ones (AVX-512 tiles where the CPU has them) or
-// the plain reference loops, on any CPU.
-enum class Kernels { Fast, Reference };
-// The INFERLAB_KERNELS environment variable ("fast" or "reference"; unset or empty: fast), read
-// at each call; InputError naming INFERLAB_KERNELS for any other value.
-Kernels default_kernels();
 // Deliberate deviations, for `inferlab model pitfall` only (the documents' warnings, shown
 // failing); None everywhere else. Each changes one thing in Transformer::forward.
 enum class Pitfall {
@@ -50,18 +34,20 @@ enum class Pitfall {
     SkippedCacheUpdate,  // a step after history neither writes the last layer's K/V nor extends its length (§4.3)
 };
 
+// What one forward pass is, on any backend: the attention's order and mask, and the deviations
+// of `model pitfall`. How a backend computes it (threads, kernels, the weights' dtype) is given
+// when the backend is made (CpuBackendOptions in cpu_backend.hpp), so a default-constructed
+// ForwardOptions is the plain causal pass and reads nothing from the environment.
 struct ForwardOptions {
     AttentionKind attention = AttentionKind::Plain;
     int online_block = 16;   // keys per block in the online form
     int window = 0;          // 0: dense; W: each query sees only the last W positions (sparse)
-    int threads = 1;         // CPU backend: OpenMP threads
-    const Bf16Weights* bf16 = nullptr;  // CPU backend: products of up to 16 rows read bf16 weights
-    Kernels kernels = default_kernels();  // CPU backend: fast or reference kernels
-    const QWeights* qweights = nullptr;   // CPU backend: every product reads int8/int4 weights (qweights.hpp)
     Pitfall pitfall = Pitfall::None;    // model pitfall's broken paths only
     // Per row of the step: the first cache position its attention may see (a left-padded row of a
     // batch masks its padding this way; a padding row sees only itself); nullptr: 0 for every row.
-    // CPU backend only.
+    // It belongs to the pass, not the backend: like `window` it is part of this step's mask, and it
+    // changes with every batch of rows, so it cannot be fixed when a backend is made. Only the CPU
+    // backend implements it; the CUDA backend refuses a pass that sets it.
     const std::vector<int>* visible_from = nullptr;
 };
 
@@ -150,12 +136,20 @@ public:
     virtual bool defers_finite_checks() const { return false; }
     virtual void record_finite(const Tensor& t, int index);
     virtual int first_non_finite() { return -1; }
+
+    // Which memory this backend's buffers live in, as an identity: backends with the same one read
+    // each other's buffers and caches in place. Default: this backend's own. Every CPU backend
+    // answers the host's, whatever its options, so a cache made with cpu_backend() serves a model
+    // on a CPU backend with other threads, kernels or weights.
+    virtual const void* memory_space() const { return this; }
 };
 
-// The CPU backend (one, stateless apart from its options): Eigen and the kernels below.
+// The CPU backend with default options (CpuBackendOptions{}: one thread, fast kernels, float32
+// weights); cpu_backend.hpp makes CPU backends with other options.
 Backend& cpu_backend();
 
-// Checks that a cache's storage belongs to `b` (a cache made for one backend cannot be read by another).
+// Checks that a cache's storage is in `b`'s memory (a cache in one backend's memory cannot be read
+// by a backend in another).
 void require_cache_on(const KvCache& cache, const Backend& b);
 
 }  // namespace inferlab::model

@@ -46,6 +46,7 @@ struct DtypeDecode {
     double mean_kl = 0;                // mean over steps of KL(softmax(l_fp32) ‖ softmax(l)), nats
     double greedy_agreement = 0;       // fraction of steps whose argmax equals float32's
 };
+// m runs on a CPU backend (its threads and kernels serve every dtype; std::logic_error otherwise).
 std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::vector<int>& prompt, int steps,
                                                const ForwardOptions& opt, const std::vector<const WeightsAt*>& at);
 
@@ -96,6 +97,7 @@ double prefill_gflops(std::uint64_t params, std::uint64_t tokens, double seconds
 // Greedy decode of `steps` tokens measured two ways in one run, alternating step by step so the
 // machine's drift falls on both alike: float32 weights on cache `a`, bf16 weights on cache `b`
 // (both holding the same prompt). Both read the same token each step (the float32 model's pick).
+// m runs on a CPU backend with float32 weights; the bf16 steps run on one like it reading `bf16`.
 struct DecodeComparison {
     double fp32_tokens_per_s = 0;
     double bf16_tokens_per_s = 0;

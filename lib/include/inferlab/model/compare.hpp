@@ -2,6 +2,7 @@
 // One comparison of two logit matrices, used wherever a path is checked against a reference:
 // check-cache, the bench's dtype comparison, and the tests (llm.c's validate_result, once).
 #include <Eigen/Core>
+#include <vector>
 
 #include "inferlab/model/weights.hpp"
 
@@ -22,5 +23,13 @@ struct LogitsDiff {
 };
 // std::invalid_argument when the shapes differ (a caller's bug, not the user's input).
 LogitsDiff compare_logits(const MatrixRM& got, const MatrixRM& ref);
+
+// The same absolute difference row by row, for tables that show every position: entry r is
+// max_c |got(r, c) − ref(r, c)| (compare_logits' max_abs restricted to row r; NaN counts as inf).
+// std::invalid_argument when the shapes differ.
+std::vector<double> row_max_abs(const MatrixRM& got, const MatrixRM& ref);
+// One position's logits [vocab] each, kept as vectors: max_c |got(c) − ref(c)| (NaN counts as inf).
+// std::invalid_argument when the lengths differ.
+double max_abs_diff(const Eigen::Ref<const Eigen::VectorXf>& got, const Eigen::Ref<const Eigen::VectorXf>& ref);
 
 }  // namespace inferlab::model

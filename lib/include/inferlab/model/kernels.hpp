@@ -3,13 +3,14 @@
 // AVX-512 tiles where the CPU has AVX-512F/BW, Eigen or the reference loops where it does not;
 // declared in transformer.hpp) and the reference ones below: plain loops, one accumulator, in the
 // order a student would write them (llama2.c's run.c), simple enough to check by eye. Which ones a
-// forward pass uses is ForwardOptions::kernels (default: the INFERLAB_KERNELS environment
-// variable); tests/unit/test_kernels.cpp compares the two on random inputs.
+// forward pass uses is CpuBackendOptions::kernels, fixed when the CPU backend is made (the app
+// reads INFERLAB_KERNELS there); tests/unit/test_kernels.cpp compares the two on random inputs.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "inferlab/model/backend.hpp"
+#include "inferlab/model/cpu_backend.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/weights.hpp"
 

@@ -24,7 +24,7 @@ struct KvQuantExperiment {
     std::vector<int> tokens;                 // fed one at a time to both caches, positions compared
     std::vector<int> prompt;                 // then greedy generation from this prompt ...
     int generate = 100;                      // ... of this many tokens with each cache
-    ForwardOptions forward;                  // the same for both caches (weights, kernels)
+    ForwardOptions forward;                  // the same pass for both caches (the model's backend holds the weights' dtype and kernels)
 };
 struct KvQuantResult {
     int positions = 0;
@@ -68,7 +68,8 @@ struct SpeculateExperiment {
     SpeculateStats stats;
 };
 // Runs speculative decoding with the target and the draft each reading its weights at `at_target`
-// and `at_draft` (nullptr: float32), then its statistics.
+// and `at_draft` (nullptr: as the model's backend reads them), then its statistics. A dtype other
+// than float32 needs the model on a CPU backend, whose threads and kernels it keeps.
 SpeculateExperiment run_speculate(const Transformer& target, const Transformer& draft, const std::vector<int>& prompt,
                                   SpeculateOptions opt, const WeightsAt* at_target, const WeightsAt* at_draft,
                                   std::optional<double> cost_ratio);
@@ -79,7 +80,7 @@ struct RooflineExperiment {
     int repeats = 3;                         // timed steps per row, best kept
     std::uint64_t probe_bytes = 512ull << 20;
     WeightDtype dtype = WeightDtype::F32;
-    ForwardOptions forward;                  // threads, kernels, the weights at dtype applied
+    ForwardOptions forward;                  // the pass; the model's CPU backend holds threads, kernels and the weights at dtype
 };
 struct RooflineRow {
     std::uint64_t seq_len = 0, batch = 0;

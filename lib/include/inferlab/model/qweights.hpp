@@ -111,13 +111,17 @@ std::uint64_t product_weight_bytes(const Dims& d, WeightDtype t);
 void require_quantizable(const Dims& d, const std::string& where);
 
 // A model's weights at one dtype for the CPU backend's decode products: nothing for fp32, the
-// bf16 copy, or the quantized matrices. apply() points a ForwardOptions at them (call it on the
-// object that stays alive: the options hold its address).
+// bf16 copy, or the quantized matrices. apply() points a CPU backend's options at them (call it
+// on the object that stays alive: the options hold its address), for the backend made from them.
 struct WeightsAt {
     WeightDtype dtype = WeightDtype::F32;
     Bf16Weights bf16;
     std::unique_ptr<QWeights> q;
-    void apply(ForwardOptions& opt) const;
+    void apply(CpuBackendOptions& opt) const;
+    // A CPU backend with the threads and kernels of `like` (a CPU backend) reading these weights;
+    // std::logic_error for another backend (the dtypes are CPU backend options). It points here:
+    // keep this object alive while the backend is used.
+    std::unique_ptr<CpuBackend> cpu_backend_like(const Backend& like) const;
     // What the products do, for output (for int8/int4: which QArith ran, and why).
     std::string arithmetic() const;
 };

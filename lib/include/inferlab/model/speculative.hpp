@@ -35,10 +35,9 @@ struct SpeculateOptions {
     AcceptRule rule = AcceptRule::Exact;
     double threshold = 0.3;
     std::uint64_t seed = 1;
+    // The pass of both models; each model's backend holds how it computes (for the CPU: threads,
+    // kernels, its own weights at a dtype), so the draft needs no options of its own.
     ForwardOptions forward;
-    // The draft's options when they differ (its own weights at a dtype: bf16 and int copies are
-    // found through the model's weights); nullopt: `forward`.
-    std::optional<ForwardOptions> draft_forward;
 };
 
 struct SpeculateResult {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "inferlab/model/backend.hpp"
+#include "inferlab/model/cpu_backend.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/weights.hpp"
 
@@ -30,7 +31,8 @@ struct StepTrace {
 
 class Transformer {
 public:
-    // The model runs on `backend` (the CPU by default); its caches must be made for the same one.
+    // The model runs on `backend` (the CPU with default options unless given); its caches must be
+    // in that backend's memory (any CPU backend's caches serve any other: cpu_backend.hpp).
     explicit Transformer(const Weights& w, Backend& backend = cpu_backend()) : w_(w), b_(backend) {}
     const Dims& dims() const { return w_.dims(); }
     const Weights& weights() const { return w_; }
