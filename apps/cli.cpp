@@ -34,18 +34,24 @@ std::string command_path(const CLI::App& app) {
     return path;
 }
 
-// The top level takes only --help and --version, so its first word that is not a flag names the
-// subcommand; one that names none is refused with the list (CLI11 would say only "not expected").
+// The top level takes only --help and --version, and `model` only --help, so at each level that
+// has subcommands the first word that is not a flag names one; one that names none is refused
+// with the list (CLI11 would say only "not expected", or "A subcommand is required").
 void require_known_subcommand(const CLI::App& app, int argc, const char* const* argv) {
-    for (int i = 1; i < argc; ++i) {
+    const CLI::App* at = &app;
+    std::string kind = "subcommand";  // "model subcommand" one level down
+    for (int i = 1; i < argc && !at->get_subcommands({}).empty(); ++i) {
         const std::string word = argv[i];
         if (!word.empty() && word.front() == '-') continue;
+        const CLI::App* next = nullptr;
         std::string names;
-        for (const CLI::App* sub : app.get_subcommands({})) {
-            if (sub->get_name() == word) return;
+        for (const CLI::App* sub : at->get_subcommands({})) {
+            if (sub->get_name() == word) next = sub;
             names += (names.empty() ? "" : ", ") + sub->get_name();
         }
-        throw Error("unknown subcommand '" + word + "' (the subcommands: " + names + ")");
+        if (next == nullptr) throw Error("unknown " + kind + " '" + word + "' (the " + kind + "s: " + names + ")");
+        kind = next->get_name() + " subcommand";
+        at = next;
     }
 }
 

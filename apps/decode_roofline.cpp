@@ -166,7 +166,7 @@ Inputs gather(const RooflineFlags& o) {
     Inputs in;
     if (!o.config.empty() && !o.model.empty()) throw InputError("--config and --model both given: choose one");
     if (!o.config.empty() || !o.model.empty())
-        in.config = o.config.empty() ? load_named_model(o.model) : load_config_file(o.config);
+        in.config = o.config.empty() ? load_named_model(o.model, "--model") : load_config_file(o.config, "--config");
     parse_weights(o, in);
     parse_machine(o, in);
     parse_kv(o, in);

@@ -75,7 +75,7 @@ std::uint32_t precision_bits(const KvMemOptions& o, const std::optional<DType>& 
 
 KvModel model_from_config(const KvMemOptions& o) {
     if (!o.q_heads.empty()) throw InputError("--q-heads comes from the config; do not give it with --config/--model");
-    ModelConfig c = o.config.empty() ? load_named_model(o.model) : load_config_file(o.config);
+    ModelConfig c = o.config.empty() ? load_named_model(o.model, "--model") : load_config_file(o.config, "--config");
     // Every precision this run needs, in one message: the KV's, and the weights' for --budget.
     const bool weights_known = o.budget.empty() || !o.weights_bytes.empty() || !o.weight_dtype.empty();
     require_precision_flags(c, {{"--kv-dtype", !o.kv_dtype.empty() || !o.bytes_per_elem.empty()},
@@ -90,7 +90,7 @@ KvModel model_from_layer_spec(const KvMemOptions& o) {
         throw InputError("--layer-spec gives b_k and b_v per layer: do not give --kv-dtype or --bytes-per-elem");
     if (!o.q_heads.empty()) throw InputError("--q-heads has no effect with --layer-spec (its layers may differ in H_kv)");
     KvModel m;
-    m.spec = read_layer_spec(o.layer_spec);
+    m.spec = read_layer_spec(o.layer_spec, "--layer-spec");
     m.source = o.layer_spec;
     m.dtype_name = "per layer";
     return m;
@@ -179,7 +179,15 @@ void list_models(const OutputFlags& out) {
 void run(const KvMemOptions& o, const CLI::App& sub) {
     if (o.list_models) return list_models(o.out);
     const KvMemInputs in = parse_inputs(o, sub);
-    emit(kv_mem_report(kv_mem(in)), o.out);
+    KvMemResult r;
+    try {
+        r = kv_mem(in);
+    } catch (const InputError& e) {
+        // The library echoes the budget as the bytes it read ("1 B"); the user typed "1B".
+        if (e.where() == "--budget") throw InputError("--budget", o.budget, e.rule());
+        throw;
+    }
+    emit(kv_mem_report(r), o.out);
 }
 
 }  // namespace

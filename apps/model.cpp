@@ -72,7 +72,7 @@ std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, 
     const WeightDtype t = parse_weight_dtype("--weight-dtype", p.weight_dtype);
     if (t != WeightDtype::F32 && p.backend != "cpu")
         throw InputError("--weight-dtype", p.weight_dtype, "applies to the cpu backend only");
-    r->at = make_weights_at(*r->w, t, threads);
+    r->at = weights_at(*r->w, t, threads);
     const CpuBackendOptions cpu = cpu_backend_options(threads, p.kernels, &r->at);
     r->backend = make_backend(p.backend, *r->w, cpu);
     r->m = std::make_unique<Transformer>(*r->w, *r->backend);
@@ -173,7 +173,7 @@ void run_check(const CheckOptions& o, const CLI::App& sub) {
     in.block_size = p->path.block_size;
     in.pool_seed = p->path.pool_seed;
     const CheckCacheResult res = check_cache(*p->m, in, p->opt);
-    emit(check_cache_report(res, p->facts), o.flags);
+    emit(check_cache_report(res, p->facts, !o.flags.svg.empty()), o.flags);
     if (!res.agree) throw ExitCode{1};
 }
 
@@ -187,7 +187,9 @@ void setup_check_cache(CLI::App* model) {
     s->add_option("--length", o->seq_len, "the former spelling of --seq-len")->group("");
     s->add_option("--chunk", o->chunk, "chunk size of the chunked-prefill comparison (default 5)");
     add_output_flags(*s, o->flags, true);
-    s->footer(examples_footer({"inferlab model check-cache --model demo-gqa --seq-len 64"},
+    add_svg_flag(*s, o->flags, "each path's difference per position (log scale) with the tolerance");
+    s->footer(examples_footer({"inferlab model check-cache --model demo-gqa --seq-len 64",
+                               "inferlab model check-cache --model demo-gqa --seq-len 32 --svg check-cache.svg"},
                               "Tables (--csv --table NAME): positions.\n"
                               "JSON keys: backend, tokens, relative_tolerance, other_attention, rows[]{pos, contiguous, paged,\n"
                               "other_attention, chunked}, max_abs_diff, max_rel_diff, worst_path, worst_position, agree."));
@@ -279,7 +281,7 @@ void run_bench(const BenchOptions& o, const CLI::App& sub) {
     std::string what;
     auto w = load(o.src, &what);
     const BenchInputs in = bench_inputs(o, w->dims());
-    emit(bench_report(bench(*w, in), what, w->dims()), o.flags);
+    emit(bench_report(bench(*w, in), what, w->dims(), !o.flags.svg.empty()), o.flags);
 }
 
 void setup_bench(CLI::App* model) {
@@ -300,7 +302,9 @@ void setup_bench(CLI::App* model) {
                   "fp32 (default), bf16, int8, int4 (groups of 32, fp16 scales; decode reads them packed, arithmetic in float32), "
                   "or all: the four interleaved in one run; float32 is decoded beside any other");
     add_output_flags(*s, o->flags, true);
+    add_svg_flag(*s, o->flags, "the cached and no-cache step times against the context");
     s->footer(examples_footer({"inferlab model bench --model ref-110m --threads 2",
+                               "inferlab model bench --model demo-gqa --probe-mib 64 --contexts 64,256,1000 --svg bench.svg",
                                "inferlab model bench --model ref-110m --weight-dtype bf16 --batch 1,2,4,8 --skip-nocache",
                                "inferlab model bench --model ref-110m --weight-dtype all --threads 2 --skip-nocache --batch 1,8"},
                               "Tables (--csv --table NAME): batch, context-scaling, dtypes (int8, int4, all).\n"

@@ -62,10 +62,10 @@ std::unique_ptr<Weights> load(const ModelSource& s, std::string* described) {
     if (n > 1) throw InputError("choose one of --checkpoint, --config and --model");
     if (!s.checkpoint.empty()) {
         if (described) *described = "checkpoint " + s.checkpoint;
-        return read_checkpoint(s.checkpoint);
+        return read_checkpoint(s.checkpoint, "--checkpoint");
     }
     std::uint64_t seed = parse_nonnegative_int("--seed", s.seed);
-    ModelConfig c = !s.config.empty() ? load_config_file(s.config) : load_named_model(s.model.empty() ? "demo-gqa" : s.model);
+    ModelConfig c = !s.config.empty() ? load_config_file(s.config, "--config") : load_named_model(s.model.empty() ? "demo-gqa" : s.model, "--model");
     if (described) *described = fmt::format("{} with random weights (seed {})", c.name, seed);
     const Dims d = dims_from_config(c);
     return random_weights(d, seed, check_random_init(d, s.config.empty() ? "--model" : "--config",
@@ -94,11 +94,16 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const Weights& w,
     if (name == "cpu") return std::make_unique<CpuBackend>(cpu);
     if (name != "cuda") throw InputError("--backend", name, "must be cpu or cuda");
 #ifdef INFERLAB_WITH_CUDA
-    return cuda::make_backend(w);
+    return cuda::make_backend(w, "--backend");
 #else
     (void)w;
     throw InputError("--backend", "cuda", "this inferlab was built without CUDA (configure with -DINFERLAB_CUDA=ON)");
 #endif
+}
+
+WeightsAt weights_at(const Weights& w, WeightDtype t, int threads) {
+    if (t == WeightDtype::Int8 || t == WeightDtype::Int4) require_quantizable(w.dims(), "--weight-dtype " + to_string(t) + ": width");
+    return make_weights_at(w, t, threads);
 }
 
 std::string dims_text(const Dims& d) {

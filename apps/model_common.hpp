@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "inferlab/model/backend.hpp"
+#include "inferlab/model/qweights.hpp"
 #include "inferlab/model/cpu_backend.hpp"
 #include "inferlab/model/token_lists.hpp"
 #include "inferlab/model/weights.hpp"
@@ -46,6 +47,9 @@ std::unique_ptr<model::Backend> make_backend(const std::string& name, const mode
 // Token ids ("1,2,3") and prompt lists ("1,2;3"): lib's parsers, the flag as `where`.
 using model::parse_prompt_list;
 using model::parse_token_list;
+// model::make_weights_at, with int8/int4's rule on the model's widths checked first in
+// --weight-dtype's terms (the library names the dtype, not the flag).
+model::WeightsAt weights_at(const model::Weights& w, model::WeightDtype t, int threads);
 
 // The measured-against-predicted commands: speculate, kv-quant, roofline.
 void setup_model_measure(CLI::App* model);

@@ -126,7 +126,14 @@ void run_speculate(const SpeculateOptionsCli& o, const CLI::App& sub) {
     const int layers = o.draft_layers.empty() ? std::max(1, td.n_layers / 2)
                                               : static_cast<int>(parse_positive_int_at_most("--draft-layers", o.draft_layers, INT32_MAX, ""));
     const double perturb = parse_real("--perturb", o.perturb);
-    auto dw = derive_draft(*tw, layers, perturb, parse_nonnegative_int("--draft-seed", o.draft_seed));
+    std::unique_ptr<Weights> dw;
+    try {
+        dw = derive_draft(*tw, layers, perturb, parse_nonnegative_int("--draft-seed", o.draft_seed));
+    } catch (const InputError& e) {  // the library's terms, said again in this command's flags, values as typed
+        if (e.where() == "draft layers") throw InputError("--draft-layers", o.draft_layers.empty() ? e.value() : o.draft_layers, e.rule());
+        if (e.where() == "perturbation") throw InputError("--perturb", o.perturb, e.rule());
+        throw;
+    }
     su.draft = fmt::format("first {} of {} layers, weights × (1 + {}·N(0,1))", layers, td.n_layers, format_real(perturb));
     SpeculateOptions so;
     so.gamma = static_cast<int>(parse_positive_int_at_most("--gamma", o.gamma, 64, ""));
@@ -141,7 +148,7 @@ void run_speculate(const SpeculateOptionsCli& o, const CLI::App& sub) {
     if (!o.cost_ratio.empty()) cost = parse_positive_real("--cost-ratio", o.cost_ratio);
     // Target and draft each read their own weights at --weight-dtype.
     const WeightDtype wdt = parse_weight_dtype("--weight-dtype", o.weight_dtype);
-    const WeightsAt at_t = make_weights_at(*tw, wdt, threads), at_d = make_weights_at(*dw, wdt, threads);
+    const WeightsAt at_t = weights_at(*tw, wdt, threads), at_d = weights_at(*dw, wdt, threads);
     const SpeculateExperiment e = run_speculate(target, draft, prompt, so, &at_t, &at_d, cost);
     Report rep;
     rep.json = speculate_json(su, so, e, wdt);
@@ -200,7 +207,7 @@ void run_kv_quant(const KvQuantOptions& o, const CLI::App& sub) {
     e.generate = parse_token_count("--steps", o.gen, e.prompt.size(), static_cast<std::uint64_t>(d.seq_len), false);
     // Both caches are read by the same model: the weights at --weight-dtype, the same kernels.
     const WeightDtype wdt = parse_weight_dtype("--weight-dtype", o.weight_dtype);
-    const WeightsAt at = make_weights_at(*w, wdt, 1);
+    const WeightsAt at = weights_at(*w, wdt, 1);
     CpuBackend cpu(cpu_backend_options(1, o.kernels, &at));
     const Transformer m(*w, cpu);
     const KvQuantResult r = run_kv_quant(m, e);
@@ -280,7 +287,7 @@ void run_roofline(const RooflineCli& o, const CLI::App& sub) {
     RooflineExperiment e;
     const int threads = parse_threads(o.threads);
     e.dtype = parse_weight_dtype("--weight-dtype", o.weight_dtype);
-    const WeightsAt at = make_weights_at(*w, e.dtype, threads);
+    const WeightsAt at = weights_at(*w, e.dtype, threads);
     CpuBackend cpu(cpu_backend_options(threads, o.kernels, &at));  // every timed step reads the weights at this dtype
     const Transformer m(*w, cpu);
     e.repeats = static_cast<int>(parse_positive_int_at_most("--repeats", o.repeats, INT32_MAX, ""));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "inferlab/plots.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
 
@@ -62,7 +63,7 @@ Report logits_report(const LogitsResult& res, const RunFacts& f) {
 }
 
 // ---- check-cache ----
-Report check_cache_report(const CheckCacheResult& res, const RunFacts& f) {
+Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool svg) {
     Report r;
     const std::string other = res.other_attention == AttentionKind::Online ? "online" : "plain";
     Table t{{"pos", "contiguous", "paged", other + " attn", "chunked prefill"}, {}, {}};
@@ -88,6 +89,11 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f) {
                                "vocabulary of |l − l_ref| at a position, and the verdict compares the largest, divided by "
                                "max(1, max |l_ref|) of its position, with the tolerance (float32 sums in another order per path).", "", "");
     r.add_table("positions", t);
+    if (svg)
+        r.svg = plots::model_check_cache(
+            res, {dims_text(f.dims),
+                  fmt::format("{} backend, {} kernels, {} weights, {} attention beside {}; paged blocks of {} tokens, chunks of {}",
+                              f.backend, f.kernels, f.weight_dtype, f.attention, other, res.block_size, res.chunk)});
     return r;
 }
 
@@ -215,7 +221,7 @@ Table batch_table(const BenchResult& b) {
 
 }  // namespace
 
-Report bench_report(const BenchResult& b, const std::string& model_name, const Dims& d) {
+Report bench_report(const BenchResult& b, const std::string& model_name, const Dims& d, bool svg) {
     Report r;
     r.json = bench_json(b, model_name);
     std::string& h = r.human;
@@ -243,6 +249,11 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const D
     r.add_table("context-scaling", context_table(b));
     if (!b.dtypes.empty()) r.add_table("dtypes", dtype_table(b));
     r.explain = h;
+    if (svg)
+        r.svg = plots::model_bench(b, {fmt::format("{} ({} parameters), {}, decode weights {}", model_name,
+                                                   group_thousands(b.parameters), count_noun(std::uint64_t(b.threads), "thread"),
+                                                   to_string(b.decode_dtype)),
+                                       dims_text(d)});
     return r;
 }
 

@@ -18,8 +18,9 @@ struct RunFacts {
 
 Report init_report(const std::string& out, const std::string& source, const model::Weights& w);
 Report logits_report(const model::LogitsResult& r, const RunFacts& f);
-Report check_cache_report(const model::CheckCacheResult& r, const RunFacts& f);
+// With `svg`, Report::svg holds the figure of the same result (--svg FILE).
+Report check_cache_report(const model::CheckCacheResult& r, const RunFacts& f, bool svg = false);
 Report generate_report(const model::GenerateResult& r, const model::Sampling& s, const RunFacts& f, bool trace);
-Report bench_report(const model::BenchResult& r, const std::string& model_name, const model::Dims& d);
+Report bench_report(const model::BenchResult& r, const std::string& model_name, const model::Dims& d, bool svg = false);
 
 }  // namespace inferlab::app

@@ -214,7 +214,7 @@ Report run_elements(const QuantizeOptions& o) {
 Report run_model(const QuantizeOptions& o) {
     if (!o.model.empty() && !o.config.empty()) throw InputError("--model and --config both given: choose one");
     if (!o.kv_dtype.empty() && !o.bytes_per_elem.empty()) throw InputError("--kv-dtype and --bytes-per-elem both given: choose one");
-    ModelConfig cfg = o.model.empty() ? load_config_file(o.config) : load_named_model(o.model);
+    ModelConfig cfg = o.model.empty() ? load_config_file(o.config, "--config") : load_named_model(o.model, "--model");
     if (o.seq_len.empty()) throw InputError("--seq-len is required with --model/--config");
     const std::uint64_t s = parse_tokens("--seq-len", o.seq_len);
     if (s == 0) throw InputError("--seq-len", o.seq_len, "must be a positive token count");

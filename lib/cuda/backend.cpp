@@ -256,9 +256,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<model::Backend> make_backend(const model::Weights& w) {
+std::unique_ptr<model::Backend> make_backend(const model::Weights& w, const std::string& where) {
     std::string why;
-    if (!available(&why)) throw InputError("--backend", "cuda", why + "; use --backend cpu");
+    if (!available(&why)) throw InputError(where, "cuda", why + "; the cpu backend runs on any machine");
     return std::make_unique<CudaBackend>(w);
 }
 

@@ -630,7 +630,7 @@ std::string fig17_cache_paths(const model::CheckCacheResult& r) {
     for (const auto& row : r.rows) {
         for (double v : {row.contiguous, row.paged, row.other_attention, row.chunked})
             if (v > 0) floor = std::min(floor, v);
-        floor = std::min(floor, r.rel_tolerance * row.ref_scale);
+        floor = std::min(floor, r.rel_tolerance * row.scale);
     }
     floor = std::isfinite(floor) && floor > 0 ? floor / 10 : 1e-12;
     const std::string other = r.other_attention == model::AttentionKind::Online ? "online" : "plain";
@@ -646,7 +646,7 @@ std::string fig17_cache_paths(const model::CheckCacheResult& r) {
         const double x = row.pos;
         add(contiguous, x, row.contiguous), add(paged, x, row.paged), add(attention, x, row.other_attention),
             add(chunked, x, row.chunked);
-        tol.x.push_back(x), tol.y.push_back(r.rel_tolerance * row.ref_scale);
+        tol.x.push_back(x), tol.y.push_back(r.rel_tolerance * row.scale);
     }
     svg::LinePlot pl;
     pl.title = "Figure 17: the cache paths compared on fixed inputs";

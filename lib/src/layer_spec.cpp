@@ -6,14 +6,14 @@
 
 namespace inferlab {
 
-KvSpec parse_layer_spec(const nlohmann::json& j, const std::string& path) {
+KvSpec parse_layer_spec(const nlohmann::json& j, const std::string& path, const std::string& where_file) {
     const nlohmann::json& list = j.is_object() && j.contains("layers") ? j["layers"] : j;
     if (!list.is_array() || list.empty())
-        throw InputError("--layer-spec", path, "must hold a non-empty list of layers (or {\"layers\": [...]})");
+        throw InputError(where_file, path, "must hold a non-empty list of layers (or {\"layers\": [...]})");
     KvSpec spec;
     for (std::size_t i = 0; i < list.size(); ++i) {
         const auto& e = list[i];
-        const std::string where = "--layer-spec layer " + std::to_string(i);
+        const std::string where = where_file + " layer " + std::to_string(i);
         // Depth is limited at parse time, so dump() here cannot recurse deeply; it is cut for one line.
         if (!e.is_object()) throw InputError(where, e.dump().substr(0, 60), "must be an object");
         auto need_int = [&](const char* key, bool allow_zero) -> std::uint64_t {
@@ -49,8 +49,8 @@ KvSpec parse_layer_spec(const nlohmann::json& j, const std::string& path) {
     return spec;
 }
 
-KvSpec read_layer_spec(const std::string& path) {
-    return parse_layer_spec(parse_json_text("--layer-spec", path, read_text_file(path)), path);
+KvSpec read_layer_spec(const std::string& path, const std::string& where) {
+    return parse_layer_spec(parse_json_text(where, path, read_text_file(path)), path, where);
 }
 
 }  // namespace inferlab

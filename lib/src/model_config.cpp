@@ -318,8 +318,8 @@ void require_precision_flags(const ModelConfig& cfg, const std::vector<std::pair
                      list + " (fp32, bf16, fp16, fp8, int8, int4)");
 }
 
-ModelConfig load_config_file(const std::string& path) {
-    return parse_hf_config(parse_json_text("--config", path, read_text_file(path)), path);
+ModelConfig load_config_file(const std::string& path, const std::string& where) {
+    return parse_hf_config(parse_json_text(where, path, read_text_file(path)), path);
 }
 
 std::vector<ShippedModel> shipped_models() {
@@ -337,7 +337,7 @@ std::vector<ShippedModel> shipped_models() {
     return out;
 }
 
-ModelConfig load_named_model(const std::string& name) {
+ModelConfig load_named_model(const std::string& name, const std::string& where) {
     std::string names;
     for (const auto& m : detail::kShippedModels) {
         if (name == m.name) {
@@ -347,7 +347,7 @@ ModelConfig load_named_model(const std::string& name) {
         }
         names += (names.empty() ? "" : ", ") + std::string(m.name);
     }
-    throw InputError("--model", name, "is not a shipped model (known: " + names + ")");
+    throw InputError(where, name, "is not a shipped model (known: " + names + ")");
 }
 
 KvSpec kv_spec_from_config(const ModelConfig& c, std::uint32_t bits) {

@@ -12,10 +12,11 @@ namespace inferlab {
 // The cache is described layer by layer; no real model comes near this many layers.
 constexpr std::uint64_t kMaxKvLayers = 100000;
 
-// The spec of a parsed document; `path` names the file in errors (InputError naming the layer and key).
-KvSpec parse_layer_spec(const nlohmann::json& doc, const std::string& path);
+// The spec of a parsed document; `path` names the file in errors (InputError naming the layer and
+// key), `where` the file's role (a command passes its flag, "--layer-spec").
+KvSpec parse_layer_spec(const nlohmann::json& doc, const std::string& path, const std::string& where = "layer spec");
 
 // Reads and parses the file (errors of read_text_file and parse_json_text, then the above).
-KvSpec read_layer_spec(const std::string& path);
+KvSpec read_layer_spec(const std::string& path, const std::string& where = "layer spec");
 
 }  // namespace inferlab

@@ -56,10 +56,12 @@ struct ModelConfig {
 // class (window layout, tied LM head, Gemma3TextConfig's dimensions), and the config records which.
 // A sliding window whose layout no rule here knows is an InputError, never a guess.
 ModelConfig parse_hf_config(const nlohmann::json& j, const std::string& name);
-// Reads and parses a file; FileError when it cannot be read, InputError when malformed.
-ModelConfig load_config_file(const std::string& path);
-// A config shipped with inferlab (examples/models/NAME.json, compiled into the binary).
-ModelConfig load_named_model(const std::string& name);
+// Reads and parses a file; FileError when it cannot be read, InputError when malformed. `where`
+// names the file's role in errors (a command passes its flag, "--config").
+ModelConfig load_config_file(const std::string& path, const std::string& where = "config file");
+// A config shipped with inferlab (examples/models/NAME.json, compiled into the binary); an
+// InputError naming `where` (a command passes its flag, "--model") for an unknown name.
+ModelConfig load_named_model(const std::string& name, const std::string& where = "model");
 // Names and sources of the shipped configs.
 struct ShippedModel {
     std::string name;

@@ -184,7 +184,8 @@ void require_quantizable(const Dims& d, const std::string& where) {
 QWeights::QWeights(const Weights& w, WeightDtype dtype, int threads, QArith arith)
     : dtype_(dtype), bits_(weight_dtype_bits(dtype)), arith_(arith) {
     if (dtype != WeightDtype::Int8 && dtype != WeightDtype::Int4) throw std::logic_error("QWeights: int8 or int4 only");
-    require_quantizable(w.dims(), "--weight-dtype " + to_string(dtype) + ": width");
+    // Commands check this first with their flag's name (require_quantizable(d, "--weight-dtype ...")).
+    require_quantizable(w.dims(), to_string(dtype) + " weights: width");
     const auto mats = product_matrices(w);
     std::uint64_t level_bytes = 0, groups = 0;
     for (const auto& m : mats) {

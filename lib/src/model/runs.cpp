@@ -101,6 +101,8 @@ CheckCacheResult check_cache(const Transformer& m, const CheckCacheInputs& in, c
     CheckCacheResult r;
     r.tokens = in.tokens;
     r.rel_tolerance = in.rel_tolerance;
+    r.chunk = in.chunk;
+    r.block_size = in.block_size;
     const PathChoice contiguous{CachePath::Contiguous, in.block_size, in.pool_seed};
     const MatrixRM none = run_path(m, in.tokens, {CachePath::NoCache, in.block_size, in.pool_seed}, opt);
     ForwardOptions other = opt;

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "inferlab/checked.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/files.hpp"
@@ -188,8 +190,9 @@ std::unique_ptr<Weights> random_weights(const Dims& d, std::uint64_t seed,
 std::unique_ptr<Weights> derive_draft(const Weights& t, int layers, double perturb, std::uint64_t seed) {
     const Dims& td = t.dims();
     if (layers < 1 || layers > td.n_layers)
-        throw InputError("--draft-layers", std::to_string(layers), "must be between 1 and the target's " + std::to_string(td.n_layers));
-    if (perturb < 0) throw InputError("--perturb", std::to_string(perturb), "must not be negative");
+        throw InputError("draft layers", std::to_string(layers), "must be between 1 and the target's " + std::to_string(td.n_layers));
+    // The shortest spelling that reads back as this double ("-1", not to_string's "-1.000000").
+    if (perturb < 0) throw InputError("perturbation", fmt::format("{}", perturb), "must not be negative");
     Dims d = td;
     d.n_layers = layers;
     auto w = std::make_unique<Weights>(d);
@@ -249,10 +252,10 @@ void write_checkpoint(const Weights& w, const std::string& path) {
     if (!ok) throw FileError(path, "could not be written completely");
 }
 
-std::unique_ptr<Weights> read_checkpoint(std::istream& in, std::uint64_t size, const std::string& path) {
+std::unique_ptr<Weights> read_checkpoint(std::istream& in, std::uint64_t size, const std::string& path, const std::string& where) {
     std::int32_t h[7];
     if (size < sizeof(h) || !in.read(reinterpret_cast<char*>(h), sizeof(h)))
-        throw InputError("--checkpoint", path, "is truncated: shorter than the 28-byte header");
+        throw InputError(where, path, "is truncated: shorter than the 28-byte header");
     Dims d;
     d.dim = h[0];
     d.hidden_dim = h[1];
@@ -273,31 +276,31 @@ std::unique_ptr<Weights> read_checkpoint(std::istream& in, std::uint64_t size, c
     const std::uint64_t expect_full = expect_min + legacy_rope_floats(d) * sizeof(float);
     const std::uint64_t need = d.shared_classifier ? expect_min : expect_full;
     if (size < need)
-        throw InputError("--checkpoint", path,
+        throw InputError(where, path,
                          "is truncated: " + std::to_string(size) + " bytes, the header's dims need " + std::to_string(need));
     if (size > expect_full)
-        throw InputError("--checkpoint", path,
+        throw InputError(where, path,
                          "is longer than its header's dims allow (" + std::to_string(size) + " bytes, at most " +
                              std::to_string(expect_full) + "): not a version-0 llama2.c file of these dims");
     auto w = std::make_unique<Weights>(d);
     if (!in.read(reinterpret_cast<char*>(w->data()), static_cast<std::streamsize>(body * sizeof(float))))
-        throw InputError("--checkpoint", path, "could not be read completely");
+        throw InputError(where, path, "could not be read completely");
     if (cls) {
         in.seekg(static_cast<std::streamoff>(legacy_rope_floats(d) * sizeof(float)), std::ios::cur);
         if (!in.read(reinterpret_cast<char*>(w->data() + body), static_cast<std::streamsize>(cls * sizeof(float))))
-            throw InputError("--checkpoint", path, "could not read the classifier");
+            throw InputError(where, path, "could not read the classifier");
     }
     for (std::uint64_t i = 0; i < w->floats(); ++i)
         if (!std::isfinite(w->data()[i]))
-            throw InputError("--checkpoint", path, "is corrupt: weight " + std::to_string(i) + " is not a finite number");
+            throw InputError(where, path, "is corrupt: weight " + std::to_string(i) + " is not a finite number");
     return w;
 }
 
-std::unique_ptr<Weights> read_checkpoint(const std::string& path) {
+std::unique_ptr<Weights> read_checkpoint(const std::string& path, const std::string& where) {
     std::ifstream in = open_input_file(path, std::ios::binary | std::ios::ate);
     const std::uint64_t size = static_cast<std::uint64_t>(in.tellg());
     in.seekg(0);
-    return read_checkpoint(in, size, path);
+    return read_checkpoint(in, size, path, where);
 }
 
 }  // namespace inferlab::model

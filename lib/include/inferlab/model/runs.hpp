@@ -58,7 +58,9 @@ struct CheckCacheRow {
     int pos = 0;
     // max |logit − no-cache logit| at this position, per path
     double contiguous = 0, paged = 0, other_attention = 0, chunked = 0;
-    double ref_scale = 1;  // relative_scale of the no-cache logits here: rel_tolerance × this is the allowed |Δ|
+    // max(1, max |no-cache logit|) at this position (relative_scale): what rel_tolerance is a
+    // fraction of, so the position's absolute tolerance is rel_tolerance × scale (compare_logits' max_rel).
+    double scale = 1;
 };
 struct CheckCacheResult {
     std::vector<int> tokens;
@@ -68,6 +70,7 @@ struct CheckCacheResult {
     std::string worst_path;       // which path holds worst.max_rel ("contiguous", "paged", "other_attention", "chunked")
     double rel_tolerance = 1e-5;
     bool agree = true;            // worst.max_rel <= rel_tolerance
+    int chunk = 5, block_size = 16;  // the inputs' chunked prefill and paged block size, for the printers
 };
 // InputError when `opt` carries bf16 weights (they serve steps of up to 16 rows only, so the
 // no-cache pass would read float32 and the paths would differ by rounding, not by a cache bug),

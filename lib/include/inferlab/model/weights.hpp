@@ -111,14 +111,18 @@ std::unique_ptr<Weights> random_weights(const Dims& d, std::uint64_t seed,
 
 // A draft for speculative decoding made from a target: its first `layers` layers (embedding,
 // final norm and LM head shared), every weight scaled by (1 + perturb·N(0, 1)) with `seed`.
+// InputError named in the library's terms ("draft layers", "perturbation"; the caller maps them
+// to its flags by InputError::where()) for layers outside 1..L or a negative perturbation.
 std::unique_ptr<Weights> derive_draft(const Weights& target, int layers, double perturb, std::uint64_t seed);
 
 // llama2.c version-0 checkpoint. read_checkpoint throws FileError/InputError on a missing,
-// truncated, oversized or corrupt file (impossible header, non-finite weights).
+// truncated, oversized or corrupt file (impossible header, non-finite weights); `where` names the
+// file's role in those errors (a command passes its flag, "--checkpoint").
 void write_checkpoint(const Weights& w, const std::string& path);
-std::unique_ptr<Weights> read_checkpoint(const std::string& path);
+std::unique_ptr<Weights> read_checkpoint(const std::string& path, const std::string& where = "checkpoint");
 // The same from a stream of `size` bytes positioned at the header; `path` names it in errors.
-std::unique_ptr<Weights> read_checkpoint(std::istream& in, std::uint64_t size, const std::string& path);
+std::unique_ptr<Weights> read_checkpoint(std::istream& in, std::uint64_t size, const std::string& path,
+                                         const std::string& where = "checkpoint");
 
 }  // namespace model
 }  // namespace inferlab
