@@ -166,7 +166,7 @@ private:
         // run of two or more spaces that follows the name.
         std::size_t desc = line.find("  ", lead);
         if (desc != std::string::npos) desc = line.find_first_not_of(' ', desc);
-        if (desc == std::string::npos || desc > width / 2) desc = lead + 2;
+        if (desc == std::string::npos || desc > width / 2) desc = lead;
         std::string wrapped = wrap_text(line.substr(desc), width, line.substr(0, desc), std::string(desc, ' '));
         if (!wrapped.empty() && wrapped.back() == '\n') wrapped.pop_back();
         return wrapped;
@@ -176,8 +176,8 @@ private:
 // The words CLI11 itself prints on a --help page, in the reader's language.
 void translate_help_words(CLI::App& app) {
     auto fmt = std::make_shared<FittedFormatter>();
-    for (const char* label : {"Usage", "OPTIONS", "SUBCOMMAND", "SUBCOMMANDS", "Positionals", "REQUIRED", "Needs",
-                              "Excludes", "Env"})
+    for (const char* label : {N_("Usage"), N_("OPTIONS"), N_("SUBCOMMAND"), N_("SUBCOMMANDS"), N_("Positionals"),
+                              N_("REQUIRED"), N_("Needs"), N_("Excludes"), N_("Env")})
         fmt->label(label, tr(label));
     app.formatter(fmt);
     app.option_defaults()->group(tr("Options"));
@@ -190,6 +190,8 @@ void add_lang_option(CLI::App& app, std::string& sink) {
     app.add_option("--lang", sink, tr("language of the output: zh (Chinese) or en (English); default from "
                                       "INFERLAB_LANG, LC_ALL, LC_MESSAGES, LANG"))
         ->type_name("zh|en");
+    // A subcommand's -h,--help is made before the options' default group is copied to it.
+    if (CLI::Option* help = app.get_help_ptr(); help != nullptr) help->group(tr("Options"));
     for (CLI::App* sub : app.get_subcommands({})) {
         sub->group(tr("Subcommands"));
         add_lang_option(*sub, sink);
