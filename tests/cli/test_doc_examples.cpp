@@ -110,7 +110,7 @@ std::vector<std::string> help_subcommands(const std::string& help) {
             continue;
         }
         if (line.empty()) in_block = false;
-        if (in_block) {
+        if (in_block && line.size() > 2 && line[2] != ' ') {  // deeper: a wrapped description (#15)
             auto words = split_words(line);
             if (!words.empty()) out.push_back(words[0]);
         }
