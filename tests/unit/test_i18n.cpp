@@ -104,7 +104,7 @@ TEST_CASE("the language: --lang, then INFERLAB_LANG, then LC_ALL, LC_MESSAGES, L
     CHECK(lang_of_locale("en_US.UTF-8") == Lang::en);
 }
 
-TEST_CASE("--lang is read from argv before parsing, up to --", "[i18n]") {
+TEST_CASE("the value of --lang is read from argv before parsing, up to the separator", "[i18n]") {
     const char* a[] = {"inferlab", "verify", "--lang", "zh"};
     CHECK(lang_flag_of(4, a) == std::optional<std::string>("zh"));
     const char* b[] = {"inferlab", "--lang=en", "verify"};
