@@ -3,12 +3,16 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <regex>
+#include <sstream>
 #include <string>
 
 #include "common.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 
 namespace inferlab::app {
 namespace {
@@ -34,14 +38,15 @@ std::string command_path(const CLI::App& app) {
     return path;
 }
 
-// The top level takes only --help and --version, and `model` only --help, so at each level that
-// has subcommands the first word that is not a flag names one; one that names none is refused
-// with the list (CLI11 would say only "not expected", or "A subcommand is required").
+// The top level takes only --help, --version and --lang, and `model` only --help and --lang, so at
+// each level that has subcommands the first word that is not a flag (nor --lang's value) names one;
+// one that names none is refused with the list (CLI11 would say only "not expected", or "A
+// subcommand is required").
 void require_known_subcommand(const CLI::App& app, int argc, const char* const* argv) {
     const CLI::App* at = &app;
-    std::string kind = "subcommand";  // "model subcommand" one level down
     for (int i = 1; i < argc && !at->get_subcommands({}).empty(); ++i) {
         const std::string word = argv[i];
+        if (word == "--lang") ++i;
         if (!word.empty() && word.front() == '-') continue;
         const CLI::App* next = nullptr;
         std::string names;
@@ -49,11 +54,43 @@ void require_known_subcommand(const CLI::App& app, int argc, const char* const* 
             if (sub->get_name() == word) next = sub;
             names += (names.empty() ? "" : ", ") + sub->get_name();
         }
-        if (next == nullptr) throw Error("unknown " + kind + " '" + word + "' (the " + kind + "s: " + names + ")");
-        kind = next->get_name() + " subcommand";
+        if (next == nullptr) {
+            if (at == &app) throw Error(N_("unknown subcommand '{0}' (the subcommands: {1})"), {word, names});
+            throw Error(N_("unknown {0} subcommand '{1}' (the {0} subcommands: {2})"), {at->get_name(), word, names});
+        }
         at = next;
     }
 }
+
+// CLI11's own messages for the common parse errors in Chinese: each English form CLI11 2.1 writes
+// is matched and rebuilt from a msgid; any other message is shown as CLI11 wrote it.
+std::string parse_error_text(const CLI::ParseError& e) {
+    const std::string what = one_line(e.what());
+    if (language() == Lang::en) return what;  // CLI11's own English, as it has always read
+    struct Form {
+        const char* pattern;  // CLI11's English text
+        const char* msgid;    // ours, with the pattern's groups as {0}, {1}, ...
+    };
+    static const Form forms[] = {
+        {"The following arguments? (?:was|were) not expected: (.+)", N_("not expected here: {0}")},
+        {"(\\S+): (\\d+) required (\\S+) missing", N_("{0} needs a value")},
+        {"(\\S+): At Most (\\d+) required but received (\\d+)", N_("{0} may be given at most {1} time(s), not {2}")},
+        {"(\\S+) excludes (.+)", N_("{0} cannot be given together with {1}")},
+        {"(\\S+) requires (.+)", N_("{0} needs {1}")},
+        {"A subcommand is required", N_("a subcommand is required")},
+        {"(\\S+) is required", N_("{0} is required")},
+    };
+    std::smatch m;
+    for (const Form& f : forms) {
+        if (!std::regex_match(what, m, std::regex(f.pattern))) continue;
+        std::vector<std::string> groups;
+        for (std::size_t k = 1; k < m.size(); ++k) groups.push_back(m[k].str());
+        return substitute(tr(f.msgid), groups);
+    }
+    return what;
+}
+
+void print_error(const std::string& text) { std::cerr << tr("inferlab: error: ") << text << "\n"; }
 
 int parse_and_run(CLI::App& app, int argc, const char* const* argv) {
     try {
@@ -66,32 +103,124 @@ int parse_and_run(CLI::App& app, int argc, const char* const* argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::cerr << "inferlab: error: " << one_line(e.what()) << " (see '" << command_path(app) << " --help')\n";
+        print_error(parse_error_text(e) + trf(N_(" (see '{0} --help')"), command_path(app)));
         return 2;
     } catch (const inferlab::Error& e) {
-        std::cerr << "inferlab: error: " << one_line(e.what()) << "\n";
+        print_error(one_line(e.localized()));
         return 2;
     } catch (const ExitCode& e) {
         return e.code;
     } catch (const std::bad_alloc&) {
-        std::cerr << "inferlab: error: out of memory (the sizes asked for do not fit this machine)\n";
+        print_error(tr("out of memory (the sizes asked for do not fit this machine)"));
         return 2;
     } catch (const std::exception& e) {
-        std::cerr << "inferlab: internal error: " << one_line(e.what()) << " (please report this)\n";
+        std::cerr << tr("inferlab: internal error: ") << one_line(e.what()) << tr(" (please report this)") << "\n";
         return 3;
     }
     return 0;
 }
 
+// CLI11's help layout, fitted to text_width() columns: each line wider than that is wrapped, its
+// continuation lines under the column where its description starts.
+class FittedFormatter : public CLI::Formatter {
+public:
+    std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override {
+        const std::string page = CLI::Formatter::make_help(app, std::move(name), mode);
+        std::string out;
+        std::size_t start = 0;
+        while (start < page.size()) {
+            std::size_t nl = page.find('\n', start);
+            if (nl == std::string::npos) nl = page.size();
+            out += fit_line(page.substr(start, nl - start));
+            if (nl < page.size()) out += "\n";
+            start = nl + 1;
+        }
+        return out;
+    }
+
+private:
+    // An example command too wide for the page continues on the next lines after " \\", as a
+    // shell reads it (a remark after two spaces goes on its own line), so it can still be pasted.
+    static std::string fit_example(const std::string& line, std::size_t width) {
+        std::string cmd = line, remark;
+        if (const std::size_t at = line.find("  ", 2); at != std::string::npos) {
+            cmd = line.substr(0, at);
+            remark = line.substr(line.find_first_not_of(' ', at));
+        }
+        std::string out, current;
+        std::istringstream words(cmd);
+        for (std::string w; words >> w;) {
+            if (current.empty()) current = "  " + w;
+            else if (display_width(current + " " + w) + 2 > width) {
+                out += current + " \\\n";
+                current = "      " + w;
+            } else {
+                current += " " + w;
+            }
+        }
+        out += current;
+        if (!remark.empty()) out += "\n" + wrap_text(remark, width, "    ", "    ");
+        while (!out.empty() && out.back() == '\n') out.pop_back();
+        return out;
+    }
+
+    static std::string fit_line(const std::string& line) {
+        const std::size_t width = text_width();
+        if (display_width(line) <= width) return line;
+        if (line.rfind("  inferlab ", 0) == 0) return fit_example(line, width);
+        const std::size_t lead = line.find_first_not_of(' ');
+        // An option line "  --name TYPE   description": the description starts after the first
+        // run of two or more spaces that follows the name.
+        std::size_t desc = line.find("  ", lead);
+        if (desc != std::string::npos) desc = line.find_first_not_of(' ', desc);
+        if (desc == std::string::npos || desc > width / 2) desc = lead;
+        std::string wrapped = wrap_text(line.substr(desc), width, line.substr(0, desc), std::string(desc, ' '));
+        if (!wrapped.empty() && wrapped.back() == '\n') wrapped.pop_back();
+        return wrapped;
+    }
+};
+
+// The words CLI11 itself prints on a --help page, in the reader's language.
+void translate_help_words(CLI::App& app) {
+    auto fmt = std::make_shared<FittedFormatter>();
+    for (const char* label : {N_("Usage"), N_("OPTIONS"), N_("SUBCOMMAND"), N_("SUBCOMMANDS"), N_("Positionals"),
+                              N_("REQUIRED"), N_("Needs"), N_("Excludes"), N_("Env")})
+        fmt->label(label, tr(label));
+    app.formatter(fmt);
+    app.option_defaults()->group(tr("Options"));
+    app.set_help_flag("-h,--help", tr("Print this help message and exit"));
+}
+
+// --lang on the top level and every subcommand: its value was read before parsing (so that the
+// help pages are in that language); here it is only accepted where it stands.
+void add_lang_option(CLI::App& app, std::string& sink) {
+    app.add_option("--lang", sink, tr("language of the output: zh (Chinese) or en (English); default from "
+                                      "INFERLAB_LANG, LC_ALL, LC_MESSAGES, LANG"))
+        ->type_name("zh|en");
+    // A subcommand's -h,--help is made before the options' default group is copied to it.
+    if (CLI::Option* help = app.get_help_ptr(); help != nullptr) help->group(tr("Options"));
+    for (CLI::App* sub : app.get_subcommands({})) {
+        sub->group(tr("Subcommands"));
+        add_lang_option(*sub, sink);
+    }
+}
+
 }  // namespace
 
 int run_cli(int argc, const char* const* argv) {
-    CLI::App app{"inferlab: the arithmetic of LLM inference, exact and checked against the textbook.", "inferlab"};
-    app.set_version_flag("--version", "inferlab " INFERLAB_VERSION);
+    try {
+        set_language(choose_language(lang_flag_of(argc, argv), [](const char* name) { return std::getenv(name); }));
+    } catch (const inferlab::Error& e) {
+        set_language(Lang::en);  // the language itself is what was wrong
+        print_error(one_line(e.localized()));
+        return 2;
+    }
+    CLI::App app{tr("inferlab: the arithmetic of LLM inference, exact and checked against the textbook."), "inferlab"};
+    translate_help_words(app);
+    app.set_version_flag("--version", "inferlab " INFERLAB_VERSION, tr("Display program version information and exit"));
     app.require_subcommand(1);
-    app.footer(
-        "\nUnits: sizes take B or explicit decimal (kB MB GB TB) / binary (KiB MiB GiB TiB) suffixes;\n"
-        "token counts take k (1000) or Ki (1024). Run 'inferlab SUBCOMMAND --help' for examples.");
+    app.footer(tr("\nUnits: sizes take B or explicit decimal (kB MB GB TB) / binary (KiB MiB GiB TiB) suffixes;\n"
+                  "token counts take k (1000) or Ki (1024). Run 'inferlab SUBCOMMAND --help' for examples."));
     setup_kv_mem(app);
     setup_decode_roofline(app);
     setup_spec_accept(app);
@@ -100,6 +229,8 @@ int run_cli(int argc, const char* const* argv) {
     setup_model(app);
     setup_verify(app);
     setup_figure(app);
+    std::string lang_value;
+    add_lang_option(app, lang_value);
     std::cout.clear();
     errno = 0;
     int status = parse_and_run(app, argc, argv);
@@ -107,8 +238,8 @@ int run_cli(int argc, const char* const* argv) {
     std::cout.flush();
     if (!std::cout) {
         const int err = errno;
-        std::cerr << "inferlab: error: cannot write the output to standard output"
-                  << (err ? std::string(": ") + std::strerror(err) : std::string()) << "\n";
+        print_error(tr("cannot write the output to standard output") +
+                    (err ? std::string(": ") + std::strerror(err) : std::string()));
         std::cout.clear();
         return status == 0 ? 2 : status;
     }

@@ -6,37 +6,38 @@
 
 #include "inferlab/error.hpp"
 #include "inferlab/files.hpp"
+#include "inferlab/i18n.hpp"
 
 namespace inferlab::app {
 
 void add_output_flags(CLI::App& sub, OutputFlags& flags, bool with_csv) {
-    auto* j = sub.add_flag("--json", flags.json, "Print one JSON document (keys documented in README)");
-    auto* e = sub.add_flag("--explain", flags.explain, "Show the formula, the values substituted and the result");
+    auto* j = sub.add_flag("--json", flags.json, tr("Print one JSON document (keys documented in README)"));
+    auto* e = sub.add_flag("--explain", flags.explain, tr("Show the formula, the values substituted and the result"));
     j->excludes(e);
     if (with_csv) {
-        auto* c = sub.add_flag("--csv", flags.csv, "Print a table as CSV (the first one unless --table names another)");
+        auto* c = sub.add_flag("--csv", flags.csv, tr("Print a table as CSV (the first one unless --table names another)"));
         c->excludes(j)->excludes(e);
-        sub.add_option("--table", flags.table, "With --csv: the table to print, by name (an unknown name lists them)")
+        sub.add_option("--table", flags.table, tr("With --csv: the table to print, by name (an unknown name lists them)"))
             ->needs(c);
     }
 }
 
 void add_svg_flag(CLI::App& sub, OutputFlags& flags, const std::string& what) {
-    sub.add_option("--svg", flags.svg, "Also draw " + what + " as an SVG figure into FILE")->type_name("FILE");
+    sub.add_option("--svg", flags.svg, trf(N_("Also draw {0} as an SVG figure into FILE"), what))->type_name("FILE");
 }
 
 namespace {
 
 const Table& chosen_table(const Report& report, const OutputFlags& flags) {
     if (report.tables.empty())
-        throw Error("--csv: this output has no table (use --json for its values, or the text output)");
+        throw Error(N_("--csv: this output has no table (use --json for its values, or the text output)"));
     if (flags.table.empty()) return report.tables.front().table;
     std::string names;
     for (const auto& t : report.tables) {
         if (t.name == flags.table) return t.table;
         names += (names.empty() ? "" : ", ") + t.name;
     }
-    throw InputError("--table", flags.table, "no such table in this output (its tables: " + names + ")");
+    throw InputError("--table", flags.table, N_("no such table in this output (its tables: {0})"), {names});
 }
 
 }  // namespace
@@ -56,11 +57,11 @@ void emit(const Report& report, const OutputFlags& flags) {
     // After the output is built (a bad --table writes no file), before it is printed (a file
     // that cannot be written prints nothing).
     if (!flags.svg.empty()) {
-        if (report.svg.empty()) throw InputError("--svg", flags.svg, "this output has no figure");
+        if (report.svg.empty()) throw InputError("--svg", flags.svg, N_("this output has no figure"));
         try {
             write_text_file(flags.svg, report.svg);
         } catch (const FileError& e) {
-            throw InputError("--svg", flags.svg, e.why());
+            throw InputError("--svg", flags.svg, e.why());  // the flag the user gave, not only the path
         }
     }
     std::cout << out << std::flush;
@@ -83,7 +84,7 @@ std::string wrap(const std::string& text, const std::string& indent, const std::
 }
 
 std::string examples_footer(const std::vector<std::string>& lines, const std::string& notes) {
-    std::string out = "\nExamples:\n";
+    std::string out = "\n" + tr("Examples:") + "\n";
     for (const auto& l : lines) out += "  " + l + "\n";
     if (!notes.empty()) out += "\n" + notes + "\n";
     return out;

@@ -5,6 +5,7 @@
 #include "common.hpp"
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/kv_mem.hpp"
 #include "inferlab/layer_spec.hpp"
 #include "inferlab/model_config.hpp"
@@ -101,7 +102,7 @@ std::uint64_t head_width(const KvMemOptions& o, std::optional<std::uint64_t> q_h
     if (!o.head_dim.empty() && !o.hidden_size.empty())
         throw InputError("--head-dim and --hidden-size both given: choose one (d = hidden / H_q)");
     if (!o.head_dim.empty()) return parse_positive_int("--head-dim", o.head_dim);
-    if (o.hidden_size.empty()) throw InputError("--head-dim is required (or --hidden-size with --q-heads)");
+    if (o.hidden_size.empty()) throw InputError(N_("--head-dim is required (or --hidden-size with --q-heads)"));
     const std::uint64_t hidden = parse_positive_int("--hidden-size", o.hidden_size);
     if (!q_heads) throw InputError("--hidden-size needs --q-heads to derive the head width d = hidden / H_q");
     if (hidden % *q_heads != 0)
@@ -111,8 +112,8 @@ std::uint64_t head_width(const KvMemOptions& o, std::optional<std::uint64_t> q_h
 }
 
 KvModel model_from_flags(const KvMemOptions& o) {
-    if (o.layers.empty()) throw InputError("--layers is required with --kv-heads/--head-dim");
-    if (o.kv_heads.empty()) throw InputError("--kv-heads is required (H_kv, the K/V heads per layer)");
+    if (o.layers.empty()) throw InputError(N_("--layers is required with --kv-heads/--head-dim"));
+    if (o.kv_heads.empty()) throw InputError(N_("--kv-heads is required (H_kv, the K/V heads per layer)"));
     const std::uint64_t layers = parse_positive_int("--layers", o.layers);
     if (layers > kMaxKvLayers) throw InputError("--layers", o.layers, "must be at most " + std::to_string(kMaxKvLayers));
     const std::uint64_t h_kv = parse_positive_int("--kv-heads", o.kv_heads);
@@ -194,26 +195,26 @@ void run(const KvMemOptions& o, const CLI::App& sub) {
 
 void setup_kv_mem(CLI::App& app) {
     auto opt = std::make_shared<KvMemOptions>();
-    CLI::App* sub = app.add_subcommand("kv-mem", "KV-cache bytes of a model: per token, per request, per layer, in total");
-    sub->add_option("--layers", opt->layers, "L, number of layers");
-    sub->add_option("--kv-heads", opt->kv_heads, "H_kv, K/V heads per layer");
-    sub->add_option("--head-dim", opt->head_dim, "d, width of one head");
-    sub->add_option("--hidden-size", opt->hidden_size, "hidden size; with --q-heads gives d = hidden / H_q");
-    sub->add_option("--q-heads", opt->q_heads, "H_q, query heads: adds the MHA/GQA/MQA comparison");
-    auto* seq = sub->add_option("--seq-len", opt->seq_len, "S, tokens per request; a list (8192,4096,300) for requests of different lengths; 8Ki = 8192, 8k = 8000 (8K rejected)");
-    sub->add_option("--batch", opt->batch, "B, requests of the same length (default 1)")->needs(seq);
-    sub->add_option("--kv-dtype", opt->kv_dtype, "KV precision: fp32, fp16, bf16, fp8, int8, int4");
-    sub->add_option("--bytes-per-elem", opt->bytes_per_elem, "b, bytes per element instead of --kv-dtype (0.5 for 4 bits)");
-    sub->add_option("--layer-spec", opt->layer_spec, "JSON file of per-layer h_kv, d_k, d_v, b_k, b_v (optional window, repeat)");
-    sub->add_option("--config", opt->config, "a Hugging Face config.json");
-    sub->add_option("--model", opt->model, "a shipped config (see --list-models)");
-    sub->add_flag("--list-models", opt->list_models, "list the shipped model configs");
-    sub->add_option("--block-size", opt->block_size, "tokens per block: paged allocation, waste");
-    sub->add_option("--shared-prefix", opt->shared_prefix, "P: every request shares its first P prompt tokens (paged, with --block-size)");
-    sub->add_option("--tp", opt->tp, "devices the K/V heads are split across (tensor parallelism)");
-    auto* budget = sub->add_option("--budget", opt->budget, "memory per device (80GiB, 141GB): what fits after the weights (with --tp: W/N and 1/N of the heads per device)");
-    auto* wb = sub->add_option("--weights-bytes", opt->weights_bytes, "weight bytes for --budget (14GB)")->needs(budget);
-    sub->add_option("--weight-dtype", opt->weight_dtype, "weight precision for --budget with a model (default: its torch_dtype)")
+    CLI::App* sub = app.add_subcommand("kv-mem", tr("KV-cache bytes of a model: per token, per request, per layer, in total"));
+    sub->add_option("--layers", opt->layers, tr("L, number of layers"));
+    sub->add_option("--kv-heads", opt->kv_heads, tr("H_kv, K/V heads per layer"));
+    sub->add_option("--head-dim", opt->head_dim, tr("d, width of one head"));
+    sub->add_option("--hidden-size", opt->hidden_size, tr("hidden size; with --q-heads gives d = hidden / H_q"));
+    sub->add_option("--q-heads", opt->q_heads, tr("H_q, query heads: adds the MHA/GQA/MQA comparison"));
+    auto* seq = sub->add_option("--seq-len", opt->seq_len, tr("S, tokens per request; a list (8192,4096,300) for requests of different lengths; 8Ki = 8192, 8k = 8000 (8K rejected)"));
+    sub->add_option("--batch", opt->batch, tr("B, requests of the same length (default 1)"))->needs(seq);
+    sub->add_option("--kv-dtype", opt->kv_dtype, tr("KV precision: fp32, fp16, bf16, fp8, int8, int4"));
+    sub->add_option("--bytes-per-elem", opt->bytes_per_elem, tr("b, bytes per element instead of --kv-dtype (0.5 for 4 bits)"));
+    sub->add_option("--layer-spec", opt->layer_spec, tr("JSON file of per-layer h_kv, d_k, d_v, b_k, b_v (optional window, repeat)"));
+    sub->add_option("--config", opt->config, tr("a Hugging Face config.json"));
+    sub->add_option("--model", opt->model, tr("a shipped config (see --list-models)"));
+    sub->add_flag("--list-models", opt->list_models, tr("list the shipped model configs"));
+    sub->add_option("--block-size", opt->block_size, tr("tokens per block: paged allocation, waste"));
+    sub->add_option("--shared-prefix", opt->shared_prefix, tr("P: every request shares its first P prompt tokens (paged, with --block-size)"));
+    sub->add_option("--tp", opt->tp, tr("devices the K/V heads are split across (tensor parallelism)"));
+    auto* budget = sub->add_option("--budget", opt->budget, tr("memory per device (80GiB, 141GB): what fits after the weights (with --tp: W/N and 1/N of the heads per device)"));
+    auto* wb = sub->add_option("--weights-bytes", opt->weights_bytes, tr("weight bytes for --budget (14GB)"))->needs(budget);
+    sub->add_option("--weight-dtype", opt->weight_dtype, tr("weight precision for --budget with a model (default: its torch_dtype)"))
         ->needs(budget)
         ->excludes(wb);
     add_output_flags(*sub, opt->out, true);

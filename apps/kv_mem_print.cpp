@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "inferlab/i18n.hpp"
 #include "inferlab/units.hpp"
 
 namespace inferlab::app {
@@ -14,6 +15,14 @@ namespace {
 using nlohmann::json;
 
 const std::string kHang = "            ";  // continuation lines line up under the values
+
+// A line's label ("model", "per token"), translated and padded to the values' column (kHang's
+// width, in display columns: a Chinese label is narrower in characters than in columns).
+std::string label(const std::string& msgid) {
+    const std::string text = tr(msgid);
+    const std::size_t w = display_width(text);
+    return text + std::string(w < kHang.size() ? kHang.size() - w : 1, ' ');
+}
 
 std::string b_text(std::uint32_t bits) { return exact_ratio(bits, 8, 3); }
 
@@ -236,8 +245,8 @@ std::string human_model(const KvMemResult& r) {
     std::string h;
     if (r.uniform) {
         const KvLayer& l0 = m.spec.layers.front();
-        h += fit(fmt::format("model       L={} layers, H_kv={} K/V heads, d={}, {} (b = {} B)   [{}]", r.layers, l0.h_kv,
-                             l0.d_k, m.dtype_name, b_text(l0.bits_k), m.source));
+        h += fit(label(N_("model")) + trf(N_("L={0} layers, H_kv={1} K/V heads, d={2}, {3} (b = {4} B)   [{5}]"),
+                                          r.layers, l0.h_kv, l0.d_k, m.dtype_name, b_text(l0.bits_k), m.source));
     } else {
         h += fit(fmt::format("model       L={} layers, {}   [{}]", r.layers, m.dtype_name, m.source));
         for (const auto& line : layer_summary(m.spec)) h += fit("  " + line, "    ");
@@ -253,8 +262,9 @@ std::string human_model(const KvMemResult& r) {
 
 std::string human_per_token(const KvMemResult& r) {
     if (r.uniform)
-        return fit(fmt::format("per token   s_token = 2·L·H_kv·d·b = {}   (per layer {})", bytes_all_units(r.bytes_per_token),
-                               bytes_all_units(r.bytes_per_token_per_layer.front())));
+        return fit(label(N_("per token")) + trf(N_("s_token = 2·L·H_kv·d·b = {0}   (per layer {1})"),
+                                                bytes_all_units(r.bytes_per_token),
+                                                bytes_all_units(r.bytes_per_token_per_layer.front())));
     return fit(fmt::format("per token   s_token = Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l) = {}{}",
                            bytes_all_units(r.bytes_per_token), r.has_window ? " (before windows cap sliding layers)" : ""));
 }
@@ -263,8 +273,10 @@ std::string human_requests(const KvMemResult& r) {
     const KvBreakdown& kv = *r.kv;
     std::string h;
     if (r.same_length)
-        h += fit(fmt::format("requests    {} × S={}", group_thousands(r.request_count),
-                             count_noun(r.requests.front().seq_len, "token")));
+        h += fit(label(N_("requests")) +
+                 trf(N_("{0} × S={1}"), group_thousands(r.request_count),
+                     language() == Lang::zh ? group_thousands(r.requests.front().seq_len) + " token"
+                                            : count_noun(r.requests.front().seq_len, "token")));
     else
         h += fit(fmt::format("requests    {} of different lengths (summed exactly; an average is not a peak)",
                              r.request_count));
@@ -276,9 +288,9 @@ std::string human_requests(const KvMemResult& r) {
                      "    ");
         if (shown < r.requests.size()) h += fmt::format("  ... {} more\n", r.requests.size() - shown);
     } else if (r.request_count > 1) {
-        h += fit(fmt::format("per request {}", bytes_all_units(kv.per_request_bytes.front())));
+        h += fit(label(N_("per request")) + bytes_all_units(kv.per_request_bytes.front()));
     }
-    h += fit(fmt::format("total       M_KV = {}", bytes_all_units(kv.total_bytes)));
+    h += fit(label(N_("total")) + "M_KV = " + bytes_all_units(kv.total_bytes));
     if (r.mla)
         h += fit(fmt::format("MLA         latent cache {} per token per layer (kv_lora_rank {} + qk_rope_head_dim {}); "
                              "decompressed per-head K/V would be {} ({}× the latent)",
@@ -290,7 +302,7 @@ std::string human_requests(const KvMemResult& r) {
 
 Table head_sharing_text(const KvMemResult& r) {
     // The documents' symbols keep the table within 80 columns (H_kv·d: the K and the V projection's width).
-    Table t{{"kind", "H_q", "H_kv", "vs MHA", "H_kv·d", "KV bytes"}, {}, {}};
+    Table t{{tr("kind"), "H_q", "H_kv", tr("vs MHA"), "H_kv·d", tr("KV bytes")}, {}, {}};
     for (const auto& row : r.head_sharing)
         t.rows.push_back({row.name, std::to_string(*r.model.q_heads), std::to_string(row.kv_heads),
                           row.ratio_num == row.ratio_den ? "1" : fmt::format("{}/{}", row.ratio_num, row.ratio_den),
@@ -300,8 +312,8 @@ Table head_sharing_text(const KvMemResult& r) {
 
 std::string human_head_sharing(const KvMemResult& r) {
     return "\n" +
-           fit(fmt::format("Head sharing (same L, d, b; Q projection width H_q·d = {}{}):", *r.q_proj_width,
-                           r.model.hidden ? fmt::format(", hidden size {}", *r.model.hidden) : ""),
+           fit(trf(N_("Head sharing (same L, d, b; Q projection width H_q·d = {0}{1}):"), *r.q_proj_width,
+                   r.model.hidden ? trf(N_(", hidden size {0}"), *r.model.hidden) : ""),
                "  ") +
            render_table(head_sharing_text(r));
 }
@@ -434,7 +446,7 @@ std::string explain_per_token(const KvMemResult& r) {
         // A sub-byte product (1-bit elements, odd int4 widths) is stored in whole bytes: say so.
         const std::string rounded =
             r.token_bits % 8 ? fmt::format("{} B, rounded up to whole bytes: ", exact_ratio(r.token_bits, 8)) : "";
-        x += "Bytes per token (K and V, every layer):\n";
+        x += tr("Bytes per token (K and V, every layer):") + "\n";
         x += fit(fmt::format("  s_token = 2·L·H_kv·d·b = 2 × {} × {} × {} × {} = {}{}", r.layers, l0.h_kv, l0.d_k,
                              b_text(l0.bits_k), rounded, bytes_all_units(r.bytes_per_token)),
                  "    ");
@@ -462,7 +474,7 @@ std::string explain_sum(const KvMemResult& r) {
 
 std::string explain_totals(const KvMemResult& r) {
     const KvBreakdown& kv = *r.kv;
-    std::string x = "\nKV bytes of the requests:\n";
+    std::string x = "\n" + tr("KV bytes of the requests:") + "\n";
     if (r.uniform && r.same_length) {
         const KvLayer& l0 = r.model.spec.layers.front();
         x += "  M_KV = 2·L·B·S·H_kv·d·b\n";
@@ -491,7 +503,7 @@ std::string explain_totals(const KvMemResult& r) {
                      "    ");
         x += fit("       = " + bytes_all_units(kv.total_bytes), "         ");
     }
-    x += "  (1 KiB = 1024 B, 1 GiB = 2^30 B; 1 GB = 10^9 B)\n";
+    x += "  " + tr("(1 KiB = 1024 B, 1 GiB = 2^30 B; 1 GB = 10^9 B)") + "\n";
     return x;
 }
 
@@ -500,9 +512,9 @@ std::string explain_options(const KvMemResult& r) {
     if (!r.head_sharing.empty()) {
         const KvLayer& l0 = r.model.spec.layers.front();
         const std::uint64_t hq = *r.model.q_heads;
-        x += "\n" + fit(fmt::format("Head sharing: KV bytes scale with H_kv/H_q; K and V projections are H_kv·d wide each "
-                                     "({} × {} = {}), Q is H_q·d ({} × {} = {}).",
-                                     l0.h_kv, l0.d_k, *r.kv_proj_width, hq, l0.d_k, *r.q_proj_width),
+        x += "\n" + fit(trf(N_("Head sharing: KV bytes scale with H_kv/H_q; K and V projections are H_kv·d wide each "
+                                "({0} × {1} = {2}), Q is H_q·d ({3} × {1} = {4})."),
+                             l0.h_kv, l0.d_k, *r.kv_proj_width, hq, *r.q_proj_width),
                          "  ");
     }
     if (const auto& p = r.paged)
@@ -626,7 +638,7 @@ std::string kv_mem_footer() {
          "inferlab kv-mem --model llama-3-8b --seq-len 8192 --batch 8 --block-size 16 --tp 4",
          "inferlab kv-mem --model llama-3-8b --budget 80GiB --seq-len 8192 --block-size 16",
          "inferlab kv-mem --model llama-3-8b --seq-len 8192,4096 --block-size 16 --csv --table paged"},
-        "Sizes: B, kB/MB/GB/TB (10^3k) or KiB/MiB/GiB/TiB (2^10k); bare G is rejected as ambiguous.\n"
+        tr("Sizes: B, kB/MB/GB/TB (10^3k) or KiB/MiB/GiB/TiB (2^10k); bare G is rejected as ambiguous.\n"
         "Token counts: 8192, 8Ki (= 8192) or 8k (= 8000); uppercase 8K is rejected as ambiguous.\n"
         "Lists: commas separate requests (8192,4096); a list that reads as one number with thousands\n"
         "groups (8,192 or 1,000,000) is rejected: write 8192, or put a space after each comma (8, 192).\n"
@@ -641,7 +653,7 @@ std::string kv_mem_footer() {
         "  No torch_dtype: give --kv-dtype (and --weight-dtype for --budget); nothing is assumed.\n"
         "JSON keys (null where a figure does not apply): total_bytes, bytes_per_token (null with sliding\n"
         "layers), bytes_per_token_per_layer, per_request_bytes, per_layer_bytes, seq_lens, request_counts,\n"
-        "model, head_sharing, paged, tensor_parallel, budget, mla, shared_prefix (see the README).");
+           "model, head_sharing, paged, tensor_parallel, budget, mla, shared_prefix (see the README)."));
 }
 
 }  // namespace inferlab::app

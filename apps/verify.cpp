@@ -5,6 +5,7 @@
 
 #include "common.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/verify.hpp"
 
 namespace inferlab::app {
@@ -17,6 +18,9 @@ struct VerifyOptions {
 };
 
 std::string source_of(const Example& e) { return fmt::format("{} §{}", e.document, e.section); }
+
+// The verdict as the text output prints it (--json and --csv keep their fixed forms).
+std::string verdict(bool pass) { return pass ? tr("PASS") : tr("FAIL"); }
 
 nlohmann::json json_of(const ExampleResult& res) {
     const Example& e = *res.example;
@@ -40,10 +44,10 @@ std::string human_of(const std::vector<ExampleResult>& results) {
     std::string out;
     for (std::size_t i = 0; i < results.size();) {
         const std::string source = source_of(*results[i].example);
-        Table t{{"id", "expected", "computed", "result"}, {}, {false, false, false, false}};
+        Table t{{tr("id"), tr("expected"), tr("computed"), tr("result")}, {}, {false, false, false, false}};
         for (; i < results.size() && source_of(*results[i].example) == source; ++i) {
             const auto& res = results[i];
-            t.rows.push_back({res.example->id, res.example->expected, res.computed.shown, res.pass ? "PASS" : "FAIL"});
+            t.rows.push_back({res.example->id, res.example->expected, res.computed.shown, verdict(res.pass)});
         }
         out += (out.empty() ? "" : "\n") + wrap(source) + render_table(t);
     }
@@ -53,10 +57,9 @@ std::string human_of(const std::vector<ExampleResult>& results) {
 std::string explain_of(const ExampleResult& res) {
     const Example& e = *res.example;
     return wrap(fmt::format("{}  [{}]", e.id, source_of(e)), "", "  ") +
-           wrap(fmt::format("{}: {}", e.description, e.inputs), "  ", "    ") +
-           wrap(fmt::format("expected {} ({}), computed {} → {}", e.expected,
-                            e.exact ? "exact" : "as rounded in the document", res.computed.shown,
-                            res.pass ? "PASS" : "FAIL"),
+           wrap(fmt::format("{}: {}", tr(e.description), e.inputs), "  ", "    ") +
+           wrap(trf(N_("expected {0} ({1}), computed {2} → {3}"), e.expected,
+                    e.exact ? tr("exact") : tr("as rounded in the document"), res.computed.shown, verdict(res.pass)),
                 "  ", "    ") +
            "\n";
 }
@@ -80,8 +83,9 @@ Table csv_of(const std::vector<ExampleResult>& results) {
 
 void run(const VerifyOptions& o) {
     const VerifyResult v = verify_examples(o.id);
-    if (v.results.empty()) throw InputError("--id", o.id, "matches no example id (run 'inferlab verify' to list them)");
-    const std::string tally = fmt::format("{} passed, {} failed\n", v.passed, v.failed);
+    if (v.results.empty())
+        throw InputError("--id", o.id, N_("matches no example id (run 'inferlab verify' to list them)"));
+    const std::string tally = trf(N_("{0} passed, {1} failed"), v.passed, v.failed) + "\n";
     Report r;
     r.json["examples"] = nlohmann::json::array();
     for (const auto& res : v.results) {
@@ -101,14 +105,15 @@ void run(const VerifyOptions& o) {
 
 void setup_verify(CLI::App& app) {
     auto opt = std::make_shared<VerifyOptions>();
-    CLI::App* sub = app.add_subcommand("verify", "Recompute every worked example of the two documents (exit 1 on any failure)");
-    sub->add_option("--id", opt->id, "only examples whose id starts with this (e.g. kv. or kv.doc2)");
+    CLI::App* sub =
+        app.add_subcommand("verify", tr("Recompute every worked example of the two documents (exit 1 on any failure)"));
+    sub->add_option("--id", opt->id, tr("only examples whose id starts with this (e.g. kv. or kv.doc2)"));
     add_output_flags(*sub, opt->out, true);
     sub->footer(examples_footer({"inferlab verify", "inferlab verify --id kv.doc2 --explain", "inferlab verify --json"},
-                                "Documents: 000_5f2b20623495609b.txt (08｜推理计算、KV 缓存与部署系统) and\n"
-                                "003_02a045288fb34aae.txt (推理与 KV Cache 01), under shared/seeds/.\n"
-                                "JSON keys: examples[] {id, document, section, description, inputs, expected,\n"
-                                "expected_value, unit, exact, computed, computed_value, pass}, passed, failed."));
+                                tr("Documents: 000_5f2b20623495609b.txt (08｜推理计算、KV 缓存与部署系统) and\n"
+                                   "003_02a045288fb34aae.txt (推理与 KV Cache 01), under shared/seeds/.\n"
+                                   "JSON keys: examples[] {id, document, section, description, inputs, expected,\n"
+                                   "expected_value, unit, exact, computed, computed_value, pass}, passed, failed.")));
     sub->callback([opt] { run(*opt); });
 }
 

@@ -19,9 +19,9 @@ std::string without_id(const std::string& what) {
 
 std::ifstream open_input_file(const std::string& path, std::ios::openmode mode) {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw FileError(path, "is a directory, not a file");
+    if (std::filesystem::is_directory(path, ec)) throw FileError(path, N_("is a directory, not a file"));
     std::ifstream in(path, mode);
-    if (!in) throw FileError(path, "cannot be opened (missing or unreadable)");
+    if (!in) throw FileError(path, N_("cannot be opened (missing or unreadable)"));
     return in;
 }
 

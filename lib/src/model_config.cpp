@@ -34,7 +34,7 @@ const json* find_key(const json& j, std::initializer_list<const char*> keys, std
 
 std::uint64_t as_positive(const json& v, const std::string& name, const std::string& key) {
     if (!v.is_number_integer() || v.get<std::int64_t>() <= 0)
-        throw InputError(key_where(name, key), v.dump(), "must be a positive integer");
+        throw InputError(key_where(name, key), v.dump(), N_("must be a positive integer"));
     return v.get<std::uint64_t>();
 }
 
@@ -44,7 +44,7 @@ std::uint64_t require(const json& j, const std::string& name, std::initializer_l
     if (!v) {
         std::string list;
         for (const char* k : keys) list += (list.empty() ? "'" : " or '") + std::string(k) + "'";
-        throw InputError("config '" + name + "': missing key " + list);
+        throw InputError(N_("config '{0}': missing key {1}"), {name, list});
     }
     return as_positive(*v, name, found);
 }
@@ -347,7 +347,7 @@ ModelConfig load_named_model(const std::string& name, const std::string& where) 
         }
         names += (names.empty() ? "" : ", ") + std::string(m.name);
     }
-    throw InputError(where, name, "is not a shipped model (known: " + names + ")");
+    throw InputError(where, name, N_("is not a shipped model (known: {0})"), {names});
 }
 
 KvSpec kv_spec_from_config(const ModelConfig& c, std::uint32_t bits) {

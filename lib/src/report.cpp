@@ -10,49 +10,96 @@
 
 namespace inferlab {
 
-std::size_t display_width(const std::string& s) {
-    // Decode UTF-8; East Asian wide and full-width code points take two terminal columns.
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < s.size();) {
-        unsigned char c = static_cast<unsigned char>(s[i]);
-        char32_t cp = c;
-        int len = 1;
-        if (c >= 0xF0) len = 4, cp = c & 0x07;
-        else if (c >= 0xE0) len = 3, cp = c & 0x0F;
-        else if (c >= 0xC0) len = 2, cp = c & 0x1F;
-        for (int k = 1; k < len && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-        i += static_cast<std::size_t>(len);
-        bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
-                    (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
-                    (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x20000 && cp <= 0x3FFFD);
-        n += wide ? 2 : 1;
+namespace {
+
+// One code point of UTF-8 text at `i`: its value and its length in bytes (a malformed byte counts
+// as one code point of its own, so no input stops the decoding).
+char32_t decode_at(const std::string& s, std::size_t i, std::size_t* len) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    char32_t cp = n == 4 ? (c & 0x07u) : n == 3 ? (c & 0x0Fu) : n == 2 ? (c & 0x1Fu) : c;
+    for (std::size_t k = 1; k < n; ++k) {
+        if (i + k >= s.size() || (static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) {
+            n = 1;
+            cp = c;
+            break;
+        }
+        cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
     }
+    *len = n;
+    return cp;
+}
+
+// East Asian Wide (W) and Fullwidth (F) code points take two terminal columns: Hangul Jamo, CJK
+// radicals to Yi (punctuation 、。「」 included), Hangul syllables, CJK compatibility ideographs,
+// vertical and small forms, fullwidth forms (，：（）), and the supplementary ideographic planes.
+bool is_wide(char32_t cp) {
+    return (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0x303E) || (cp >= 0x3041 && cp <= 0xA4CF) ||
+           (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) ||
+           (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x20000 && cp <= 0x3FFFD);
+}
+
+// Punctuation that must not begin a line (，。、：；）」』！？) or end one (（「『).
+bool no_break_before(char32_t cp) {
+    return cp == 0xFF0C || cp == 0x3002 || cp == 0x3001 || cp == 0xFF1A || cp == 0xFF1B || cp == 0xFF09 ||
+           cp == 0x300D || cp == 0x300F || cp == 0xFF01 || cp == 0xFF1F;
+}
+bool no_break_after(char32_t cp) { return cp == 0xFF08 || cp == 0x300C || cp == 0x300E; }
+
+}  // namespace
+
+std::size_t display_width(const std::string& s) {
+    std::size_t n = 0;
+    for (std::size_t i = 0, len = 0; i < s.size(); i += len) n += is_wide(decode_at(s, i, &len)) ? 2 : 1;
     return n;
 }
 
 namespace {
 
-// Splits `text` at spaces into lines of at most `width` columns (a word longer than that keeps
-// its own line).
+// A piece of text that is never split, and whether it joins the previous piece without a space
+// (Chinese text breaks between any two characters, not only at spaces).
+struct Piece {
+    std::string text;
+    bool glued = false;
+};
+
+std::vector<Piece> pieces_of(const std::string& text) {
+    std::vector<Piece> out;
+    bool after_space = true;
+    char32_t prev = 0;
+    for (std::size_t i = 0, len = 0; i < text.size(); i += len) {
+        const char32_t cp = decode_at(text, i, &len);
+        if (cp == U' ') {
+            after_space = true;
+            continue;
+        }
+        // A break is allowed at a space, and beside a wide character unless punctuation forbids it.
+        const bool breakable = after_space || ((is_wide(cp) || is_wide(prev)) && !no_break_before(cp) &&
+                                               !no_break_after(prev));
+        if (out.empty() || breakable) out.push_back({"", !after_space});
+        out.back().text += text.substr(i, len);
+        after_space = false;
+        prev = cp;
+    }
+    return out;
+}
+
+// Splits `text` into lines of at most `width` columns, at spaces and between CJK characters (a
+// piece longer than that keeps its own line).
 std::vector<std::string> wrap_words(const std::string& text, std::size_t width, std::size_t rest_width = 0) {
     std::vector<std::string> lines;
-    std::string line, word;
-    auto flush_word = [&] {
-        if (word.empty()) return;
+    std::string line;
+    for (const Piece& p : pieces_of(text)) {
         // The first line has `width` columns, the lines after it `rest_width` (0: the same).
         const std::size_t room = lines.empty() || rest_width == 0 ? width : rest_width;
-        if (!line.empty() && display_width(line) + 1 + display_width(word) > room) {
+        const std::string sep = line.empty() || p.glued ? "" : " ";
+        if (!line.empty() && display_width(line) + sep.size() + display_width(p.text) > room) {
             lines.push_back(line);
-            line.clear();
+            line = p.text;
+            continue;
         }
-        line += (line.empty() ? "" : " ") + word;
-        word.clear();
-    };
-    for (char c : text) {
-        if (c == ' ') flush_word();
-        else word.push_back(c);
+        line += sep + p.text;
     }
-    flush_word();
     if (!line.empty() || lines.empty()) lines.push_back(line);
     return lines;
 }

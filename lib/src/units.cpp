@@ -52,7 +52,7 @@ std::pair<Decimal, std::string> split_number(const std::string& where, const std
         d.mantissa = d.mantissa * 10 + static_cast<unsigned>(c - '0');
         if (seen_point) ++frac_digits;
     }
-    if (digits == 0) throw InputError(where, raw, "is not a number");
+    if (digits == 0) throw InputError(where, raw, N_("is not a number"));
     int exp = 0;
     if (i < text.size() && (text[i] == 'e' || text[i] == 'E') && i + 1 < text.size() &&
         (std::isdigit(static_cast<unsigned char>(text[i + 1])) ||
@@ -75,7 +75,7 @@ std::pair<Decimal, std::string> split_number(const std::string& where, const std
 u128 pow10_u128(int n, const std::string& where, const std::string& raw) {
     u128 r = 1;
     for (int k = 0; k < n; ++k) {
-        if (r > (~static_cast<u128>(0)) / 10) throw InputError(where, raw, "is too large");
+        if (r > (~static_cast<u128>(0)) / 10) throw InputError(where, raw, N_("is too large"));
         r *= 10;
     }
     return r;
@@ -84,14 +84,14 @@ u128 pow10_u128(int n, const std::string& where, const std::string& raw) {
 // Exact whole-number value of d × unit; throws when not whole or too large.
 std::uint64_t whole_value(const std::string& where, const std::string& raw, Decimal d, u128 unit,
                           const char* what) {
-    if (d.negative && d.mantissa != 0) throw InputError(where, raw, std::string("must not be negative"));
+    if (d.negative && d.mantissa != 0) throw InputError(where, raw, N_("must not be negative"));
     const u128 big = ~static_cast<u128>(0);
     if (d.mantissa == 0) return 0;
-    if (unit != 0 && d.mantissa > big / unit) throw InputError(where, raw, "is too large");
+    if (unit != 0 && d.mantissa > big / unit) throw InputError(where, raw, N_("is too large"));
     u128 v = d.mantissa * unit;
     if (d.exp10 >= 0) {
         u128 p = pow10_u128(d.exp10, where, raw);
-        if (v > big / p) throw InputError(where, raw, "is too large");
+        if (v > big / p) throw InputError(where, raw, N_("is too large"));
         v *= p;
     } else {
         // Strip trailing decimal zeros first so "1.50GiB" is as good as "1.5GiB".
@@ -147,7 +147,7 @@ u128 table_unit(const std::string& where, const std::string& raw, const std::str
     const std::string s = trim(suffix);
     for (const auto& u : table)
         if (s == u.name) return u.factor;
-    throw InputError(where, raw, std::string("unknown ") + what + " '" + s + "': " + known);
+    throw InputError(where, raw, N_("unknown {0} '{1}': {2}"), {what, s, known});
 }
 
 u128 size_unit(const std::string& where, const std::string& raw, const std::string& suffix) {
@@ -219,7 +219,7 @@ std::uint64_t parse_tokens(const std::string& where, const std::string& text) {
 
 std::uint64_t parse_nonnegative_int(const std::string& where, const std::string& text) {
     auto [d, suffix] = split_number(where, text);
-    if (!trim(suffix).empty()) throw InputError(where, text, "must be a whole number");
+    if (!trim(suffix).empty()) throw InputError(where, text, N_("must be a whole number"));
     return whole_value(where, text, d, 1, "units (must be an integer)");
 }
 
@@ -228,23 +228,23 @@ std::uint64_t parse_positive_int(const std::string& where, const std::string& te
     try {
         v = parse_nonnegative_int(where, text);
     } catch (const InputError& e) {
-        throw InputError(where, text, "must be a positive integer");
+        throw InputError(where, text, N_("must be a positive integer"));
     }
-    if (v == 0) throw InputError(where, text, "must be a positive integer");
+    if (v == 0) throw InputError(where, text, N_("must be a positive integer"));
     return v;
 }
 
 std::uint64_t parse_positive_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
                                          const std::string& unit) {
     const std::uint64_t v = parse_positive_int(where, text);
-    if (v > max) throw InputError(where, text, "must be at most " + group_thousands(max) + (unit.empty() ? "" : " " + unit));
+    if (v > max) throw InputError(where, text, N_("must be at most {0}"), {group_thousands(max) + (unit.empty() ? "" : " " + unit)});
     return v;
 }
 
 std::uint64_t parse_nonnegative_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
                                             const std::string& unit) {
     const std::uint64_t v = parse_nonnegative_int(where, text);
-    if (v > max) throw InputError(where, text, "must be at most " + group_thousands(max) + (unit.empty() ? "" : " " + unit));
+    if (v > max) throw InputError(where, text, N_("must be at most {0}"), {group_thousands(max) + (unit.empty() ? "" : " " + unit)});
     return v;
 }
 
@@ -255,29 +255,29 @@ std::uint64_t parse_count_with_suffix(const std::string& where, const std::strin
     auto [d, suffix] = split_number(where, text);
     const u128 unit = table_unit(where, text, suffix, kCountUnits, "suffix", "use k, M, B (10^9) or T (10^12)");
     std::uint64_t v = whole_value(where, text, d, unit, "units");
-    if (v == 0) throw InputError(where, text, "must be positive");
+    if (v == 0) throw InputError(where, text, N_("must be positive"));
     return v;
 }
 
 double parse_real(const std::string& where, const std::string& text) {
     auto [d, suffix] = split_number(where, text);
-    if (!trim(suffix).empty()) throw InputError(where, text, "is not a number");
+    if (!trim(suffix).empty()) throw InputError(where, text, N_("is not a number"));
     // strtod gives the correctly rounded double; the exact split above only validated the form.
     std::string t = trim(text);
     double v = std::strtod(t.c_str(), nullptr);
-    if (!std::isfinite(v)) throw InputError(where, text, "must be a finite number");
+    if (!std::isfinite(v)) throw InputError(where, text, N_("must be a finite number"));
     return v;
 }
 
 double parse_positive_real(const std::string& where, const std::string& text) {
     double v = parse_real(where, text);
-    if (!(v > 0)) throw InputError(where, text, "must be greater than 0");
+    if (!(v > 0)) throw InputError(where, text, N_("must be greater than 0"));
     return v;
 }
 
 double parse_probability(const std::string& where, const std::string& text) {
     double v = parse_real(where, text);
-    if (v < 0 || v > 1) throw InputError(where, text, "must be a probability in [0, 1]");
+    if (v < 0 || v > 1) throw InputError(where, text, N_("must be a probability in [0, 1]"));
     return v;
 }
 

@@ -80,7 +80,15 @@ std::string example_command(const std::string& line, const std::string& prefix) 
 std::vector<std::string> help_examples(const std::string& help) {
     std::vector<std::string> out;
     bool in_block = false;
+    // An example too wide for 80 columns continues on the next lines after " \\" (as a shell reads it).
+    std::vector<std::string> lines;
     for (const auto& line : lines_of(help)) {
+        const bool continues = !lines.empty() && lines.back().size() >= 2 &&
+                               lines.back().compare(lines.back().size() - 2, 2, " \\") == 0;
+        if (continues) lines.back().resize(lines.back().size() - 2), lines.back() += " " + line.substr(line.find_first_not_of(' '));
+        else lines.push_back(line);
+    }
+    for (const auto& line : lines) {
         if (line == "Examples:") {
             in_block = true;
             continue;
@@ -102,7 +110,7 @@ std::vector<std::string> help_subcommands(const std::string& help) {
             continue;
         }
         if (line.empty()) in_block = false;
-        if (in_block) {
+        if (in_block && line.size() > 2 && line[2] != ' ') {  // deeper: a wrapped description (#15)
             auto words = split_words(line);
             if (!words.empty()) out.push_back(words[0]);
         }

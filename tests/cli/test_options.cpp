@@ -32,6 +32,7 @@ std::vector<std::string> subcommands_of(const std::vector<std::string>& path) {
         }
         if (!inside) continue;
         if (line.size() < 3 || line[0] != ' ') break;
+        if (line[2] == ' ') continue;  // a description wrapped to 80 columns (#15) continues here
         std::istringstream words(line);
         std::string name;
         words >> name;

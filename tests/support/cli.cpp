@@ -43,6 +43,9 @@ CliResult run_inferlab(const std::vector<std::string>& args, const std::string& 
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
         if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
+        // English unless the test sets a language in `env`: a developer's own zh_CN locale must
+        // not change what the tests read.
+        for (const char* v : {"INFERLAB_LANG", "LC_ALL", "LC_MESSAGES", "LANG"}) unsetenv(v);
         for (const auto& e : env) {
             const auto eq = e.find('=');
             if (eq == std::string::npos || setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1) != 0) _exit(125);

@@ -182,7 +182,7 @@ TEST_CASE("model paged: five one-token prompts on four one-token blocks wait and
     CHECK(c.shared.recomputed_tokens > 0);
 }
 
-TEST_CASE("parse_prompt_list: prompts split at ';', each a token list, errors naming the caller's flag", "[paged][parse]") {
+TEST_CASE("parse_prompt_list: prompts split at semicolons, each a token list, errors naming the caller's flag", "[paged][parse]") {
     const Dims& d = tiny_weights().dims();  // vocab 16, S_max 16
     CHECK(parse_prompt_list("--prompts", "1,2,3;4, 5", d) == std::vector<std::vector<int>>{{1, 2, 3}, {4, 5}});
     CHECK(parse_prompt_list("--prompts", "7", d) == std::vector<std::vector<int>>{{7}});

@@ -1,49 +1,92 @@
 #pragma once
 // Typed errors of the library. main() turns every inferlab::Error into one line
 // "inferlab: error: ..." on stderr and exit status 2; the library never prints.
+// Each error keeps its rule as an English msgid (with {0}, {1}... arguments where it has values),
+// so the printer can show it in the reader's language: localized() (see i18n.hpp). what() is
+// always the English text.
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "inferlab/i18n.hpp"
 
 namespace inferlab {
 
 // Base of every error the user can cause (bad flag, bad file, overflow).
 class Error : public std::runtime_error {
 public:
-    explicit Error(const std::string& message) : std::runtime_error(message) {}
+    // A message that is itself a msgid: translated whole when the catalogue has it.
+    explicit Error(const std::string& message) : std::runtime_error(message), msgid_(message) {}
+    // A msgid with values: Error(N_("unknown subcommand '{0}' (the subcommands: {1})"), {word, names}).
+    Error(const std::string& msgid, std::vector<std::string> args)
+        : std::runtime_error(substitute(msgid, args)), msgid_(msgid), args_(std::move(args)) {}
+    // The message in the current language (English where the catalogue has no entry).
+    virtual std::string localized() const { return args_.empty() ? tr(msgid_) : trf_args(msgid_, args_); }
+
+protected:
+    static std::string trf_args(const std::string& msgid, const std::vector<std::string>& args) {
+        return substitute(tr(msgid), args);
+    }
+
+private:
+    std::string msgid_;
+    std::vector<std::string> args_;
 };
 
 // A value given on the command line or in a file broke a rule.
 // Message form: "<where> '<value>': <rule>", e.g. "--layers '0': must be a positive integer".
+// The rule is a msgid: a fixed one (mark the literal with N_ at the throw site), or one with
+// values given as `rule_args` ("must be at most {0}", {"4,096"}).
 class InputError : public Error {
 public:
-    InputError(const std::string& where, const std::string& value, const std::string& rule)
-        : Error(where + " '" + value + "': " + rule), where_(where), value_(value), rule_(rule) {}
+    InputError(const std::string& where, const std::string& value, const std::string& rule,
+               std::vector<std::string> rule_args = {})
+        : Error(where + " '" + value + "': " + substitute(rule, rule_args)), where_(where), value_(value),
+          rule_(substitute(rule, rule_args)), rule_id_(rule), rule_args_(std::move(rule_args)) {}
     // For rules that concern a combination of flags rather than one value.
     explicit InputError(const std::string& message) : Error(message) {}
+    InputError(const std::string& msgid, std::vector<std::string> args) : Error(msgid, std::move(args)) {}
     const std::string& where() const { return where_; }
     const std::string& value() const { return value_; }
     const std::string& rule() const { return rule_; }
+    std::string localized() const override {
+        if (rule_id_.empty()) return Error::localized();
+        return where_ + " '" + value_ + "': " + trf_args(rule_id_, rule_args_);
+    }
 
 private:
     std::string where_, value_, rule_;
+    std::string rule_id_;  // the rule's msgid, empty for a message-only error
+    std::vector<std::string> rule_args_;
 };
 
 // An exact integer result does not fit the type that must hold it.
 class OverflowError : public Error {
 public:
     explicit OverflowError(const std::string& what)
-        : Error(what + " overflows 64 bits (the result is larger than 18,446,744,073,709,551,615)") {}
+        : Error(N_("{0} overflows 64 bits (the result is larger than 18,446,744,073,709,551,615)"), {what}),
+          what_(what) {}
+    std::string localized() const override {
+        return trf_args(N_("{0} overflows 64 bits (the result is larger than 18,446,744,073,709,551,615)"),
+                        {tr(what_)});
+    }
+
+private:
+    std::string what_;
 };
 
 // A file could not be opened or read.
 class FileError : public Error {
 public:
-    FileError(const std::string& path, const std::string& why) : Error("file '" + path + "': " + why), why_(why) {}
-    // What is wrong with the file, without its path (for a caller that names the flag instead).
+    FileError(const std::string& path, const std::string& why)
+        : Error(N_("file '{0}': {1}"), {path, why}), path_(path), why_(why) {}
+    std::string localized() const override { return trf_args(N_("file '{0}': {1}"), {path_, tr(why_)}); }
+    // What is wrong with the file (a msgid), without its path: for a caller that names the flag instead.
     const std::string& why() const { return why_; }
 
 private:
-    std::string why_;
+    std::string path_, why_;
 };
 
 }  // namespace inferlab

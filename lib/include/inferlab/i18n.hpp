@@ -1,0 +1,82 @@
+#pragma once
+// Messages in the reader's language. Code writes English msgids; a GNU gettext catalogue
+// (po/zh_CN.po, compiled to the standard .mo format by msgfmt and embedded in the binary by the
+// build) gives their Chinese form. The catalogue is read here, not through glibc's gettext(),
+// which translates only when the zh_CN locale is generated on the machine (Debian images and CI
+// have only C.UTF-8): reading the .mo ourselves makes --lang zh work everywhere.
+//
+//   set_language(Lang::zh);
+//   tr("passed");                                      // "通过"
+//   trf("{0} must be at most {1}", "--layers", 4096);  // a translation may reorder {0} and {1}
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+// Marks a msgid where it is stored (a table title, an error rule) for xgettext (--keyword=N_);
+// the printer translates it with tr() when it prints. Expands to its argument.
+#define N_(text) text
+
+namespace inferlab {
+
+enum class Lang { en, zh };
+
+// A catalogue that is not a valid .mo file: a build defect, never the user's input.
+class CatalogError : public std::runtime_error {
+public:
+    explicit CatalogError(const std::string& what) : std::runtime_error("message catalogue: " + what) {}
+};
+
+// A parsed .mo catalogue (GNU gettext's binary format, either byte order): msgid -> msgstr.
+// The header entry (empty msgid) and plural forms are not kept: inferlab uses neither.
+class Catalog {
+public:
+    // Throws CatalogError on a wrong magic number, a table or string outside `bytes`, or a string
+    // without its terminating NUL.
+    static Catalog parse(std::string_view bytes);
+    // The translation of `msgid`, or nullptr when the catalogue has none.
+    const std::string* find(const std::string& msgid) const;
+    const std::unordered_map<std::string, std::string>& entries() const { return map_; }
+
+private:
+    std::unordered_map<std::string, std::string> map_;
+};
+
+// The Chinese catalogue compiled into the binary (parsed once, on first use).
+const Catalog& zh_catalog();
+
+// "zh" or "en" (the value of --lang or INFERLAB_LANG); anything else is an InputError naming `where`.
+Lang parse_lang(const std::string& where, const std::string& value);
+// A POSIX locale name: "zh" or "zh_*" (zh_CN.UTF-8, zh_TW) is Chinese, anything else English.
+Lang lang_of_locale(const std::string& locale);
+// The language of a run: `lang_flag` (--lang) when given; else INFERLAB_LANG; else the first of
+// LC_ALL, LC_MESSAGES, LANG that is set and not empty (POSIX precedence); else English.
+// `getenv` is std::getenv in the binary and a table in the tests.
+Lang choose_language(const std::optional<std::string>& lang_flag,
+                     const std::function<const char*(const char*)>& getenv);
+// The value of --lang in argv ("--lang zh" or "--lang=zh"), before any option parser runs, so
+// that --help pages are built in that language too. Words after "--" are not options.
+std::optional<std::string> lang_flag_of(int argc, const char* const* argv);
+
+// The language tr() translates into; English until set (each run of the CLI sets it).
+void set_language(Lang lang);
+Lang language();
+
+// `msgid` in the current language: the catalogue's msgstr in Chinese, else msgid itself.
+std::string tr(const std::string& msgid);
+// Replaces {0}, {1}, ... in `pattern` by args[0], args[1], ...; "{{" and "}}" stand for braces.
+// A placeholder with no argument is kept as written (never an exception at print time).
+std::string substitute(std::string_view pattern, const std::vector<std::string>& args);
+// tr() then substitute(), each argument formatted with fmt's "{}".
+template <class... Args>
+std::string trf(const std::string& msgid, const Args&... args) {
+    return substitute(tr(msgid), {fmt::format("{}", args)...});
+}
+
+}  // namespace inferlab
