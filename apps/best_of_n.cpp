@@ -136,9 +136,6 @@ BestOfNResult compute(const BestOfNFlags& o, const BestOfNRequest& request) {
 // ---------------------------------------------------------------- printers
 // Every number below comes from the BestOfNResult; these functions only choose what to show.
 
-template <class T>
-json or_null(const std::optional<T>& v) { return v ? json(*v) : json(nullptr); }
-
 json row_json(const BestOfNRow& r) {
     return {{"n", r.n}, {"coverage", r.coverage}, {"verifier_selection", or_null(r.verifier_selection)},
             {"majority_vote", or_null(r.majority_vote)}, {"biased_judge", or_null(r.biased_judge)},

@@ -68,6 +68,12 @@ std::string wrap(const std::string& text, const std::string& indent = "", const 
 // "Examples:\n  inferlab kv-mem ...\n" for a subcommand's --help footer.
 std::string examples_footer(const std::vector<std::string>& lines, const std::string& notes = "");
 
+// A JSON value, or null where the result has none (a key without a value is null, never absent).
+template <typename T>
+nlohmann::json or_null(const std::optional<T>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
 // True when the option was given on the command line.
 inline bool given(const CLI::App& sub, const std::string& name) { return sub.count(name) > 0; }
 

@@ -179,9 +179,6 @@ Inputs gather(const RooflineFlags& o) {
 // Table cells hold numbers only (the unit in the header, an empty cell where there is none), so
 // the text and --csv print the same tables.
 
-template <class T>
-json or_null(const std::optional<T>& v) { return v ? json(*v) : json(nullptr); }
-
 void list_hw(const RooflineOptions& o) {
     Report r;
     // Numbers only in the cells, the unit in the header (issue #15): bandwidths decimal as spec

@@ -356,7 +356,16 @@ const std::map<std::string, Drawer>& drawers() {
 std::string draw(const std::string& name, const FigureOptions& o) {
     const auto it = drawers().find(name);
     if (it == drawers().end()) throw InputError("NAME", name, "is not a figure (see 'inferlab figure --list')");
-    return it->second(o);
+    // The drawings name their inputs by the documents' symbols; the user gave flags.
+    static const std::map<std::string, std::string> flag_of = {
+        {"H_q", "--q-heads"}, {"H_kv", "--kv-heads"}, {"S", "--seq-len"}, {"tile", "--tile"}, {"W", "--window"}};
+    try {
+        return it->second(o);
+    } catch (const InputError& e) {
+        const auto f = flag_of.find(e.where());
+        if (f == flag_of.end()) throw;
+        throw InputError(f->second, e.value(), e.rule());
+    }
 }
 
 // Each figure: its name and place, then its caption (and why it is not drawn) wrapped to the

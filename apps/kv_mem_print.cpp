@@ -45,11 +45,6 @@ std::string fit(const std::string& text, const std::string& hanging = kHang) {
     return wrap_text(text.substr(lead), text_width() - deeper, indent, hanging);
 }
 
-template <class T>
-json or_null(const std::optional<T>& v) {
-    return v ? json(*v) : json(nullptr);
-}
-
 // ---------------------------------------------------------------- layers, in words
 
 // "0–2" runs of identical layers.

@@ -21,7 +21,6 @@ std::string bracketed(const std::vector<T>& v) {
     return "[" + fmt::format("{}", fmt::join(v, ",")) + "]";
 }
 
-json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 std::string cell(const std::optional<double>& v, const char* spec) {
     return v ? fmt::format(fmt::runtime(spec), *v) : std::string();
 }

@@ -33,7 +33,6 @@ json strs(const std::vector<T>& v) {
     for (const auto& x : v) j.push_back(show(x));
     return j;
 }
-json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 // Every key of the document, null until a section fills it: one schema whatever was asked.
 json empty_document() {

@@ -96,7 +96,7 @@ const std::vector<FigureInfo>& catalog() {
 
 std::uint64_t gqa_kv_head(std::uint64_t h, std::uint64_t h_q, std::uint64_t h_kv) {
     if (h_kv == 0 || h_q % h_kv != 0)
-        throw InputError("--kv-heads", std::to_string(h_kv), fmt::format("must divide H_q = {} (a whole group per K/V head)", h_q));
+        throw InputError("H_kv", std::to_string(h_kv), fmt::format("must divide H_q = {} (a whole group per K/V head)", h_q));
     if (h >= h_q) throw InputError(fmt::format("query head {} does not exist: H_q = {}", h, h_q));
     return h / (h_q / h_kv);
 }
@@ -210,9 +210,9 @@ std::string fig5_layer_caches(const KvShape& s, std::uint64_t shown_positions) {
 
 std::string fig6_head_mapping(const HeadMapInputs& in) {
     if (in.q_heads == 0 || in.q_heads > 64)
-        throw InputError("--q-heads", std::to_string(in.q_heads), "must be between 1 and 64 to be drawn");
+        throw InputError("H_q", std::to_string(in.q_heads), "must be between 1 and 64 to be drawn");
     if (in.kv_heads.empty() || in.kv_heads.size() > 4)
-        throw InputError("--kv-heads: give 1 to 4 values to compare");
+        throw InputError("H_kv", fmt::format("{} values", in.kv_heads.size()), "give 1 to 4 values to compare");
     const double panel_h = 150, top = 64;
     svg::Document doc(760, top + panel_h * static_cast<double>(in.kv_heads.size()) + 16 + 15.0 * 2,
                       "Figure 6: which K/V head each query head reads");
@@ -398,9 +398,9 @@ std::string fig9_decode_reads(const DecodeReadInputs& in) {
 
 std::string fig10_attention_masks(const AttentionMaskInputs& in) {
     const std::uint64_t S = in.seq_len;
-    if (S < 2 || S > 64) throw InputError("--seq-len", std::to_string(S), "must be between 2 and 64 positions to be drawn");
-    if (in.tile == 0 || in.tile > S) throw InputError("--tile", std::to_string(in.tile), fmt::format("must be between 1 and S = {}", S));
-    if (in.window == 0 || in.window > S) throw InputError("--window", std::to_string(in.window), fmt::format("must be between 1 and S = {}", S));
+    if (S < 2 || S > 64) throw InputError("S", std::to_string(S), "must be between 2 and 64 positions to be drawn");
+    if (in.tile == 0 || in.tile > S) throw InputError("tile", std::to_string(in.tile), fmt::format("must be between 1 and S = {}", S));
+    if (in.window == 0 || in.window > S) throw InputError("W", std::to_string(in.window), fmt::format("must be between 1 and S = {}", S));
     const double cell = std::min(16.0, 220.0 / static_cast<double>(S)), top = 90;
     svg::Document doc(760, top + cell * static_cast<double>(S) + 50 + 16 + 15.0 * 2,
                       "Figure 10: tiles keep the relations; a window removes some");

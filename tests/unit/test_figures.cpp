@@ -88,6 +88,7 @@ TEST_CASE("figures: Figure 6 maps query head h to K/V head h / (H_q/H_kv) (first
           std::vector<double>{0, 0, 0, 0, 1, 1, 1, 1});
     CHECK_THROWS_AS(figures::fig6_head_mapping({4, {3}}), InputError);
     CHECK_THROWS_AS(figures::gqa_kv_head(4, 4, 2), InputError);
+    CHECK_THROWS_WITH(figures::gqa_kv_head(0, 4, 3), Catch::Contains("H_kv '3'") && !Catch::Contains("--"));
 }
 
 // First document §3.1.2: accepted [0.4, 0.3, 0.1], rejected 0.2 returned to the first token.

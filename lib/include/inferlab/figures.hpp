@@ -28,6 +28,9 @@ struct FigureInfo {
 // Every figure of both documents, in document order.
 const std::vector<FigureInfo>& catalog();
 
+// Errors name an input by the documents' symbol (InputError::where(): "H_q", "H_kv", "S",
+// "tile", "W"), never by a command-line flag: the caller maps the symbol to its own flag.
+
 // The GQA head mapping, as the transformer reads it: query head h uses K/V head
 // h / (H_q / H_kv). Needs H_kv ≥ 1 dividing H_q, and h < H_q (InputError otherwise).
 std::uint64_t gqa_kv_head(std::uint64_t h, std::uint64_t h_q, std::uint64_t h_kv);
