@@ -22,8 +22,25 @@ void add_output_flags(CLI::App& sub, OutputFlags& flags, bool with_csv) {
     }
 }
 
+CLI::Validator output_file_name(bool dash_is_stdout) {
+    // CLI11 takes the next word as the value even when it is a flag ("--svg --json" would write a
+    // file named --json and print text): a file name is refused when empty or when it starts with
+    // '-' (unless the flag's own output is standard output: a second stream would mix with it).
+    return CLI::Validator(
+        [dash_is_stdout](std::string& name) -> std::string {
+            if (name.empty()) return tr("'' is not a file name (give the file to write)");
+            if (name == "-" && dash_is_stdout) return "";
+            if (name.front() == '-')
+                return trf(N_("'{0}' is not a file name (a flag or '-'; give the file to write)"), name);
+            return "";
+        },
+        "");
+}
+
 void add_svg_flag(CLI::App& sub, OutputFlags& flags, const std::string& what) {
-    sub.add_option("--svg", flags.svg, trf(N_("Also draw {0} as an SVG figure into FILE"), what))->type_name("FILE");
+    sub.add_option("--svg", flags.svg, trf(N_("Also draw {0} as an SVG figure into FILE"), what))
+        ->type_name("FILE")
+        ->check(output_file_name(false));
 }
 
 namespace {

@@ -33,6 +33,9 @@ void add_output_flags(CLI::App& sub, OutputFlags& flags, bool with_csv = false);
 // it to FILE before printing (so a file that cannot be written leaves stdout empty). The chosen
 // output form (text, --json, --csv, --explain) is printed as usual.
 void add_svg_flag(CLI::App& sub, OutputFlags& flags, const std::string& what);
+// The check on a flag that names a file to write: not empty, not a flag, and "-" only where it
+// means standard output (figure --out).
+CLI::Validator output_file_name(bool dash_is_stdout);
 
 // A table of the output, by the name `--table` selects it with (lowercase, dashes: "rows",
 // "generation"). The first one added is what a plain --csv prints.

@@ -122,7 +122,8 @@ std::vector<double> distribution(const std::string& flag, const std::string& tex
 // Figure 4: a prompt, then greedy decode steps on the reference model, each step traced.
 std::string draw_fig4(const FigureOptions& o) {
     auto w = load(o.src);
-    model::Transformer m(*w);
+    model::CpuBackend cpu(cpu_backend_options(1, ""));  // INFERLAB_KERNELS, as the model commands read it
+    model::Transformer m(*w, cpu);
     const model::Dims& d = w->dims();
     const std::vector<int> prompt = parse_token_list("--tokens", o.tokens.empty() ? "1,2,3,4" : o.tokens, d);
     if (prompt.empty()) throw InputError("--tokens", o.tokens, "needs at least one token");
@@ -184,14 +185,12 @@ const PagedDefaults& fig8_defaults() {
 
 std::string draw_doc1_fig8(const FigureOptions& o) {
     auto w = load(o.src);
-    model::Transformer m(*w);
+    model::CpuBackend cpu(cpu_backend_options(1, ""));  // INFERLAB_KERNELS, as the model commands read it
+    model::Transformer m(*w, cpu);
     const model::PagedSimOptions so = paged_sim_options(o.paged, w->dims(), fig8_defaults());
     const model::PagedSimResult sim = model::simulate_paged(m, so);
-    // The last step at which the most blocks are held: every table at its longest.
-    std::size_t shown = 0;
-    for (std::size_t i = 0; i < sim.steps.size(); ++i)
-        if (sim.steps[i].used_blocks >= sim.steps[shown].used_blocks) shown = i;
-    return figures::fig8_paged_blocks(sim, shown);
+    // The step model paged marks as the peak, so the figure and the command show the same tables.
+    return figures::fig8_paged_blocks(sim, static_cast<std::size_t>(sim.peak_step));
 }
 
 // Figure 9 takes decode-roofline's flags, parsed by decode-roofline's own rules (gather_roofline),
@@ -255,7 +254,8 @@ std::string draw_doc1_fig9(const FigureOptions& o) {
 // pool seed + 1000, chunks of 5, blocks of 16), so the figure shows what that command prints.
 std::string draw_doc1_fig17(const FigureOptions& o) {
     auto w = load(o.src);
-    model::Transformer m(*w);
+    model::CpuBackend cpu(cpu_backend_options(1, ""));  // INFERLAB_KERNELS, as the model commands read it
+    model::Transformer m(*w, cpu);
     const model::Dims& d = w->dims();
     model::CheckCacheInputs in;
     if (!o.paged.pool_seed.empty()) in.pool_seed = parse_nonnegative_int("--pool-seed", o.paged.pool_seed);
@@ -460,7 +460,7 @@ Report figure_report(const FigureInfo& f, const std::string& svg_text, const std
 
 void run_figure(const FigureOptions& o, const CLI::App& sub) {
     // Every figure flag the command line gave, by its long name (the output forms apart).
-    static const std::set<std::string> not_figure_flags = {"--out", "--list", "--all", "--json", "--csv", "--explain", "--table"};
+    static const std::set<std::string> not_figure_flags = {"--out", "--list", "--all", "--json", "--csv", "--explain", "--table", "--lang"};
     std::vector<std::string> given_flags;
     for (const CLI::Option* opt : sub.get_options())
         if (opt->count() > 0 && !opt->get_lnames().empty()) {
@@ -571,7 +571,8 @@ void setup_figure(CLI::App& app) {
     s->add_option("NAME", o->name, "the figure, as --list names it (doc1-fig9)");
     s->add_flag("--list", o->list, "list every figure with its document, section and caption");
     s->add_flag("--all", o->all, "draw every figure with the documents' inputs, and index.html, into --out DIR");
-    s->add_option("--out", o->out, "the SVG file (default: standard output); with --all, the folder");
+    s->add_option("--out", o->out, "the SVG file (default: standard output); with --all, the folder")
+        ->check(output_file_name(true));
     add_output_flags(*s, o->flags, true);
     add_figure_inputs(s, o.get());
     add_figure_footer(s);

@@ -50,12 +50,12 @@ CachePath parse_path(const std::string& text) {
 
 // A model ready to run: its weights, the weights at --weight-dtype (quantized or rounded once at
 // load), the backend (the CPU's pointing into `at`) and the forward options. Held by pointer: the
-// backend points into `at`.
+// backend points into `at`, so `at` is declared before it (members are destroyed in reverse).
 struct Prepared {
     std::unique_ptr<Weights> w;
+    WeightsAt at;
     std::unique_ptr<Backend> backend;
     std::unique_ptr<Transformer> m;
-    WeightsAt at;
     ForwardOptions opt;
     PathChoice path;
     RunFacts facts;

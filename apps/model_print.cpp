@@ -83,7 +83,7 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
                                 "tolerance {:.0e} relative: {}",
                                 res.worst.max_abs, res.worst.max_rel, res.worst_path, res.worst.rel_row, res.rel_tolerance,
                                 res.agree ? "all paths agree" : "PATHS DISAGREE"), "  ", "  ");
-    r.human += wrap("(the first document's Figure 17: the same fixed tokens through three cache paths, compared by logits)", "  ", "  ");
+    r.human += wrap("(the first document's Figure 17: the same fixed tokens through each cache path, compared by logits with the no-cache path)", "  ", "  ");
     r.explain = r.human + wrap("The reference recomputes every prefix with no cache; each path's difference is max over the "
                                "vocabulary of |l − l_ref| at a position, and the verdict compares the largest, divided by "
                                "max(1, max |l_ref|) of its position, with the tolerance (float32 sums in another order per path).", "", "");

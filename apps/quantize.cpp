@@ -40,7 +40,7 @@ constexpr std::size_t kMaxKvValues = 4'000'000;
 Matrix generate(const QuantizeOptions& o, Rng& rng) {
     const std::string prefix = "normal:";
     if (o.gen.rfind(prefix, 0) != 0) throw InputError("--gen", o.gen, "must be normal:N or normal:ROWSxCOLS");
-    Dims d;
+    MatrixShape d;
     try {
         d = parse_dims("--gen", o.gen.substr(prefix.size()), kMaxValues, true);
     } catch (const InputError& e) {
@@ -189,7 +189,7 @@ Report run_kv(const QuantizeOptions& o, Rng& rng, Rounding rule) {
         v = read_matrix_file("--v-file", o.v_file, kMaxKvValues);
         origin = fmt::format("K {}×{} from {}, V {}×{} from {}", k.rows, k.cols, o.k_file, v.rows, v.cols, o.v_file);
     } else {
-        const Dims d = parse_dims("--kv-gen", o.kv_gen, kMaxKvValues, false);
+        const MatrixShape d = parse_dims("--kv-gen", o.kv_gen, kMaxKvValues, false);
         const std::size_t tokens = d.rows, channels = d.cols;
         std::size_t oc = parse_nonnegative_int("--outlier-channels", o.outlier_channels);
         if (oc > channels) throw InputError("--outlier-channels", o.outlier_channels, "must not exceed the channel count");

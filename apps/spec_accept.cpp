@@ -110,7 +110,7 @@ void round_inputs(const SpecOptions& o, SpecAcceptInputs& in) {
         return;
     }
     in.gamma = parse_positive_int_at_most("--gamma", o.gamma, 64, "");
-    in.max_gamma = parse_positive_int_at_most("--max-gamma", o.max_gamma, 64, "");
+    in.max_gamma = parse_positive_int_at_most("--max-gamma", o.max_gamma, kMaxSweepGamma, "");
     if (!o.cost_ratio.empty()) in.cost_ratio = parse_positive_real("--cost-ratio", o.cost_ratio);
     if (!o.outcomes.empty()) in.outcomes = split_list("--outcomes", o.outcomes);
     if (!o.alpha.empty()) {

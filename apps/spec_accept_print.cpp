@@ -235,10 +235,12 @@ void gamma_sweep_text(const SpecExpected& e, Report& r) {
                                     show(e.alpha), show(*e.cost_ratio), show(c.best_speedup)),
                         "  ", "  ");
     else if (c.at_edge)
-        r.human += wrap(fmt::format("γ = {} is the table's edge, not an optimum: γ = {} would be faster still{}. Raise "
-                                    "--max-gamma to see more.",
+        r.human += wrap(fmt::format("γ = {} is the table's edge, not an optimum: γ = {} would be faster still{}. {}",
                                     e.max_gamma, e.next_gamma,
-                                    e.alpha >= 1 ? " (α = 1 accepts every draft, so (γ + 1)/(γc + 1) grows with every γ)" : ""),
+                                    e.alpha >= 1 ? " (α = 1 accepts every draft, so (γ + 1)/(γc + 1) grows with every γ)" : "",
+                                    e.max_gamma < kMaxSweepGamma
+                                        ? fmt::format("Raise --max-gamma (at most {}) to see more.", kMaxSweepGamma)
+                                        : fmt::format("{} is the longest sweep printed.", kMaxSweepGamma)),
                         "  ", "  ");
 }
 
@@ -310,7 +312,15 @@ Report spec_accept_report(const SpecAcceptResult& res, bool draw) {
         for (auto& t : tables)
             if (t.name == name) r.tables.push_back(t);
     if (r.explain.empty()) r.explain = r.human;
-    if (draw) r.svg = plots::spec_accept_figure(res);
+    if (draw) {
+        const bool per_token = !(res.expected && res.gamma) && res.position;
+        if (per_token && res.position->p.size() > plots::kMaxDrawnTokens)
+            throw InputError("--svg", fmt::format("{} tokens", res.position->p.size()),
+                             fmt::format("the per-token chart draws at most {} tokens (give --gamma with --p/--q for "
+                                         "the γ sweep instead)",
+                                         plots::kMaxDrawnTokens));
+        r.svg = plots::spec_accept_figure(res);
+    }
     return r;
 }
 

@@ -31,8 +31,9 @@ std::vector<std::string> roofline_inputs(const RooflineRequest& req, const std::
     else if (!req.seq_lens.empty()) {
         kv = "M_KV from the model at S = ";
         for (std::size_t i = 0; i < req.seq_lens.size(); ++i) {
-            if (i > 0) kv += ',';  // appended apart: GCC 12 warns (-Wrestrict, a false positive) on "" + string
-            kv += group_thousands(req.seq_lens[i]);
+            // Plain digits: "100, 8,192" with thousands separators would read as three lengths.
+            if (i > 0) kv += ", ";  // appended apart: GCC 12 warns (-Wrestrict, a false positive) on "" + string
+            kv += std::to_string(req.seq_lens[i]);
         }
         kv += req.lens_are_batch ? " (one request each)" : " cached tokens per request";
     }

@@ -24,7 +24,6 @@ std::string list(const std::vector<double>& v) {
     return "[" + t + "]";
 }
 
-constexpr std::size_t kMaxDrawnTokens = 64;
 
 std::string gb(std::uint64_t bytes) { return fmt::format("{:.3f} GB", static_cast<double>(bytes) / 1e9); }
 
@@ -67,10 +66,8 @@ std::string position_figure(const SpecPosition& pos, const SpecSimulation* sim) 
     // Four bars a token: past 64 tokens (a real vocabulary) the chart would be thousands of
     // bars no one can read, so it is refused rather than drawn unreadably.
     if (pos.p.size() > kMaxDrawnTokens)
-        throw InputError("--svg", std::to_string(pos.p.size()) + " tokens",
-                         fmt::format("the per-token chart draws at most {} tokens (give --gamma with --p/--q for the "
-                                     "γ sweep instead)",
-                                     kMaxDrawnTokens));
+        throw InputError("per-token chart", std::to_string(pos.p.size()) + " tokens",
+                         fmt::format("draws at most {} tokens", kMaxDrawnTokens));  // callers check first
     svg::BarChart ch;
     ch.title = "spec-accept: acceptance mass and residual, one position";
     ch.subtitle = fmt::format("accepted Σ min(p, q) = {}, rejected {}; the residual r = [p − q]₊ / Σ[p − q]₊ refills p",
@@ -135,7 +132,7 @@ std::string spec_accept_figure(const SpecAcceptResult& r) {
     if (r.expected && r.gamma) return sweep_figure(*r.expected, *r.gamma);
     if (r.position) return position_figure(*r.position, r.simulation ? &*r.simulation : nullptr);
     if (r.round) return round_figure(*r.round);
-    throw InputError("--svg: this spec-accept result has nothing to draw");
+    throw Error("this spec-accept result has nothing to draw (no sweep, position or round)");
 }
 
 std::string quantize_value_figure(const ValueQuant& v) {

@@ -29,11 +29,11 @@ std::string too_many(std::size_t max_values) {
 
 }  // namespace
 
-Dims parse_dims(const std::string& where, const std::string& text, std::uint64_t max_values, bool single_allowed) {
+MatrixShape parse_dims(const std::string& where, const std::string& text, std::uint64_t max_values, bool single_allowed) {
     const std::string form = single_allowed ? "N or ROWSxCOLS" : "ROWSxCOLS";
     const std::string t = trim(text);
     if (t.empty()) throw InputError(where, text, "is empty: give " + form + ", e.g. 64x128");
-    Dims d;
+    MatrixShape d;
     const auto x = t.find_first_of("xX");
     if (x == std::string::npos) {
         if (!single_allowed) throw InputError(where, text, "must be ROWSxCOLS, e.g. 256x128");
@@ -44,8 +44,8 @@ Dims parse_dims(const std::string& where, const std::string& text, std::uint64_t
         d.rows = parse_positive_int(where, t.substr(0, x));
         d.cols = parse_positive_int(where, t.substr(x + 1));
     }
-    // Each factor first: the product of two 64-bit counts wraps (2^62 × 4 became 0 values).
-    if (d.rows > max_values || d.cols > max_values || d.rows * d.cols > max_values)
+    // Divided, not multiplied: the product of two 64-bit counts wraps (2^62 × 4 became 0 values).
+    if (d.rows > max_values || d.cols > max_values / d.rows)
         throw InputError(where, text, fmt::format("must hold at most {} values", group_thousands(max_values)));
     return d;
 }

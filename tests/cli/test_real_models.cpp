@@ -121,7 +121,7 @@ TEST_CASE("token counts: 8K and 8,192 are refused with a hint", "[cli][kv-mem][r
     CHECK(ok["seq_lens"] == std::vector<std::uint64_t>{8, 192});
 }
 
-TEST_CASE("--help states the rules for real configs", "[cli][real]") {
+TEST_CASE("real configs: --help states the rules", "[cli][real]") {
     auto kv = run_inferlab({"kv-mem", "--help"});
     CHECK(kv.status == 0);
     CHECK_THAT(kv.out, Catch::Contains("gemma2 alternates") && Catch::Contains("every n-th layer global") &&

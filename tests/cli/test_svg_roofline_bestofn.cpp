@@ -138,3 +138,27 @@ TEST_CASE("best-of-n --svg draws coverage, selection and the target the --json h
     check_renders(dir.path / "b.svg");
     expect_error(with(args, {"--svg", "/nonexistent-inferlab-dir/b.svg"}), "--svg '/nonexistent-inferlab-dir/b.svg': cannot be created");
 }
+
+// New-user trial: CLI11 takes the next word as an option's value, so "--svg --json" used to write
+// a file named --json and print text; "--svg ''" wrote nothing and exited 0.
+TEST_CASE("svg and figure out files: --svg and --out refuse a flag, an empty name and a dash as the file", "[cli][svg][errors]") {
+    expect_error(with(kDoc, {"--svg", "--json"}), "--svg: '--json' is not a file name");
+    expect_error(with(kDoc, {"--svg", ""}), "--svg: '' is not a file name");
+    expect_error(with(kDoc, {"--svg", "-"}), "--svg: '-' is not a file name");
+    CHECK_FALSE(fs::exists("--json"));
+    expect_error({"figure", "doc1-fig9", "--out", "--json"}, "--out: '--json' is not a file name");
+    // figure --out - is its documented standard output, and --lang is everyone's flag.
+    const auto r = run_inferlab({"figure", "doc1-fig9", "--out", "-", "--lang", "zh"});
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.rfind("<?xml", 0) == 0);
+}
+
+TEST_CASE("decode-roofline --svg prints a list of lengths without thousands separators", "[cli][decode-roofline][svg]") {
+    Scratch dir("roofline-lens");
+    const std::string svg = run_with_svg({"decode-roofline", "--model", "llama-3-8b", "--seq-len", "100,8192", "--hw",
+                                          "h100-sxm"},
+                                         dir.path / "lens.svg");
+    // "100,8,192" read as three lengths.
+    CHECK(svg_all_text(svg).find("S = 100, 8192 (one request each)") != std::string::npos);
+}

@@ -62,10 +62,8 @@ std::string draw(const Scratch& s, const std::string& name, const std::vector<st
     REQUIRE(svg_parse_error(text).empty());
     CHECK_FALSE(svg_title(text).empty());
     CHECK(text.find("href") == std::string::npos);  // self-contained
-    if (!have_rsvg_convert()) {
-        WARN("rsvg-convert not found (Debian librsvg2-bin): the PNG rendering is not checked");
-        return text;
-    }
+    // scripts/install-deps.sh installs it (librsvg2-bin): a missing one fails, never skips.
+    REQUIRE(have_rsvg_convert());
     const fs::path png = s.path / (name + ".png");
     std::string err;
     REQUIRE(render_png(svg.string(), png.string(), err) == 0);
@@ -166,4 +164,35 @@ TEST_CASE("spec-accept --max-gamma sets the figure's sweep with --svg, and still
     CHECK(values(svg, "point").size() == 12);  // tokens per round at γ = 1..12, no speedup without c
     expect_error({"spec-accept", "--alpha", "0.5", "--gamma", "2", "--max-gamma", "12"},
                  "--max-gamma has no effect without --cost-ratio");
+}
+
+// Four bars a token: a real vocabulary is refused with the way to a readable figure, by the app
+// (the flag) before anything is drawn; 64 tokens still draw.
+TEST_CASE("spec-accept --svg draws at most 64 tokens per token and says what to give instead", "[cli][svg][errors]") {
+    const Scratch s("tokens");
+    auto zeros = [](int n) {
+        std::string z = "0";
+        for (int i = 1; i < n; ++i) z += ",0";
+        return z;
+    };
+    const fs::path f = s.path / "t.svg";
+    expect_error({"spec-accept", "--p-logits", zeros(65), "--q-logits", zeros(65), "--svg", f.string()},
+                 "--svg '65 tokens': the per-token chart draws at most 64 tokens (give --gamma");
+    CHECK_FALSE(fs::exists(f));
+    const auto r = run_inferlab({"spec-accept", "--p-logits", zeros(64), "--q-logits", zeros(64), "--svg", f.string()});
+    CHECK(r.status == 0);
+    CHECK(fs::exists(f));
+}
+
+// The advice to raise --max-gamma is given only where it can be followed.
+TEST_CASE("spec-accept at the sweep's edge says Raise --max-gamma only below its limit", "[cli][spec-accept]") {
+    // One line per paragraph (COLUMNS=1000), so a phrase is not split by the wrapping.
+    const auto below = run_inferlab({"spec-accept", "--alpha", "0.99", "--gamma", "8", "--cost-ratio", "0.001"}, "", {"COLUMNS=1000"});
+    CHECK(below.status == 0);
+    CHECK(below.out.find("Raise --max-gamma (at most 64)") != std::string::npos);
+    const auto at = run_inferlab({"spec-accept", "--alpha", "0.99", "--gamma", "64", "--cost-ratio", "0.001", "--max-gamma", "64"}, "",
+                                {"COLUMNS=1000"});
+    CHECK(at.status == 0);
+    CHECK(at.out.find("Raise --max-gamma") == std::string::npos);
+    CHECK(at.out.find("64 is the longest sweep printed") != std::string::npos);
 }

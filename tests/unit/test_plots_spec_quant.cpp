@@ -95,7 +95,7 @@ TEST_CASE("plots: spec-accept with a scripted round draws each draft's fate", "[
     REQUIRE(test::svg_parse_error(s).empty());
     CHECK(values(s, "draft") == std::vector<double>{1, 2, 3, 4});
     CHECK(values(s, "tokens-advanced") == std::vector<double>{3});
-    CHECK_THROWS_AS(plots::spec_accept_figure(SpecAcceptResult{}), InputError);
+    CHECK_THROWS_AS(plots::spec_accept_figure(SpecAcceptResult{}), Error);
 }
 
 // First document (000_5f2b20623495609b.txt) §4.1, Figure 15: x = 0.37, Δ = 0.1, Q = 7 lands on level 4, x̂ = 0.4.

@@ -46,13 +46,13 @@ bool has(const std::string& s, const std::string& part) { return s.find(part) !=
 }  // namespace
 
 TEST_CASE("readers: parse_dims reads N and ROWSxCOLS", "[unit][readers]") {
-    const Dims a = parse_dims("--gen", "1024", 10'000'000, true);
+    const MatrixShape a = parse_dims("--gen", "1024", 10'000'000, true);
     CHECK(a.rows == 1);
     CHECK(a.cols == 1024);
-    const Dims b = parse_dims("--kv-gen", "256x128", 4'000'000, false);
+    const MatrixShape b = parse_dims("--kv-gen", "256x128", 4'000'000, false);
     CHECK(b.rows == 256);
     CHECK(b.cols == 128);
-    const Dims c = parse_dims("--kv-gen", "2000x2000", 4'000'000, false);  // exactly the limit
+    const MatrixShape c = parse_dims("--kv-gen", "2000x2000", 4'000'000, false);  // exactly the limit
     CHECK(c.rows * c.cols == 4'000'000);
 }
 

@@ -2,6 +2,7 @@
 // The figures of the subcommands' results (--svg FILE): each function draws one result value,
 // the same one the text, JSON and CSV printers render, and never recomputes it. Pure functions
 // from a result to SVG text (see svg.hpp for the primitives and the conventions).
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,10 @@ std::string best_of_n_svg(const BestOfNRequest& req, const BestOfNResult& res,
 // γ = 1..max(γ, max_gamma), the γ given and the best γ marked; else one position's p, q, accepted
 // mass min(p, q) and residual r per token (the bars of the first document's Figure 13), with the
 // simulated output frequencies beside them after --simulate; else the
-// scripted round, draft by draft. InputError when the result holds none of them, or a position
-// of more than 64 tokens to draw per token.
+// scripted round, draft by draft. An Error when the result holds none of them, an InputError for
+// a position of more than kMaxDrawnTokens tokens to draw per token (four bars a token: a real
+// vocabulary would be thousands of bars no one can read).
+inline constexpr std::size_t kMaxDrawnTokens = 64;
 std::string spec_accept_figure(const SpecAcceptResult& r);
 
 // quantize --x: the grid around x, the level it lands on and the error (Figure 15's number line).

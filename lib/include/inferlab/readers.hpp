@@ -12,14 +12,14 @@
 namespace inferlab {
 
 // A shape: rows × cols values.
-struct Dims {
+struct MatrixShape {
     std::uint64_t rows = 1, cols = 0;
 };
 
 // "ROWSxCOLS" (rows and cols whole numbers ≥ 1), or "N" alone as one row when `single_allowed`.
 // The product is checked against `max_values` factor by factor, so 2^62 × 4 is refused rather
 // than wrapped to 0. Errors: empty, junk, a zero, a missing side, more than `max_values`.
-Dims parse_dims(const std::string& where, const std::string& text, std::uint64_t max_values, bool single_allowed);
+MatrixShape parse_dims(const std::string& where, const std::string& text, std::uint64_t max_values, bool single_allowed);
 
 // The numbers of a list file, as typed (so that a caller may read short decimals as exact
 // fractions): separated by commas, spaces, tabs or line ends; lines starting with '#' skipped.

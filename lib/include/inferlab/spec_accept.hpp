@@ -13,6 +13,10 @@
 namespace inferlab {
 
 // Names the caller uses for its inputs, so that errors name them ("--p", "--outcomes").
+// The longest γ sweep printed: a draft of more than 64 tokens per round is past any deployment
+// the documents discuss, and the table stays readable.
+inline constexpr std::size_t kMaxSweepGamma = 64;
+
 struct SpecAcceptWhere {
     std::string p = "p", q = "q", outcomes = "outcomes", gamma = "γ";
     std::string normalize = "normalization";  // how to ask for division by the sum
@@ -32,7 +36,7 @@ struct SpecAcceptInputs {
     std::optional<double> alpha;             // α given directly (else Σ min(p, q) when p and q are given)
     std::optional<std::size_t> gamma;        // drafts per round
     std::optional<double> cost_ratio;        // c = draft cost / target cost
-    std::size_t max_gamma = 8;               // the γ sweep's last row
+    std::size_t max_gamma = 8;               // the γ sweep's last row, at most kMaxSweepGamma
     std::optional<std::vector<std::string>> outcomes;  // a scripted round: "accept"/"reject"
     std::optional<std::uint64_t> samples;    // simulate this many draws
     std::uint64_t seed = 1;

@@ -270,13 +270,14 @@ PagedSimResult simulate_paged(const Transformer& m, const PagedSimOptions& opt) 
         const auto& p = opt.prompts[i];
         if (p.empty()) throw InputError(opt.names.prompts, "", "every prompt needs at least one token");
         check_tokens(m.dims(), p, opt.names.prompts);
-        const int longest = static_cast<int>(p.size()) + opt.new_tokens;
-        if (longest > m.dims().seq_len)
-            throw InputError(opt.names.new_tokens, std::to_string(opt.new_tokens),
-                             "makes a sequence of " + std::to_string(longest) + " tokens, past the model's " +
-                                 std::to_string(m.dims().seq_len));
-        // The one refusal for lack of blocks: any other shortage is waited out or preempted.
+        // The positions the model sees are the cached ones: the last token is never fed back.
         const int cached = final_cached_tokens(static_cast<int>(p.size()), opt.new_tokens);
+        if (cached > m.dims().seq_len)
+            throw InputError(opt.names.new_tokens, std::to_string(opt.new_tokens),
+                             fmt::format("makes sequence {} cache {} tokens ({} of prompt + {} generated − 1), past the "
+                                         "model's {} positions",
+                                         i, cached, p.size(), opt.new_tokens, m.dims().seq_len));
+        // The one refusal for lack of blocks: any other shortage is waited out or preempted.
         const int need = blocks_for(cached, opt.block_size);
         if (need > opt.blocks)
             throw InputError(opt.names.blocks, std::to_string(opt.blocks),
