@@ -21,27 +21,6 @@ const std::vector<std::string> kDrawn = {"doc1-fig4",  "doc1-fig5",  "doc1-fig6"
                                          "doc1-fig9",  "doc1-fig10", "doc1-fig11", "doc1-fig12",
                                          "doc1-fig13", "doc1-fig14", "doc1-fig15", "doc1-fig17", "doc2-fig1"};
 
-// A fresh folder per test case under the system's temporary directory, removed at the end; the
-// process id keeps two builds' test runs at the same time apart.
-struct Scratch {
-    fs::path path;
-    explicit Scratch(const std::string& name)
-        : path(fs::temp_directory_path() / ("inferlab-figure-test-" + name + "-" + std::to_string(::getpid()))) {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), {}};
-}
 
 // Renders with rsvg-convert and checks the PNG: decodes, has the figure's size, is not blank.
 void check_renders(const fs::path& svg) {

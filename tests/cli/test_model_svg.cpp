@@ -18,26 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh folder for the figures of one test case, removed afterwards.
-struct Scratch {
-    fs::path dir;
-    explicit Scratch(const std::string& name) : dir(fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    REQUIRE(f.good());
-    return {std::istreambuf_iterator<char>(f), {}};
-}
 
 std::vector<double> values(const std::string& svg, const std::string& cls) {
     std::vector<double> out;
@@ -63,7 +43,7 @@ void check_renders(const fs::path& svg) {
 
 TEST_CASE("model check-cache --svg writes the per-position differences and prints the same table", "[cli][model][svg]") {
     Scratch s("inferlab-cc-svg");
-    const fs::path file = s.dir / "check-cache.svg";
+    const fs::path file = s.path / "check-cache.svg";
     const std::vector<std::string> base = {"model", "check-cache", "--model", "demo-gqa", "--seq-len", "16"};
     const auto plain = run_inferlab(base);
     auto args = base;
@@ -97,7 +77,7 @@ TEST_CASE("model check-cache --svg writes the per-position differences and print
 
 TEST_CASE("model bench --svg writes cached against no-cache step time and prints the usual tables", "[cli][model][svg]") {
     Scratch s("inferlab-bench-svg");
-    const fs::path file = s.dir / "bench.svg";
+    const fs::path file = s.path / "bench.svg";
     // Small settings so the test is quick: the timings are read back, never judged.
     const std::vector<std::string> base = {"model", "bench", "--model", "demo-gqa", "--prompt-len", "8", "--steps", "2",
                                            "--probe-mib", "8", "--contexts", "16,64", "--batch", "1", "--svg", file.string()};

@@ -17,26 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh folder per test case, removed at the end; the process id keeps parallel runs apart.
-struct Scratch {
-    fs::path path;
-    explicit Scratch(const std::string& name)
-        : path(fs::temp_directory_path() / ("inferlab-svg-test-" + name + "-" + std::to_string(::getpid()))) {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), {}};
-}
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
     a.insert(a.end(), more.begin(), more.end());

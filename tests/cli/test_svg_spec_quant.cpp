@@ -17,26 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh folder per test case, removed at the end; the process id keeps concurrent runs apart.
-struct Scratch {
-    fs::path path;
-    explicit Scratch(const std::string& name)
-        : path(fs::temp_directory_path() / ("inferlab-svg-sq-" + name + "-" + std::to_string(::getpid()))) {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), {}};
-}
 
 std::vector<double> values(const std::string& svg, const std::string& cls) {
     std::vector<double> out;

@@ -8,8 +8,28 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <stdexcept>
+#include <unistd.h>
 
 namespace inferlab::test {
+
+Scratch::Scratch(const std::string& name)
+    : path(std::filesystem::temp_directory_path() / ("inferlab-test-" + name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+}
+
+Scratch::~Scratch() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+}
+
+std::string slurp(const std::filesystem::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    if (!f) throw std::runtime_error("cannot read " + p.string());
+    return {std::istreambuf_iterator<char>(f), {}};
+}
+
 namespace {
 
 void collect_text(const pugi::xml_node& n, std::string& out) {

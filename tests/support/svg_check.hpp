@@ -4,10 +4,24 @@
 // decoded far enough to count the pixels that are not background.
 #include <pugixml.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 namespace inferlab::test {
+
+// A fresh folder per test case under the system's temporary directory, removed at the end; the
+// process id keeps two builds' test runs at the same time apart.
+struct Scratch {
+    std::filesystem::path path;
+    explicit Scratch(const std::string& name);
+    ~Scratch();
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+};
+
+// The whole file; a file that cannot be read throws (the test case fails with its path).
+std::string slurp(const std::filesystem::path& p);
 
 // An element of the figure: its tag, text content and data-value (NaN when absent).
 struct SvgItem {
