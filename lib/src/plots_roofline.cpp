@@ -54,9 +54,16 @@ svg::LinePlot throughput_panel(const RooflineResult& res, const std::vector<std:
     pl.y = {"tokens/s", true, std::nullopt, std::nullopt};
     svg::Series agg{"aggregate R_all", {}, {}, svg::kBlue}, one{"per request R_one", {}, {}, svg::kTeal},
         mem{"memory bound B·β/D_B", {}, {}, svg::kGrey, true, false}, comp{"compute bound B·π/F_B", {}, {}, svg::kOrange, true, false};
+    // Batches whose weights + KV exceed --memory: drawn again in red, as the text marks them NO.
+    svg::Series over{"does not fit the memory (weights + KV)", {}, {}, svg::kRed, false, true};
+    std::string over_list;
     for (const DecodeStep* s : by_batch(res)) {
         const double b = static_cast<double>(s->batch);
         agg.x.push_back(b), agg.y.push_back(s->aggregate_tokens_per_s);
+        if (s->fits && !*s->fits) {
+            over.x.push_back(b), over.y.push_back(s->aggregate_tokens_per_s);
+            over_list += (over_list.empty() ? "" : ", ") + std::to_string(s->batch);
+        }
         one.x.push_back(b), one.y.push_back(s->per_request_tokens_per_s);
         mem.x.push_back(b), mem.y.push_back(memory_bound_tokens_per_s(*s));
         if (const auto c = compute_bound_tokens_per_s(*s)) comp.x.push_back(b), comp.y.push_back(*c);
@@ -64,12 +71,15 @@ svg::LinePlot throughput_panel(const RooflineResult& res, const std::vector<std:
     pl.series = {agg, one, mem};
     // Only when every row has it: a line through some rows would read as a bound that stops.
     if (comp.x.size() == res.rows.size()) pl.series.push_back(comp);
+    if (!over.x.empty()) pl.series.push_back(over);
     if (res.compute_bound_from_batch)
         pl.markers.push_back({static_cast<double>(*res.compute_bound_from_batch),
                               fmt::format("compute-bound from B = {}", group_thousands(*res.compute_bound_from_batch)), svg::kRed});
     pl.inputs = inputs;
     if (res.compute_limit_searched && !res.compute_bound_from_batch)
         pl.inputs.insert(pl.inputs.begin(), "memory-bound at every batch size: no switching batch");
+    if (!over_list.empty())
+        pl.inputs.insert(pl.inputs.begin(), "does not fit the memory (weights + KV), shown in red: B = " + over_list);
     pl.height = 440 + 15.0 * static_cast<double>(pl.inputs.size());
     return pl;
 }

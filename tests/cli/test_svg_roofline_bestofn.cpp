@@ -142,3 +142,17 @@ TEST_CASE("decode-roofline --svg prints a list of lengths without thousands sepa
     // "100,8,192" read as three lengths.
     CHECK(svg_all_text(svg).find("S = 100, 8192 (one request each)") != std::string::npos);
 }
+
+// New-user trial: the text marked B = 256 "fits: NO" while the figure drew it like the others.
+TEST_CASE("decode-roofline --svg marks the batches that do not fit --memory, as the text does", "[cli][decode-roofline][svg]") {
+    Scratch dir("roofline-memory");
+    const std::vector<std::string> args = {"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "4096",
+                                           "--batch", "1,8,64,256", "--memory", "80GiB"};
+    const auto j = parse_json(run_inferlab(with(args, {"--json"})));
+    std::vector<std::string> over;
+    for (const auto& row : j["rows"])
+        if (row["fits"] == false) over.push_back(std::to_string(row["batch"].get<std::uint64_t>()));
+    REQUIRE(over == std::vector<std::string>{"256"});  // 16 GB of weights + 256 × 0.5 GiB of KV > 80 GiB
+    const std::string svg = run_with_svg(args, dir.path / "memory.svg");
+    CHECK(svg_all_text(svg).find("shown in red: B = 256") != std::string::npos);
+}
