@@ -219,7 +219,8 @@ int run_cli(int argc, const char* const* argv) {
     translate_help_words(app);
     app.set_version_flag("--version", "inferlab " INFERLAB_VERSION, tr("Display program version information and exit"));
     app.require_subcommand(1);
-    app.footer(tr("\nUnits: sizes take B or explicit decimal (kB MB GB TB) / binary (KiB MiB GiB TiB) suffixes;\n"
+    // One paragraph: the help formatter wraps it to the width (a hard break inside wrapped twice).
+    app.footer(tr("\nUnits: sizes take B or explicit decimal (kB MB GB TB) / binary (KiB MiB GiB TiB) suffixes; "
                   "token counts take k (1000) or Ki (1024). Run 'inferlab SUBCOMMAND --help' for examples."));
     setup_kv_mem(app);
     setup_decode_roofline(app);
