@@ -19,12 +19,6 @@ namespace fs = std::filesystem;
 namespace {
 
 
-std::vector<double> values(const std::string& svg, const std::string& cls) {
-    std::vector<double> out;
-    for (const auto& i : svg_items(svg, cls)) out.push_back(i.value);
-    return out;
-}
-
 // Renders with rsvg-convert: the PNG decodes and is not blank.
 void check_renders(const fs::path& svg) {
     // scripts/install-deps.sh installs it (librsvg2-bin): a missing one fails, never skips.
@@ -61,8 +55,8 @@ TEST_CASE("model check-cache --svg writes the per-position differences and print
     args.push_back("--json");
     const auto j = parse_json(run_inferlab(args));
     const std::string svg2 = slurp(file);
-    const auto contiguous = values(svg2, "diff-contiguous"), paged = values(svg2, "diff-paged"),
-               other = values(svg2, "diff-other_attention"), chunked = values(svg2, "diff-chunked");
+    const auto contiguous = svg_values(svg2, "diff-contiguous"), paged = svg_values(svg2, "diff-paged"),
+               other = svg_values(svg2, "diff-other_attention"), chunked = svg_values(svg2, "diff-chunked");
     REQUIRE(j["rows"].size() == 16);
     REQUIRE(contiguous.size() == 16);
     REQUIRE(chunked.size() == 16);
@@ -94,7 +88,7 @@ TEST_CASE("model bench --svg writes cached against no-cache step time and prints
     auto args = base;
     args.push_back("--json");
     const auto j = parse_json(run_inferlab(args));
-    const auto points = values(slurp(file), "point");
+    const auto points = svg_values(slurp(file), "point");
     REQUIRE(j["context_scaling"].size() == 2);
     REQUIRE(points.size() == 4);  // cached at S = 16 and 64, then no-cache at both
     for (std::size_t i = 0; i < 2; ++i) {

@@ -23,12 +23,6 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
     return a;
 }
 
-std::vector<double> values(const std::string& svg, const std::string& cls) {
-    std::vector<double> out;
-    for (const auto& i : svg_items(svg, cls)) out.push_back(i.value);
-    return out;
-}
-
 // Runs args with and without --svg FILE: the same stdout, exit 0, nothing on stderr; returns the SVG.
 std::string run_with_svg(const std::vector<std::string>& args, const fs::path& file) {
     const CliResult plain = run_inferlab(args);
@@ -67,7 +61,7 @@ TEST_CASE("decode-roofline --svg draws the rows --json prints and the usual outp
     const std::string svg = run_with_svg(kDoc, dir.path / "doc.svg");
     run_with_svg(with(kDoc, {"--json"}), dir.path / "doc-json.svg");
     run_with_svg(with(kDoc, {"--csv"}), dir.path / "doc-csv.svg");
-    const auto pts = values(svg, "point");
+    const auto pts = svg_values(svg, "point");
     REQUIRE(pts.size() == 4);
     for (std::size_t i = 0; i < 2; ++i) {
         CHECK(pts[i] == j["rows"][i]["aggregate_tokens_per_s"].get<double>());
@@ -82,11 +76,11 @@ TEST_CASE("decode-roofline --svg with a model and a preset adds the roofline cha
                                            "--batch", "1,16,256,4096"};
     const auto j = parse_json(run_inferlab(with(args, {"--json"})));
     const std::string svg = run_with_svg(args, dir.path / "model.svg");
-    const auto markers = values(svg, "marker");
+    const auto markers = svg_values(svg, "marker");
     REQUIRE(markers.size() == 2);  // the switching batch, then the ridge
     CHECK(markers[0] == j["compute_bound_from_batch"].get<double>());
     CHECK(markers[1] == j["inputs"]["ridge_flops_per_byte"].get<double>());
-    const auto pts = values(svg, "point");
+    const auto pts = svg_values(svg, "point");
     REQUIRE(pts.size() == 3 * 4);
     const std::string text = svg_all_text(svg);
     CHECK(text.find("Roofline: arithmetic intensity against FLOP/s") != std::string::npos);
@@ -106,13 +100,13 @@ TEST_CASE("best-of-n --svg draws coverage, selection and the target the --json h
                                            "--target", "0.95"};
     const auto j = parse_json(run_inferlab(with(args, {"--json"})));
     const std::string svg = run_with_svg(args, dir.path / "b.svg");
-    const auto pts = values(svg, "point");
+    const auto pts = svg_values(svg, "point");
     REQUIRE(pts.size() == 32);
     for (std::size_t i = 0; i < 16; ++i) {
         CHECK(pts[i] == j["rows"][i]["coverage"].get<double>());
         CHECK(pts[16 + i] == j["rows"][i]["verifier_selection"].get<double>());
     }
-    const auto markers = values(svg, "marker");
+    const auto markers = svg_values(svg, "marker");
     REQUIRE(markers.size() == 1);
     CHECK(markers[0] == j["min_n_for_target"].get<double>());
     check_renders(dir.path / "b.svg");

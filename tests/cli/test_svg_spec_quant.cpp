@@ -18,12 +18,6 @@ namespace fs = std::filesystem;
 namespace {
 
 
-std::vector<double> values(const std::string& svg, const std::string& cls) {
-    std::vector<double> out;
-    for (const auto& i : svg_items(svg, cls)) out.push_back(i.value);
-    return out;
-}
-
 // Runs `args` plus --svg FILE, checks the exit status, that stdout equals the run without --svg
 // (when `same_as_plain`: a flag that only --svg gives an effect fails without it), and that FILE
 // parses and renders; returns the SVG text.
@@ -67,8 +61,8 @@ TEST_CASE("spec-accept --svg draws the γ sweep with the numbers --json prints",
     std::vector<double> want;
     for (const auto& row : j["gamma_table"]) want.push_back(row["expected_tokens_per_round"].get<double>());
     for (const auto& row : j["gamma_table"]) want.push_back(row["speedup"].get<double>());
-    CHECK(values(svg, "point") == want);  // exact: the same doubles, 17 digits each way
-    CHECK(values(svg, "marker") == std::vector<double>{4, j["best_gamma"].get<double>()});
+    CHECK(svg_values(svg, "point") == want);  // exact: the same doubles, 17 digits each way
+    CHECK(svg_values(svg, "marker") == std::vector<double>{4, j["best_gamma"].get<double>()});
 }
 
 TEST_CASE("spec-accept --svg draws p, q, min(p, q) and the residual for --p/--q, and the scripted round",
@@ -76,19 +70,19 @@ TEST_CASE("spec-accept --svg draws p, q, min(p, q) and the residual for --p/--q,
     const Scratch s("spec-pq");
     const std::string bars = draw(s, "pq", {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2"});
     // First document §3.1.2: p, q, min(p, q), r per token; r = [1, 0, 0].
-    CHECK(values(bars, "bar") == std::vector<double>{0.6, 0.4, 0.4, 1, 0.3, 0.4, 0.3, 0, 0.1, 0.2, 0.1, 0});
+    CHECK(svg_values(bars, "bar") == std::vector<double>{0.6, 0.4, 0.4, 1, 0.3, 0.4, 0.3, 0, 0.1, 0.2, 0.1, 0});
     const std::string round = draw(s, "round", {"spec-accept", "--gamma", "4", "--outcomes", "accept,accept,reject"});
-    CHECK(values(round, "tokens-advanced") == std::vector<double>{3});
+    CHECK(svg_values(round, "tokens-advanced") == std::vector<double>{3});
 }
 
 TEST_CASE("quantize --svg draws every mode from its result", "[cli][svg]") {
     const Scratch s("quant");
     const std::string grid = draw(s, "x", {"quantize", "--x", "0.37", "--step", "0.1", "--qmax", "7"});
-    CHECK(values(grid, "dequantized") == std::vector<double>{0.4});  // first document §4.1: level 4
+    CHECK(svg_values(grid, "dequantized") == std::vector<double>{0.4});  // first document §4.1: level 4
     const std::string vals = draw(s, "values", {"quantize", "--values", "0.1,-0.5,0.25,1", "--bits", "4", "--json"});
     const auto j = parse_json(run_inferlab({"quantize", "--values", "0.1,-0.5,0.25,1", "--bits", "4", "--json"}));
-    CHECK(values(vals, "grid-value") == std::vector<double>{0.1, -0.5, 0.25, 1});
-    const auto hist = values(vals, "hist-bin");
+    CHECK(svg_values(vals, "grid-value") == std::vector<double>{0.1, -0.5, 0.25, 1});
+    const auto hist = svg_values(vals, "hist-bin");
     double total = 0;
     for (double c : hist) total += c;
     CHECK(total == 4);
@@ -96,7 +90,7 @@ TEST_CASE("quantize --svg draws every mode from its result", "[cli][svg]") {
     draw(s, "gen", {"quantize", "--gen", "normal:16x64", "--bits", "4", "--group-size", "32", "--scheme", "both"});
     draw(s, "kv", {"quantize", "--kv-gen", "64x32", "--outlier-channels", "2", "--bits", "4"});
     const std::string st = draw(s, "elements", {"quantize", "--elements", "32", "--bits", "8", "--group-size", "32"});
-    CHECK(values(st, "bar") == std::vector<double>{128, 34});  // 32 fp32 values; 32 B of levels + a 2-byte scale
+    CHECK(svg_values(st, "bar") == std::vector<double>{128, 34});  // 32 fp32 values; 32 B of levels + a 2-byte scale
     draw(s, "model", {"quantize", "--model", "llama-3-8b", "--seq-len", "8192", "--group-size", "64"});
 }
 
@@ -141,7 +135,7 @@ TEST_CASE("spec-accept --max-gamma sets the figure's sweep with --svg, and still
           "[cli][svg]") {
     const Scratch s("maxgamma");
     const std::string svg = draw(s, "sweep12", {"spec-accept", "--alpha", "0.5", "--gamma", "2", "--max-gamma", "12"}, false);
-    CHECK(values(svg, "point").size() == 12);  // tokens per round at γ = 1..12, no speedup without c
+    CHECK(svg_values(svg, "point").size() == 12);  // tokens per round at γ = 1..12, no speedup without c
     expect_error({"spec-accept", "--alpha", "0.5", "--gamma", "2", "--max-gamma", "12"},
                  "--max-gamma has no effect without --cost-ratio");
 }

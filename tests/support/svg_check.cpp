@@ -68,6 +68,15 @@ std::vector<SvgItem> svg_items(const std::string& svg, const std::string& cls) {
     return out;
 }
 
+std::vector<double> svg_values(const std::string& svg, const std::string& cls) {
+    std::vector<double> out;
+    for (const auto& item : svg_items(svg, cls)) {
+        if (!item.has_value) throw std::runtime_error("an element of class '" + cls + "' has no data-value");
+        out.push_back(item.value);
+    }
+    return out;
+}
+
 std::string svg_title(const std::string& svg) {
     pugi::xml_document doc;
     doc.load_string(svg.c_str());

@@ -34,6 +34,9 @@ struct SvgItem {
 std::string svg_parse_error(const std::string& svg);
 // Every element whose class attribute is `cls`, in document order.
 std::vector<SvgItem> svg_items(const std::string& svg, const std::string& cls);
+// The data-value of every element of class `cls`, in document order; one without a data-value
+// throws (the test fails naming the class): the numbers a figure draws are the result's.
+std::vector<double> svg_values(const std::string& svg, const std::string& cls);
 // The text of the root's <title>.
 std::string svg_title(const std::string& svg);
 // Every text node of the document, joined by newlines (what a search would find).

@@ -36,15 +36,6 @@ Dims tiny() {
     return d;
 }
 
-std::vector<double> values(const std::string& svg, const std::string& cls) {
-    std::vector<double> out;
-    for (const auto& i : test::svg_items(svg, cls)) {
-        REQUIRE(i.has_value);
-        out.push_back(i.value);
-    }
-    return out;
-}
-
 // The cy of every circle of class `cls`, in document order.
 std::vector<double> circle_ys(const std::string& svg, const std::string& cls) {
     pugi::xml_document doc;
@@ -106,8 +97,8 @@ TEST_CASE("plots: model check-cache draws each path's differences, zeros in thei
     CHECK(text.find("a tiny model") != std::string::npos);
     CHECK(text.find("all paths agree") != std::string::npos);
     // data-value is written with 17 significant digits: a double reads back exactly (0 tolerance).
-    const auto contiguous = values(s, "diff-contiguous"), paged = values(s, "diff-paged"),
-               other = values(s, "diff-other_attention"), chunked = values(s, "diff-chunked"), tol = values(s, "tolerance");
+    const auto contiguous = test::svg_values(s, "diff-contiguous"), paged = test::svg_values(s, "diff-paged"),
+               other = test::svg_values(s, "diff-other_attention"), chunked = test::svg_values(s, "diff-chunked"), tol = test::svg_values(s, "tolerance");
     REQUIRE(contiguous.size() == 12);
     REQUIRE(paged.size() == 12);
     REQUIRE(other.size() == 12);
@@ -152,7 +143,7 @@ TEST_CASE("plots: model bench draws cached and no-cache step times in ms against
     r.contexts = {{128, 0.0011, 0.040, 0.040 / 0.0011}, {512, 0.0016, 0.31, 0.31 / 0.0016}, {2048, 0.0042, 2.9, 2.9 / 0.0042}};
     const std::string s = plots::model_bench(r, {"ref-110m, 2 threads"});
     check_svg(s, "bench");
-    const auto points = values(s, "point");
+    const auto points = test::svg_values(s, "point");
     REQUIRE(points.size() == 6);  // the cached series, then the no-cache one
     for (std::size_t i = 0; i < 3; ++i) {
         // 1e-15 relative: seconds × 1e3 in double, written with 17 digits.
@@ -169,7 +160,7 @@ TEST_CASE("plots: model bench draws cached and no-cache step times in ms against
     skip.contexts = {{64, 0.0010, std::nullopt, std::nullopt}, {96, 0.0012, std::nullopt, std::nullopt}};
     const std::string k = plots::model_bench(skip, {});
     check_svg(k, "bench-skip");
-    CHECK(values(k, "point").size() == 2);
+    CHECK(test::svg_values(k, "point").size() == 2);
     CHECK(test::svg_all_text(k).find("no-cache steps not timed") != std::string::npos);
     CHECK(test::svg_all_text(k).find("log scale") == std::string::npos);
 }

@@ -14,15 +14,6 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
 
 namespace {
-std::vector<double> values(const std::string& svg, const std::string& cls) {
-    std::vector<double> out;
-    for (const auto& i : test::svg_items(svg, cls)) {
-        REQUIRE(i.has_value);
-        out.push_back(i.value);
-    }
-    return out;
-}
-
 // First document §2.1.3: W = 14 GB, M_KV = 1 GiB per request, β = 1 TB/s.
 RooflineRequest doc_request(std::vector<std::uint64_t> batches) {
     RooflineRequest r;
@@ -42,7 +33,7 @@ TEST_CASE("plots: decode-roofline draws the document's tokens/s at B = 1 and 8 (
     const std::string s = plots::decode_roofline_svg(req, res);
     REQUIRE(test::svg_parse_error(s).empty());
     CHECK(test::svg_title(s) == "decode-roofline: tokens/s against batch, and the roofline");
-    const auto pts = values(s, "point");
+    const auto pts = test::svg_values(s, "point");
     REQUIRE(pts.size() == 4);  // aggregate at B = 1, 8, then per request at B = 1, 8
     // 1e-12 relative: one division of exact byte counts by β in double
     CHECK_THAT(pts[0], WithinRel(1 / 0.015073741824, 1e-12));
@@ -70,12 +61,12 @@ TEST_CASE("plots: decode-roofline with π adds the roofline chart, its ridge and
     REQUIRE(res.compute_bound_from_batch);
     const std::string s = plots::decode_roofline_svg(req, res);
     REQUIRE(test::svg_parse_error(s).empty());
-    const auto markers = values(s, "marker");
+    const auto markers = test::svg_values(s, "marker");
     REQUIRE(markers.size() == 2);
     CHECK(markers[0] == static_cast<double>(*res.compute_bound_from_batch));
     CHECK(*res.compute_bound_from_batch == 1001);
     CHECK_THAT(markers[1], WithinRel(1000.0, 1e-15));  // π/β = 10^15 / 10^12, one division
-    const auto pts = values(s, "point");
+    const auto pts = test::svg_values(s, "point");
     REQUIRE(pts.size() == 4 + 4 + 4);  // aggregate, per request, then the roofline's points
     for (std::size_t i = 0; i < 4; ++i) {
         INFO("B = " << req.batches[i]);
@@ -100,14 +91,14 @@ TEST_CASE("plots: best-of-n draws coverage, verifier selection and the target (f
     const BestOfNResult res = best_of_n(req);
     const std::string s = plots::best_of_n_svg(req, res);
     REQUIRE(test::svg_parse_error(s).empty());
-    const auto pts = values(s, "point");
+    const auto pts = test::svg_values(s, "point");
     REQUIRE(pts.size() == 16);  // coverage, then verifier selection; the baseline and target carry no points
     for (std::size_t i = 0; i < 8; ++i) {
         CHECK_THAT(pts[i], WithinRel(1 - std::pow(0.7, static_cast<double>(i + 1)), 1e-12));  // 1e-12: pow in double
         CHECK(pts[8 + i] == *res.rows[i].verifier_selection);
     }
     CHECK(svg::number(pts[3], 4) == "0.7599");
-    const auto markers = values(s, "marker");
+    const auto markers = test::svg_values(s, "marker");
     REQUIRE(markers.size() == 1);
     CHECK(markers[0] == 9);
     CHECK_THAT(test::svg_all_text(s), Contains("target 0.95") && Contains("verifier TPR = 0.9, FPR = 0.2"));
@@ -122,7 +113,7 @@ TEST_CASE("plots: best-of-n draws every strategy the result holds and nothing el
     const BestOfNResult res = best_of_n(req);
     const std::string s = plots::best_of_n_svg(req, res);
     REQUIRE(test::svg_parse_error(s).empty());
-    const auto pts = values(s, "point");
+    const auto pts = test::svg_values(s, "point");
     REQUIRE(pts.size() == 12);  // coverage, majority vote, biased judge
     for (std::size_t i = 0; i < 4; ++i) {
         CHECK(pts[4 + i] == *res.rows[i].majority_vote);

@@ -13,14 +13,6 @@
 using namespace inferlab;
 
 namespace {
-std::vector<double> values(const std::string& svg, const std::string& cls) {
-    std::vector<double> out;
-    for (const auto& i : test::svg_items(svg, cls)) {
-        REQUIRE(i.has_value);
-        out.push_back(i.value);
-    }
-    return out;
-}
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 }  // namespace
 
@@ -41,14 +33,14 @@ TEST_CASE("plots: spec-accept sweep draws E[tokens] and speedup for each γ and 
     std::vector<double> want;
     for (const auto& g : e.sweep) want.push_back(g.expected_tokens_per_round);
     for (const auto& g : e.sweep) want.push_back(*g.speedup);
-    CHECK(values(s, "point") == want);
+    CHECK(test::svg_values(s, "point") == want);
     // The sweep and the γ table come from the same formulas: equal where both exist.
     for (std::size_t i = 0; i < e.gamma_table.size(); ++i) {
         CHECK(e.sweep[i].expected_tokens_per_round == e.gamma_table[i].expected_tokens_per_round);
         CHECK(*e.sweep[i].speedup == e.gamma_table[i].speedup);
     }
     REQUIRE(e.choice->best);
-    CHECK(values(s, "marker") == std::vector<double>{4, static_cast<double>(*e.choice->best)});
+    CHECK(test::svg_values(s, "marker") == std::vector<double>{4, static_cast<double>(*e.choice->best)});
     CHECK(has(test::svg_all_text(s), "α = 0.8"));
 }
 
@@ -61,10 +53,10 @@ TEST_CASE("plots: spec-accept without a cost ratio draws tokens per round only, 
     REQUIRE(r.expected->sweep.size() == 12);
     const std::string s = plots::spec_accept_figure(r);
     REQUIRE(test::svg_parse_error(s).empty());
-    const auto pts = values(s, "point");
+    const auto pts = test::svg_values(s, "point");
     REQUIRE(pts.size() == 12);
     CHECK(pts.back() == r.expected->expected_tokens_per_round);  // γ = 12 is the γ asked for
-    CHECK(values(s, "marker") == std::vector<double>{12});
+    CHECK(test::svg_values(s, "marker") == std::vector<double>{12});
 }
 
 // First document (000_5f2b20623495609b.txt) §3.1.2, Figure 13: p = [0.6, 0.3, 0.1], q = [0.4, 0.4, 0.2].
@@ -80,8 +72,8 @@ TEST_CASE("plots: spec-accept with p and q draws p, q, min(p, q) and the residua
     const auto& a = r.position->a;
     std::vector<double> want;
     for (std::size_t v = 0; v < 3; ++v) want.insert(want.end(), {r.position->p[v], r.position->q[v], a.accepted[v], a.residual[v]});
-    CHECK(values(s, "bar") == want);
-    CHECK(values(s, "bar-value") == want);
+    CHECK(test::svg_values(s, "bar") == want);
+    CHECK(test::svg_values(s, "bar-value") == want);
     CHECK(a.residual == std::vector<double>{1, 0, 0});  // the document: all the rejected mass goes to token 0
 }
 
@@ -93,8 +85,8 @@ TEST_CASE("plots: spec-accept with a scripted round draws each draft's fate", "[
     REQUIRE(r.round);
     const std::string s = plots::spec_accept_figure(r);
     REQUIRE(test::svg_parse_error(s).empty());
-    CHECK(values(s, "draft") == std::vector<double>{1, 2, 3, 4});
-    CHECK(values(s, "tokens-advanced") == std::vector<double>{3});
+    CHECK(test::svg_values(s, "draft") == std::vector<double>{1, 2, 3, 4});
+    CHECK(test::svg_values(s, "tokens-advanced") == std::vector<double>{3});
     CHECK_THROWS_AS(plots::spec_accept_figure(SpecAcceptResult{}), Error);
 }
 
@@ -103,10 +95,10 @@ TEST_CASE("plots: quantize --x puts 0.37 on the grid point 0.4 (first document 4
     const ValueQuant v = quantize_value("0.37", "0.1", 7, Rounding::HalfAwayFromZero, nullptr);
     const std::string s = plots::quantize_value_figure(v);
     REQUIRE(test::svg_parse_error(s).empty());
-    CHECK(values(s, "dequantized") == std::vector<double>{v.q.dequantized});
-    CHECK(values(s, "error") == std::vector<double>{v.q.error});
-    CHECK(values(s, "input-x") == std::vector<double>{0.37});
-    CHECK(values(s, "level").size() == 15);  // the whole grid, −7..7
+    CHECK(test::svg_values(s, "dequantized") == std::vector<double>{v.q.dequantized});
+    CHECK(test::svg_values(s, "error") == std::vector<double>{v.q.error});
+    CHECK(test::svg_values(s, "input-x") == std::vector<double>{0.37});
+    CHECK(test::svg_values(s, "level").size() == 15);  // the whole grid, −7..7
     CHECK_THAT(v.q.dequantized, Catch::Matchers::WithinAbs(0.4, 1e-15));  // 1e-15: exact fraction 2/5 as a double
 }
 
@@ -130,10 +122,10 @@ TEST_CASE("plots: quantize values draw each scheme's histogram and the first gro
         xs.insert(xs.end(), r.grid.x.begin(), r.grid.x.end());
         xhats.insert(xhats.end(), r.grid.xhat.begin(), r.grid.xhat.end());
     }
-    CHECK(values(s, "hist-bin") == bins);
-    CHECK(values(s, "grid-scale") == scales);
-    CHECK(values(s, "grid-value") == xs);
-    CHECK(values(s, "grid-dequantized") == xhats);
+    CHECK(test::svg_values(s, "hist-bin") == bins);
+    CHECK(test::svg_values(s, "grid-scale") == scales);
+    CHECK(test::svg_values(s, "grid-value") == xs);
+    CHECK(test::svg_values(s, "grid-dequantized") == xhats);
     // The first group is the first 32 values of row 0; 16 of them are shown.
     CHECK(xs.size() == 2 * kGridSampleValues);
     CHECK(std::vector<double>(xs.begin(), xs.begin() + 16) == std::vector<double>(m.v.begin(), m.v.begin() + 16));
@@ -179,13 +171,13 @@ TEST_CASE("plots: quantize KV, storage and model figures show the result's numbe
     const KvQuantComparison c = compare_kv_quantization(k, v, 4, Rounding::HalfAwayFromZero, nullptr);
     const std::string kv = plots::quantize_kv_figure(c, 4, "test");
     REQUIRE(test::svg_parse_error(kv).empty());
-    CHECK(values(kv, "bar") == std::vector<double>{c.k_per_channel.mse, c.k_per_token.mse, c.v_per_channel.mse, c.v_per_token.mse});
+    CHECK(test::svg_values(kv, "bar") == std::vector<double>{c.k_per_channel.mse, c.k_per_token.mse, c.v_per_channel.mse, c.v_per_token.mse});
 
     const StorageQuant st = quantize_storage(32, 32, 8, StorageFormat{32, 16, 0});
     const std::string ss = plots::quantize_storage_figure(st);
     REQUIRE(test::svg_parse_error(ss).empty());
-    CHECK(values(ss, "bar") == std::vector<double>{128, 34});  // 32 × 4 B before; 32 B + one 2-byte scale after
-    CHECK(values(ss, "segment") == std::vector<double>{32, 2});
+    CHECK(test::svg_values(ss, "bar") == std::vector<double>{128, 34});  // 32 × 4 B before; 32 B + one 2-byte scale after
+    CHECK(test::svg_values(ss, "segment") == std::vector<double>{32, 2});
 
     const KvModelQuant mq = kv_model_quant(load_named_model("llama-3-8b"), 8192, 64, parse_dtype("bf16", "bf16"), 16, 0);
     const std::string ms = plots::quantize_model_figure(mq);
@@ -193,7 +185,7 @@ TEST_CASE("plots: quantize KV, storage and model figures show the result's numbe
     std::vector<double> want;
     for (const auto& r : mq.rows) want.push_back(static_cast<double>(r.bytes.total_bytes) / 1e9);
     for (const auto& w : mq.weights) want.push_back(static_cast<double>(w.cost.total_bytes) / 1e9);
-    CHECK(values(ms, "bar") == want);
+    CHECK(test::svg_values(ms, "bar") == want);
 }
 
 TEST_CASE("plots: spec-accept refuses to draw more than 64 tokens one by one", "[unit][plots]") {
@@ -218,7 +210,7 @@ TEST_CASE("plots: spec-accept with a simulation adds the simulated output freque
     REQUIRE(r.simulation);
     const std::string s = plots::spec_accept_figure(r);
     REQUIRE(test::svg_parse_error(s).empty());
-    const auto bars = values(s, "bar");
+    const auto bars = test::svg_values(s, "bar");
     REQUIRE(bars.size() == 15);  // p, q, min, r, simulated for each of 3 tokens
     for (std::size_t v = 0; v < 3; ++v) CHECK(bars[5 * v + 4] == r.simulation->speculative[v]);
 }
