@@ -1,0 +1,35 @@
+#pragma once
+// Checks shared by the Chinese-output tests (issue #18): runs in Chinese, and the rule that no
+// catalogue message of three words or more is printed in English by a Chinese run.
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace inferlab::test {
+
+// The environment of a Chinese run (INFERLAB_LANG=zh).
+const std::vector<std::string>& zh_env();
+
+// Runs inferlab in Chinese.
+CliResult run_zh(const std::vector<std::string>& args);
+
+// The English pieces of the catalogue: each msgid whose translation differs, cut at its
+// placeholders and line breaks, keeping the pieces of three words or more (words of letters only,
+// so a formula such as "s_token = 2·L·H_kv·d·b", which reads the same in both, is not one).
+const std::vector<std::string>& english_catalogue_pieces();
+
+// Fails the current test (CHECK, naming the run and the piece) for every English catalogue piece
+// in the stdout or stderr of `inferlab args...` run in Chinese.
+void check_no_english(const std::vector<std::string>& args);
+
+// Runs of four or more consecutive English words (letters only, two or more each) in `text`:
+// prose a Chinese run should not print whether or not the catalogue has it (a string never passed
+// to tr() is not in the catalogue). Names and units ("GiB", "KV Cache") are one or two words.
+std::vector<std::string> english_runs(const std::string& text);
+
+// check_no_english(args), and no english_runs() in its stdout and stderr except those in `allowed`
+// (exact runs, e.g. a model's name from its config file).
+void check_chinese_output(const std::vector<std::string>& args, const std::vector<std::string>& allowed = {});
+
+}  // namespace inferlab::test
