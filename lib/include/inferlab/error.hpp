@@ -50,6 +50,8 @@ public:
     const std::string& where() const { return where_; }
     const std::string& value() const { return value_; }
     const std::string& rule() const { return rule_; }
+    // The same rule, echoing `value` as the user typed it (the library may have read "1B" as "1 B").
+    InputError with_value(const std::string& value) const { return InputError(where_, value, rule_id_, rule_args_); }
     std::string localized() const override {
         if (rule_id_.empty()) return Error::localized();
         return where_ + " '" + value_ + "': " + trf_args(rule_id_, rule_args_);
