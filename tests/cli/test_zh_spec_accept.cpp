@@ -27,6 +27,13 @@ const std::vector<std::string> kAll = {"spec-accept", "--p",      "0.6,0.3,0.1",
                                        "--gamma",     "3",        "--cost-ratio", "0.1",       "--outcomes",
                                        "accept,reject", "--simulate", "2000",     "--seed",    "2"};
 
+// 65 equal weights, one more token than the per-token chart draws.
+const std::string kOnes65 = [] {
+    std::string s = "1";
+    for (int i = 1; i < 65; ++i) s += ",1";
+    return s;
+}();
+
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
     a.insert(a.end(), more.begin(), more.end());
     return a;
@@ -63,6 +70,15 @@ const std::vector<std::vector<std::string>>& every_kind_of_run() {
         {"spec-accept", "--gamma", "2", "--outcomes", "accept"},
         with(kDoc, {"--temperature", "2"}),
         with(kDoc, {"--simulate", "1000000000"}),
+        {"spec-accept", "--p-logits", "1,2"},
+        {"spec-accept", "--p", "0.5,0.5", "--p-file", "p.txt", "--q", "0.5,0.5"},
+        {"spec-accept", "--alpha", "0.5"},
+        {"spec-accept", "--simulate", "10"},
+        {"spec-accept", "--gamma", "2", "--outcomes", "maybe"},
+        {"spec-accept", "--p", "0,0", "--q", "0.5,0.5"},
+        {"spec-accept", "--p", "0.5,0.5", "--q", "0.5,0.5", "--cost-ratio", "2"},
+        // The per-token chart's limit: 65 equal tokens (the error comes before any file is written).
+        {"spec-accept", "--p", kOnes65, "--q", kOnes65, "--normalize", "--svg", "unwritten.svg"},
     };
     return runs;
 }
