@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "inferlab/error.hpp"
+#include "inferlab/hardware.hpp"
 #include "inferlab/report.hpp"
 #include "../support/cli.hpp"
 #include "../support/i18n_check.hpp"
@@ -222,6 +224,22 @@ TEST_CASE("decode-roofline errors in Chinese name the flag, the value and the ru
     CHECK(en.status == 2);
     CHECK(en.err.find("--hw 'tpu9': is not a known hardware preset (known: doc1-example, ") != std::string::npos);
     CHECK(en.err.find("; see 'inferlab decode-roofline --list-hw')\n") != std::string::npos);
+}
+
+// Issue #15: a library error names no CLI flag. The rule says what is wrong and lists the presets;
+// decode-roofline (above) adds where to see them.
+TEST_CASE("the library hardware lookup error names no CLI flag", "[cli][i18n][decode-roofline][errors]") {
+    CHECK(inferlab::lookup_hardware("H100-SXM") == &inferlab::find_hardware("preset", "h100-sxm"));
+    CHECK(inferlab::lookup_hardware("tpu9") == nullptr);
+    try {
+        inferlab::find_hardware("preset", "tpu9");
+        FAIL("no error for an unknown preset");
+    } catch (const inferlab::InputError& e) {
+        CHECK(std::string(e.what()) == "preset 'tpu9': is not a known hardware preset (known: " +
+                                           inferlab::hardware_names() + ")");
+        CHECK(std::string(e.what()).find("--") == std::string::npos);
+        CHECK(e.rule().find("list-hw") == std::string::npos);
+    }
 }
 
 TEST_CASE("decode-roofline in Chinese fits 80 columns", "[cli][i18n][decode-roofline]") {
