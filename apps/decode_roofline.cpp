@@ -559,8 +559,9 @@ void run(const RooflineOptions& o) {
         r.add_table("generation", g);
         r.human += generation_text(in.req, res, g);
     }
+    // The figure's input lines are prose for the reader, as the text's [sources] are.
     if (!o.out.svg.empty())
-        r.svg = plots::decode_roofline_svg(in.req, res, {"W: " + in.weights_from, "β: " + in.bandwidth_from});
+        r.svg = plots::decode_roofline_svg(in.req, res, {"W: " + in.weights_text, "β: " + in.bandwidth_text});
     emit(r, o.out);
 }
 
