@@ -239,13 +239,17 @@ void list_hw(const RooflineOptions& o) {
     Report r;
     // Numbers only in the cells, the unit in the header (issue #15): bandwidths decimal as spec
     // sheets quote them, memory in GiB as the presets record HBM; an empty cell where none.
-    Table t{{N_("name"), N_("kind"), N_("bandwidth (GB/s)"), N_("dense BF16 (TFLOP/s)"), N_("memory (GiB)"), N_("source")},
+    Table t{{N_("name"), "kind", N_("bandwidth (GB/s)"), N_("dense BF16 (TFLOP/s)"), N_("memory (GiB)"), "source"},
             {},
             {false, false, true, true, true, false}};
     Table text = t;  // the same rows, with the source in the reader's language
-    // The catalogue has no msgctxt, and its "kind" is kv-mem's attention structure (结构): a
-    // device's kind has a msgid of its own, used where the header is translated.
-    if (language() == Lang::zh) text.columns[1] = tr("kind of device");
+    // The catalogue has no msgctxt, and two of these headers are other tables' words too ("kind" is
+    // kv-mem's attention structure, "source" a figure's original data): in Chinese they take
+    // msgids of their own.
+    if (language() == Lang::zh) {
+        text.columns[1] = tr("kind of device");
+        text.columns[5] = tr("source of the figures");
+    }
     r.json["hardware"] = json::array();
     for (const auto& h : hardware_presets()) {
         t.rows.push_back({h.name, h.kind, format_short(h.bandwidth / 1e9, 6),
