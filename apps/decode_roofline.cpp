@@ -111,8 +111,7 @@ void parse_machine(const RooflineFlags& o, Inputs& in) {
     } else if (in.hw) {
         hw.bandwidth = in.hw->bandwidth;
         in.bandwidth_from = fmt::format("{} ({}, {})", in.hw->bandwidth_text, in.hw->name, in.hw->source);
-        in.bandwidth_text = fmt::format("{} ({}, {})", in.hw->bandwidth_text, in.hw->name,
-                                        language() == Lang::zh ? in.hw->source_zh : in.hw->source);
+        in.bandwidth_text = fmt::format("{} ({}, {})", in.hw->bandwidth_text, in.hw->name, in.hw->source_text());
     } else {
         throw InputError(N_("no bandwidth: give --bandwidth (e.g. 1TB/s, 3.35e12) or --hw NAME (see --list-hw)"));
     }
@@ -256,7 +255,7 @@ void list_hw(const RooflineOptions& o) {
                           h.peak_flops ? format_short(*h.peak_flops / 1e12, 6) : "",
                           h.memory_bytes ? format_short(bytes_in_gib(*h.memory_bytes), 6) : "", h.source});
         text.rows.push_back(t.rows.back());
-        if (language() == Lang::zh) text.rows.back().back() = h.source_zh;
+        text.rows.back().back() = h.source_text();
         r.json["hardware"].push_back({{"name", h.name}, {"kind", h.kind}, {"bandwidth_bytes_per_s", h.bandwidth},
                                       {"bandwidth_text", h.bandwidth_text}, {"notes", h.notes}, {"source", h.source},
                                       {"peak_flops", or_null(h.peak_flops)}, {"memory_bytes", or_null(h.memory_bytes)}});
@@ -265,7 +264,7 @@ void list_hw(const RooflineOptions& o) {
               render_table(in_words(text));
     r.explain = r.human;
     for (const auto& h : hardware_presets())
-        r.explain += wrap(h.name + ": " + (language() == Lang::zh ? h.notes_zh : h.notes), "  ", "    ");
+        r.explain += wrap(h.name + ": " + h.notes_text(), "  ", "    ");
     r.add_table("hardware", t);
     emit(r, o.out);
 }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/units.hpp"
 #include "shipped_hardware.hpp"
 
@@ -45,6 +46,9 @@ const std::vector<Hardware>& hardware_presets() {
     static const std::vector<Hardware> all = load();
     return all;
 }
+
+const std::string& Hardware::notes_text() const { return language() == Lang::zh ? notes_zh : notes; }
+const std::string& Hardware::source_text() const { return language() == Lang::zh ? source_zh : source; }
 
 std::string hardware_names() {
     std::string names;

@@ -22,6 +22,9 @@ struct Hardware {
     // The notes and the source in Chinese (the preset's notes_zh and source_zh), for --lang zh;
     // the English above is what --json prints in every language.
     std::string notes_zh, source_zh;
+    // The notes and the source in the current language (i18n.hpp's language()), for text output.
+    const std::string& notes_text() const;
+    const std::string& source_text() const;
 };
 
 const std::vector<Hardware>& hardware_presets();
