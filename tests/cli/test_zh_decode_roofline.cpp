@@ -133,7 +133,8 @@ TEST_CASE("decode-roofline in Chinese: the notes, marks and tables of the other 
           std::string::npos);
     CHECK(moe.out.find("    受限于: 访存\n    放得下: 否\n") != std::string::npos);
     CHECK(moe.out.find("标为“否”的行：权重 + KV 超过设备显存。\n") != std::string::npos);
-    CHECK(moe.out.find("计算上限：每个批大小都受访存限制") != std::string::npos);
+    CHECK(moe.out.find("\n计算上限：每个批大小都受访存限制（每多一条请求，读其 KV 的时间都长于计算时间）\n") !=
+          std::string::npos);
     CHECK(moe.out.find("legend:  # 聚合生成量 token/s  = 单请求前进量 token/s") != std::string::npos);
     // The whole generation: the second document's TTFT and TPOT in its words.
     const CliResult gen = run_inferlab(every_kind_of_run()[4], "", kZh80);
@@ -148,7 +149,7 @@ TEST_CASE("decode-roofline in Chinese: the notes, marks and tables of the other 
     const CliResult no_flops = run_inferlab(every_kind_of_run()[6], "", kZh80);
     REQUIRE(no_flops.status == 0);
     CHECK(no_flops.out.find("之后没有 Decode 步") != std::string::npos);
-    CHECK(no_flops.out.find("  （TTFT 与端到端需要 --peak-flops，或带算力数据的 --hw：Prefill 主要受算力限\n  制）\n") !=
+    CHECK(no_flops.out.find("\n  （TTFT 与端到端需要 --peak-flops 或带算力数据的 --hw：Prefill 主要受算力限制）\n") !=
           std::string::npos);
     // The hardware list: its headers, and the notes and sources in Chinese.
     const CliResult hw = run_inferlab({"decode-roofline", "--list-hw", "--explain"}, "", kZh80);
