@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/units.hpp"
 
 namespace inferlab::app {
@@ -16,7 +17,7 @@ int parse_threads(const std::string& text) {
 }
 
 void add_threads_option(CLI::App* sub, std::string& value) {
-    sub->add_option("--threads", value, fmt::format("CPU threads, 1 to {} (default 1)", kMaxThreads))
+    sub->add_option("--threads", value, trf(N_("CPU threads, 1 to {0} (default 1)"), kMaxThreads))
         ->check(rule(parse_threads));
 }
 
@@ -73,10 +74,9 @@ int parse_token_count(const std::string& flag, const std::string& text, std::uin
     const std::uint64_t n = positive ? parse_positive_int(flag, text) : parse_nonnegative_int(flag, text);
     if (already > max_seq || n > max_seq - already)
         throw InputError(flag, text,
-                         already == 0
-                             ? fmt::format("exceeds the model's maximum sequence length {}", max_seq)
-                             : fmt::format("with the {} tokens before it exceeds the model's maximum sequence length {}",
-                                           already, max_seq));
+                         already == 0 ? N_("exceeds the model's maximum sequence length {0}")
+                                      : N_("with the {1} tokens before it exceeds the model's maximum sequence length {0}"),
+                         {std::to_string(max_seq), std::to_string(already)});
     return static_cast<int>(n);
 }
 
