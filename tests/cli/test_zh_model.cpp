@@ -49,10 +49,10 @@ void expect_zh_error(const std::vector<std::string>& args, const std::string& li
 const std::vector<std::string> kGenerate = {"model", "generate", "--model", "demo-gqa", "--prompt", "1,2,3,4", "--steps", "3"};
 const std::vector<std::string> kLogits = {"model", "logits", "--model", "demo-gqa", "--tokens", "1,2,3"};
 const std::vector<std::string> kCheck = {"model", "check-cache", "--model", "demo-gqa", "--seq-len", "12"};
-// A bench small enough for a test (well under a second): a 16 MiB probe, two short contexts.
-const std::vector<std::string> kBench = {"model",    "bench",     "--model", "demo-gqa", "--probe-mib", "16",
-                                         "--contexts", "64, 96", "--batch", "1, 2",     "--prompt-len", "8",
-                                         "--steps",  "4"};
+// A bench small enough for a test (about a second): an 8 MiB probe, two short contexts.
+const std::vector<std::string> kBench = {"model",    "bench",     "--model", "demo-gqa", "--probe-mib", "8",
+                                         "--contexts", "16, 32", "--batch", "1, 2",     "--prompt-len", "4",
+                                         "--steps",  "2"};
 
 }  // namespace
 
@@ -175,6 +175,12 @@ TEST_CASE("model errors in Chinese: a flag value, a token list, a file, a checkp
                     "--weight-dtype 'fp8': 必须是 fp32、bf16、int8、int4 或 all");
     expect_zh_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1,99999"}, "--tokens '99999': 超出词表范围 [0, 511]");
     expect_zh_error({"model", "logits", "--model", "demo-gqa"}, "需要 --tokens（例如 1,2,3）");
+    expect_zh_error({"model", "generate", "--model", "demo-gqa", "--steps", "5000"},
+                    "--steps '5000': 加上之前的 4 个 token 后超过模型的最大序列长度 1024");
+    expect_zh_error({"model", "generate", "--model", "demo-gqa", "--top-k", "5"},
+                    "--top-k 与 --temperature 0 同用时不起作用（贪心：取 argmax）");
+    expect_zh_error({"model", "bench", "--model", "demo-gqa", "--steps", "1", "--gen", "1"}, "--gen 是 --steps 的旧写法：二者只能给一个");
+    expect_zh_error({"model", "init", "--model", "demo-gqa"}, "需要 --out（要写入的检查点文件）");
     expect_zh_error({"model", "logits", "--checkpoint", "/nonexistent/demo.bin", "--tokens", "1"},
                     "文件 '/nonexistent/demo.bin'：无法打开（不存在或不可读）");
     // A checkpoint shorter than its 28-byte header (7 int32).
