@@ -228,7 +228,7 @@ Inputs gather(const RooflineFlags& o) {
 // The table as the text shows it: headers and word cells ("memory", "NO") in the reader's
 // language. Numbers and names have no catalogue entry, so tr() leaves them as they are.
 Table in_words(Table t) {
-    for (auto& c : t.columns) c = tr(c);
+    for (auto& c : t.columns) c = trc("decode-roofline", c);
     for (auto& row : t.rows)
         for (auto& cell : row) cell = tr(cell);
     return t;
@@ -332,8 +332,9 @@ json result_json(const Inputs& in, const RooflineResult& res) {
 
 Table rows_table(const RooflineRequest& rq, const RooflineResult& res) {
     const Machine& hw = rq.machine;
-    Table t{{N_("batch"), N_("bytes/step (GB)"), N_("bytes/step (GiB)"), N_("step bound (ms)"), N_("aggregate tok/s"),
-             N_("per-request tok/s")},
+    // The tok/s columns are bounds here (the documents' 上界), measurements in model bench.
+    Table t{{N_("batch"), N_("bytes/step (GB)"), N_("bytes/step (GiB)"), N_("step bound (ms)"),
+             NC_("decode-roofline", "aggregate tok/s"), NC_("decode-roofline", "per-request tok/s")},
             {},
             {}};
     if (rq.model.moe) t.columns.insert(t.columns.begin() + 1, N_("experts read/layer"));
