@@ -112,7 +112,7 @@ TEST_CASE("model paged in Chinese: the first document's 2.1.2 paged cache, its t
     CHECK(has_line(r.out, "第 0 步：已用 4 块，空闲 12 块"));
     CHECK(has_line(r.out, "  序列 1 被接纳，与序列 0 前缀共享 3 个 token"));
     CHECK(has_line(r.out, "  序列 1 首次写入共享块时复制了该块（写时复制）"));
-    CHECK(has_line(r.out, "  序列  状态  长度  块（逻辑块→物理块）  引用数  末块填充"));
+    CHECK(has_line(r.out, "  序列  状态    长度  块（逻辑块→物理块）  引用数  末块填充"));
     CHECK(has_line(r.out, "第 2 步：已用 6 块，空闲 10 块（峰值）；完成的序列归还其块后空闲 16 块"));
     CHECK(has_line(r.out, "  序列 0 完成：它的块归还物理池"));
     // Peaks: 6 and 7 blocks of 9,216 B; sharing saves the one block both tables list.
@@ -153,7 +153,7 @@ TEST_CASE("model speculate in Chinese: the first document's 3.1 terms around the
                           std::to_string(j["target_forward_passes"].get<int>()) + " 次，草稿前向 " +
                           std::to_string(j["draft_forward_passes"].get<int>()) + " 次，丢弃 " +
                           std::to_string(j["drafts_discarded"].get<int>()) + " 个草稿");
-    CHECK(lines[4] == "  草稿位置  判定数  接受数  实测 α  预测 Σ min(p, q)");
+    CHECK(lines[4] == "  草稿位置  判定数  接受  实测 α  预测 Σ min(p, q)");
     CHECK(r.out.find("  接受率 " + fmt::format("{:.4f}", j["acceptance_rate"].get<double>()) +
                      "，对照 spec-accept 的接受质量 Σ min(p, q) = " +
                      fmt::format("{:.4f}", j["predicted_acceptance_rate"].get<double>())) != std::string::npos);
@@ -241,9 +241,9 @@ TEST_CASE("model measure and paged commands: errors in Chinese name the flag, th
                     "--blocks '3': 单独容纳序列 1 也不够：它缓存的 7 个 token（提示词 5 个 + 生成 3 个 − 1，最后一个从不"
                     "回填）需要 4 个块（每块 2 个 token），多于物理池的 3 个块");
     expect_zh_error({"model", "paged", "--prompts", "1,02"},
-                    "--prompts '1,02': 第 '02' 项有前导零：token 编号用逗号分隔，不写千位分隔符，也不写前导零（1,000 会"
-                    "被读作编号 1 和 0）");
-    expect_zh_error({"model", "paged", "--prompts", "1;;2"}, "--prompts '1;;2': 每个提示词至少需要一个 token（a,b;c,d）");
+                    "--prompts '1,02': 项 '02' 有前导零：token ID 用逗号分隔，不写千位分隔符，也不写前导零（1,000 会被"
+                    "读成 ID 1 和 0）");
+    expect_zh_error({"model", "paged", "--prompts", "1;;2"}, "--prompts '1;;2': 每个提示至少需要一个 token（a,b;c,d）");
     expect_zh_error({"model", "paged", "--prompts", "1,99999"}, "--prompts '99999': 超出词表范围 [0, 511]");
     expect_zh_error({"model", "kv-quant", "--scheme", "x"}, "--scheme 'x': 必须是 kivi（K 按通道，V 按 token）或 per-token");
     expect_zh_error({"model", "speculate", "--greedy", "--temperature", "1"},
