@@ -55,8 +55,10 @@ Table checks_table(const PitfallResult& r, bool text) {
 std::string wrapped(const std::string& lead, const std::string& text) {
     const std::size_t body = lead.find_first_not_of(' ');
     // A full-width colon ("出处：") carries its own space.
-    const bool ascii_colon = !lead.empty() && lead.back() == ':';
-    return wrap(lead.substr(body) + (ascii_colon ? " " : "") + text, lead.substr(0, body), "    ");
+    const std::string fullwidth_colon = "：";
+    const bool spaced = !(lead.size() >= fullwidth_colon.size() &&
+                          lead.compare(lead.size() - fullwidth_colon.size(), fullwidth_colon.size(), fullwidth_colon) == 0);
+    return wrap(lead.substr(body) + (spaced ? " " : "") + text, lead.substr(0, body), "    ");
 }
 
 std::string header_text(const PitfallResult& r) {

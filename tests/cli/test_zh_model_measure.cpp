@@ -229,6 +229,9 @@ TEST_CASE("model measure and paged commands in Chinese: every text, note, table 
     const CliResult pit = zh_checked({"model", "pitfall", "threshold-accept"});
     CHECK(pit.out.find("第一篇文档，§3.1.2（接受质量与残差补偿）") != std::string::npos);
     CHECK(pit.out.find("  出处：第一篇文档") != std::string::npos);
+    const CliResult how = zh_checked({"model", "pitfall", "gib-as-gb", "--explain"});
+    CHECK(how.out.find("\n计算过程：\n  - 字节数 = 2·L·B·S·H_kv·d·b/8 = 2·32·1·8192·8·128·16/8 = 1073741824 B\n") !=
+          std::string::npos);
     const CliResult kv = zh_checked({"model", "kv-quant", "--positions", "8", "--steps", "4"});
     CHECK(kv.out.rfind("KV Cache 量化为 int8（KIVI：K 按通道", 0) == 0);
     const CliResult help = zh_checked({"model", "paged", "--help"});
