@@ -272,20 +272,19 @@ std::string join(const std::vector<int>& v) {
 // --explain for every model pitfall: how the error is measured, and what each path gave.
 void model_derivation(PitfallResult& r) {
     auto& e = r.derivation;
-    auto sci = [](double v, const char* f) { return fmt::format(fmt::runtime(f), v); };
     e.push_back({N_("ground truth: logits_nocache(t) = the forward pass over tokens 0..t in a fresh cache, last row"), {}});
     e.push_back({N_("err(t) = max over the vocabulary v of |logit_path(t, v) − logits_nocache(t, v)|"), {}});
     e.push_back(r.correct_max_err <= r.tolerance
                     ? Prose{N_("correct path: max_t err(t) = {0} ≤ tolerance {1}: agrees with the ground truth"),
-                            {sci(r.correct_max_err, "{:.3e}"), sci(r.tolerance, "{:.0e}")}}
+                            {fmt::format("{:.3e}", r.correct_max_err), fmt::format("{:.0e}", r.tolerance)}}
                     : Prose{N_("correct path: max_t err(t) = {0} > tolerance {1}: DISAGREES"),
-                            {sci(r.correct_max_err, "{:.3e}"), sci(r.tolerance, "{:.0e}")}});
+                            {fmt::format("{:.3e}", r.correct_max_err), fmt::format("{:.0e}", r.tolerance)}});
     // The deviation ({0}) is a msgid itself: translated with the sentence.
     e.push_back(r.first_wrong_pos
                     ? Prose{N_("broken path ({0}): max_t err(t) = {1}, past the tolerance from position {2}"),
-                            {r.info.deviation, sci(r.broken_max_err, "{:.3e}"), std::to_string(*r.first_wrong_pos)}, {0}}
+                            {r.info.deviation, fmt::format("{:.3e}", r.broken_max_err), std::to_string(*r.first_wrong_pos)}, {0}}
                     : Prose{N_("broken path ({0}): max_t err(t) = {1}, never past the tolerance"),
-                            {r.info.deviation, sci(r.broken_max_err, "{:.3e}")}, {0}});
+                            {r.info.deviation, fmt::format("{:.3e}", r.broken_max_err)}, {0}});
     for (const auto& c : r.checks)
         e.push_back(c.broken_step ? Prose{N_("check {0} ({1}): fires on the broken path at step {2}, position {3}"),
                                           {c.name, c.rule, std::to_string(*c.broken_step), std::to_string(*c.broken_position)},
