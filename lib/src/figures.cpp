@@ -31,16 +31,10 @@ constexpr const char* kDoc1 = N_("first document (000_5f2b20623495609b.txt)");
 constexpr const char* kDoc2 = N_("second document (003_02a045288fb34aae.txt)");
 
 // Names the library's results carry and the figures print through tr(), marked for the catalogue:
-// a step's phase (StepTrace::phase), a paged sequence's state (PagedSeq::state) and why a draft
-// met its fate in a round (spec.cpp's walk_round, RoundStep::why).
-[[maybe_unused]] constexpr const char* kLibraryNames[] = {
-    N_("prefill"), N_("decode"), N_("waiting"), N_("running"), N_("finished"),
-    N_("u < α(x): output as drafted"),
-    N_("u ≥ α(x): the draft is replaced by a token drawn from r = [p − q]₊ / Σ[p − q]₊"),
-    N_("its target distribution was computed on a prefix that contained the rejected draft; "
-       "that prefix changed, so the probability no longer applies"),
-    N_("all drafts accepted: the target's distribution after the last draft (already computed in "
-       "the same pass) gives one more token")};
+// a step's phase (StepTrace::phase) and a paged sequence's state (PagedSeq::state). (A round's
+// fates and reasons are marked where spec.cpp writes them.)
+[[maybe_unused]] constexpr const char* kLibraryNames[] = {N_("prefill"), N_("decode"), N_("waiting"), N_("running"),
+                                                          N_("finished")};
 
 std::string source_line(const std::string& name) {
     for (const auto& f : catalog())

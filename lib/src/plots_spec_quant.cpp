@@ -29,11 +29,10 @@ std::string list(const std::vector<double>& v) {
 std::string gb(std::uint64_t bytes) { return fmt::format("{:.3f} GB", static_cast<double>(bytes) / 1e9); }
 
 // The names the library gives the rounding rules and granularities (quant.hpp's to_string, past
-// "per ") and a round's fates (spec.hpp's RoundStep::fate, before ':'), marked for the catalogue:
-// the figures print them through tr().
-[[maybe_unused]] constexpr const char* kLibraryNames[] = {
-    N_("half away from zero"), N_("half to even"), N_("stochastic"), N_("tensor"), N_("group"), N_("row"), N_("column"),
-    N_("accepted"), N_("rejected"), N_("discarded"), N_("bonus")};
+// "per ") and a rejected draft's fate before its ':' (spec.hpp's RoundStep::fate), marked for the
+// catalogue: the figures print them through tr().
+[[maybe_unused]] constexpr const char* kLibraryNames[] = {N_("half away from zero"), N_("half to even"), N_("stochastic"),
+                                                          N_("tensor"), N_("group"), N_("row"), N_("column"), N_("rejected")};
 
 std::string sweep_figure(const SpecExpected& e, std::size_t gamma) {
     svg::LinePlot pl;

@@ -53,6 +53,8 @@ public:
     // The rule as a msgid and its values, for a caller that re-throws it under its own `where`.
     const std::string& rule_id() const { return rule_id_; }
     const std::vector<std::string>& rule_args() const { return rule_args_; }
+    // The same rule, echoing `value` as the user typed it (the library may have read "1B" as "1 B").
+    InputError with_value(const std::string& value) const { return InputError(where_, value, rule_id_, rule_args_); }
     std::string localized() const override {
         if (rule_id_.empty()) return Error::localized();
         return where_ + " '" + value_ + "': " + trf_args(rule_id_, rule_args_);
