@@ -19,6 +19,7 @@
 #include "inferlab/error.hpp"
 #include "inferlab/figures.hpp"
 #include "inferlab/files.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/paged_sim.hpp"
 #include "inferlab/model/transformer.hpp"
@@ -81,10 +82,10 @@ const std::map<std::string, std::set<std::string>>& figure_flags() {
 const FigureInfo& find_figure(const std::string& name) {
     for (const auto& f : figures::catalog())
         if (f.name == name) {
-            if (!f.drawn) throw InputError("NAME", name, "is not drawn: " + f.reason);
+            if (!f.drawn) throw InputError("NAME", name, N_("is not drawn: {0}"), {tr(f.reason)});
             return f;
         }
-    throw InputError("NAME", name, "is not a figure (see 'inferlab figure --list')");
+    throw InputError("NAME", name, N_("is not a figure (see 'inferlab figure --list')"));
 }
 
 std::uint64_t positive(const std::string& flag, const std::string& text, std::uint64_t max) {
@@ -96,7 +97,7 @@ figures::KvShape shape_of(const FigureOptions& o) {
     if (!o.layers.empty()) s.layers = positive("--layers", o.layers, 1u << 20);
     if (!o.seq_len.empty()) {
         s.seq_len = parse_tokens("--seq-len", o.seq_len);
-        if (s.seq_len == 0) throw InputError("--seq-len", o.seq_len, "must be a positive token count");
+        if (s.seq_len == 0) throw InputError("--seq-len", o.seq_len, N_("must be a positive token count"));
     }
     if (!o.q_heads.empty()) s.q_heads = positive("--q-heads", o.q_heads, 1u << 16);
     if (!o.kv_heads.empty()) s.kv_heads = positive("--kv-heads", o.kv_heads, 1u << 16);
@@ -108,14 +109,14 @@ figures::KvShape shape_of(const FigureOptions& o) {
     }
     if (!o.q_heads.empty() || !o.kv_heads.empty())
         if (s.q_heads % s.kv_heads != 0)
-            throw InputError("--kv-heads", std::to_string(s.kv_heads), fmt::format("must divide H_q = {}", s.q_heads));
+            throw InputError("--kv-heads", std::to_string(s.kv_heads), N_("must divide H_q = {0}"), {std::to_string(s.q_heads)});
     return s;
 }
 
 std::vector<double> distribution(const std::string& flag, const std::string& text) {
     std::vector<double> v;
     for (const auto& item : split_list(flag, text)) v.push_back(parse_probability(flag, item));
-    if (v.size() > 16) throw InputError(flag, text, "at most 16 tokens can be drawn");
+    if (v.size() > 16) throw InputError(flag, text, N_("at most 16 tokens can be drawn"));
     return v;
 }
 
@@ -126,10 +127,10 @@ std::string draw_fig4(const FigureOptions& o) {
     model::Transformer m(*w, cpu);
     const model::Dims& d = w->dims();
     const std::vector<int> prompt = parse_token_list("--tokens", o.tokens.empty() ? "1,2,3,4" : o.tokens, d);
-    if (prompt.empty()) throw InputError("--tokens", o.tokens, "needs at least one token");
+    if (prompt.empty()) throw InputError("--tokens", o.tokens, N_("needs at least one token"));
     const int steps = parse_token_count("--steps", o.paged.steps.empty() ? "3" : o.paged.steps, prompt.size(),
                                         static_cast<std::uint64_t>(d.seq_len));
-    if (steps > 16) throw InputError("--steps", o.paged.steps, "at most 16 decode steps can be drawn");
+    if (steps > 16) throw InputError("--steps", o.paged.steps, N_("at most 16 decode steps can be drawn"));
     model::ContiguousCache cache(d);
     std::vector<model::StepTrace> traces(1);
     model::MatrixRM logits = m.forward(prompt, cache, {}, &traces[0]);
@@ -149,7 +150,7 @@ std::string draw_doc2_fig1(const FigureOptions& o) {
     if (!o.kv_heads.empty()) in.kv_heads = positive("--kv-heads", o.kv_heads, 1u << 16);
     if (!o.head_dim.empty()) in.head_dim = positive("--head-dim", o.head_dim, 1u << 16);
     if (in.q_heads % in.kv_heads != 0)
-        throw InputError("--kv-heads", std::to_string(in.kv_heads), fmt::format("must divide H_q = {}", in.q_heads));
+        throw InputError("--kv-heads", std::to_string(in.kv_heads), N_("must divide H_q = {0}"), {std::to_string(in.q_heads)});
     if (!o.weight_dtype.empty()) {
         const DType t = parse_dtype("--weight-dtype", o.weight_dtype);
         in.bits = t.bits;
@@ -215,43 +216,43 @@ std::string draw_doc1_fig9(const FigureOptions& o) {
     if (!f.kv_bytes_per_request.empty()) {
         // M_KV given outright leaves nothing for the shape to decide.
         for (const auto& [flag, value] : shape_flags)
-            if (!value->empty()) throw InputError(std::string(flag) + " does not apply with --kv-bytes-per-request (it gives M_KV)");
-        if (!o.seq_len.empty()) throw InputError("--seq-len does not apply with --kv-bytes-per-request (it gives M_KV)");
-        if (!o.kv_dtype.empty()) throw InputError("--kv-dtype does not apply with --kv-bytes-per-request (it gives M_KV)");
+            if (!value->empty()) throw InputError(N_("{0} does not apply with --kv-bytes-per-request (it gives M_KV)"), {flag});
+        if (!o.seq_len.empty()) throw InputError(N_("{0} does not apply with --kv-bytes-per-request (it gives M_KV)"), {"--seq-len"});
+        if (!o.kv_dtype.empty()) throw InputError(N_("{0} does not apply with --kv-bytes-per-request (it gives M_KV)"), {"--kv-dtype"});
     } else {
         f.seq_len = o.seq_len.empty() ? "8192" : o.seq_len;
         if (model) {
             for (const auto& [flag, value] : shape_flags)
-                if (!value->empty()) throw InputError(std::string(flag) + " does not apply with --model/--config (the model gives the shape)");
+                if (!value->empty()) throw InputError(N_("{0} does not apply with --model/--config (the model gives the shape)"), {flag});
             f.kv_dtype = o.kv_dtype;
         } else {
-            if (!o.bytes_per_elem.empty() && !o.kv_dtype.empty()) throw InputError("--kv-dtype and --bytes-per-elem both given: choose one");
+            if (!o.bytes_per_elem.empty() && !o.kv_dtype.empty())
+                throw InputError(N_("--kv-dtype and --bytes-per-elem both given: choose one"));
             FigureOptions shape_only = o;
             shape_only.seq_len.clear();  // S goes to decode-roofline's --seq-len, which also takes a list
             figures::KvShape s = shape_of(shape_only);
             if (!o.bytes_per_elem.empty()) {
                 s.bits = parse_bytes_per_elem_bits("--bytes-per-elem", o.bytes_per_elem);
-                s.dtype = o.bytes_per_elem + " B per element";
+                s.dtype = trf("{0} B per element", o.bytes_per_elem);
             }
             f.kv_shape = uniform_kv(s.layers, s.kv_heads, s.head_dim, s.bits);
-            f.kv_shape_from = fmt::format("L = {}, H_kv = {}, d = {}, {}: 2·L·S·H_kv·d·b (kv-mem's formula)", s.layers, s.kv_heads,
-                                          s.head_dim, s.dtype);
+            f.kv_shape_from = trf("L = {0}, H_kv = {1}, d = {2}, {3}: 2·L·S·H_kv·d·b (kv-mem's formula)", s.layers, s.kv_heads,
+                                  s.head_dim, s.dtype);
             f.bytes_per_elem.clear();
         }
     }
     const RooflineInputs in = gather_roofline(f);
-    if (in.req.batches.size() > 12) throw InputError("--batch", o.batch, "at most 12 bars can be drawn");
+    if (in.req.batches.size() > 12) throw InputError("--batch", o.batch, N_("at most 12 bars can be drawn"));
     // A value the figure filled in is the document's, not a flag the user gave.
     const bool w_default = o.weights_bytes.empty() && o.params.empty() && !model;
     const bool beta_default = o.bandwidth.empty() && o.hw.empty();
     return figures::fig9_decode_reads(in.req, decode_roofline(in.req),
-                                      {"W: " + (w_default ? std::string("the document's 14 GB") : in.weights_from),
-                                       "M_KV: " + in.kv_from,
-                                       "β: " + (beta_default ? std::string("the document's 1 TB/s") : in.bandwidth_from)});
+                                      {"W: " + (w_default ? tr("the document's 14 GB") : in.weights_from), "M_KV: " + in.kv_from,
+                                       "β: " + (beta_default ? tr("the document's 1 TB/s") : in.bandwidth_from)});
 }
 
-// Figure 17: model check-cache's comparison, with its defaults (64 random tokens seeded by the
-// pool seed + 1000, chunks of 5, blocks of 16), so the figure shows what that command prints.
+// Figure 17: model check-cache's comparison, with its defaults (model/runs.hpp: CheckCacheInputs
+// and check_cache_tokens), so the figure shows what that command prints.
 std::string draw_doc1_fig17(const FigureOptions& o) {
     auto w = load(o.src);
     model::CpuBackend cpu(cpu_backend_options(1, ""));  // INFERLAB_KERNELS, as the model commands read it
@@ -261,11 +262,12 @@ std::string draw_doc1_fig17(const FigureOptions& o) {
     if (!o.paged.pool_seed.empty()) in.pool_seed = parse_nonnegative_int("--pool-seed", o.paged.pool_seed);
     if (!o.tokens.empty()) {
         if (!o.seq_len.empty())
-            throw InputError("--seq-len", o.seq_len, "has no effect with --tokens (the tokens given are the sequence)");
+            throw InputError("--seq-len", o.seq_len, N_("has no effect with --tokens (the tokens given are the sequence)"));
         in.tokens = parse_token_list("--tokens", o.tokens, d);
     } else {
-        const int n = parse_token_count("--seq-len", o.seq_len.empty() ? "64" : o.seq_len, 0, static_cast<std::uint64_t>(d.seq_len));
-        in.tokens = model::random_tokens(d, static_cast<std::size_t>(n), in.pool_seed + 1000);
+        const std::string n_text = o.seq_len.empty() ? std::to_string(model::kCheckCacheDefaultTokens) : o.seq_len;
+        const int n = parse_token_count("--seq-len", n_text, 0, static_cast<std::uint64_t>(d.seq_len));
+        in.tokens = model::check_cache_tokens(d, static_cast<std::size_t>(n), in.pool_seed);
     }
     if (!o.chunk.empty()) in.chunk = static_cast<int>(parse_positive_int_at_most("--chunk", o.chunk, INT32_MAX, ""));
     if (!o.paged.block_size.empty())
@@ -301,7 +303,8 @@ std::string draw_doc1_fig13(const FigureOptions& o) {
     if (!o.p.empty()) in.p = distribution("--p", o.p);
     if (!o.q.empty()) in.q = distribution("--q", o.q);
     if (in.p.size() != in.q.size())
-        throw InputError(fmt::format("--p has {} tokens and --q {}: they share one vocabulary", in.p.size(), in.q.size()));
+        throw InputError(N_("--p has {0} tokens and --q {1}: they share one vocabulary"),
+                         {std::to_string(in.p.size()), std::to_string(in.q.size())});
     return figures::fig13_acceptance(in);
 }
 
@@ -318,7 +321,7 @@ std::string draw_doc1_fig14(const FigureOptions& o) {
                            !f.answer_dist.empty() || !f.judge_bias.empty();
     if (!selection) f.tpr = "0.9", f.fpr = "0.2";
     const BestOfNRequest rq = parse_best_of_n(f);
-    if (rq.ns.size() > 256) throw InputError("--n", o.n, "at most 256 values of N can be drawn");
+    if (rq.ns.size() > 256) throw InputError("--n", o.n, N_("at most 256 values of N can be drawn"));
     const std::uint64_t marked = o.n.empty() ? 4 : rq.ns.back();
     return figures::fig14_coverage(rq, compute_best_of_n(f, rq), marked);
 }
@@ -355,7 +358,7 @@ const std::map<std::string, Drawer>& drawers() {
 
 std::string draw(const std::string& name, const FigureOptions& o) {
     const auto it = drawers().find(name);
-    if (it == drawers().end()) throw InputError("NAME", name, "is not a figure (see 'inferlab figure --list')");
+    if (it == drawers().end()) throw InputError("NAME", name, N_("is not a figure (see 'inferlab figure --list')"));
     // The drawings name their inputs by the documents' symbols; the user gave flags.
     static const std::map<std::string, std::string> flag_of = {
         {"H_q", "--q-heads"}, {"H_kv", "--kv-heads"}, {"S", "--seq-len"}, {"tile", "--tile"}, {"W", "--window"}};
@@ -364,24 +367,24 @@ std::string draw(const std::string& name, const FigureOptions& o) {
     } catch (const InputError& e) {
         const auto f = flag_of.find(e.where());
         if (f == flag_of.end()) throw;
-        throw InputError(f->second, e.value(), e.rule());
+        throw InputError(f->second, e.value(), e.rule_id(), e.rule_args());
     }
 }
 
 // Each figure: its name and place, then its caption (and why it is not drawn) wrapped to the
 // terminal's width like every human output.
 std::string list_text() {
-    std::string drawn = "Figures drawn from the computation (inferlab figure NAME):\n";
-    std::string not_drawn = "\nNot drawn:\n";
+    std::string drawn = tr("Figures drawn from the computation (inferlab figure NAME):") + "\n";
+    std::string not_drawn = "\n" + tr("Not drawn:") + "\n";
     const std::string hang(14, ' ');
     for (const auto& f : figures::catalog()) {
-        const std::string doc = f.name.rfind("doc1", 0) == 0 ? "first document" : "second document";
-        std::string entry = fmt::format("  {:<11} {}, {}\n", f.name, doc, f.section) + wrap(f.caption, hang, hang);
+        const std::string doc = f.name.rfind("doc1", 0) == 0 ? tr("first document") : tr("second document");
+        std::string entry = fmt::format("  {:<11} {}, {}\n", f.name, doc, tr(f.section)) + wrap(tr(f.caption), hang, hang);
         if (!entry.empty() && entry.back() != '\n') entry += '\n';
         if (f.drawn) {
             drawn += entry;
         } else {
-            not_drawn += entry + wrap(f.reason, hang, hang);
+            not_drawn += entry + wrap(tr(f.reason), hang, hang);
             if (not_drawn.back() != '\n') not_drawn += '\n';
         }
     }
@@ -390,39 +393,42 @@ std::string list_text() {
 
 std::string html_escape(const std::string& s) { return svg::escape(s); }
 
+// The gallery page: each figure with its caption and the command that made it, in the run's language.
 void write_all(const FigureOptions& o) {
     namespace fs = std::filesystem;
     std::error_code ec;
     fs::create_directories(o.out, ec);
-    if (ec || !fs::is_directory(o.out)) throw FileError(o.out, "is not a directory that can be created");
-    std::string html =
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>inferlab: the documents' figures</title>\n"
-        "<style>body{font-family:sans-serif;max-width:980px;margin:2em auto;color:#222}figure{margin:2em 0}"
-        "img{max-width:100%;border:1px solid #ddd}code{background:#f4f4f4;padding:2px 4px}</style></head><body>\n"
-        "<h1>The documents' figures, redrawn from inferlab's computation</h1>\n";
+    if (ec || !fs::is_directory(o.out)) throw FileError(o.out, N_("is not a directory that can be created"));
+    std::string html = fmt::format(
+        "<!DOCTYPE html>\n<html lang=\"{}\"><head><meta charset=\"utf-8\"><title>{}</title>\n"
+        "<style>body{{font-family:{};max-width:980px;margin:2em auto;color:#222}}figure{{margin:2em 0}}"
+        "img{{max-width:100%;border:1px solid #ddd}}code{{background:#f4f4f4;padding:2px 4px}}</style></head><body>\n"
+        "<h1>{}</h1>\n",
+        language() == Lang::zh ? "zh-CN" : "en", html_escape(tr("inferlab: the documents' figures")), svg::kFontFamily,
+        html_escape(tr("The documents' figures, redrawn from inferlab's computation")));
     std::string not_drawn;
     int drawn = 0;
     for (const auto& f : figures::catalog()) {
+        const std::string doc = html_escape(tr(f.document)), section = html_escape(tr(f.section)), caption = html_escape(tr(f.caption));
         if (!f.drawn) {
-            not_drawn += fmt::format("<li>{}, {}, {}: {} ({})</li>\n", f.name, html_escape(f.document), html_escape(f.section),
-                                     html_escape(f.caption), html_escape(f.reason));
+            not_drawn += fmt::format("<li>{}, {}, {}: {} ({})</li>\n", f.name, doc, section, caption, html_escape(tr(f.reason)));
             continue;
         }
         const std::string file = f.name + ".svg";
         write_text_file((fs::path(o.out) / file).string(), draw(f.name, FigureOptions{}));
         ++drawn;
-        html += fmt::format("<figure id=\"{0}\"><img src=\"{1}\" alt=\"{2}\"><figcaption><b>{0}</b>: {2} ({3}, {4})<br>"
-                            "Made by <code>inferlab figure {0}</code></figcaption></figure>\n",
-                            f.name, file, html_escape(f.caption), html_escape(f.document), html_escape(f.section));
+        html += fmt::format("<figure id=\"{0}\"><img src=\"{1}\" alt=\"{2}\"><figcaption><b>{0}</b>: {2} ({3}, {4})<br>{5} "
+                            "<code>inferlab figure {0}</code></figcaption></figure>\n",
+                            f.name, file, caption, doc, section, html_escape(tr("Made by")));
     }
-    html += "<h2>Not drawn</h2><ul>\n" + not_drawn + "</ul>\n</body></html>\n";
+    html += "<h2>" + html_escape(tr("Not drawn")) + "</h2><ul>\n" + not_drawn + "</ul>\n</body></html>\n";
     write_text_file((fs::path(o.out) / "index.html").string(), html);
-    std::cout << fmt::format("wrote {} figures and index.html to {}\n", drawn, o.out);
+    std::cout << trf("wrote {0} figures and index.html to {1}", drawn, o.out) << "\n";
 }
 
 // --list as a report: the text above, and the catalogue as JSON and as a CSV table.
 void print_list(const FigureOptions& o) {
-    if (o.flags.explain) throw InputError("--explain does not apply with --list (a catalogue has no formula): use --json or --csv");
+    if (o.flags.explain) throw InputError(N_("--explain does not apply with --list (a catalogue has no formula): use --json or --csv"));
     Report r;
     r.human = list_text();
     Table t{{"name", "document", "section", "caption", "drawn", "reason"}, {}, {}};
@@ -438,12 +444,13 @@ void print_list(const FigureOptions& o) {
 
 // One figure as a report: the SVG (or, with --out, the line saying where it went), and what it
 // shows read back from it: --json the figure's place, inputs and every number drawn, --csv
-// those numbers, --explain its title, caption and inputs (the formulas among them).
-Report figure_report(const FigureInfo& f, const std::string& svg_text, const std::string& out) {
-    const svg::Drawn d = svg::read_back(svg_text);
+// those numbers, --explain its title, caption and inputs (the formulas among them). `english`
+// is the same figure drawn in English: --json and --csv read it, so they are byte-identical in
+// every language (their prose fields, title, inputs and text, stay English).
+Report figure_report(const FigureInfo& f, const std::string& svg_text, const std::string& english, const std::string& out) {
+    const svg::Drawn d = svg::read_back(english);
     Report r;
-    r.human = out.empty() || out == "-" ? svg_text
-                                        : fmt::format("wrote {} ({} bytes): {}\n", out, svg_text.size(), f.caption);
+    r.human = out.empty() || out == "-" ? svg_text : trf("wrote {0} ({1} bytes): {2}", out, svg_text.size(), tr(f.caption)) + "\n";
     r.json = {{"name", f.name}, {"document", f.document}, {"section", f.section}, {"caption", f.caption}, {"title", d.title},
               {"inputs", d.inputs}, {"values", nlohmann::json::array()}, {"out", out.empty() || out == "-" ? nlohmann::json(nullptr) : nlohmann::json(out)}};
     // The CSV holds the numbers only (a label such as "22.590 GB" is text: --json carries it).
@@ -453,9 +460,20 @@ Report figure_report(const FigureInfo& f, const std::string& svg_text, const std
         t.rows.push_back({v.cls, fmt::format("{}", v.value)});  // the shortest text that reads back exactly
     }
     r.add_table("values", t);
-    r.explain = wrap(fmt::format("{}: {} ({}, {})", f.name, d.title, f.document, f.section));
-    for (const auto& line : d.inputs) r.explain += wrap(line, "  ", "    ");
+    const svg::Drawn shown = svg::read_back(svg_text);
+    r.explain = wrap(fmt::format("{}: {} ({}, {})", f.name, shown.title, tr(f.document), tr(f.section)));
+    for (const auto& line : shown.inputs) r.explain += wrap(line, "  ", "    ");
     return r;
+}
+
+// The figure drawn in English whatever the run's language (restored after, also on an error).
+std::string draw_in_english(const std::string& name, const FigureOptions& o) {
+    struct Restore {
+        Lang was = language();
+        ~Restore() { set_language(was); }
+    } restore;
+    set_language(Lang::en);
+    return draw(name, o);
 }
 
 void run_figure(const FigureOptions& o, const CLI::App& sub) {
@@ -469,30 +487,32 @@ void run_figure(const FigureOptions& o, const CLI::App& sub) {
         }
     const bool output_form = o.flags.json || o.flags.csv || o.flags.explain;
     if (o.list) {
-        if (!o.name.empty() || o.all) throw InputError("--list takes no figure name and no --all");
-        if (!given_flags.empty()) throw InputError(given_flags.front() + " does not apply with --list (it draws nothing)");
-        if (!o.out.empty()) throw InputError("--out does not apply with --list (it draws nothing)");
+        if (!o.name.empty() || o.all) throw InputError(N_("--list takes no figure name and no --all"));
+        if (!given_flags.empty()) throw InputError(N_("{0} does not apply with --list (it draws nothing)"), {given_flags.front()});
+        if (!o.out.empty()) throw InputError(N_("{0} does not apply with --list (it draws nothing)"), {"--out"});
         return print_list(o);
     }
     if (o.all) {
-        if (!o.name.empty()) throw InputError("--all draws every figure: give no NAME with it");
-        if (o.out.empty()) throw InputError("--all needs --out DIR (the folder for the SVG files and index.html)");
-        if (!given_flags.empty()) throw InputError(given_flags.front() + " does not apply with --all (it draws the documents' inputs)");
-        if (output_form) throw InputError("--json, --csv and --explain do not apply with --all (it writes files and index.html)");
+        if (!o.name.empty()) throw InputError(N_("--all draws every figure: give no NAME with it"));
+        if (o.out.empty()) throw InputError(N_("--all needs --out DIR (the folder for the SVG files and index.html)"));
+        if (!given_flags.empty())
+            throw InputError(N_("{0} does not apply with --all (it draws the documents' inputs)"), {given_flags.front()});
+        if (output_form) throw InputError(N_("--json, --csv and --explain do not apply with --all (it writes files and index.html)"));
         write_all(o);
         return;
     }
-    if (o.name.empty()) throw InputError("give a figure NAME, --list or --all (see 'inferlab figure --list')");
+    if (o.name.empty()) throw InputError(N_("give a figure NAME, --list or --all (see 'inferlab figure --list')"));
     const FigureInfo& info = find_figure(o.name);
     const auto& allowed = figure_flags().at(o.name);
     for (const auto& f : given_flags)
         if (!allowed.count(f)) {
             std::string list;
             for (const auto& a : allowed) list += (list.empty() ? "" : " ") + a;
-            throw InputError(fmt::format("{} does not apply to {} (it takes {})", f, o.name, list));
+            throw InputError(N_("{0} does not apply to {1} (it takes {2})"), {f, o.name, list});
         }
     const std::string text = draw(o.name, o);
-    const Report r = figure_report(info, text, o.out);
+    const bool machine = o.flags.json || o.flags.csv;
+    const Report r = figure_report(info, text, machine && language() != Lang::en ? draw_in_english(o.name, o) : text, o.out);
     // The file first: one that cannot be written leaves stdout empty.
     if (!o.out.empty() && o.out != "-") write_text_file(o.out, text);
     emit(r, o.flags);
@@ -500,53 +520,64 @@ void run_figure(const FigureOptions& o, const CLI::App& sub) {
 
 // The inputs of every drawn figure: each figure's own, and the flags of the subcommand behind it.
 void add_figure_inputs(CLI::App* s, FigureOptions* o) {
-    s->add_option("--layers", o->layers, "L, layers (Figures 5, 7, 9; default 32)");
-    s->add_option("--seq-len", o->seq_len, "S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12); Figure 17: random tokens (default 64)");
-    s->add_option("--q-heads", o->q_heads, "H_q, query heads (Figure 6 default 4; otherwise 32)");
-    s->add_option("--kv-heads", o->kv_heads, "H_kv, K/V heads (default 8); Figure 6: a list (default 4,2,1)");
-    s->add_option("--head-dim", o->head_dim, "d, width of one head (default 128)");
-    s->add_option("--kv-dtype", o->kv_dtype, "K/V precision: bf16 (default), fp16, fp8, int8, int4, fp32");
-    s->add_option("--batch", o->batch, "B: Figure 9 a list or range of batches (default 1,8); Figure 7 one batch (default 8)");
-    s->add_option("--weights-bytes", o->weights_bytes, "W, weight bytes read per step (Figure 9; default 14GB)");
-    s->add_option("--kv-bytes-per-request", o->kv_bytes_per_request, "M_KV, instead of the shape flags (Figure 9)");
-    s->add_option("--bandwidth", o->bandwidth, "β, sustained bandwidth (Figure 9; default 1TB/s)");
-    s->add_option("--params", o->params, "Figure 9: weight parameters (7e9), W with --weight-dtype (as decode-roofline)");
-    s->add_option("--hw", o->hw, "Figure 9: a hardware preset for β and π (decode-roofline --list-hw)");
-    s->add_option("--peak-flops", o->peak_flops, "Figure 9: π, dense peak FLOP/s: a compute-bound step's tok/s");
-    s->add_option("--bytes-per-elem", o->bytes_per_elem, "Figure 9: b, KV bytes per element instead of --kv-dtype");
+    s->add_option("--layers", o->layers, tr("L, layers (Figures 5, 7, 9; default 32)"));
+    s->add_option("--seq-len", o->seq_len, tr("S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12); Figure 17: random tokens (default 64)"));
+    s->add_option("--q-heads", o->q_heads, tr("H_q, query heads (Figure 6 default 4; otherwise 32)"));
+    s->add_option("--kv-heads", o->kv_heads, tr("H_kv, K/V heads (default 8); Figure 6: a list (default 4,2,1)"));
+    s->add_option("--head-dim", o->head_dim, tr("d, width of one head (default 128)"));
+    s->add_option("--kv-dtype", o->kv_dtype, tr("K/V precision: bf16 (default), fp16, fp8, int8, int4, fp32"));
+    s->add_option("--batch", o->batch, tr("B: Figure 9 a list or range of batches (default 1,8); Figure 7 one batch (default 8)"));
+    s->add_option("--weights-bytes", o->weights_bytes, tr("W, weight bytes read per step (Figure 9; default 14GB)"));
+    s->add_option("--kv-bytes-per-request", o->kv_bytes_per_request, tr("M_KV, instead of the shape flags (Figure 9)"));
+    s->add_option("--bandwidth", o->bandwidth, tr("β, sustained bandwidth (Figure 9; default 1TB/s)"));
+    s->add_option("--params", o->params, tr("Figure 9: weight parameters (7e9), W with --weight-dtype (as decode-roofline)"));
+    s->add_option("--hw", o->hw, tr("Figure 9: a hardware preset for β and π (decode-roofline --list-hw)"));
+    s->add_option("--peak-flops", o->peak_flops, tr("Figure 9: π, dense peak FLOP/s: a compute-bound step's tok/s"));
+    s->add_option("--bytes-per-elem", o->bytes_per_elem, tr("Figure 9: b, KV bytes per element instead of --kv-dtype"));
+    // The model and paged-cache flags are declared once for every command that runs them; their
+    // descriptions here say which figures read them.
     add_source(s, o->src);
     add_paged_flags(*s, o->paged, fig8_defaults());
-    // Figure 17 reads two of them too (check-cache's paged path).
-    s->get_option("--block-size")->description("Figure 8: tokens per block (default 2); Figure 17: paged cache (default 16)");
-    s->get_option("--pool-seed")
-        ->description("Figures 8 and 17: shuffles the pool's free list (default 1); Figure 17: its tokens (seed + 1000)");
-    s->add_option("--tile", o->tile, "Figure 10: tile size (default 4)");
-    s->add_option("--window", o->window, "Figure 10: sliding window W (default 4)");
-    s->add_option("--gamma", o->gamma, "γ, drafts per round (Figures 11, 12; default 4)");
-    s->add_option("--outcomes", o->outcomes, "Figure 11: the round, accept,accept,reject (default)");
-    s->add_option("--alpha", o->alpha, "Figure 12: acceptance rate α (default 0.8)");
-    s->add_option("--p", o->p, "Figure 13: target distribution (default 0.6,0.3,0.1); Figure 14: p per candidate (default 0.3)");
-    s->add_option("--q", o->q, "Figure 13: draft distribution (default 0.4,0.4,0.2)");
-    s->add_option("--n", o->n, "Figure 14: candidates, a list or range (default 1..8,10,12,16)");
-    s->add_option("--tpr", o->tpr, "Figure 14: verifier P(accept | correct) (default 0.9)");
-    s->add_option("--fpr", o->fpr, "Figure 14: verifier P(accept | wrong) (default 0.2)");
-    s->add_option("--verifier-accuracy", o->bestofn.verifier_accuracy, "Figure 14: verifier with TPR = a, FPR = 1 − a");
-    s->add_option("--fallback", o->bestofn.fallback, "Figure 14: when the verifier accepts none: random (default) or abstain");
-    s->add_option("--alternatives", o->bestofn.alternatives, "Figure 14: majority vote over k equally likely wrong answers");
-    s->add_option("--answer-dist", o->bestofn.answer_dist, "Figure 14: majority vote, answer probabilities (correct first)");
-    s->add_option("--judge-bias", o->bestofn.judge_bias, "Figure 14: a judge biased to wrong answers");
-    s->add_option("--hard-fraction", o->bestofn.hard_fraction, "Figure 14: fraction of problems no sample solves");
-    s->add_option("--rho", o->bestofn.rho, "Figure 14: correlated errors, p ~ Beta with this correlation");
-    s->add_option("--target", o->bestofn.target, "Figure 14: the coverage to reach, and the smallest N that does");
-    s->add_option("--tokens", o->tokens, "Figure 4: the prompt's token ids (default 1,2,3,4); Figure 17: the tokens compared");
-    s->add_option("--chunk", o->chunk, "Figure 17: tokens per forward of the chunked prefill (default 5)");
-    s->add_option("--hidden-size", o->hidden, "second document's Figure 1: hidden width (default 4096)");
-    s->add_option("--weight-dtype", o->weight_dtype, "weight precision: second document's Figure 1 (default bf16); Figure 9 with --params");
-    s->add_option("--x", o->x, "Figure 15: the value quantized (default 0.37)");
-    s->add_option("--step", o->step, "Figure 15: Δ, the grid step (default 0.1)");
-    s->add_option("--bits", o->bits, "Figure 15: bits, Q = 2^(b−1) − 1 (default 4: Q = 7)");
+    const std::pair<const char*, std::string> shared[] = {
+        {"--checkpoint", tr("Figures 4, 8 and 17: a llama2.c version-0 checkpoint")},
+        {"--config", tr("Figures 4, 8, 9 and 17: a config.json (Hugging Face keys); random weights for 4, 8 and 17")},
+        {"--model", tr("Figures 4, 8, 9 and 17: a shipped config (default demo-gqa); random weights for 4, 8 and 17")},
+        {"--seed", tr("Figures 4, 8 and 17: seed of the random weights (default 1)")},
+        {"--prompts", trf("Figure 8: prompts separated by ';' (default {0})", fig8_defaults().prompts)},
+        {"--blocks", trf("Figure 8: blocks in the pool, at most {0} (default {1})", fig8_defaults().max_blocks, fig8_defaults().blocks)},
+        {"--block-size", tr("Figure 8: tokens per block (default 2); Figure 17: paged cache (default 16)")},
+        {"--steps", tr("greedy tokens generated: Figure 8 per sequence (default 2), Figure 4 (default 3)")},
+        {"--pool-seed", tr("Figures 8 and 17: shuffles the pool's free list (default 1); Figure 17: its tokens (seed + 1000)")},
+    };
+    for (const auto& [flag, text] : shared) s->get_option(flag)->description(text);
+    s->add_option("--tile", o->tile, tr("Figure 10: tile size (default 4)"));
+    s->add_option("--window", o->window, tr("Figure 10: sliding window W (default 4)"));
+    s->add_option("--gamma", o->gamma, tr("γ, drafts per round (Figures 11, 12; default 4)"));
+    s->add_option("--outcomes", o->outcomes, tr("Figure 11: the round, accept,accept,reject (default)"));
+    s->add_option("--alpha", o->alpha, tr("Figure 12: acceptance rate α (default 0.8)"));
+    s->add_option("--p", o->p, tr("Figure 13: target distribution (default 0.6,0.3,0.1); Figure 14: p per candidate (default 0.3)"));
+    s->add_option("--q", o->q, tr("Figure 13: draft distribution (default 0.4,0.4,0.2)"));
+    s->add_option("--n", o->n, tr("Figure 14: candidates, a list or range (default 1..8,10,12,16)"));
+    s->add_option("--tpr", o->tpr, tr("Figure 14: verifier P(accept | correct) (default 0.9)"));
+    s->add_option("--fpr", o->fpr, tr("Figure 14: verifier P(accept | wrong) (default 0.2)"));
+    s->add_option("--verifier-accuracy", o->bestofn.verifier_accuracy, tr("Figure 14: verifier with TPR = a, FPR = 1 − a"));
+    s->add_option("--fallback", o->bestofn.fallback, tr("Figure 14: when the verifier accepts none: random (default) or abstain"));
+    s->add_option("--alternatives", o->bestofn.alternatives, tr("Figure 14: majority vote over k equally likely wrong answers"));
+    s->add_option("--answer-dist", o->bestofn.answer_dist, tr("Figure 14: majority vote, answer probabilities (correct first)"));
+    s->add_option("--judge-bias", o->bestofn.judge_bias, tr("Figure 14: a judge biased to wrong answers"));
+    s->add_option("--hard-fraction", o->bestofn.hard_fraction, tr("Figure 14: fraction of problems no sample solves"));
+    s->add_option("--rho", o->bestofn.rho, tr("Figure 14: correlated errors, p ~ Beta with this correlation"));
+    s->add_option("--target", o->bestofn.target, tr("Figure 14: the coverage to reach, and the smallest N that does"));
+    s->add_option("--tokens", o->tokens, tr("Figure 4: the prompt's token ids (default 1,2,3,4); Figure 17: the tokens compared"));
+    s->add_option("--chunk", o->chunk, tr("Figure 17: tokens per forward of the chunked prefill (default 5)"));
+    s->add_option("--hidden-size", o->hidden, tr("second document's Figure 1: hidden width (default 4096)"));
+    s->add_option("--weight-dtype", o->weight_dtype, tr("weight precision: second document's Figure 1 (default bf16); Figure 9 with --params"));
+    s->add_option("--x", o->x, tr("Figure 15: the value quantized (default 0.37)"));
+    s->add_option("--step", o->step, tr("Figure 15: Δ, the grid step (default 0.1)"));
+    s->add_option("--bits", o->bits, tr("Figure 15: bits, Q = 2^(b−1) − 1 (default 4: Q = 7)"));
 }
 
+// The notes are paragraphs, one a line: the help formatter wraps each to the terminal's width.
 void add_figure_footer(CLI::App* s) {
     s->footer(examples_footer(
         {"inferlab figure --list", "inferlab figure --list --csv",
@@ -555,23 +586,24 @@ void add_figure_footer(CLI::App* s) {
          "inferlab figure --all --out figures", "inferlab figure doc1-fig6 --q-heads 8 --kv-heads 8,2,1",
          "inferlab figure doc1-fig13 --p 0.5,0.5 --q 0.9,0.1", "inferlab figure doc1-fig7 --kv-dtype fp8 --batch 4",
          "inferlab figure doc1-fig14 --p 0.4 --json", "inferlab figure doc1-fig17 --seq-len 32 --out fig17.svg"},
-        "Every figure prints its inputs and the document section it redraws. SVG is self-contained\n"
-        "(text as text, no external font); 'inferlab figure --all --out DIR' writes every figure\n"
-        "and DIR/index.html, a gallery with each figure's caption and the command that made it.\n"
-        "--json prints the figure's place, inputs and every number drawn (class, value, text);\n"
-        "--csv those numbers, class and value (table: values); --list --json and --list --csv\n"
-        "the catalogue (table: figures)."));
+        tr("Every figure prints its inputs and the document section it redraws. SVG is self-contained (text as "
+           "text, no external font); 'inferlab figure --all --out DIR' writes every figure and DIR/index.html, a "
+           "gallery with each figure's caption and the command that made it.") +
+            "\n" +
+            tr("--json prints the figure's place, inputs and every number drawn (class, value, text); --csv those "
+               "numbers, class and value (table: values); --list --json and --list --csv the catalogue (table: "
+               "figures). Both stay in English whatever the language: their text fields are the English drawing's.")));
 }
 
 }  // namespace
 
 void setup_figure(CLI::App& app) {
     auto o = std::make_shared<FigureOptions>();
-    CLI::App* s = app.add_subcommand("figure", "The documents' figures redrawn as SVG from inferlab's own computation");
-    s->add_option("NAME", o->name, "the figure, as --list names it (doc1-fig9)");
-    s->add_flag("--list", o->list, "list every figure with its document, section and caption");
-    s->add_flag("--all", o->all, "draw every figure with the documents' inputs, and index.html, into --out DIR");
-    s->add_option("--out", o->out, "the SVG file (default: standard output); with --all, the folder")
+    CLI::App* s = app.add_subcommand("figure", tr("The documents' figures redrawn as SVG from inferlab's own computation"));
+    s->add_option("NAME", o->name, tr("the figure, as --list names it (doc1-fig9)"));
+    s->add_flag("--list", o->list, tr("list every figure with its document, section and caption"));
+    s->add_flag("--all", o->all, tr("draw every figure with the documents' inputs, and index.html, into --out DIR"));
+    s->add_option("--out", o->out, tr("the SVG file (default: standard output); with --all, the folder"))
         ->check(output_file_name(true));
     add_output_flags(*s, o->flags, true);
     add_figure_inputs(s, o.get());

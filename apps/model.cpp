@@ -145,7 +145,7 @@ void setup_logits(CLI::App* model) {
 struct CheckOptions {
     ModelSource src;
     PathOptions path;
-    std::string tokens, seq_len = "64", chunk = "5";
+    std::string tokens, seq_len = std::to_string(kCheckCacheDefaultTokens), chunk = std::to_string(CheckCacheInputs{}.chunk);
     OutputFlags flags;
 };
 
@@ -168,7 +168,7 @@ void run_check(const CheckOptions& o, const CLI::App& sub) {
         in.tokens = parse_token_list("--tokens", o.tokens, d);
     } else {
         const int n = parse_token_count("--seq-len", o.seq_len, 0, static_cast<std::uint64_t>(d.seq_len));
-        in.tokens = random_tokens(d, std::size_t(n), p->path.pool_seed + 1000);
+        in.tokens = check_cache_tokens(d, std::size_t(n), p->path.pool_seed);
     }
     in.chunk = static_cast<int>(parse_positive_int_at_most("--chunk", o.chunk, INT32_MAX, ""));
     in.block_size = p->path.block_size;

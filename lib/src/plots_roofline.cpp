@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "inferlab/i18n.hpp"
 #include "inferlab/plots.hpp"
 #include "inferlab/report.hpp"
 #include "inferlab/svg.hpp"
@@ -27,35 +28,37 @@ std::vector<std::string> roofline_inputs(const RooflineRequest& req, const std::
     const DecodeModel& m = req.model;
     std::string kv;
     if (m.kv_bytes_per_request)
-        kv = "M_KV = " + bytes_all_units(*m.kv_bytes_per_request) + " per request";
+        kv = trf("M_KV = {0} per request", bytes_all_units(*m.kv_bytes_per_request));
     else if (!req.seq_lens.empty()) {
-        kv = "M_KV from the model at S = ";
+        std::string lens;
         for (std::size_t i = 0; i < req.seq_lens.size(); ++i) {
             // Plain digits: "100, 8,192" with thousands separators would read as three lengths.
-            if (i > 0) kv += ", ";  // appended apart: GCC 12 warns (-Wrestrict, a false positive) on "" + string
-            kv += std::to_string(req.seq_lens[i]);
+            if (i > 0) lens += ", ";  // appended apart: GCC 12 warns (-Wrestrict, a false positive) on "" + string
+            lens += std::to_string(req.seq_lens[i]);
         }
-        kv += req.lens_are_batch ? " (one request each)" : " cached tokens per request";
+        kv = req.lens_are_batch ? trf("M_KV from the model at S = {0} (one request each)", lens)
+                                : trf("M_KV from the model at S = {0} cached tokens per request", lens);
     }
     std::vector<std::string> lines = {
         fmt::format("W = {}; {}", bytes_all_units(m.weight_bytes), kv),
-        fmt::format("β = {}{}", format_bandwidth(req.machine.bandwidth),
-                    req.machine.peak_flops ? "; π = " + format_flops(*req.machine.peak_flops) : "; no π: memory bound only")};
+        "β = " + format_bandwidth(req.machine.bandwidth) +
+            (req.machine.peak_flops ? "; π = " + format_flops(*req.machine.peak_flops) : tr("; no π: memory bound only"))};
     lines.insert(lines.end(), sources.begin(), sources.end());
-    lines.push_back("Source: first document §2.1.3 (D_B = W + Σ M_KV,i, t_B ≥ D_B/β); inferlab decode-roofline");
+    lines.push_back(tr("Source: first document §2.1.3 (D_B = W + Σ M_KV,i, t_B ≥ D_B/β); inferlab decode-roofline"));
     return lines;
 }
 
 svg::LinePlot throughput_panel(const RooflineResult& res, const std::vector<std::string>& inputs) {
     svg::LinePlot pl;
-    pl.title = "Decode throughput against batch: the weight read is shared";
-    pl.subtitle = "R_all ≤ B / t_B grows with B; R_one ≤ 1 / t_B falls: no request's next token comes sooner";
-    pl.x = {"B, requests in the batch", true, std::nullopt, std::nullopt};
+    pl.title = tr("Decode throughput against batch: the weight read is shared");
+    pl.subtitle = tr("R_all ≤ B / t_B grows with B; R_one ≤ 1 / t_B falls: no request's next token comes sooner");
+    pl.x = {tr("B, requests in the batch"), true, std::nullopt, std::nullopt};
     pl.y = {"tokens/s", true, std::nullopt, std::nullopt};
-    svg::Series agg{"aggregate R_all", {}, {}, svg::kBlue}, one{"per request R_one", {}, {}, svg::kTeal},
-        mem{"memory bound B·β/D_B", {}, {}, svg::kGrey, true, false}, comp{"compute bound B·π/F_B", {}, {}, svg::kOrange, true, false};
+    svg::Series agg{tr("aggregate R_all"), {}, {}, svg::kBlue}, one{tr("per request R_one"), {}, {}, svg::kTeal},
+        mem{tr("memory bound B·β/D_B"), {}, {}, svg::kGrey, true, false},
+        comp{tr("compute bound B·π/F_B"), {}, {}, svg::kOrange, true, false};
     // Batches whose weights + KV exceed --memory: drawn again in red, as the text marks them NO.
-    svg::Series over{"does not fit the memory (weights + KV)", {}, {}, svg::kRed, false, true};
+    svg::Series over{tr("does not fit the memory (weights + KV)"), {}, {}, svg::kRed, false, true};
     std::string over_list;
     for (const DecodeStep* s : by_batch(res)) {
         const double b = static_cast<double>(s->batch);
@@ -74,12 +77,12 @@ svg::LinePlot throughput_panel(const RooflineResult& res, const std::vector<std:
     if (!over.x.empty()) pl.series.push_back(over);
     if (res.compute_bound_from_batch)
         pl.markers.push_back({static_cast<double>(*res.compute_bound_from_batch),
-                              fmt::format("compute-bound from B = {}", group_thousands(*res.compute_bound_from_batch)), svg::kRed});
+                              trf("compute-bound from B = {0}", group_thousands(*res.compute_bound_from_batch)), svg::kRed});
     pl.inputs = inputs;
     if (res.compute_limit_searched && !res.compute_bound_from_batch)
-        pl.inputs.insert(pl.inputs.begin(), "memory-bound at every batch size: no switching batch");
+        pl.inputs.insert(pl.inputs.begin(), tr("memory-bound at every batch size: no switching batch"));
     if (!over_list.empty())
-        pl.inputs.insert(pl.inputs.begin(), "does not fit the memory (weights + KV), shown in red: B = " + over_list);
+        pl.inputs.insert(pl.inputs.begin(), trf("does not fit the memory (weights + KV), shown in red: B = {0}", over_list));
     pl.height = 440 + 15.0 * static_cast<double>(pl.inputs.size());
     return pl;
 }
@@ -87,7 +90,7 @@ svg::LinePlot throughput_panel(const RooflineResult& res, const std::vector<std:
 // None when a row has no intensity (no FLOPs) or there is no π: no roof to draw against.
 std::optional<svg::LinePlot> roofline_panel(const RooflineRequest& req, const RooflineResult& res) {
     if (!req.machine.peak_flops || !res.ridge_flops_per_byte) return std::nullopt;
-    svg::Series pts{"decode step at B", {}, {}, svg::kBlue};
+    svg::Series pts{tr("decode step at B"), {}, {}, svg::kBlue};
     for (const DecodeStep* s : by_batch(res)) {
         const auto f = achieved_flops_per_s(*s);
         if (!s->intensity || !f || !(*s->intensity > 0)) return std::nullopt;
@@ -97,22 +100,22 @@ std::optional<svg::LinePlot> roofline_panel(const RooflineRequest& req, const Ro
     const auto [lo_it, hi_it] = std::minmax_element(pts.x.begin(), pts.x.end());
     // The roof from a quarter of the lowest intensity to four times past the ridge or the highest.
     const double lo = std::min(*lo_it, ridge) / 4, hi = std::max(*hi_it, ridge) * 4;
-    svg::Series roof{"roof min(π, β·I)", {}, {}, svg::kInk, false, false};
+    svg::Series roof{tr("roof min(π, β·I)"), {}, {}, svg::kInk, false, false};
     for (double i : {lo, ridge, hi}) roof.x.push_back(i), roof.y.push_back(attainable_flops_per_s(req.machine, i));
     svg::LinePlot pl;
-    pl.title = "Roofline: arithmetic intensity against FLOP/s";
-    pl.subtitle = "Left of the ridge π/β a step waits on memory; each point is one batch's decode step";
-    pl.x = {"arithmetic intensity I = F_B / D_B (FLOP/B)", true, std::nullopt, std::nullopt};
-    pl.y = {"FLOP/s achieved, F_B / t_B", true, std::nullopt, std::nullopt};
+    pl.title = tr("Roofline: arithmetic intensity against FLOP/s");
+    pl.subtitle = tr("Left of the ridge π/β a step waits on memory; each point is one batch's decode step");
+    pl.x = {tr("arithmetic intensity I = F_B / D_B (FLOP/B)"), true, std::nullopt, std::nullopt};
+    pl.y = {tr("FLOP/s achieved, F_B / t_B"), true, std::nullopt, std::nullopt};
     pl.series = {pts, roof};
-    pl.markers.push_back({ridge, "ridge π/β = " + svg::number(ridge, 4) + " FLOP/B", svg::kRed});
+    pl.markers.push_back({ridge, trf("ridge π/β = {0} FLOP/B", svg::number(ridge, 4)), svg::kRed});
     const auto rows = by_batch(res);
     std::vector<std::string> batches;
     for (const DecodeStep* s : rows) batches.push_back(std::to_string(s->batch));
     // A long sweep is named by its ends: a list of 512 batches would run off the figure.
     const std::string b_list = rows.size() <= 12 ? fmt::format("{}", fmt::join(batches, ", "))
-                                                 : fmt::format("{} … {} ({} batches)", batches.front(), batches.back(), rows.size());
-    pl.inputs = {"B = " + b_list + " (left to right: intensity grows with B)",
+                                                 : trf("{0} … {1} ({2} batches)", batches.front(), batches.back(), rows.size());
+    pl.inputs = {trf("B = {0} (left to right: intensity grows with B)", b_list),
                  fmt::format("π = {}, β = {}", format_flops(*req.machine.peak_flops), format_bandwidth(req.machine.bandwidth))};
     return pl;
 }
@@ -129,21 +132,21 @@ bool wide(const std::vector<BestOfNRow>& rows) {
 std::string decode_roofline_svg(const RooflineRequest& req, const RooflineResult& res, const std::vector<std::string>& sources) {
     std::vector<svg::LinePlot> panels = {throughput_panel(res, roofline_inputs(req, sources))};
     if (auto r = roofline_panel(req, res)) panels.push_back(std::move(*r));
-    return svg::stacked_plots("decode-roofline: tokens/s against batch, and the roofline", panels);
+    return svg::stacked_plots(tr("decode-roofline: tokens/s against batch, and the roofline"), panels);
 }
 
 std::string best_of_n_svg(const BestOfNRequest& req, const BestOfNResult& res, const std::vector<std::string>& sources) {
     std::vector<BestOfNRow> rows = res.rows;
     std::stable_sort(rows.begin(), rows.end(), [](const BestOfNRow& a, const BestOfNRow& b) { return a.n < b.n; });
     svg::LinePlot pl;
-    pl.title = "best-of-n: coverage against selection";
-    pl.subtitle = "Coverage 1 − (1 − p)^N: a correct candidate is present; the strategies: one is chosen";
-    pl.x = {"N, candidates", wide(rows), std::nullopt, std::nullopt};
-    pl.y = {"probability", false, 0.0, 1.0};
-    svg::Series cov{"coverage (present)", {}, {}, svg::kGreen}, one{"one sample (p)", {}, {}, svg::kGrey, true, false};
-    svg::Series ver{"verifier selection", {}, {}, svg::kBlue}, maj{"majority vote", {}, {}, svg::kAmber},
-        judge{"biased judge", {}, {}, svg::kRed}, hard{"coverage, hard fraction", {}, {}, svg::kTeal, true},
-        beta{"coverage, correlated (ρ)", {}, {}, svg::kOrange, true};
+    pl.title = tr("best-of-n: coverage against selection");
+    pl.subtitle = tr("Coverage 1 − (1 − p)^N: a correct candidate is present; the strategies: one is chosen");
+    pl.x = {tr("N, candidates"), wide(rows), std::nullopt, std::nullopt};
+    pl.y = {tr("probability"), false, 0.0, 1.0};
+    svg::Series cov{tr("coverage (present)"), {}, {}, svg::kGreen}, one{tr("one sample (p)"), {}, {}, svg::kGrey, true, false};
+    svg::Series ver{tr("verifier selection"), {}, {}, svg::kBlue}, maj{tr("majority vote"), {}, {}, svg::kAmber},
+        judge{tr("biased judge"), {}, {}, svg::kRed}, hard{tr("coverage, hard fraction"), {}, {}, svg::kTeal, true},
+        beta{tr("coverage, correlated (ρ)"), {}, {}, svg::kOrange, true};
     const auto add = [](svg::Series& s, double x, const std::optional<double>& y) {
         if (y) s.x.push_back(x), s.y.push_back(*y);
     };
@@ -158,28 +161,28 @@ std::string best_of_n_svg(const BestOfNRequest& req, const BestOfNResult& res, c
         if (!s->x.empty()) pl.series.push_back(*s);
     pl.series.push_back(one);
     if (const auto& t = res.target) {
-        svg::Series line{"target " + svg::number(t->target, 6), {cov.x.front(), cov.x.back()}, {t->target, t->target},
+        svg::Series line{trf("target {0}", svg::number(t->target, 6)), {cov.x.front(), cov.x.back()}, {t->target, t->target},
                          svg::kInk, true, false};
         pl.series.push_back(line);
         if (t->min_n)
             pl.markers.push_back({static_cast<double>(*t->min_n),
-                                  fmt::format("N = {} reaches it: coverage {}", *t->min_n, svg::number(t->coverage_at_min_n, 6)),
+                                  trf("N = {0} reaches it: coverage {1}", *t->min_n, svg::number(t->coverage_at_min_n, 6)),
                                   svg::kInk});
     }
-    pl.inputs.push_back("p = " + svg::number(res.p, 6) + " per independent candidate");
+    pl.inputs.push_back(trf("p = {0} per independent candidate", svg::number(res.p, 6)));
     if (req.verifier)
-        pl.inputs.push_back(fmt::format("verifier TPR = {}, FPR = {}; when it accepts none: {}", svg::number(req.verifier->tpr, 6),
-                                        svg::number(req.verifier->fpr, 6), req.verifier->fallback_random ? "a random pick" : "abstain"));
+        pl.inputs.push_back(trf("verifier TPR = {0}, FPR = {1}; when it accepts none: {2}", svg::number(req.verifier->tpr, 6),
+                                svg::number(req.verifier->fpr, 6), req.verifier->fallback_random ? tr("a random pick") : tr("abstain")));
     if (req.answer_dist) {
         std::vector<std::string> d;
         for (double v : *req.answer_dist) d.push_back(svg::number(v, 6));
-        pl.inputs.push_back("answers (correct first): " + fmt::format("{}", fmt::join(d, ", ")));
+        pl.inputs.push_back(trf("answers (correct first): {0}", fmt::format("{}", fmt::join(d, ", "))));
     }
-    if (req.judge_bias) pl.inputs.push_back("judge bias = " + svg::number(*req.judge_bias, 6));
-    if (req.hard_fraction) pl.inputs.push_back("hard fraction h = " + svg::number(*req.hard_fraction, 6));
+    if (req.judge_bias) pl.inputs.push_back(trf("judge bias = {0}", svg::number(*req.judge_bias, 6)));
+    if (req.hard_fraction) pl.inputs.push_back(trf("hard fraction h = {0}", svg::number(*req.hard_fraction, 6)));
     if (req.rho) pl.inputs.push_back("ρ = " + svg::number(*req.rho, 6));
     pl.inputs.insert(pl.inputs.end(), sources.begin(), sources.end());
-    pl.inputs.push_back("Source: first document §3.2 (coverage is not selection); inferlab best-of-n");
+    pl.inputs.push_back(tr("Source: first document §3.2 (coverage is not selection); inferlab best-of-n"));
     pl.height = 440 + 15.0 * static_cast<double>(pl.inputs.size());
     return svg::line_plot(pl);
 }

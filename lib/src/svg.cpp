@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "inferlab/i18n.hpp"
+#include "inferlab/report.hpp"
+
 // GCC 12 warns when a designated initializer leaves a defaulted member out (GCC bug 96868, fixed
 // in 13); leaving them out is the point of the style structs.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -123,6 +126,13 @@ std::string escape(std::string_view text) {
     return out;
 }
 
+double text_width(std::string_view text, double size) {
+    // display_width counts a CJK character as two columns; a column of a sans-serif face is
+    // about 0.6 em wide on average, so a CJK glyph (one em) comes out near 1.2 em: a slight
+    // overestimate, which leaves room rather than overlap.
+    return 0.6 * size * static_cast<double>(display_width(std::string(text)));
+}
+
 std::string number(double v, int sig) {
     if (v == 0) return "0";
     const double a = std::fabs(v);
@@ -214,11 +224,11 @@ std::string Document::str() const {
     return fmt::format(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-        "font-family=\"sans-serif\">\n"
+        "font-family=\"{4}\">\n"
         "<title>{2}</title>\n"
         "<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
         "{3}</svg>\n",
-        c(width_), c(height_), escape(title_), body_);
+        c(width_), c(height_), escape(title_), body_, kFontFamily);
 }
 
 std::vector<double> nice_ticks(double lo, double hi, int target) {
@@ -279,8 +289,12 @@ std::string line_plot(const LinePlot& p) {
 
     Document doc(p.width, p.height, p.title);
     doc.heading(p.subtitle);
-    // Plot frame: room for tick labels on the left, the legend on the right.
-    const double left = 84, right = p.width - 190, top = 78, bottom = p.height - foot_height(p.inputs) - 44;
+    // Plot frame: room for tick labels on the left, the legend on the right (190 px, or wider for a
+    // legend name that needs it: the line sample takes 44 px before the name).
+    double legend = 190;
+    for (const auto& s : p.series) legend = std::max(legend, 44 + text_width(s.name, 11) + 12);
+    legend = std::min(legend, p.width * 0.45);  // the plot keeps more than half the width
+    const double left = 84, right = p.width - legend, top = 78, bottom = p.height - foot_height(p.inputs) - 44;
     const Scale sx{x0, x1, left, right, p.x.log}, sy{y0, y1, bottom, top, p.y.log};
     doc.rect(left, top, right - left, bottom - top, ShapeStyle{.fill = "#fafafa", .stroke = "#cccccc", .cls = "frame"});
     for (double t : ticks_for(p.x, x0, x1)) {
@@ -291,10 +305,10 @@ std::string line_plot(const LinePlot& p) {
         doc.line(left, sy(t), right, sy(t), ShapeStyle{.stroke = "#e4e4e4"});
         doc.text(left - 6, sy(t) + 4, number(t), {.size = 11, .anchor = "end", .cls = "tick", .value = t});
     }
-    doc.text((left + right) / 2, bottom + 36, p.x.label + (p.x.log ? " (log scale)" : ""),
+    doc.text((left + right) / 2, bottom + 36, p.x.label + (p.x.log ? tr(" (log scale)") : ""),
              {.size = 12, .anchor = "middle", .cls = "axis-label"});
     // The y label sits above the axis (a rotated label would need a transform some slide tools drop).
-    doc.text(left - 70, top - 8, p.y.label + (p.y.log ? " (log scale)" : ""), {.size = 12, .cls = "axis-label"});
+    doc.text(left - 70, top - 8, p.y.label + (p.y.log ? tr(" (log scale)") : ""), {.size = 12, .cls = "axis-label"});
 
     for (const auto& m : p.markers) {
         doc.line(sx(m.x), top, sx(m.x), bottom, ShapeStyle{.stroke = m.color, .stroke_width = 1.5, .dashed = true,
@@ -335,10 +349,10 @@ std::string stacked_plots(const std::string& title, const std::vector<LinePlot>&
     return fmt::format(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-        "font-family=\"sans-serif\">\n"
+        "font-family=\"{4}\">\n"
         "<title>{2}</title>\n"
         "{3}</svg>\n",
-        c(width), c(height), escape(title), body);
+        c(width), c(height), escape(title), body, kFontFamily);
 }
 
 std::string bar_chart(const BarChart& ch) {
@@ -395,7 +409,7 @@ std::string bar_chart(const BarChart& ch) {
     for (const auto& k : ch.legend) {
         doc.rect(lx, 56, 12, 12, k.color);
         doc.text(lx + 16, 66, k.name, {.size = 11, .cls = "legend"});
-        lx += 28 + 6.5 * static_cast<double>(k.name.size());
+        lx += 28 + text_width(k.name, 11);
     }
     doc.inputs(ch.inputs);
     return doc.str();

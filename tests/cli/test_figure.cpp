@@ -139,9 +139,10 @@ TEST_CASE("figure doc1-fig17 takes model check-cache's flags and draws its rows"
     REQUIRE(r.status == 0);
     REQUIRE(svg_parse_error(r.out).empty());
     std::vector<double> drawn, printed;
-    for (const auto& i : svg_items(r.out, "point")) drawn.push_back(i.value);
-    for (const char* path : {"contiguous", "paged", "other_attention", "chunked"})
+    for (const char* path : {"contiguous", "paged", "other_attention", "chunked"}) {
+        for (double v : svg_values(r.out, std::string("diff-") + path)) drawn.push_back(v);
         for (const auto& row : j["rows"]) printed.push_back(row[path].get<double>());
+    }
     CHECK(drawn == printed);
     CHECK(svg_all_text(r.out).find("tokens 1,2,3,4,5") != std::string::npos);
     expect_error({"figure", "doc1-fig17", "--tokens", "1,2", "--seq-len", "8"}, "--seq-len '8': has no effect with --tokens");

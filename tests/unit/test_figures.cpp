@@ -213,8 +213,9 @@ TEST_CASE("figures: Figure 4 shows the cache of a real run growing by one a deco
     CHECK(test::svg_all_text(s).find("reads K/V [1,2,5,8]") != std::string::npos);
 }
 
-// First document §4.3, Figure 17: the paths are compared position by position on fixed inputs.
-TEST_CASE("figures: Figure 17 draws each path's difference per position, exact zeros at the floor (first document 4.3)",
+// First document §4.3, Figure 17: the paths are compared position by position on fixed inputs,
+// drawn by the same function as model check-cache --svg (plots::model_check_cache).
+TEST_CASE("figures: Figure 17 draws each path's difference per position, exact zeros in their strip (first document 4.3)",
           "[unit][figures][textbook]") {
     model::CheckCacheResult r;
     r.tokens = {5, 6, 7};
@@ -225,15 +226,21 @@ TEST_CASE("figures: Figure 17 draws each path's difference per position, exact z
     r.other_attention = model::AttentionKind::Online;
     const std::string s = figures::fig17_cache_paths(r);
     REQUIRE(test::svg_parse_error(s).empty());
-    // contiguous, paged, online attention, chunked prefill; the tolerance line has no points
-    CHECK(values(test::svg_items(s, "point")) == std::vector<double>{0, 0, 0, 0, 1e-7, 0, 2e-7, 3e-7, 4e-7, 0, 0, 0});
+    CHECK(test::svg_title(s) == "Figure 17: the cache paths compared on fixed inputs");
+    CHECK(test::svg_values(s, "diff-contiguous") == std::vector<double>{0, 0, 0});
+    CHECK(test::svg_values(s, "diff-paged") == std::vector<double>{0, 1e-7, 0});
+    CHECK(test::svg_values(s, "diff-other_attention") == std::vector<double>{2e-7, 3e-7, 4e-7});
+    CHECK(test::svg_values(s, "diff-chunked") == std::vector<double>{0, 0, 0});
+    // The tolerance rel_tolerance × scale at each position: 1e-5 × {1, 2.5, 10}.
+    const auto tol = test::svg_values(s, "tolerance");
+    REQUIRE(tol.size() == 3);
+    CHECK_THAT(tol[1], WithinRel(2.5e-5, 1e-15));  // 1e-15: one product of doubles
+    CHECK_THAT(tol[2], WithinRel(1e-4, 1e-15));
     const std::string all = test::svg_all_text(s);
-    CHECK(all.find("contiguous (all 0)") != std::string::npos);
-    CHECK(all.find("chunked prefill (all 0)") != std::string::npos);
-    CHECK(all.find("paged (all 0)") == std::string::npos);
-    // The floor: a tenth of the smallest difference or tolerance drawn (1e-7).
-    CHECK(all.find("exact agreement (0) is drawn at the floor 1e-08") != std::string::npos);
-    CHECK(all.find("agree (worst relative 2e-07 ≤ 1e-05, on online attention)") != std::string::npos);
+    CHECK(all.find("exactly 0") != std::string::npos);
+    CHECK(all.find("online attention at position") != std::string::npos);
+    CHECK(all.find("all paths agree") != std::string::npos);
+    CHECK(all.find("tokens 5,6,7") != std::string::npos);
     CHECK(all.find("§4.3") != std::string::npos);
 }
 
@@ -252,5 +259,8 @@ TEST_CASE("figures: Figure 17 from a real check_cache run shows its rows and its
     for (const auto& row : r.rows) CHECK(row.scale >= 1);  // the relative tolerance's floor of 1
     const std::string s = figures::fig17_cache_paths(r);
     REQUIRE(test::svg_parse_error(s).empty());
-    CHECK(values(test::svg_items(s, "point")) == expected);
+    std::vector<double> drawn;
+    for (const char* path : {"diff-contiguous", "diff-paged", "diff-other_attention", "diff-chunked"})
+        for (double v : test::svg_values(s, path)) drawn.push_back(v);
+    CHECK(drawn == expected);
 }

@@ -2,11 +2,13 @@
 // and the numbers written in it (data-value) are the result's, element by element.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "../support/svg_check.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/model_config.hpp"
+#include "inferlab/figures.hpp"
 #include "inferlab/plots.hpp"
 #include "inferlab/rng.hpp"
 
@@ -100,6 +102,19 @@ TEST_CASE("plots: quantize --x puts 0.37 on the grid point 0.4 (first document 4
     CHECK(test::svg_values(s, "input-x") == std::vector<double>{0.37});
     CHECK(test::svg_values(s, "level").size() == 15);  // the whole grid, −7..7
     CHECK_THAT(v.q.dequantized, Catch::Matchers::WithinAbs(0.4, 1e-15));  // 1e-15: exact fraction 2/5 as a double
+}
+
+// One grid drawing for quantize --x and figure doc1-fig15 (issue #15): at 16 bits (Q = 32767) both
+// show the 17 levels around the chosen one, and the same levels for the same x and Δ.
+TEST_CASE("plots: quantize --x and Figure 15 draw the same grid of 17 levels around a wide Q", "[unit][plots]") {
+    const ValueQuant v = quantize_value("123.456", "0.5", 32767, Rounding::HalfAwayFromZero, nullptr);
+    const std::string a = plots::quantize_value_figure(v);
+    const std::string b = figures::fig15_quant_grid({123.456, 0.5, 16});
+    const auto la = test::svg_values(a, "level"), lb = test::svg_values(b, "level");
+    REQUIRE(la.size() == 17);
+    CHECK(la == lb);  // the same levels: k·Δ for the same k
+    CHECK(std::find(la.begin(), la.end(), v.q.dequantized) != la.end());
+    CHECK(test::svg_values(a, "dequantized") == test::svg_values(b, "dequantized"));
 }
 
 TEST_CASE("plots: quantize values draw each scheme's histogram and the first group's grid", "[unit][plots]") {

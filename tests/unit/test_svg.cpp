@@ -3,6 +3,10 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <pugixml.hpp>
 
 #include "../support/svg_check.hpp"
 #include "inferlab/svg.hpp"
@@ -115,4 +119,55 @@ TEST_CASE("svg: a log-log line plot puts its points and ticks where the data say
     const auto ticks = test::svg_items(s, "tick");
     CHECK(ticks.size() >= 4);
     CHECK(test::svg_items(s, "marker").size() == 1);
+}
+
+// Chinese labels (issue #18): a CJK character is about twice as wide as a Latin one, and layout
+// that measures text (legend boxes, the legend column) must count it so.
+TEST_CASE("svg: text width counts a CJK character as two Latin ones", "[unit][svg][i18n]") {
+    // 1e-12 relative: products of small doubles
+    CHECK_THAT(svg::text_width("权重", 11), WithinRel(2 * svg::text_width("ab", 11), 1e-12));
+    CHECK_THAT(svg::text_width("abcd", 10), WithinRel(4 * svg::text_width("a", 10), 1e-12));
+    CHECK(svg::text_width("", 12) == 0);
+    // Multi-byte Latin-script symbols are one column each, as they print.
+    CHECK_THAT(svg::text_width("α·β", 11), WithinRel(svg::text_width("abc", 11), 1e-12));
+}
+
+TEST_CASE("svg: the root names a CJK-capable family before the generic one", "[unit][svg][i18n]") {
+    const std::string s = svg::Document(100, 50, "t").str();
+    pugi::xml_document doc;
+    REQUIRE(doc.load_string(s.c_str()));
+    const std::string family = doc.child("svg").attribute("font-family").value();
+    CHECK(family.find("Noto Sans CJK SC") < family.find("sans-serif"));
+    CHECK(family.substr(family.size() - 10) == "sans-serif");
+}
+
+namespace {
+// x of each element of class `cls` (its "x" attribute, for text and rect).
+std::vector<double> xs_of(const std::string& svg, const std::string& cls) {
+    pugi::xml_document doc;
+    doc.load_string(svg.c_str());
+    std::vector<double> out;
+    for (const auto& n : doc.select_nodes(("//*[@class='" + cls + "']").c_str())) out.push_back(n.node().attribute("x").as_double());
+    return out;
+}
+}  // namespace
+
+TEST_CASE("svg: a legend of long Chinese names gets room, and bar legends do not overlap", "[unit][svg][i18n]") {
+    svg::LinePlot p;
+    p.series = {{"短", {1, 2}, {1, 2}}};
+    const double narrow = xs_of(svg::line_plot(p), "legend").at(0);
+    // 16 CJK characters: 32 columns at 11 px, wider than the default 190 px column (and within
+    // the cap of 45% of the width).
+    p.series = {{"超出显存超出显存超出显存超出显存", {1, 2}, {1, 2}}};
+    const std::string wide_svg = svg::line_plot(p);
+    const double wide = xs_of(wide_svg, "legend").at(0);
+    CHECK(wide < narrow);  // the legend column starts further left
+    CHECK(wide + svg::text_width(p.series[0].name, 11) <= p.width);
+
+    svg::BarChart ch;
+    ch.bars = {{.label = "a", .value = 1}};
+    ch.legend = {{"每个请求的 K", svg::kTeal}, {"每个请求的 V", svg::kAmber}};
+    const auto lx = xs_of(svg::bar_chart(ch), "legend");
+    REQUIRE(lx.size() == 2);
+    CHECK(lx[1] - lx[0] >= svg::text_width("每个请求的 K", 11));
 }

@@ -50,6 +50,9 @@ public:
     const std::string& where() const { return where_; }
     const std::string& value() const { return value_; }
     const std::string& rule() const { return rule_; }
+    // The rule as a msgid and its values, for a caller that re-throws it under its own `where`.
+    const std::string& rule_id() const { return rule_id_; }
+    const std::vector<std::string>& rule_args() const { return rule_args_; }
     // The same rule, echoing `value` as the user typed it (the library may have read "1B" as "1 B").
     InputError with_value(const std::string& value) const {
         if (rule_id_.empty()) return *this;  // a message-only error echoes no value

@@ -66,12 +66,25 @@ std::string quantize_model_figure(const KvModelQuant& m);
 // every value is positive. `inputs`: lines printed at the foot (the model, threads, dtype).
 std::string model_bench(const model::BenchResult& r, const std::vector<std::string>& inputs);
 
-// model check-cache: per position, max |logit − no-cache logit| of each cache path on a log y
-// axis, beside the tolerance line rel_tolerance × max(1, max |l_ref|) of that position (a point
-// above it is a disagreement). A difference of exactly 0 has no place on a log axis: it sits in
-// a strip under the axis labelled "exactly 0", its data-value 0. Points carry class "diff-" and
-// the path ("contiguous", "paged", "other_attention", "chunked"); the tolerance's corners class
-// "tolerance" with its absolute value at that position.
-std::string model_check_cache(const model::CheckCacheResult& r, const std::vector<std::string>& inputs);
+// model check-cache and the first document's Figure 17 (one drawing for both): per position,
+// max |logit − no-cache logit| of each cache path on a log y axis, beside the tolerance line
+// rel_tolerance × max(1, max |l_ref|) of that position (a point above it is a disagreement). A
+// difference of exactly 0 has no place on a log axis: it sits in a strip under the axis labelled
+// "exactly 0", its data-value 0. Points carry class "diff-" and the path ("contiguous", "paged",
+// "other_attention", "chunked"); the tolerance's corners class "tolerance" with its absolute
+// value at that position. `title`: empty for check-cache's own.
+std::string model_check_cache(const model::CheckCacheResult& r, const std::vector<std::string>& inputs,
+                              const std::string& title = "");
+
+// quantize --x and the first document's Figure 15 (one drawing for both): the uniform grid
+// around q's level (the whole grid when Q ≤ 8, else 17 levels), x, the level it lands on and the
+// error. Levels carry class "level", x "input-x", x̂ "dequantized", the error "error".
+struct GridNotes {
+    std::string title;
+    std::string rounding;           // the rounding rule's name, as quant.hpp's to_string gives it
+    bool within_half_step = false;  // |x̂ − x| ≤ Δ/2, said beside the error when not clipped
+    std::vector<std::string> inputs;
+};
+std::string quant_grid_figure(const ScalarQuant& q, const GridNotes& notes);
 
 }  // namespace inferlab::plots

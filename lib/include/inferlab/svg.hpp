@@ -3,9 +3,11 @@
 // figures need (line plots on linear or log axes with nice ticks, bar charts with value labels,
 // boxes and arrows for structures). Pure functions from data to SVG text: no file, no printing.
 //
-// Every document is self-contained (no external font, script, stylesheet or image: the generic
-// family "sans-serif" lets each viewer pick its own), keeps text as <text> (searchable,
-// translatable), carries a <title> and prints the inputs it was drawn from at its foot.
+// Every document is self-contained (no external font, script, stylesheet or image: kFontFamily
+// names installed families, CJK-capable ones first for Chinese labels, then the generic
+// "sans-serif", so each viewer picks its own), keeps text as <text> (searchable, translatable),
+// carries a <title> and prints the inputs it was drawn from at its foot. Labels are in the
+// language of the run (tr(), i18n.hpp); layout widths count a CJK character as two columns.
 // Elements that show a number carry it exactly in a data-value attribute, so tests can compare
 // the figure with the library's result without reading pixels.
 //
@@ -30,6 +32,14 @@ inline constexpr const char* kRed = "#c8453a";
 inline constexpr const char* kOrange = "#e76f27";
 inline constexpr const char* kGrey = "#8a8f98";
 inline constexpr const char* kInk = "#222222";
+
+// The root's font-family: Chinese labels need a face with CJK glyphs (Noto Sans CJK on Debian and
+// most Linux desktops, Source Han Sans its Adobe name); Latin text reads the same in either.
+inline constexpr const char* kFontFamily = "Noto Sans CJK SC, Source Han Sans SC, sans-serif";
+
+// About how wide `text` is at font size `size` (px), for layout (legend boxes, label spacing): a
+// CJK character counts as two columns of a Latin one (report.hpp's display_width).
+double text_width(std::string_view text, double size);
 
 // &, <, >, " and ' as entities; control characters other than tab and newline (not allowed in
 // XML 1.0) dropped.

@@ -47,6 +47,15 @@ LogitsResult logits_along(const Transformer& m, const std::vector<int>& tokens, 
 // The same tokens through the no-cache path (the reference), a contiguous cache, a paged cache,
 // the other attention form (plain ↔ online) on a contiguous cache, and a chunked prefill (`chunk`
 // tokens per forward, masks offset by the real history); each compared with the reference.
+// The tokens check-cache compares when none are given: `n` random tokens (default 64) seeded by
+// the pool's seed + 1000, apart from the free list's shuffle. One place for `model check-cache`
+// and `figure doc1-fig17`, so the figure shows what the command prints for the same flags.
+inline constexpr int kCheckCacheDefaultTokens = 64;
+inline constexpr std::uint64_t kCheckCacheTokenSeedOffset = 1000;
+inline std::vector<int> check_cache_tokens(const Dims& d, std::size_t n, std::uint64_t pool_seed) {
+    return random_tokens(d, n, pool_seed + kCheckCacheTokenSeedOffset);
+}
+
 struct CheckCacheInputs {
     std::vector<int> tokens;
     int chunk = 5;                   // tokens per forward of the chunked prefill, ≥ 1
