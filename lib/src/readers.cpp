@@ -32,21 +32,21 @@ std::string too_many(std::size_t max_values) {
 MatrixShape parse_dims(const std::string& where, const std::string& text, std::uint64_t max_values, bool single_allowed) {
     const std::string form = single_allowed ? "N or ROWSxCOLS" : "ROWSxCOLS";
     const std::string t = trim(text);
-    if (t.empty()) throw InputError(where, text, "is empty: give " + form + ", e.g. 64x128");
+    if (t.empty()) throw InputError(where, text, N_("is empty: give {0}, e.g. 64x128"), {form});
     MatrixShape d;
     const auto x = t.find_first_of("xX");
     if (x == std::string::npos) {
-        if (!single_allowed) throw InputError(where, text, "must be ROWSxCOLS, e.g. 256x128");
+        if (!single_allowed) throw InputError(where, text, N_("must be ROWSxCOLS, e.g. 256x128"));
         d.cols = parse_positive_int(where, t);
     } else {
         if (t.find_first_of("xX", x + 1) != std::string::npos)
-            throw InputError(where, text, "must be " + form + " with one 'x'");
+            throw InputError(where, text, N_("must be {0} with one 'x'"), {form});
         d.rows = parse_positive_int(where, t.substr(0, x));
         d.cols = parse_positive_int(where, t.substr(x + 1));
     }
     // Divided, not multiplied: the product of two 64-bit counts wraps (2^62 × 4 became 0 values).
     if (d.rows > max_values || d.cols > max_values / d.rows)
-        throw InputError(where, text, fmt::format("must hold at most {} values", group_thousands(max_values)));
+        throw InputError(where, text, N_("must hold at most {0} values"), {group_thousands(max_values)});
     return d;
 }
 

@@ -50,6 +50,10 @@ public:
     const std::string& where() const { return where_; }
     const std::string& value() const { return value_; }
     const std::string& rule() const { return rule_; }
+    // The rule's msgid and its values (empty for a message-only error): what a caller needs to
+    // rethrow the same rule, still translatable, at the flag and value the user typed.
+    const std::string& rule_id() const { return rule_id_; }
+    const std::vector<std::string>& rule_args() const { return rule_args_; }
     std::string localized() const override {
         if (rule_id_.empty()) return Error::localized();
         return where_ + " '" + value_ + "': " + trf_args(rule_id_, rule_args_);
