@@ -30,9 +30,10 @@ std::string too_many(std::size_t max_values) {
 }  // namespace
 
 MatrixShape parse_dims(const std::string& where, const std::string& text, std::uint64_t max_values, bool single_allowed) {
-    const std::string form = single_allowed ? "N or ROWSxCOLS" : "ROWSxCOLS";
     const std::string t = trim(text);
-    if (t.empty()) throw InputError(where, text, N_("is empty: give {0}, e.g. 64x128"), {form});
+    if (t.empty())
+        throw InputError(where, text,
+                         single_allowed ? N_("is empty: give N or ROWSxCOLS, e.g. 64x128") : N_("is empty: give ROWSxCOLS, e.g. 64x128"));
     MatrixShape d;
     const auto x = t.find_first_of("xX");
     if (x == std::string::npos) {
@@ -40,7 +41,8 @@ MatrixShape parse_dims(const std::string& where, const std::string& text, std::u
         d.cols = parse_positive_int(where, t);
     } else {
         if (t.find_first_of("xX", x + 1) != std::string::npos)
-            throw InputError(where, text, N_("must be {0} with one 'x'"), {form});
+            throw InputError(where, text,
+                             single_allowed ? N_("must be N or ROWSxCOLS with one 'x'") : N_("must be ROWSxCOLS with one 'x'"));
         d.rows = parse_positive_int(where, t.substr(0, x));
         d.cols = parse_positive_int(where, t.substr(x + 1));
     }

@@ -50,8 +50,7 @@ public:
     const std::string& where() const { return where_; }
     const std::string& value() const { return value_; }
     const std::string& rule() const { return rule_; }
-    // The rule's msgid and its values (empty for a message-only error): what a caller needs to
-    // rethrow the same rule, still translatable, at the flag and value the user typed.
+    // The rule as a msgid and its values, for a caller that re-throws it under its own `where`.
     const std::string& rule_id() const { return rule_id_; }
     const std::vector<std::string>& rule_args() const { return rule_args_; }
     std::string localized() const override {
