@@ -23,8 +23,8 @@ bool is_comment_or_blank(const std::string& line) {
     return first == std::string::npos || line[first] == '#';
 }
 
-std::string too_many(std::size_t max_values) {
-    return fmt::format("holds more than {} values (the most this input takes)", group_thousands(max_values));
+InputError too_many(const std::string& where, const std::string& path, std::size_t max_values) {
+    return InputError(where, path, N_("holds more than {0} values (the most this input takes)"), {group_thousands(max_values)});
 }
 
 }  // namespace
@@ -65,7 +65,7 @@ std::vector<std::string> read_number_items(const std::string& where, const std::
             const auto end = line.find_first_of(", \t\r", start);
             const std::string item = line.substr(start, end == std::string::npos ? std::string::npos : end - start);
             if (!item.empty()) {
-                if (items.size() == max_values) throw InputError(where, path, too_many(max_values));
+                if (items.size() == max_values) throw too_many(where, path, max_values);
                 parse_real(fmt::format("{} line {}", where, lineno), item);  // finite, a number: the rule is checked here
                 items.push_back(item);
             }
@@ -73,8 +73,8 @@ std::vector<std::string> read_number_items(const std::string& where, const std::
             start = end + 1;
         }
     }
-    if (in.bad()) throw FileError(path, "could not be read completely");
-    if (items.empty()) throw InputError(where, path, "holds no numbers");
+    if (in.bad()) throw FileError(path, N_("could not be read completely"));
+    if (items.empty()) throw InputError(where, path, N_("holds no numbers"));
     return items;
 }
 
@@ -92,19 +92,21 @@ Matrix read_matrix_file(const std::string& where, const std::string& path, std::
         std::size_t start = 0;
         while (true) {
             const auto comma = line.find(',', start);
-            if (m.v.size() + row.size() == max_values) throw InputError(where, path, too_many(max_values));
+            if (m.v.size() + row.size() == max_values) throw too_many(where, path, max_values);
             row.push_back(parse_real(at, line.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
             if (comma == std::string::npos) break;
             start = comma + 1;
         }
         if (m.rows == 0) m.cols = row.size();
         else if (row.size() != m.cols)
-            throw InputError(at, line, fmt::format("has {}; earlier rows have {}", count_noun(row.size(), "value"), m.cols));
+            throw InputError(at, line,
+                             row.size() == 1 ? N_("has {0} value; earlier rows have {1}") : N_("has {0} values; earlier rows have {1}"),
+                             {group_thousands(row.size()), std::to_string(m.cols)});
         m.v.insert(m.v.end(), row.begin(), row.end());
         ++m.rows;
     }
-    if (in.bad()) throw FileError(path, "could not be read completely");
-    if (m.v.empty()) throw InputError(where, path, "holds no numbers");
+    if (in.bad()) throw FileError(path, N_("could not be read completely"));
+    if (m.v.empty()) throw InputError(where, path, N_("holds no numbers"));
     return m;
 }
 

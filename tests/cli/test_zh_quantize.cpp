@@ -167,7 +167,8 @@ TEST_CASE("quantize in Chinese: no English prose in any kind of run", "[cli][i18
              {"quantize", "--elements", "8", "--scale-dtype", "fp7"},
              {"quantize", "--model", "llama-3-8b", "--seq-len", "10", "--group-size", "7"},
              {"quantize", "--model", "llama-3-8b"},
-             {"quantize", "--file", "/nonexistent/values.csv"}}) {
+             {"quantize", "--file", "/nonexistent/values.csv"},
+             {"quantize", "--file", data_path("empty.txt")}}) {
         const CliResult r = run_zh(args);
         INFO(r.err);
         CHECK(r.status == 2);
@@ -198,6 +199,7 @@ TEST_CASE("quantize errors in Chinese name the flag, the value and the rule", "[
            "--group-size '7': 必须整除头宽度（d_k = 128）");
     expect({"quantize", "--values", "1e30", "--source-dtype", "fp16"},
            "--values '1e+30': 超出量化前精度 fp16（--source-dtype）的范围：[-65504, 65504]");
+    expect({"quantize", "--file", data_path("empty.txt")}, "--file '" + data_path("empty.txt") + "': 不含任何数");
     // English keeps its words: the same errors, as before.
     expect_error({"quantize", "--gen", "normal:99999x99999"}, "--gen 'normal:99999x99999': must hold at most 10,000,000 values");
     expect_error({"quantize", "--model", "llama-3-8b", "--seq-len", "10", "--group-size", "7"},
