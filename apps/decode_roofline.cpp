@@ -10,6 +10,7 @@
 #include "inferlab/dtype.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/hardware.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/plots.hpp"
 #include "inferlab/quant.hpp"
@@ -28,11 +29,29 @@ struct RooflineOptions : RooflineFlags {
 
 using Inputs = RooflineInputs;
 
+// A phrase built twice from the same msgids: in English (for --json, whose prose fields do not
+// change with the language) and in the reader's language (for the text).
+struct Phrase {
+    std::string en, text;
+    template <class... Args>
+    Phrase& add(const std::string& msgid, const Args&... args) {
+        const std::vector<std::string> values = {fmt::format("{}", args)...};
+        en += substitute(msgid, values);
+        text += substitute(tr(msgid), values);
+        return *this;
+    }
+};
+
+// A count with its noun ("1 prompt token", "2,048 prompt tokens"), in the reader's language.
+std::string counted(std::uint64_t n, const char* one, const char* many) {
+    return trf(n == 1 ? one : many, group_thousands(n));
+}
+
 // ---------------------------------------------------------------- parsing
 
 std::uint64_t positive_tokens(const std::string& flag, const std::string& text) {
     const std::uint64_t v = parse_tokens(flag, text);
-    if (v == 0) throw InputError(flag, text, "must be a positive token count");
+    if (v == 0) throw InputError(flag, text, N_("must be a positive token count"));
     return v;
 }
 
@@ -50,51 +69,68 @@ void parse_weights(const RooflineFlags& o, Inputs& in) {
     else if (in.counted) m.params = in.counted->active_per_token;
     if (!o.weights_bytes.empty()) {
         m.weight_bytes = parse_bytes("--weights-bytes", o.weights_bytes);
-        if (m.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, "must be positive");
-        in.weights_from = "--weights-bytes";
+        if (m.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, N_("must be positive"));
+        in.weights_from = in.weights_text = "--weights-bytes";
         if (!m.params && !o.weight_dtype.empty())
             m.params = params_of_weight_bytes(m.weight_bytes, *wdt);
     } else if (m.params) {
-        if (!wdt) throw InputError("--params needs --weight-dtype (bf16, fp8, int4, ...) to give the weight bytes");
+        if (!wdt) throw InputError(N_("--params needs --weight-dtype (bf16, fp8, int4, ...) to give the weight bytes"));
         // quantize's storage rule (int8/int4 with their fp16 group scales), as quantize --model and the model count.
         const std::uint64_t total = in.counted ? in.counted->total : *m.params;
         const StorageCost sc = weight_storage(total, *wdt);
         m.weight_bytes = sc.total_bytes;
-        in.weights_from = fmt::format("{} parameters × {} B ({}{}){}", group_thousands(total), exact_ratio(wdt->bits, 8, 3), wdt->name,
-                                      sc.metadata_bytes ? fmt::format(" + {} B of fp16 scales, one per {}", group_thousands(sc.metadata_bytes), kWeightGroup) : "",
-                                      in.counted ? ", counted from the config; " + in.config->tied_rule : "");
+        Phrase from;
+        if (sc.metadata_bytes)
+            from.add(N_("{0} parameters × {1} B ({2} + {3} B of fp16 scales, one per {4})"), group_thousands(total),
+                     exact_ratio(wdt->bits, 8, 3), wdt->name, group_thousands(sc.metadata_bytes), kWeightGroup);
+        else
+            from.add(N_("{0} parameters × {1} B ({2})"), group_thousands(total), exact_ratio(wdt->bits, 8, 3), wdt->name);
+        // The tied-head rule is the config reader's English fact, quoted as it is.
+        if (in.counted) from.add(N_(", counted from the config; {0}"), in.config->tied_rule);
+        in.weights_from = from.en;
+        in.weights_text = from.text;
         if (in.counted && in.config->experts) m.moe = moe_weights_of(*in.config, *in.counted, *wdt);
     } else {
-        throw InputError("no weights: give --weights-bytes (e.g. 14GB), --params with --weight-dtype, or --config/--model");
+        throw InputError(N_("no weights: give --weights-bytes (e.g. 14GB), --params with --weight-dtype, or --config/--model"));
     }
 }
 
 void parse_machine(const RooflineFlags& o, Inputs& in) {
     Machine& hw = in.req.machine;
-    if (!o.hw.empty()) in.hw = find_hardware("--hw", o.hw);
+    if (!o.hw.empty()) {
+        // The library's rule names no flag; the hint to the list is this command's to give.
+        const Hardware* preset = lookup_hardware(o.hw);
+        if (preset == nullptr)
+            throw InputError("--hw", o.hw, N_("is not a known hardware preset (known: {0}; see 'inferlab decode-roofline --list-hw')"),
+                             {hardware_names()});
+        in.hw = *preset;
+    }
     if (!o.bandwidth.empty()) {
         hw.bandwidth = parse_rate("--bandwidth", o.bandwidth);
-        in.bandwidth_from = "--bandwidth " + o.bandwidth;
+        in.bandwidth_from = in.bandwidth_text = "--bandwidth " + o.bandwidth;
     } else if (in.hw) {
         hw.bandwidth = in.hw->bandwidth;
         in.bandwidth_from = fmt::format("{} ({}, {})", in.hw->bandwidth_text, in.hw->name, in.hw->source);
+        in.bandwidth_text = fmt::format("{} ({}, {})", in.hw->bandwidth_text, in.hw->name, in.hw->source_text());
     } else {
-        throw InputError("no bandwidth: give --bandwidth (e.g. 1TB/s, 3.35e12) or --hw NAME (see --list-hw)");
+        throw InputError(N_("no bandwidth: give --bandwidth (e.g. 1TB/s, 3.35e12) or --hw NAME (see --list-hw)"));
     }
     if (!o.peak_flops.empty()) {
         hw.peak_flops = parse_flops("--peak-flops", o.peak_flops);
-        in.flops_from = "--peak-flops " + o.peak_flops;
+        in.flops_from = in.flops_text = "--peak-flops " + o.peak_flops;
     } else if (in.hw && in.hw->peak_flops) {
         hw.peak_flops = in.hw->peak_flops;
-        in.flops_from = fmt::format("{} dense BF16 ({})", in.hw->flops_text, in.hw->name);
+        const Phrase from = Phrase().add(N_("{0} dense BF16 ({1})"), in.hw->flops_text, in.hw->name);
+        in.flops_from = from.en;
+        in.flops_text = from.text;
     }
     if (!o.memory.empty()) {
         hw.memory_bytes = parse_bytes("--memory", o.memory);
-        if (*hw.memory_bytes == 0) throw InputError("--memory", o.memory, "must be positive (the device's capacity)");
-        in.memory_from = "--memory " + o.memory;
+        if (*hw.memory_bytes == 0) throw InputError("--memory", o.memory, N_("must be positive (the device's capacity)"));
+        in.memory_from = in.memory_text = "--memory " + o.memory;
     } else if (in.hw && in.hw->memory_bytes) {
         hw.memory_bytes = in.hw->memory_bytes;
-        in.memory_from = fmt::format("{} ({})", in.hw->memory_text, in.hw->name);
+        in.memory_from = in.memory_text = fmt::format("{} ({})", in.hw->memory_text, in.hw->name);
     }
 }
 
@@ -108,34 +144,40 @@ void parse_kv(const RooflineFlags& o, Inputs& in) {
         rq.seq_lens.push_back(positive_tokens("--prompt-len", o.prompt_len));
         in.lens_from_prompt = true;
     }
-    if (!o.kv_dtype.empty() && !o.bytes_per_elem.empty()) throw InputError("--kv-dtype and --bytes-per-elem both given: choose one");
+    if (!o.kv_dtype.empty() && !o.bytes_per_elem.empty())
+        throw InputError(N_("--kv-dtype and --bytes-per-elem both given: choose one"));
     if (!o.kv_bytes_per_request.empty()) {
-        if (!o.kv_dtype.empty()) throw InputError("--kv-dtype does not apply with --kv-bytes-per-request");
-        if (!o.bytes_per_elem.empty()) throw InputError("--bytes-per-elem does not apply with --kv-bytes-per-request");
+        if (!o.kv_dtype.empty()) throw InputError(N_("--kv-dtype does not apply with --kv-bytes-per-request"));
+        if (!o.bytes_per_elem.empty()) throw InputError(N_("--bytes-per-elem does not apply with --kv-bytes-per-request"));
         rq.model.kv_bytes_per_request = parse_bytes("--kv-bytes-per-request", o.kv_bytes_per_request);
-        in.kv_from = "--kv-bytes-per-request " + o.kv_bytes_per_request;
+        in.kv_from = in.kv_text = "--kv-bytes-per-request " + o.kv_bytes_per_request;
     } else if (in.config) {
         if (rq.seq_lens.empty())
-            throw InputError("--seq-len is required to derive the KV bytes from the model (or give --prompt-len)");
+            throw InputError(N_("--seq-len is required to derive the KV bytes from the model (or give --prompt-len)"));
         std::uint32_t bits = 0;
-        std::string precision;
+        Phrase from;
         if (!o.bytes_per_elem.empty()) {
             bits = parse_bytes_per_elem_bits("--bytes-per-elem", o.bytes_per_elem);
-            precision = o.bytes_per_elem + " B per element";
+            from.add(in.lens_from_prompt ? N_("{0} at {1} B per element (kv-mem's formula; S = --prompt-len, no --seq-len given)")
+                                         : N_("{0} at {1} B per element (kv-mem's formula)"),
+                     in.config->name, o.bytes_per_elem);
         } else {
             const DType kd = !o.kv_dtype.empty() ? parse_dtype("--kv-dtype", o.kv_dtype) : *in.config->dtype;
             bits = kd.bits;
-            precision = kd.name;
+            from.add(in.lens_from_prompt ? N_("{0} at {1} (kv-mem's formula; S = --prompt-len, no --seq-len given)")
+                                         : N_("{0} at {1} (kv-mem's formula)"),
+                     in.config->name, kd.name);
         }
         rq.model.kv_spec = kv_spec_from_config(*in.config, bits);
-        in.kv_from = fmt::format("{} at {} (kv-mem's formula{})", in.config->name, precision,
-                                 in.lens_from_prompt ? "; S = --prompt-len, no --seq-len given" : "");
+        in.kv_from = from.en;
+        in.kv_text = from.text;
     } else if (o.kv_shape) {
-        if (rq.seq_lens.empty()) throw InputError("--seq-len is required to derive the KV bytes from the shape");
+        if (rq.seq_lens.empty()) throw InputError(N_("--seq-len is required to derive the KV bytes from the shape"));
         rq.model.kv_spec = *o.kv_shape;
-        in.kv_from = o.kv_shape_from;
+        // The caller's own words (figure's --layers/--kv-heads/--head-dim), in both fields.
+        in.kv_from = in.kv_text = o.kv_shape_from;
     } else {
-        throw InputError("no KV size: give --kv-bytes-per-request (e.g. 1GiB), or a model with --config/--model and --seq-len");
+        throw InputError(N_("no KV size: give --kv-bytes-per-request (e.g. 1GiB), or a model with --config/--model and --seq-len"));
     }
     if (in.config) rq.model.attn_per_layer = attention_layers_of(*in.config);
 }
@@ -143,7 +185,8 @@ void parse_kv(const RooflineFlags& o, Inputs& in) {
 void parse_batches_and_generation(const RooflineFlags& o, Inputs& in) {
     RooflineRequest& rq = in.req;
     if (rq.seq_lens.size() > 1) {
-        if (o.batch_given) throw InputError("--batch", o.batch, "cannot be combined with a list of lengths: the list is the batch");
+        if (o.batch_given)
+            throw InputError("--batch", o.batch, N_("cannot be combined with a list of lengths: the list is the batch"));
         rq.lens_are_batch = true;
         rq.batches = {rq.seq_lens.size()};
     } else {
@@ -151,20 +194,22 @@ void parse_batches_and_generation(const RooflineFlags& o, Inputs& in) {
     }
     for (std::uint64_t b : rq.batches)
         if (b > kMaxDecodeBatch)
-            throw InputError("--batch", o.batch, fmt::format("must be at most {} requests per batch", group_thousands(kMaxDecodeBatch)));
+            throw InputError("--batch", o.batch, N_("must be at most {0} requests per batch"), {group_thousands(kMaxDecodeBatch)});
     if (o.prompt_len.empty() && o.output_len.empty()) return;
-    if (!rq.model.kv_spec) throw InputError("--prompt-len/--output-len need the KV geometry: use --config or --model, not --kv-bytes-per-request");
-    if (rq.lens_are_batch) throw InputError("--prompt-len/--output-len take requests of one length: give --batch, not a list of lengths");
-    if (o.prompt_len.empty() || o.output_len.empty()) throw InputError("give both --prompt-len P and --output-len N");
+    if (!rq.model.kv_spec)
+        throw InputError(N_("--prompt-len/--output-len need the KV geometry: use --config or --model, not --kv-bytes-per-request"));
+    if (rq.lens_are_batch)
+        throw InputError(N_("--prompt-len/--output-len take requests of one length: give --batch, not a list of lengths"));
+    if (o.prompt_len.empty() || o.output_len.empty()) throw InputError(N_("give both --prompt-len P and --output-len N"));
     rq.prompt_len = positive_tokens("--prompt-len", o.prompt_len);
     rq.output_len = positive_tokens("--output-len", o.output_len);
     if (*rq.output_len > kMaxOutputLen)
-        throw InputError("--output-len", o.output_len, fmt::format("must be at most {} tokens", group_thousands(kMaxOutputLen)));
+        throw InputError("--output-len", o.output_len, N_("must be at most {0} tokens"), {group_thousands(kMaxOutputLen)});
 }
 
 Inputs gather(const RooflineFlags& o) {
     Inputs in;
-    if (!o.config.empty() && !o.model.empty()) throw InputError("--config and --model both given: choose one");
+    if (!o.config.empty() && !o.model.empty()) throw InputError(N_("--config and --model both given: choose one"));
     if (!o.config.empty() || !o.model.empty())
         in.config = o.config.empty() ? load_named_model(o.model, "--model") : load_config_file(o.config, "--config");
     parse_weights(o, in);
@@ -177,26 +222,49 @@ Inputs gather(const RooflineFlags& o) {
 // ---------------------------------------------------------------- printers
 // Every number below comes from the RooflineResult; these functions only choose what to show.
 // Table cells hold numbers only (the unit in the header, an empty cell where there is none), so
-// the text and --csv print the same tables.
+// the text and --csv print the same tables: --csv in English (its headers and words are the same
+// in every language), the text through in_words().
+
+// The table as the text shows it: headers and word cells ("memory", "NO") in the reader's
+// language. Numbers and names have no catalogue entry, so tr() leaves them as they are.
+Table in_words(Table t) {
+    for (auto& c : t.columns) c = trc("decode-roofline", c);
+    for (auto& row : t.rows)
+        for (auto& cell : row) cell = tr(cell);
+    return t;
+}
 
 void list_hw(const RooflineOptions& o) {
     Report r;
     // Numbers only in the cells, the unit in the header (issue #15): bandwidths decimal as spec
     // sheets quote them, memory in GiB as the presets record HBM; an empty cell where none.
-    Table t{{"name", "kind", "bandwidth (GB/s)", "dense BF16 (TFLOP/s)", "memory (GiB)", "source"}, {}, {false, false, true, true, true, false}};
+    Table t{{N_("name"), "kind", N_("bandwidth (GB/s)"), N_("dense BF16 (TFLOP/s)"), N_("memory (GiB)"), "source"},
+            {},
+            {false, false, true, true, true, false}};
+    Table text = t;  // the same rows, with the source in the reader's language
+    // The catalogue has no msgctxt, and two of these headers are other tables' words too ("kind" is
+    // kv-mem's attention structure, "source" a figure's original data): in Chinese they take
+    // msgids of their own.
+    if (language() == Lang::zh) {
+        text.columns[1] = tr("kind of device");
+        text.columns[5] = tr("source of the figures");
+    }
     r.json["hardware"] = json::array();
     for (const auto& h : hardware_presets()) {
         t.rows.push_back({h.name, h.kind, format_short(h.bandwidth / 1e9, 6),
                           h.peak_flops ? format_short(*h.peak_flops / 1e12, 6) : "",
                           h.memory_bytes ? format_short(bytes_in_gib(*h.memory_bytes), 6) : "", h.source});
+        text.rows.push_back(t.rows.back());
+        text.rows.back().back() = h.source_text();
         r.json["hardware"].push_back({{"name", h.name}, {"kind", h.kind}, {"bandwidth_bytes_per_s", h.bandwidth},
                                       {"bandwidth_text", h.bandwidth_text}, {"notes", h.notes}, {"source", h.source},
                                       {"peak_flops", or_null(h.peak_flops)}, {"memory_bytes", or_null(h.memory_bytes)}});
     }
-    r.human = wrap("Hardware presets (examples/hardware.json; bandwidths decimal as the spec sheets print them):") +
-              render_table(t);
+    r.human = wrap(tr("Hardware presets (examples/hardware.json; bandwidths decimal as the spec sheets print them):")) +
+              render_table(in_words(text));
     r.explain = r.human;
-    for (const auto& h : hardware_presets()) r.explain += wrap(h.name + ": " + h.notes, "  ", "    ");
+    for (const auto& h : hardware_presets())
+        r.explain += wrap(h.name + ": " + h.notes_text(), "  ", "    ");
     r.add_table("hardware", t);
     emit(r, o.out);
 }
@@ -264,10 +332,14 @@ json result_json(const Inputs& in, const RooflineResult& res) {
 
 Table rows_table(const RooflineRequest& rq, const RooflineResult& res) {
     const Machine& hw = rq.machine;
-    Table t{{"batch", "bytes/step (GB)", "bytes/step (GiB)", "step bound (ms)", "aggregate tok/s", "per-request tok/s"}, {}, {}};
-    if (rq.model.moe) t.columns.insert(t.columns.begin() + 1, "experts read/layer");
-    if (hw.peak_flops) t.columns.insert(t.columns.end(), {"FLOP/B", "bound"});
-    if (hw.memory_bytes) t.columns.push_back("fits");
+    // The tok/s columns are bounds here (the documents' 上界), measurements in model bench.
+    Table t{{N_("batch"), N_("bytes/step (GB)"), N_("bytes/step (GiB)"), N_("step bound (ms)"),
+             NC_("decode-roofline", "aggregate tok/s"), NC_("decode-roofline", "per-request tok/s")},
+            {},
+            {}};
+    if (rq.model.moe) t.columns.insert(t.columns.begin() + 1, N_("experts read/layer"));
+    if (hw.peak_flops) t.columns.insert(t.columns.end(), {"FLOP/B", N_("bound")});
+    if (hw.memory_bytes) t.columns.push_back(N_("fits"));
     for (const auto& s : res.rows) {
         std::vector<std::string> cells = {std::to_string(s.batch), format_decimal(bytes_in_gb(s.bytes), 3),
                                           format_decimal(bytes_in_gib(s.bytes), 3), format_ms_cell(s.step_time_s),
@@ -276,17 +348,19 @@ Table rows_table(const RooflineRequest& rq, const RooflineResult& res) {
         if (s.experts_read_per_layer) cells.insert(cells.begin() + 1, format_real(*s.experts_read_per_layer, 4));
         if (hw.peak_flops) {
             cells.push_back(s.intensity ? format_real(*s.intensity, 4) : "");
-            cells.push_back(s.compute_bound ? "compute" : "memory");
+            cells.push_back(s.compute_bound ? N_("compute") : N_("memory"));
         }
-        if (s.fits) cells.push_back(*s.fits ? "yes" : "NO");
+        if (s.fits) cells.push_back(*s.fits ? N_("yes") : N_("NO"));
         t.rows.push_back(cells);
     }
     return t;
 }
 
 Table generation_table(const RooflineResult& res) {
-    Table g{{"batch", "TTFT, prefill (ms)", "decode steps", "decode total (ms)", "TPOT, mean step (ms)",
-             "last step (ms)", "all at final S (ms)", "end-to-end (ms)"}, {}, {}};
+    Table g{{N_("batch"), N_("TTFT, prefill (ms)"), N_("decode steps"), N_("decode total (ms)"), N_("TPOT, mean step (ms)"),
+             N_("last step (ms)"), N_("all at final S (ms)"), N_("end-to-end (ms)")},
+            {},
+            {}};
     for (const auto& row : res.generation) {
         const GenerationBound& d = row.decode;
         const auto& l = row.latency;
@@ -302,37 +376,42 @@ Table generation_table(const RooflineResult& res) {
 std::string inputs_text(const Inputs& in, const RooflineResult& res) {
     const DecodeModel& m = in.req.model;
     const Machine& hw = in.req.machine;
-    std::string h = wrap("Decode step read volume (first document §2.1.3): D_B = W + Σ M_KV,i, t_B ≥ D_B/β");
-    h += wrap(fmt::format("W = {}   [{}]", bytes_all_units(m.weight_bytes), in.weights_from), "  ", "      ");
+    std::string h = wrap(tr("Decode step read volume (first document §2.1.3): D_B = W + Σ M_KV,i, t_B ≥ D_B/β"));
+    // The symbols' lines read the same in English; a translation may name the quantity beside its
+    // symbol, as the document does (权重 W, 带宽 β).
+    h += wrap(trf(N_("W = {0}   [{1}]"), bytes_all_units(m.weight_bytes), in.weights_text), "  ", "      ");
     if (m.moe && in.counted) {
         const MoeWeights& e = *m.moe;
-        h += wrap(fmt::format("MoE: {} parameters in all, {} active per token ({} of {} routed experts{} in {} layers). "
-                              "A step reads everything but the routed experts ({}) plus the experts its B tokens route "
-                              "to: E·(1 − (1 − k/E)^B) per layer in expectation, uniform independent routing assumed; "
-                              "k = {} at B = 1.",
-                              group_thousands(in.counted->total), group_thousands(in.counted->active_per_token), e.top_k,
-                              e.experts,
-                              in.config->shared_experts ? fmt::format(" + {} shared", in.config->shared_experts) : "",
-                              e.moe_layers, bytes_all_units(e.always_read_bytes), e.top_k),
+        const std::string shared =
+            in.config->shared_experts ? trf(N_(" + {0} shared"), in.config->shared_experts) : std::string();
+        h += wrap(trf(N_("MoE: {0} parameters in all, {1} active per token ({2} of {3} routed experts{4} in {5} layers). "
+                         "A step reads everything but the routed experts ({6}) plus the experts its B tokens route "
+                         "to: E·(1 − (1 − k/E)^B) per layer in expectation, uniform independent routing assumed; "
+                         "k = {7} at B = 1."),
+                      group_thousands(in.counted->total), group_thousands(in.counted->active_per_token), e.top_k,
+                      e.experts, shared, e.moe_layers, bytes_all_units(e.always_read_bytes), e.top_k),
                   "  ", "       ");
     }
-    h += wrap("M_KV = " + in.kv_from, "  ", "      ");
+    h += wrap(trf(N_("M_KV = {0}"), in.kv_text), "  ", "      ");
+    // The window rule is the config reader's English fact, quoted as it is.
     if (in.config && !in.config->window_rule.empty())
-        h += wrap(fmt::format("sliding window: {}; KV bytes and attention FLOPs both honour it", in.config->window_rule),
+        h += wrap(trf(N_("sliding window: {0}; KV bytes and attention FLOPs both honour it"), in.config->window_rule),
                   "       ", "       ");
-    h += wrap(fmt::format("β = {}   [{}]", format_bandwidth(hw.bandwidth), in.bandwidth_from), "  ", "      ");
+    h += wrap(trf(N_("β = {0}   [{1}]"), format_bandwidth(hw.bandwidth), in.bandwidth_text), "  ", "      ");
     if (hw.peak_flops)
-        h += wrap(fmt::format("π = {}   [{}]; ridge point π/β = {} FLOP/B", format_flops(*hw.peak_flops), in.flops_from,
-                              format_real(*res.ridge_flops_per_byte, 4)),
+        h += wrap(trf(N_("π = {0}   [{1}]; ridge point π/β = {2} FLOP/B"), format_flops(*hw.peak_flops), in.flops_text,
+                      format_real(*res.ridge_flops_per_byte, 4)),
                   "  ", "      ");
-    if (hw.memory_bytes) h += wrap(fmt::format("memory {}   [{}]", bytes_all_units(*hw.memory_bytes), in.memory_from), "  ", "      ");
+    if (hw.memory_bytes)
+        h += wrap(trf(N_("memory {0}   [{1}]"), bytes_all_units(*hw.memory_bytes), in.memory_text), "  ", "      ");
     return h;
 }
 
 std::string comparison_line(const BatchComparison& c) {
-    return fmt::format("B = {} → {}: reads ×{}, aggregate ×{}, per-request {} {}×", c.from_batch, c.to_batch,
-                       format_decimal(c.reads_ratio, 2), format_decimal(c.aggregate_ratio, 2),
-                       c.per_request_ratio < 1 ? "down to" : "at", format_decimal(c.per_request_ratio, 2));
+    return trf(c.per_request_ratio < 1 ? N_("B = {0} → {1}: reads ×{2}, aggregate ×{3}, per-request down to {4}×")
+                                       : N_("B = {0} → {1}: reads ×{2}, aggregate ×{3}, per-request at {4}×"),
+               c.from_batch, c.to_batch, format_decimal(c.reads_ratio, 2), format_decimal(c.aggregate_ratio, 2),
+               format_decimal(c.per_request_ratio, 2));
 }
 
 // After the table: what batching buys, where compute takes over, memory fit, and a chart.
@@ -341,22 +420,24 @@ std::string findings_text(const Inputs& in, const RooflineResult& res) {
     std::string h;
     if (res.comparison)
         h += "\n" + wrap(comparison_line(*res.comparison)) +
-             wrap("(batching shares the weight read; it does not make any one request's next token come sooner)", "  ", "  ");
+             wrap(tr("(batching shares the weight read; it does not make any one request's next token come sooner)"),
+                  "  ", "  ");
     if (res.compute_limit_searched) {
         if (res.compute_bound_from_batch)
-            h += wrap(fmt::format("Compute limit: a step becomes compute-bound from B = {} (intensity passes the ridge "
-                                  "point {} FLOP/B)",
-                                  group_thousands(*res.compute_bound_from_batch), format_real(*res.ridge_flops_per_byte, 4)));
+            h += wrap(trf(N_("Compute limit: a step becomes compute-bound from B = {0} (intensity passes the ridge "
+                             "point {1} FLOP/B)"),
+                          group_thousands(*res.compute_bound_from_batch), format_real(*res.ridge_flops_per_byte, 4)));
         else
-            h += wrap("Compute limit: memory-bound at every batch size (each added request reads its KV faster than it "
-                      "computes)");
+            h += wrap(tr("Compute limit: memory-bound at every batch size (each added request reads its KV faster than "
+                         "it computes)"));
         if (!in.req.model.has_attention_shape())
-            h += wrap("(attention FLOPs not counted: no model shape; give --config/--model)", "  ", "  ");
+            h += wrap(tr("(attention FLOPs not counted: no model shape; give --config/--model)"), "  ", "  ");
     }
-    if (hw.memory_bytes && res.any_row_exceeds_memory) h += "Rows marked NO hold more weights + KV than the device memory.\n";
+    if (hw.memory_bytes && res.any_row_exceeds_memory)
+        h += wrap(trf(N_("Rows marked {0} hold more weights + KV than the device memory."), tr(N_("NO"))));
     if (res.rows.size() >= 3) {
         std::vector<std::string> labels;
-        ChartSeries agg{"aggregate tokens/s", {}}, per{"per-request tokens/s", {}};
+        ChartSeries agg{tr("aggregate tokens/s"), {}}, per{tr("per-request tokens/s"), {}};
         for (const auto& s : res.rows) {
             labels.push_back("B=" + std::to_string(s.batch));
             agg.values.push_back(s.aggregate_tokens_per_s);
@@ -370,18 +451,21 @@ std::string findings_text(const Inputs& in, const RooflineResult& res) {
 std::string generation_text(const RooflineRequest& rq, const RooflineResult& res, const Table& g) {
     const std::uint64_t P = *rq.prompt_len, N = *rq.output_len;
     const GenerationBound& d = res.generation.front().decode;  // every batch decodes the same lengths
-    std::string h = "\n" + wrap(fmt::format(
-        "Whole generation: P = {}, N = {}: token 1 comes from prefill (TTFT); {}.", count_noun(P, "prompt token"),
-        count_noun(N, "output token"),
-        N == 1 ? "no decode step follows"
-               : fmt::format("tokens 2..N from {} reading S = {} … {}", count_noun(d.steps, "decode step"),
-                             group_thousands(d.start_len), group_thousands(d.last_len))));
-    h += render_table(g);
-    h += wrap("TTFT: request start to the first output token (the prefill bound alone, no queueing); TPOT: mean of the "
-              "decode steps; end-to-end = TTFT + decode total = TTFT + (N−1)·TPOT (second document).",
+    const std::string steps =
+        N == 1 ? tr("no decode step follows")
+               : trf(N_("tokens 2..N from {0} reading S = {1} … {2}"),
+                     counted(d.steps, N_("{0} decode step"), N_("{0} decode steps")), group_thousands(d.start_len),
+                     group_thousands(d.last_len));
+    std::string h = "\n" + wrap(trf(N_("Whole generation: P = {0}, N = {1}: token 1 comes from prefill (TTFT); {2}."),
+                                    counted(P, N_("{0} prompt token"), N_("{0} prompt tokens")),
+                                    counted(N, N_("{0} output token"), N_("{0} output tokens")), steps));
+    h += render_table(in_words(g));
+    h += wrap(tr("TTFT: request start to the first output token (the prefill bound alone, no queueing); TPOT: mean of "
+                 "the decode steps; end-to-end = TTFT + decode total = TTFT + (N−1)·TPOT (second document)."),
               "  ", "  ");
     if (!res.generation_has_prefill)
-        h += wrap("(TTFT and end-to-end need --peak-flops or --hw with a FLOPS figure: prefill is mostly compute-bound)",
+        h += wrap(tr("(TTFT and end-to-end need --peak-flops or --hw with a FLOPS figure: prefill is mostly "
+                     "compute-bound)"),
                   "  ", "  ");
     return h;
 }
@@ -404,41 +488,43 @@ std::string step_explain(const RooflineRequest& rq, const DecodeStep& s) {
                           format_seconds(s.memory_time_s)),
               "  ", "      ");
     if (s.compute_time_s)
-        x += wrap(fmt::format("compute: F = {} FLOP / {} = {} → {}-bound", format_real(*s.flops, 6),
-                              format_flops(*rq.machine.peak_flops), format_seconds(*s.compute_time_s),
-                              s.compute_bound ? "compute" : "memory"),
+        x += wrap(trf(s.compute_bound ? N_("compute: F = {0} FLOP / {1} = {2} → compute-bound")
+                                      : N_("compute: F = {0} FLOP / {1} = {2} → memory-bound"),
+                      format_real(*s.flops, 6), format_flops(*rq.machine.peak_flops), format_seconds(*s.compute_time_s)),
                   "  ", "      ");
-    x += wrap(fmt::format("R_all ≤ {} / {} = {} token/s; per request ≤ 1 / {} = {} token/s", s.batch,
-                          format_seconds(s.step_time_s), format_decimal(s.aggregate_tokens_per_s, 2),
-                          format_seconds(s.step_time_s), format_decimal(s.per_request_tokens_per_s, 2)),
+    x += wrap(trf(N_("R_all ≤ {0} / {1} = {2} token/s; per request ≤ 1 / {1} = {3} token/s"), s.batch,
+                  format_seconds(s.step_time_s), format_decimal(s.aggregate_tokens_per_s, 2),
+                  format_decimal(s.per_request_tokens_per_s, 2)),
               "  ", "      ");
     return x;
 }
 
 std::string result_explain(const RooflineRequest& rq, const RooflineResult& res) {
     const DecodeModel& m = rq.model;
-    std::string x = wrap("Read-volume model (first document §2.1.3): each decode step reads the weights once and each "
-                         "request's whole KV history once, and produces one token per request.");
+    std::string x = wrap(tr("Read-volume model (first document §2.1.3): each decode step reads the weights once and "
+                            "each request's whole KV history once, and produces one token per request."));
     x += "  D_B = W + Σ_i M_KV,i    t_B ≥ D_B / β    R_all ≤ B / t_B    R_one ≤ 1 / t_B\n";
-    x += wrap("W = " + bytes_all_units(m.weight_bytes), "  ", "      ");
+    x += wrap(trf(N_("W = {0}"), bytes_all_units(m.weight_bytes)), "  ", "      ");
     if (m.moe)
-        x += wrap(fmt::format("MoE: W_B = W_always + L_moe · E·(1 − (1 − k/E)^B) · W_expert = {} + {} × E_B × {} "
-                              "(E = {}, k = {}); the FLOPs count the active parameters: 2·P_active per token",
-                              group_thousands(m.moe->always_read_bytes), m.moe->moe_layers,
-                              group_thousands(m.moe->expert_bytes), m.moe->experts, m.moe->top_k),
+        x += wrap(trf(N_("MoE: W_B = W_always + L_moe · E·(1 − (1 − k/E)^B) · W_expert = {0} + {1} × E_B × {2} "
+                         "(E = {3}, k = {4}); the FLOPs count the active parameters: 2·P_active per token"),
+                      group_thousands(m.moe->always_read_bytes), m.moe->moe_layers,
+                      group_thousands(m.moe->expert_bytes), m.moe->experts, m.moe->top_k),
                   "  ", "       ");
-    if (m.kv_bytes_per_request) x += wrap(fmt::format("M_KV = {} per request", bytes_all_units(*m.kv_bytes_per_request)), "  ", "      ");
-    x += wrap("Caution: 1 GiB = 1.073741824 GB; convert every term to the same unit before adding (W in GB, M_KV in GiB).",
+    if (m.kv_bytes_per_request)
+        x += wrap(trf(N_("M_KV = {0} per request"), bytes_all_units(*m.kv_bytes_per_request)), "  ", "      ");
+    x += wrap(tr("Caution: 1 GiB = 1.073741824 GB; convert every term to the same unit before adding (W in GB, M_KV "
+                 "in GiB)."),
               "  ", "  ");
-    x += wrap("β = " + format_bandwidth(rq.machine.bandwidth), "  ", "      ");
+    x += wrap(trf(N_("β = {0}"), format_bandwidth(rq.machine.bandwidth)), "  ", "      ");
     for (const auto& s : res.rows) x += step_explain(rq, s);
     if (res.comparison) x += "\n" + wrap(comparison_line(*res.comparison));
     if (rq.prompt_len) {
-        x += "\n" + wrap(fmt::format("Whole generation: decode total = Σ_(i=1)^(N−1) t(S = P + i) with P = {}, N = {}; "
-                                     "charging every step at the final length overstates it.",
-                                     *rq.prompt_len, *rq.output_len));
-        x += wrap("Prefill: F = 2·P_params·P + 2·L·H_q·d·P² per prompt (causal attention), t ≥ max(bytes/β, F/π); "
-                  "TTFT = prefill bound; TPOT = decode total / (N−1); end-to-end = TTFT + decode total.");
+        x += "\n" + wrap(trf(N_("Whole generation: decode total = Σ_(i=1)^(N−1) t(S = P + i) with P = {0}, N = {1}; "
+                                "charging every step at the final length overstates it."),
+                             *rq.prompt_len, *rq.output_len));
+        x += wrap(tr("Prefill: F = 2·P_params·P + 2·L·H_q·d·P² per prompt (causal attention), t ≥ max(bytes/β, F/π); "
+                     "TTFT = prefill bound; TPOT = decode total / (N−1); end-to-end = TTFT + decode total."));
     }
     return x;
 }
@@ -452,11 +538,11 @@ void refuse_beside_list_hw(const RooflineOptions& o) {
         {"--peak-flops", &o.peak_flops}, {"--memory", &o.memory}, {"--prompt-len", &o.prompt_len},
         {"--output-len", &o.output_len}};
     if (!o.out.svg.empty())
-        throw InputError("--svg", o.out.svg, "--list-hw draws no figure: it lists the presets and computes nothing");
-    if (o.batch_given) throw InputError("--list-hw and --batch both given: --list-hw computes nothing, so --batch has no effect");
+        throw InputError("--svg", o.out.svg, N_("--list-hw draws no figure: it lists the presets and computes nothing"));
+    const char* const beside = N_("--list-hw and {0} both given: --list-hw computes nothing, so {0} has no effect");
+    if (o.batch_given) throw InputError(beside, {"--batch"});
     for (const auto& [flag, value] : flags)
-        if (!value->empty())
-            throw InputError(fmt::format("--list-hw and {} both given: --list-hw computes nothing, so {} has no effect", flag, flag));
+        if (!value->empty()) throw InputError(beside, {flag});
 }
 
 void run(const RooflineOptions& o) {
@@ -470,16 +556,32 @@ void run(const RooflineOptions& o) {
     r.json = result_json(in, res);
     const Table rows = rows_table(in.req, res);
     r.add_table("rows", rows);
-    r.human = inputs_text(in, res) + "\n" + render_table(rows) + findings_text(in, res);
+    r.human = inputs_text(in, res) + "\n" + render_table(in_words(rows)) + findings_text(in, res);
     r.explain = result_explain(in.req, res);
     if (in.req.prompt_len) {
         const Table g = generation_table(res);
         r.add_table("generation", g);
         r.human += generation_text(in.req, res, g);
     }
+    // The figure's input lines are prose for the reader, as the text's [sources] are.
     if (!o.out.svg.empty())
-        r.svg = plots::decode_roofline_svg(in.req, res, {"W: " + in.weights_from, "β: " + in.bandwidth_from});
+        r.svg = plots::decode_roofline_svg(in.req, res, {"W: " + in.weights_text, "β: " + in.bandwidth_text});
     emit(r, o.out);
+}
+
+// The notes under the examples: one paragraph per line, which the help formatter wraps to the width.
+std::string footer_notes() {
+    return tr("Mixture of experts: a step reads the non-expert weights, the shared experts and, per MoE layer, the "
+              "experts its B tokens route to: E·(1 − (1 − k/E)^B) in expectation, assuming each token picks k of E "
+              "experts uniformly and independently (exactly k at B = 1). FLOPs count the active parameters; "
+              "attention FLOPs are 2·H_q·(d_qk + d_v) per layer and cached position, min(S, W) positions on a "
+              "sliding layer.\n"
+              "\n"
+              "A config without torch_dtype needs --weight-dtype and --kv-dtype (one error names both). Without "
+              "--seq-len, --prompt-len P sets the per-step table's S = P.\n"
+              "\n"
+              "Tables for --csv --table NAME: rows, and with --prompt-len/--output-len generation; --list-hw: "
+              "hardware. JSON keys: the README's table (every key present in every run, null where not computed).");
 }
 
 }  // namespace
@@ -488,26 +590,27 @@ RooflineInputs gather_roofline(const RooflineFlags& f) { return gather(f); }
 
 void setup_decode_roofline(CLI::App& app) {
     auto opt = std::make_shared<RooflineOptions>();
-    CLI::App* sub = app.add_subcommand("decode-roofline", "Bytes one decode step reads, and the time and tokens/s that bounds");
-    sub->add_option("--weights-bytes", opt->weights_bytes, "W, weight bytes read per step (14GB)");
-    sub->add_option("--params", opt->params, "weight parameters (7e9, 7B): W with --weight-dtype, and 2 FLOPs per parameter per token");
-    sub->add_option("--weight-dtype", opt->weight_dtype, "weight precision (default: the config's torch_dtype)");
-    sub->add_option("--config", opt->config, "a Hugging Face config.json (weights counted, KV from kv-mem's formula)");
-    sub->add_option("--model", opt->model, "a shipped config (inferlab kv-mem --list-models)");
-    sub->add_option("--kv-bytes-per-request", opt->kv_bytes_per_request, "M_KV per request (1GiB)");
-    sub->add_option("--seq-len", opt->seq_len, "tokens cached per request (with a model); a list = requests of different lengths");
-    sub->add_option("--kv-dtype", opt->kv_dtype, "KV precision with a model (default: torch_dtype)");
-    sub->add_option("--bytes-per-elem", opt->bytes_per_elem, "b, KV bytes per element instead of --kv-dtype (0.5 for 4 bits)");
-    sub->add_option("--batch", opt->batch, "batch sizes: 1,8 or a range 1..64 (default 1; at most 10,000,000)");
-    sub->add_option("--bandwidth", opt->bandwidth, "β, sustained memory bandwidth (1TB/s, 3.35e12)");
-    sub->add_option("--hw", opt->hw, "a hardware preset (see --list-hw)");
-    sub->add_option("--peak-flops", opt->peak_flops, "π, dense peak FLOP/s (989TFLOPS): adds the compute bound");
-    sub->add_option("--memory", opt->memory, "device memory (80GiB, positive): marks batches that do not fit");
-    sub->add_option("--prompt-len", opt->prompt_len, "P: prefill bound, TTFT, TPOT and end-to-end");
-    sub->add_option("--output-len", opt->output_len, "N: a whole generation, the context growing one token a step");
-    sub->add_flag("--list-hw", opt->list_hw, "list the hardware presets with their sources");
+    CLI::App* sub = app.add_subcommand("decode-roofline", tr("Bytes one decode step reads, and the time and tokens/s that bounds"));
+    sub->add_option("--weights-bytes", opt->weights_bytes, tr("W, weight bytes read per step (14GB)"));
+    sub->add_option("--params", opt->params, tr("weight parameters (7e9, 7B): W with --weight-dtype, and 2 FLOPs per parameter per token"));
+    sub->add_option("--weight-dtype", opt->weight_dtype, tr("weight precision (default: the config's torch_dtype)"));
+    sub->add_option("--config", opt->config, tr("a Hugging Face config.json (weights counted, KV from kv-mem's formula)"));
+    sub->add_option("--model", opt->model, tr("a shipped config (inferlab kv-mem --list-models)"));
+    sub->add_option("--kv-bytes-per-request", opt->kv_bytes_per_request, tr("M_KV per request (1GiB)"));
+    sub->add_option("--seq-len", opt->seq_len, tr("tokens cached per request (with a model); a list = requests of different lengths"));
+    sub->add_option("--kv-dtype", opt->kv_dtype, tr("KV precision with a model (default: torch_dtype)"));
+    sub->add_option("--bytes-per-elem", opt->bytes_per_elem, tr("b, KV bytes per element instead of --kv-dtype (0.5 for 4 bits)"));
+    sub->add_option("--batch", opt->batch,
+                    trf(N_("batch sizes: 1,8 or a range 1..64 (default 1; at most {0})"), group_thousands(kMaxDecodeBatch)));
+    sub->add_option("--bandwidth", opt->bandwidth, tr("β, sustained memory bandwidth (1TB/s, 3.35e12)"));
+    sub->add_option("--hw", opt->hw, tr("a hardware preset (see --list-hw)"));
+    sub->add_option("--peak-flops", opt->peak_flops, tr("π, dense peak FLOP/s (989TFLOPS): adds the compute bound"));
+    sub->add_option("--memory", opt->memory, tr("device memory (80GiB, positive): marks batches that do not fit"));
+    sub->add_option("--prompt-len", opt->prompt_len, tr("P: prefill bound, TTFT, TPOT and end-to-end"));
+    sub->add_option("--output-len", opt->output_len, tr("N: a whole generation, the context growing one token a step"));
+    sub->add_flag("--list-hw", opt->list_hw, tr("list the hardware presets with their sources"));
     add_output_flags(*sub, opt->out, true);
-    add_svg_flag(*sub, opt->out, "tokens/s against batch with the bounds, and the roofline chart (with π)");
+    add_svg_flag(*sub, opt->out, tr("tokens/s against batch with the bounds, and the roofline chart (with π)"));
     sub->footer(examples_footer(
         {"inferlab decode-roofline --weights-bytes 14GB --kv-bytes-per-request 1GiB --bandwidth 1TB/s --batch 1,8",
          "    → B=1: 15.074 GB, 15.074 ms, 66.34 tok/s;  B=8: 22.590 GB, 22.590 ms, 354.14 aggregate, 44.27 per request",
@@ -515,14 +618,7 @@ void setup_decode_roofline(CLI::App& app) {
          "inferlab decode-roofline --model llama-3-8b --hw h100-sxm --prompt-len 2048 --output-len 512 --batch 1,8",
          "inferlab decode-roofline --model mixtral-8x7b --hw h100-sxm --seq-len 4096 --batch 1,8,64",
          "inferlab decode-roofline --model llama-3-8b --seq-len 1024 --hw h100-sxm --batch 1..512 --svg roofline.svg"},
-        "Mixture of experts: a step reads the non-expert weights, the shared experts and, per MoE layer, the\n"
-        "experts its B tokens route to: E·(1 − (1 − k/E)^B) in expectation, assuming each token picks k of E\n"
-        "experts uniformly and independently (exactly k at B = 1). FLOPs count the active parameters.\n"
-        "Attention FLOPs: 2·H_q·(d_qk + d_v) per layer and cached position, min(S, W) positions on a sliding layer.\n"
-        "A config without torch_dtype needs --weight-dtype and --kv-dtype (one error names both).\n"
-        "Without --seq-len, --prompt-len P sets the per-step table's S = P.\n"
-        "Tables for --csv --table NAME: rows, and with --prompt-len/--output-len generation; --list-hw: hardware.\n"
-        "JSON keys: the README's table (every key present in every run, null where not computed)."));
+        footer_notes()));
     sub->callback([opt, sub] {
         opt->batch_given = sub->count("--batch") > 0;
         run(*opt);

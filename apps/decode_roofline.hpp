@@ -27,7 +27,10 @@ struct RooflineFlags {
 // The request and where each of its inputs came from (for the text's [brackets]).
 struct RooflineInputs {
     RooflineRequest req;
+    // English: --json's prose fields (the same in every language, issue #18) and the figures' lines.
     std::string weights_from, kv_from, bandwidth_from, flops_from, memory_from;
+    // The same in the reader's language, for the text output.
+    std::string weights_text, kv_text, bandwidth_text, flops_text, memory_text;
     std::optional<ModelConfig> config;
     std::optional<ParamCount> counted;   // the config's parameters, unless --params overrides them
     std::optional<Hardware> hw;

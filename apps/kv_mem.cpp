@@ -44,14 +44,14 @@ std::vector<Requests> parse_lengths(const KvMemOptions& o) {
     std::vector<std::uint64_t> lens;
     for (const auto& item : split_count_list("--seq-len", o.seq_len)) {
         std::uint64_t s = parse_tokens("--seq-len", item);
-        if (s == 0) throw InputError("--seq-len", item, "must be a positive token count");
+        if (s == 0) throw InputError("--seq-len", item, N_("must be a positive token count"));
         lens.push_back(s);
     }
     std::uint64_t batch = parse_positive_int("--batch", o.batch);
     if (batch == 1) return one_each(lens);
     if (lens.size() != 1)
         throw InputError("--batch", o.batch,
-                         "cannot be combined with a list of lengths: list every request in --seq-len instead");
+                         N_("cannot be combined with a list of lengths: list every request in --seq-len instead"));
     return {{lens.front(), batch}};
 }
 
@@ -71,11 +71,11 @@ std::uint32_t precision_bits(const KvMemOptions& o, const std::optional<DType>& 
         *name = fallback->name;
         return fallback->bits;
     }
-    throw InputError("no KV precision: give --kv-dtype (fp32, fp16, bf16, fp8, int8, int4) or --bytes-per-elem");
+    throw InputError(N_("no KV precision: give --kv-dtype (fp32, fp16, bf16, fp8, int8, int4) or --bytes-per-elem"));
 }
 
 KvModel model_from_config(const KvMemOptions& o) {
-    if (!o.q_heads.empty()) throw InputError("--q-heads comes from the config; do not give it with --config/--model");
+    if (!o.q_heads.empty()) throw InputError(N_("--q-heads comes from the config; do not give it with --config/--model"));
     ModelConfig c = o.config.empty() ? load_named_model(o.model, "--model") : load_config_file(o.config, "--config");
     // Every precision this run needs, in one message: the KV's, and the weights' for --budget.
     const bool weights_known = o.budget.empty() || !o.weights_bytes.empty() || !o.weight_dtype.empty();
@@ -88,8 +88,8 @@ KvModel model_from_config(const KvMemOptions& o) {
 
 KvModel model_from_layer_spec(const KvMemOptions& o) {
     if (!o.kv_dtype.empty() || !o.bytes_per_elem.empty())
-        throw InputError("--layer-spec gives b_k and b_v per layer: do not give --kv-dtype or --bytes-per-elem");
-    if (!o.q_heads.empty()) throw InputError("--q-heads has no effect with --layer-spec (its layers may differ in H_kv)");
+        throw InputError(N_("--layer-spec gives b_k and b_v per layer: do not give --kv-dtype or --bytes-per-elem"));
+    if (!o.q_heads.empty()) throw InputError(N_("--q-heads has no effect with --layer-spec (its layers may differ in H_kv)"));
     KvModel m;
     m.spec = read_layer_spec(o.layer_spec, "--layer-spec");
     m.source = o.layer_spec;
@@ -100,14 +100,14 @@ KvModel model_from_layer_spec(const KvMemOptions& o) {
 // d from --head-dim, or hidden / H_q from --hidden-size with --q-heads.
 std::uint64_t head_width(const KvMemOptions& o, std::optional<std::uint64_t> q_heads) {
     if (!o.head_dim.empty() && !o.hidden_size.empty())
-        throw InputError("--head-dim and --hidden-size both given: choose one (d = hidden / H_q)");
+        throw InputError(N_("--head-dim and --hidden-size both given: choose one (d = hidden / H_q)"));
     if (!o.head_dim.empty()) return parse_positive_int("--head-dim", o.head_dim);
     if (o.hidden_size.empty()) throw InputError(N_("--head-dim is required (or --hidden-size with --q-heads)"));
     const std::uint64_t hidden = parse_positive_int("--hidden-size", o.hidden_size);
-    if (!q_heads) throw InputError("--hidden-size needs --q-heads to derive the head width d = hidden / H_q");
+    if (!q_heads) throw InputError(N_("--hidden-size needs --q-heads to derive the head width d = hidden / H_q"));
     if (hidden % *q_heads != 0)
         throw InputError("--hidden-size", o.hidden_size,
-                         "must be divisible by --q-heads " + std::to_string(*q_heads) + " to derive d");
+                         N_("must be divisible by --q-heads {0} to derive d"), {std::to_string(*q_heads)});
     return hidden / *q_heads;
 }
 
@@ -115,15 +115,15 @@ KvModel model_from_flags(const KvMemOptions& o) {
     if (o.layers.empty()) throw InputError(N_("--layers is required with --kv-heads/--head-dim"));
     if (o.kv_heads.empty()) throw InputError(N_("--kv-heads is required (H_kv, the K/V heads per layer)"));
     const std::uint64_t layers = parse_positive_int("--layers", o.layers);
-    if (layers > kMaxKvLayers) throw InputError("--layers", o.layers, "must be at most " + std::to_string(kMaxKvLayers));
+    if (layers > kMaxKvLayers) throw InputError("--layers", o.layers, N_("must be at most {0}"), {std::to_string(kMaxKvLayers)});
     const std::uint64_t h_kv = parse_positive_int("--kv-heads", o.kv_heads);
     std::optional<std::uint64_t> q_heads;
     if (!o.q_heads.empty()) {
         q_heads = parse_positive_int("--q-heads", o.q_heads);
         if (*q_heads % h_kv != 0)
             throw InputError("--q-heads", o.q_heads,
-                             "must be divisible by --kv-heads " + std::to_string(h_kv) +
-                                 " (each K/V head serves a whole group of query heads)");
+                             N_("must be divisible by --kv-heads {0} (each K/V head serves a whole group of query heads)"),
+                             {std::to_string(h_kv)});
     }
     const std::uint64_t d = head_width(o, q_heads);
     std::string name;
@@ -139,11 +139,12 @@ KvModel parse_model(const KvMemOptions& o, const CLI::App& sub) {
                         given(sub, "--hidden-size");
     const int sources = (manual ? 1 : 0) + (!o.layer_spec.empty()) + (!o.config.empty()) + (!o.model.empty());
     if (sources == 0)
-        throw InputError("no model given: use --layers/--kv-heads/--head-dim, --layer-spec FILE, --config FILE or --model NAME");
+        throw InputError(
+            N_("no model given: use --layers/--kv-heads/--head-dim, --layer-spec FILE, --config FILE or --model NAME"));
     if (sources > 1)
-        throw InputError("choose one model source: --layers/--kv-heads/--head-dim, --layer-spec, --config or --model");
+        throw InputError(N_("choose one model source: --layers/--kv-heads/--head-dim, --layer-spec, --config or --model"));
     if (!o.kv_dtype.empty() && !o.bytes_per_elem.empty())
-        throw InputError("--kv-dtype and --bytes-per-elem both given: choose one");
+        throw InputError(N_("--kv-dtype and --bytes-per-elem both given: choose one"));
     if (!o.config.empty() || !o.model.empty()) return model_from_config(o);
     if (!o.layer_spec.empty()) return model_from_layer_spec(o);
     return model_from_flags(o);
@@ -164,10 +165,10 @@ KvMemInputs parse_inputs(const KvMemOptions& o, const CLI::App& sub) {
     if (!o.shared_prefix.empty()) in.shared_prefix = parse_tokens("--shared-prefix", o.shared_prefix);
     if (o.budget.empty()) return in;
     in.budget_bytes = parse_bytes("--budget", o.budget);
-    if (*in.budget_bytes == 0) throw InputError("--budget", o.budget, "must be positive");
+    if (*in.budget_bytes == 0) throw InputError("--budget", o.budget, N_("must be positive"));
     if (!o.weights_bytes.empty()) in.weights_bytes = parse_bytes("--weights-bytes", o.weights_bytes);
     else if (!in.model.config)
-        throw InputError("--budget needs the weights: give --weights-bytes (e.g. 14GB), or a model with --config/--model");
+        throw InputError(N_("--budget needs the weights: give --weights-bytes (e.g. 14GB), or a model with --config/--model"));
     if (!o.weight_dtype.empty()) in.weight_dtype = parse_dtype("--weight-dtype", o.weight_dtype);
     return in;
 }
@@ -185,7 +186,7 @@ void run(const KvMemOptions& o, const CLI::App& sub) {
         r = kv_mem(in);
     } catch (const InputError& e) {
         // The library echoes the budget as the bytes it read ("1 B"); the user typed "1B".
-        if (e.where() == "--budget") throw InputError("--budget", o.budget, e.rule());
+        if (e.where() == "--budget") throw e.with_value(o.budget);
         throw;
     }
     emit(kv_mem_report(r), o.out);

@@ -26,6 +26,18 @@ std::string label(const std::string& msgid) {
 
 std::string b_text(std::uint32_t bits) { return exact_ratio(bits, 8, 3); }
 
+// "1 device" / "8 devices" in English, "8 台设备" in Chinese: each form is its own msgid.
+std::string counted(std::uint64_t n, const char* one, const char* many) {
+    return trf(n == 1 ? one : many, group_thousands(n));
+}
+
+// A sub-line's label under a section ("  blocks     "): two spaces, then `text` (translated
+// already) padded to `width` display columns with at least `gap` spaces after it.
+std::string sublabel(const std::string& text, std::size_t width = 11, std::size_t gap = 1) {
+    const std::size_t w = display_width(text);
+    return "  " + text + std::string(std::max(w < width ? width - w : 0, gap), ' ');
+}
+
 // One line of human output, kept as written (its alignment) when it fits, else word-wrapped with
 // continuation lines under `hanging`. A label padded to the hanging width ("per token   ") stays
 // as it is, so the wrapped value lines up under its first line.
@@ -62,12 +74,12 @@ std::vector<std::pair<std::string, KvLayer>> layer_runs(const KvSpec& spec) {
 }
 
 std::string describe_layer(const KvLayer& l) {
-    std::string s = l.latent ? fmt::format("latent width {} (MLA)", l.d_k)
+    std::string s = l.latent ? trf(N_("latent width {0} (MLA)"), l.d_k)
                              : (l.d_k == l.d_v ? fmt::format("H_kv={} d={}", l.h_kv, l.d_k)
                                                : fmt::format("H_kv={} d_k={} d_v={}", l.h_kv, l.d_k, l.d_v));
     s += l.bits_k == l.bits_v ? fmt::format(" b={} B", b_text(l.bits_k))
                               : fmt::format(" b_k={} B b_v={} B", b_text(l.bits_k), b_text(l.bits_v));
-    if (l.window) s += fmt::format(" window={}", l.window);
+    if (l.window) s += trf(N_(" window={0}"), l.window);
     return s;
 }
 
@@ -83,13 +95,13 @@ std::string index_list(const std::vector<std::size_t>& idx) {
     }
     std::string list =
         fmt::format("{}", fmt::join(ranges.begin(), ranges.begin() + std::min<std::size_t>(ranges.size(), 12), ", "));
-    if (ranges.size() > 12) list += fmt::format(", … ({} ranges in all)", ranges.size());
+    if (ranges.size() > 12) list += trf(N_(", … ({0} ranges in all)"), ranges.size());
     // (A plain local, not a structured binding: C++17 lambdas cannot capture those.)
     const std::size_t step = idx.size() > 1 ? idx[1] - idx[0] : 0;
     const bool stride = idx.size() > 6 && std::adjacent_find(idx.begin() + 1, idx.end(), [step](std::size_t a, std::size_t b) {
                                               return b - a != step;
                                           }) == idx.end();
-    if (stride && step > 1) list = fmt::format("{}, {}, …, {} in steps of {}", idx[0], idx[1], idx.back(), step);
+    if (stride && step > 1) list = trf(N_("{0}, {1}, …, {2} in steps of {3}"), idx[0], idx[1], idx.back(), step);
     return list;
 }
 
@@ -99,7 +111,7 @@ std::vector<std::string> layer_summary(const KvSpec& spec) {
     auto runs = layer_runs(spec);
     std::vector<std::string> out;
     if (runs.size() <= 8) {
-        for (const auto& [range, l] : runs) out.push_back(fmt::format("layers {}: {}", range, describe_layer(l)));
+        for (const auto& [range, l] : runs) out.push_back(trf(N_("layers {0}: {1}"), range, describe_layer(l)));
         return out;
     }
     std::vector<std::pair<KvLayer, std::vector<std::size_t>>> kinds;
@@ -109,13 +121,13 @@ std::vector<std::string> layer_summary(const KvSpec& spec) {
         else it->second.push_back(i);
     }
     for (const auto& [l, idx] : kinds)
-        out.push_back(fmt::format("{} layer{} ({}): {}", idx.size(), idx.size() == 1 ? "" : "s", index_list(idx),
-                                  describe_layer(l)));
+        out.push_back(trf(N_("{0} ({1}): {2}"), counted(idx.size(), N_("{0} layer"), N_("{0} layers")), index_list(idx),
+                          describe_layer(l)));
     return out;
 }
 
 std::string window_text(std::uint64_t w) {
-    return w ? fmt::format("sliding W={}", w) : std::string("full attention");
+    return w ? trf(N_("sliding W={0}"), w) : tr("full attention");
 }
 
 // ---------------------------------------------------------------- --json
@@ -243,15 +255,15 @@ std::string human_model(const KvMemResult& r) {
         h += fit(label(N_("model")) + trf(N_("L={0} layers, H_kv={1} K/V heads, d={2}, {3} (b = {4} B)   [{5}]"),
                                           r.layers, l0.h_kv, l0.d_k, m.dtype_name, b_text(l0.bits_k), m.source));
     } else {
-        h += fit(fmt::format("model       L={} layers, {}   [{}]", r.layers, m.dtype_name, m.source));
+        h += fit(label(N_("model")) + trf(N_("L={0} layers, {1}   [{2}]"), r.layers, m.dtype_name, m.source));
         for (const auto& line : layer_summary(m.spec)) h += fit("  " + line, "    ");
     }
     if (m.config && !m.config->window_rule.empty())
-        h += fit(fmt::format("  sliding window: {} (a sliding layer keeps the last W positions, the newest included)",
-                             m.config->window_rule),
+        h += fit(trf(N_("  sliding window: {0} (a sliding layer keeps the last W positions, the newest included)"),
+                     m.config->window_rule),
                  "    ");
     if (m.config && !m.config->defaults_applied.empty())
-        h += fit(fmt::format("  keys the config leaves out: {}", fmt::join(m.config->defaults_applied, "; ")), "    ");
+        h += fit(trf(N_("  keys the config leaves out: {0}"), fmt::format("{}", fmt::join(m.config->defaults_applied, "; "))), "    ");
     return h;
 }
 
@@ -260,8 +272,8 @@ std::string human_per_token(const KvMemResult& r) {
         return fit(label(N_("per token")) + trf(N_("s_token = 2·L·H_kv·d·b = {0}   (per layer {1})"),
                                                 bytes_all_units(r.bytes_per_token),
                                                 bytes_all_units(r.bytes_per_token_per_layer.front())));
-    return fit(fmt::format("per token   s_token = Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l) = {}{}",
-                           bytes_all_units(r.bytes_per_token), r.has_window ? " (before windows cap sliding layers)" : ""));
+    return fit(label(N_("per token")) + "s_token = Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l) = " +
+               bytes_all_units(r.bytes_per_token) + (r.has_window ? tr(" (before windows cap sliding layers)") : ""));
 }
 
 std::string human_requests(const KvMemResult& r) {
@@ -273,22 +285,22 @@ std::string human_requests(const KvMemResult& r) {
                      language() == Lang::zh ? group_thousands(r.requests.front().seq_len) + " token"
                                             : count_noun(r.requests.front().seq_len, "token")));
     else
-        h += fit(fmt::format("requests    {} of different lengths (summed exactly; an average is not a peak)",
-                             r.request_count));
+        h += fit(label(N_("requests")) +
+                 trf(N_("{0} of different lengths (summed exactly; an average is not a peak)"), r.request_count));
     if (!r.same_length) {
         const std::size_t shown = std::min<std::size_t>(r.requests.size(), 12);
         for (std::size_t i = 0; i < shown; ++i)
-            h += fit(fmt::format("  request {}: S={} → {}", i, group_thousands(r.requests[i].seq_len),
-                                 bytes_all_units(kv.per_request_bytes[i])),
+            h += fit(trf(N_("  request {0}: S={1} → {2}"), i, group_thousands(r.requests[i].seq_len),
+                         bytes_all_units(kv.per_request_bytes[i])),
                      "    ");
-        if (shown < r.requests.size()) h += fmt::format("  ... {} more\n", r.requests.size() - shown);
+        if (shown < r.requests.size()) h += trf(N_("  ... {0} more"), r.requests.size() - shown) + "\n";
     } else if (r.request_count > 1) {
         h += fit(label(N_("per request")) + bytes_all_units(kv.per_request_bytes.front()));
     }
     h += fit(label(N_("total")) + "M_KV = " + bytes_all_units(kv.total_bytes));
     if (r.mla)
-        h += fit(fmt::format("MLA         latent cache {} per token per layer (kv_lora_rank {} + qk_rope_head_dim {}); "
-                             "decompressed per-head K/V would be {} ({}× the latent)",
+        h += fit(label("MLA") + trf(N_("latent cache {0} per token per layer (kv_lora_rank {1} + qk_rope_head_dim {2}); "
+                                        "decompressed per-head K/V would be {3} ({4}× the latent)"),
                              bytes_all_units(r.mla->latent_bytes_per_token_per_layer), r.model.config->kv_lora_rank,
                              r.model.config->qk_rope_head_dim, bytes_all_units(r.mla->decompressed_total_bytes),
                              format_real(r.mla->decompressed_ratio, 4)));
@@ -314,70 +326,73 @@ std::string human_head_sharing(const KvMemResult& r) {
 }
 
 std::string blocks_per_request_text(const PagedGroup& g) {
-    return g.blocks_per_request.size() <= 8 ? fmt::format("{}", fmt::join(g.blocks_per_request, ", ")) : "varies";
+    return g.blocks_per_request.size() <= 8 ? fmt::format("{}", fmt::join(g.blocks_per_request, ", ")) : tr("varies");
 }
 
 std::string human_paged(const PagedUsage& p, double waste_percent) {
     const std::uint64_t bs = p.block_size;
     std::string h;
     if (p.groups.size() == 1) {
-        h += "\n" + fit(fmt::format("Paged      blocks of {} tokens ({} each across all layers)", bs,
-                                    bytes_all_units(p.block_bytes)),
+        h += "\n" + fit(trf(N_("Paged      blocks of {0} tokens ({1} each across all layers)"), bs,
+                            bytes_all_units(p.block_bytes)),
                         std::string(11, ' '));
-        h += fit(fmt::format("  blocks     {} in all ({} per request: ceil(S / {}))", p.total_blocks,
-                             blocks_per_request_text(p.groups.front()), bs));
+        h += fit(sublabel(tr(N_("blocks"))) + trf(N_("{0} in all ({1} per request: ceil(S / {2}))"), p.total_blocks,
+                                              blocks_per_request_text(p.groups.front()), bs));
     } else {
         // Sliding layers hold fewer positions, so they get their own block table each.
-        h += "\n" + fit(fmt::format("Paged      blocks of {} tokens, one block table per attention kind:", bs),
+        h += "\n" + fit(trf(N_("Paged      blocks of {0} tokens, one block table per attention kind:"), bs),
                         std::string(11, ' '));
         for (const auto& g : p.groups)
-            h += fit(fmt::format("  {} ({} layer{}): {} blocks of {} ({} per request: ceil({} / {})) = {}",
-                                 window_text(g.window), g.layers, g.layers == 1 ? "" : "s", group_thousands(g.total_blocks),
-                                 bytes_all_units(g.block_bytes), blocks_per_request_text(g),
-                                 g.window ? fmt::format("min(S, {})", g.window) : std::string("S"), bs,
-                                 bytes_all_units(g.allocated_bytes)),
+            h += fit(trf(N_("  {0} ({1}): {2} blocks of {3} ({4} per request: ceil({5} / {6})) = {7}"), window_text(g.window),
+                         counted(g.layers, N_("{0} layer"), N_("{0} layers")), group_thousands(g.total_blocks),
+                         bytes_all_units(g.block_bytes), blocks_per_request_text(g),
+                         g.window ? fmt::format("min(S, {})", g.window) : std::string("S"), bs,
+                         bytes_all_units(g.allocated_bytes)),
                      "    ");
     }
-    h += fit("  used       " + bytes_all_units(p.used_bytes), kHang + " ");
-    h += fit("  allocated  " + bytes_all_units(p.allocated_bytes), kHang + " ");
-    h += fit(fmt::format("  waste      {} ({}% of allocated, the unfilled tail blocks)", bytes_all_units(p.waste_bytes),
-                         format_real(waste_percent, 4)),
+    h += fit(sublabel(tr(N_("used"))) + bytes_all_units(p.used_bytes), kHang + " ");
+    h += fit(sublabel(tr(N_("allocated"))) + bytes_all_units(p.allocated_bytes), kHang + " ");
+    h += fit(sublabel(tr(N_("waste"))) + trf(N_("{0} ({1}% of allocated, the unfilled tail blocks)"),
+                                         bytes_all_units(p.waste_bytes), format_real(waste_percent, 4)),
              kHang + " ");
     return h;
 }
 
 std::string human_shared_prefix(const SharedPrefixUsage& u) {
-    std::string h = "\n" + fit(fmt::format("Shared prefix of {} tokens, {} requests, blocks of {} (copy-on-write)", u.prefix,
-                                           u.requests, u.block_size));
-    h += fmt::format("  shared     {} full blocks, held once\n", u.shared_blocks);
-    h += u.partial_tokens ? fit(fmt::format("  partial    the last prefix block holds {} of {} tokens: each request "
-                                            "copies it on its first write",
-                                            u.partial_tokens, u.block_size),
-                                kHang + " ")
-                          : std::string("  partial    none: the prefix ends on a block boundary\n");
-    h += fit(fmt::format("  blocks     {} = {} + {} × {} (unshared: {})", u.total_blocks, u.shared_blocks, u.requests,
-                         u.own_blocks, u.unshared_blocks),
+    std::string h = "\n" + fit(trf(N_("Shared prefix of {0} tokens, {1} requests, blocks of {2} (copy-on-write)"), u.prefix,
+                                   u.requests, u.block_size));
+    h += fit(sublabel(tr(N_("shared"))) + trf(N_("{0} full blocks, held once"), u.shared_blocks), kHang + " ");
+    h += fit(sublabel(tr(N_("partial"))) +
+                 (u.partial_tokens ? trf(N_("the last prefix block holds {0} of {1} tokens: each request copies it on "
+                                            "its first write"),
+                                         u.partial_tokens, u.block_size)
+                                   : tr("none: the prefix ends on a block boundary")),
              kHang + " ");
-    h += fit("  bytes      " + bytes_all_units(u.total_bytes), kHang + " ");
-    h += fit("  unshared   " + bytes_all_units(u.unshared_bytes), kHang + " ");
-    h += fit("  saved      " + bytes_all_units(u.saved_bytes), kHang + " ");
+    h += fit(sublabel(tr(N_("blocks"))) + trf(N_("{0} = {1} + {2} × {3} (unshared: {4})"), u.total_blocks, u.shared_blocks,
+                                          u.requests, u.own_blocks, u.unshared_blocks),
+             kHang + " ");
+    h += fit(sublabel(tr(N_("bytes"))) + bytes_all_units(u.total_bytes), kHang + " ");
+    h += fit(sublabel(tr(N_("unshared"))) + bytes_all_units(u.unshared_bytes), kHang + " ");
+    h += fit(sublabel(tr(N_("saved"))) + bytes_all_units(u.saved_bytes), kHang + " ");
     return h;
 }
 
 std::string human_tp(const TpShare& t) {
     const std::uint64_t n = t.devices;
-    std::string h = "\n" + fit(fmt::format("Tensor parallel over {}: each holds {}", count_noun(n, "device"),
-                                           bytes_all_units(t.per_device_bytes)),
+    std::string h = "\n" + fit(trf(N_("Tensor parallel over {0}: each holds {1}"),
+                                   counted(n, N_("{0} device"), N_("{0} devices")), bytes_all_units(t.per_device_bytes)),
                                "  ");
     if (t.latent_replicated)
-        h += fit("  the MLA latent is shared by all heads, so every device holds all of it: no saving from --tp", "  ");
+        h += fit(tr("  the MLA latent is shared by all heads, so every device holds all of it: no saving from --tp"), "  ");
     else if (t.replicated)
-        h += fit(fmt::format("  {} devices > H_kv: each K/V head is replicated on {} devices, so the per-device figure "
-                             "stops shrinking at 1 head ({} devices hold {} in all)",
-                             n, t.replication, n, bytes_all_units(t.all_devices_bytes)),
+        h += fit(trf(N_("  {0} devices > H_kv: each K/V head is replicated on {1} devices, so the per-device figure "
+                        "stops shrinking at 1 head ({0} devices hold {2} in all)"),
+                     n, t.replication, bytes_all_units(t.all_devices_bytes)),
                  "  ");
     else
-        h += fit(fmt::format("  {} per device per layer (H_kv / {})", count_noun(t.heads_per_device, "K/V head"), n), "  ");
+        h += fit(trf(N_("  {0} per device per layer (H_kv / {1})"),
+                     counted(t.heads_per_device, N_("{0} K/V head"), N_("{0} K/V heads")), n),
+                 "  ");
     return h;
 }
 
@@ -385,39 +400,41 @@ std::string concurrency_parts(const PagedUsage& one) {
     std::string parts;
     for (const auto& g : one.groups)
         parts += fmt::format("{}{} × {} ({})", parts.empty() ? "" : " + ", g.total_blocks, bytes_all_units(g.block_bytes),
-                             g.window ? fmt::format("sliding W={}", g.window) : std::string("full"));
+                             g.window ? trf(N_("sliding W={0}"), g.window) : tr("full"));
     return parts;
 }
 
 std::string human_budget(const KvMemBudget& b) {
     const KvBudget& f = b.fit;
-    const std::string per_dev = b.devices > 1 ? fmt::format(" per device (--tp {})", b.devices) : "";
-    std::string h = "\n" + fit(fmt::format("Budget      {} per device", bytes_all_units(f.budget_bytes)));
-    h += fit(fmt::format("  weights   {}   [{}]", bytes_all_units(b.weights_bytes),
-                         b.weights_given ? std::string("--weights-bytes") : b.weights_from));
+    const std::string per_dev = b.devices > 1 ? trf(N_(" per device (--tp {0})"), b.devices) : "";
+    std::string h = "\n" + fit(label(N_("Budget")) + trf(N_("{0} per device"), bytes_all_units(f.budget_bytes)));
+    h += fit(sublabel(tr(N_("weights")), 10) + bytes_all_units(b.weights_bytes) + "   [" +
+             (b.weights_given ? std::string("--weights-bytes") : b.weights_from) + "]");
     if (b.devices > 1)
-        h += fit(fmt::format("  weights per device  ceil(W / {}) = {}; each device holds 1/{} of the K/V heads ({} per "
-                             "token)",
-                             b.devices, bytes_all_units(f.weights_bytes), b.devices,
-                             bytes_all_units(b.bytes_per_token_per_device)));
-    h += fit(fmt::format("  for KV    {}{}", bytes_all_units(f.available_bytes), per_dev));
+        h += fit(sublabel(tr(N_("weights per device")), 20) +
+                 trf(N_("ceil(W / {0}) = {1}; each device holds 1/{0} of the K/V heads ({2} per token)"), b.devices,
+                     bytes_all_units(f.weights_bytes), bytes_all_units(b.bytes_per_token_per_device)));
+    h += fit(sublabel(tr(N_("for KV")), 10) + bytes_all_units(f.available_bytes) + per_dev);
     if (f.max_tokens)
-        h += fit(fmt::format("  most tokens cached       {} (floor(available / s_token) = floor({} / {})){}",
-                             group_thousands(*f.max_tokens), f.available_bytes, b.bytes_per_token_per_device, per_dev));
+        h += fit(sublabel(tr(N_("most tokens cached")), 25) +
+                 trf(N_("{0} (floor(available / s_token) = floor({1} / {2})){3}"), group_thousands(*f.max_tokens),
+                     f.available_bytes, b.bytes_per_token_per_device, per_dev));
     if (f.max_batch)
-        h += fit(fmt::format("  largest batch at S={}   {} ({} each{})", group_thousands(*f.seq_len),
-                             count_noun(*f.max_batch, "request"), bytes_all_units(*f.request_bytes),
-                             b.devices > 1 ? " per device" : ""));
+        h += fit(sublabel(trf(N_("largest batch at S={0}"), group_thousands(*f.seq_len)), 0, 3) +
+                 trf(b.devices > 1 ? N_("{0} ({1} each per device)") : N_("{0} ({1} each)"),
+                     counted(*f.max_batch, N_("{0} request"), N_("{0} requests")), bytes_all_units(*f.request_bytes)));
     if (f.max_blocks)
-        h += fit(fmt::format("  whole blocks of {}      {} ({} each)", *f.block_size, group_thousands(*f.max_blocks),
-                             bytes_all_units(*f.block_bytes)));
+        h += fit(sublabel(trf(N_("whole blocks of {0}"), *f.block_size), 0, 6) +
+                 trf(N_("{0} ({1} each)"), group_thousands(*f.max_blocks), bytes_all_units(*f.block_bytes)));
     if (f.max_concurrency && f.blocks_per_request)
-        h += fit(fmt::format("  concurrent requests      {} (each needs {} blocks at S={})", *f.max_concurrency,
-                             *f.blocks_per_request, group_thousands(*f.seq_len)));
+        h += fit(sublabel(tr(N_("concurrent requests")), 25) +
+                 trf(N_("{0} (each needs {1} blocks at S={2})"), *f.max_concurrency, *f.blocks_per_request,
+                     group_thousands(*f.seq_len)));
     else if (f.max_concurrency)
-        h += fit(fmt::format("  concurrent requests      {} (each allocates {} = {} at S={})", *f.max_concurrency,
-                             bytes_all_units(f.request_paged->allocated_bytes), concurrency_parts(*f.request_paged),
-                             group_thousands(*f.seq_len)));
+        h += fit(sublabel(tr(N_("concurrent requests")), 25) +
+                 trf(N_("{0} (each allocates {1} = {2} at S={3})"), *f.max_concurrency,
+                     bytes_all_units(f.request_paged->allocated_bytes), concurrency_parts(*f.request_paged),
+                     group_thousands(*f.seq_len)));
     return h;
 }
 

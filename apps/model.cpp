@@ -8,6 +8,7 @@
 
 #include "common.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/model/bench.hpp"
 #include "inferlab/model/kernels.hpp"
 #include "inferlab/model/runs.hpp"
@@ -28,24 +29,24 @@ struct PathOptions {
 };
 
 void add_path_options(CLI::App* sub, PathOptions& p, bool with_path = true) {
-    if (with_path) sub->add_option("--path", p.path, "nocache, contiguous (default) or paged");
+    if (with_path) sub->add_option("--path", p.path, tr("nocache, contiguous (default) or paged"));
     else sub->add_option("--path", p.path, "every path runs")->group("");  // read only to refuse it: it has no effect
-    sub->add_option("--attention", p.attention, "plain (default) or online (tiled, running max and sum)");
-    sub->add_option("--window", p.window, "sliding window W (0: dense)");
-    sub->add_option("--block-size", p.block_size, "paged cache: tokens per block (default 16)");
+    sub->add_option("--attention", p.attention, tr("plain (default) or online (tiled, running max and sum)"));
+    sub->add_option("--window", p.window, tr("sliding window W (0: dense)"));
+    sub->add_option("--block-size", p.block_size, tr("paged cache: tokens per block (default 16)"));
     add_threads_option(sub, p.threads);
-    sub->add_option("--backend", p.backend, "cpu (default) or cuda (a build with -DINFERLAB_CUDA=ON and a GPU)");
+    sub->add_option("--backend", p.backend, tr("cpu (default) or cuda (a build with -DINFERLAB_CUDA=ON and a GPU)"));
     add_kernels_option(sub, p.kernels);
     sub->add_option("--weight-dtype", p.weight_dtype,
-                    "fp32 (default), bf16 (steps of up to 16 rows), int8 or int4 (every product; groups of 32, fp16 "
-                    "scales): the weights the products read; cpu backend only");
+                    tr("fp32 (default), bf16 (steps of up to 16 rows), int8 or int4 (every product; groups of 32, fp16 "
+                       "scales): the weights the products read; cpu backend only"));
 }
 
 CachePath parse_path(const std::string& text) {
     if (text == "nocache") return CachePath::NoCache;
     if (text == "contiguous") return CachePath::Contiguous;
     if (text == "paged") return CachePath::Paged;
-    throw InputError("--path", text, "must be nocache, contiguous or paged");
+    throw InputError("--path", text, N_("must be nocache, contiguous or paged"));
 }
 
 // A model ready to run: its weights, the weights at --weight-dtype (quantized or rounded once at
@@ -66,12 +67,12 @@ std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, 
     r->w = load(src);
     if (p.attention == "plain") r->opt.attention = AttentionKind::Plain;
     else if (p.attention == "online") r->opt.attention = AttentionKind::Online;
-    else throw InputError("--attention", p.attention, "must be plain or online");
+    else throw InputError("--attention", p.attention, N_("must be plain or online"));
     r->opt.window = static_cast<int>(parse_nonnegative_int_at_most("--window", p.window, INT32_MAX, ""));
     const int threads = parse_threads(p.threads);
     const WeightDtype t = parse_weight_dtype("--weight-dtype", p.weight_dtype);
     if (t != WeightDtype::F32 && p.backend != "cpu")
-        throw InputError("--weight-dtype", p.weight_dtype, "applies to the cpu backend only");
+        throw InputError("--weight-dtype", p.weight_dtype, N_("applies to the cpu backend only"));
     r->at = weights_at(*r->w, t, threads);
     const CpuBackendOptions cpu = cpu_backend_options(threads, p.kernels, &r->at);
     r->backend = make_backend(p.backend, *r->w, cpu);
@@ -80,7 +81,7 @@ std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, 
     r->path.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", p.block_size, kMaxBlockSize, "tokens"));
     r->path.pool_seed = parse_nonnegative_int("--seed", src.seed);
     if (given(sub, "--block-size") && sub.get_option_no_throw("--path") && r->path.path != CachePath::Paged)
-        throw InputError("--block-size", p.block_size, "has no effect without --path paged");
+        throw InputError("--block-size", p.block_size, N_("has no effect without --path paged"));
     r->facts = {r->w->dims(), p.backend, to_string(cpu.kernels), to_string(t), p.attention};
     return r;
 }
@@ -93,22 +94,22 @@ struct InitOptions {
 };
 
 void run_init(const InitOptions& o) {
-    if (!o.src.checkpoint.empty()) throw InputError("model init makes weights: give --config or --model, not --checkpoint");
-    if (o.out.empty()) throw InputError("--out is required (the checkpoint file to write)");
-    std::string what;
-    auto w = load(o.src, &what);
+    if (!o.src.checkpoint.empty()) throw InputError(N_("model init makes weights: give --config or --model, not --checkpoint"));
+    if (o.out.empty()) throw InputError(N_("--out is required (the checkpoint file to write)"));
+    std::string what, shown;
+    auto w = load(o.src, &what, &shown);
     write_checkpoint(*w, o.out);
-    emit(init_report(o.out, what, *w), o.flags);
+    emit(init_report(o.out, what, shown, *w), o.flags);
 }
 
 void setup_init(CLI::App* model) {
     auto o = std::make_shared<InitOptions>();
-    CLI::App* s = model->add_subcommand("init", "Write a llama2.c checkpoint with seeded random weights");
+    CLI::App* s = model->add_subcommand("init", tr("Write a llama2.c checkpoint with seeded random weights"));
     add_source(s, o->src);
-    s->add_option("--out", o->out, "checkpoint file to write");
+    s->add_option("--out", o->out, tr("checkpoint file to write"));
     add_output_flags(*s, o->flags);
     s->footer(examples_footer({"inferlab model init --model demo-gqa --seed 1 --out demo.bin"},
-                              "JSON keys: out, parameters, bytes, source."));
+                              tr("JSON keys: out, parameters, bytes, source.")));
     s->callback([o] { run_init(*o); });
 }
 
@@ -121,7 +122,7 @@ struct LogitsOptions {
 };
 
 void run_logits(const LogitsOptions& o, const CLI::App& sub) {
-    if (o.tokens.empty()) throw InputError("--tokens is required (e.g. 1,2,3)");
+    if (o.tokens.empty()) throw InputError(N_("--tokens is required (e.g. 1,2,3)"));
     auto p = prepare(o.src, o.path, sub);
     const auto tokens = parse_token_list("--tokens", o.tokens, p->w->dims());
     emit(logits_report(logits_along(*p->m, tokens, p->path, p->opt), p->facts), o.flags);
@@ -129,14 +130,14 @@ void run_logits(const LogitsOptions& o, const CLI::App& sub) {
 
 void setup_logits(CLI::App* model) {
     auto o = std::make_shared<LogitsOptions>();
-    CLI::App* s = model->add_subcommand("logits", "Logits at every position, along one cache path");
+    CLI::App* s = model->add_subcommand("logits", tr("Logits at every position, along one cache path"));
     add_source(s, o->src);
     add_path_options(s, o->path);
-    s->add_option("--tokens", o->tokens, "token ids: 1,2,3");
+    s->add_option("--tokens", o->tokens, tr("token ids: 1,2,3"));
     add_output_flags(*s, o->flags, true);
     s->footer(examples_footer({"inferlab model logits --model demo-gqa --tokens 1,2,3 --path paged --json"},
-                              "Tables (--csv --table NAME): positions.\n"
-                              "JSON keys: path, backend, kernels, weight_dtype, tokens, logits (one row per position)."));
+                              tr("Tables (--csv --table NAME): positions.\n"
+                                 "JSON keys: path, backend, kernels, weight_dtype, tokens, logits (one row per position).")));
     s->callback([o, s] { run_logits(*o, *s); });
 }
 
@@ -153,13 +154,13 @@ struct CheckOptions {
 void run_check(const CheckOptions& o, const CLI::App& sub) {
     refuse_both(sub, "--seq-len", "--length");
     if (given(sub, "--path"))
-        throw InputError("--path", o.path.path, "has no effect: check-cache runs every path (nocache, contiguous, paged)");
+        throw InputError("--path", o.path.path, N_("has no effect: check-cache runs every path (nocache, contiguous, paged)"));
     if (!o.tokens.empty() && (given(sub, "--seq-len") || given(sub, "--length")))
-        throw InputError("--seq-len", o.seq_len, "has no effect with --tokens (the tokens given are the sequence)");
+        throw InputError("--seq-len", o.seq_len, N_("has no effect with --tokens (the tokens given are the sequence)"));
     if (parse_weight_dtype("--weight-dtype", o.path.weight_dtype) == WeightDtype::BF16)
         throw InputError("--weight-dtype", o.path.weight_dtype,
-                         "cannot compare cache paths: bf16 weights serve steps of up to 16 rows only, so the no-cache "
-                         "pass would read float32 (use fp32, int8 or int4)");
+                         N_("cannot compare cache paths: bf16 weights serve steps of up to 16 rows only, so the no-cache "
+                            "pass would read float32 (use fp32, int8 or int4)"));
     auto p = prepare(o.src, o.path, sub);
     const Dims& d = p->w->dims();
     CheckCacheInputs in;
@@ -179,20 +180,21 @@ void run_check(const CheckOptions& o, const CLI::App& sub) {
 
 void setup_check_cache(CLI::App* model) {
     auto o = std::make_shared<CheckOptions>();
-    CLI::App* s = model->add_subcommand("check-cache", "No cache, contiguous and paged caches give the same logits (exit 1 if not)");
+    CLI::App* s = model->add_subcommand("check-cache", tr("No cache, contiguous and paged caches give the same logits (exit 1 if not)"));
     add_source(s, o->src);
     add_path_options(s, o->path, false);  // every path runs: --path would have no effect
-    s->add_option("--tokens", o->tokens, "token ids (default: --seq-len random tokens)");
-    s->add_option("--seq-len", o->seq_len, "random tokens to feed (default 64)");
+    s->add_option("--tokens", o->tokens, tr("token ids (default: --seq-len random tokens)"));
+    s->add_option("--seq-len", o->seq_len, tr("random tokens to feed (default 64)"));
     s->add_option("--length", o->seq_len, "the former spelling of --seq-len")->group("");
-    s->add_option("--chunk", o->chunk, "chunk size of the chunked-prefill comparison (default 5)");
+    s->add_option("--chunk", o->chunk, tr("chunk size of the chunked-prefill comparison (default 5)"));
     add_output_flags(*s, o->flags, true);
-    add_svg_flag(*s, o->flags, "each path's difference per position (log scale) with the tolerance");
+    add_svg_flag(*s, o->flags, tr("each path's difference per position (log scale) with the tolerance"));
     s->footer(examples_footer({"inferlab model check-cache --model demo-gqa --seq-len 64",
                                "inferlab model check-cache --model demo-gqa --seq-len 32 --svg check-cache.svg"},
-                              "Tables (--csv --table NAME): positions.\n"
-                              "JSON keys: backend, tokens, relative_tolerance, other_attention, rows[]{pos, contiguous, paged,\n"
-                              "other_attention, chunked}, max_abs_diff, max_rel_diff, worst_path, worst_position, agree."));
+                              tr("Tables (--csv --table NAME): positions.\n"
+                                 "JSON keys: backend, tokens, relative_tolerance, other_attention, rows[]{pos, contiguous, "
+                                 "paged, other_attention, chunked}, max_abs_diff, max_rel_diff, worst_path, worst_position, "
+                                 "agree.")));
     s->callback([o, s] { run_check(*o, *s); });
 }
 
@@ -215,28 +217,28 @@ void run_generate(const GenerateOptions& o, const CLI::App& sub) {
     in.sampling = {parse_temperature(o.temperature), parse_top_k(o.top_k), parse_top_p(o.top_p),
                    parse_nonnegative_int("--sample-seed", o.sample_seed)};
     refuse_sampling_flags_when_greedy(sub, in.sampling.temperature == 0, "--temperature 0");
-    if (p->path.path == CachePath::NoCache) throw InputError("--path", o.path.path, "must be contiguous or paged for generate");
+    if (p->path.path == CachePath::NoCache) throw InputError("--path", o.path.path, N_("must be contiguous or paged for generate"));
     in.path = p->path;
     emit(generate_report(generate(*p->m, in, p->opt), in.sampling, p->facts, o.trace), o.flags);
 }
 
 void setup_generate(CLI::App* model) {
     auto o = std::make_shared<GenerateOptions>();
-    CLI::App* s = model->add_subcommand("generate", "Prefill a prompt, then decode; --trace shows each step's cache and shapes");
+    CLI::App* s = model->add_subcommand("generate", tr("Prefill a prompt, then decode; --trace shows each step's cache and shapes"));
     add_source(s, o->src);
     add_path_options(s, o->path);
-    s->add_option("--prompt", o->prompt, "prompt token ids (default 1,2,3,4; no thousands separators)");
-    s->add_option("--steps", o->steps, "tokens to generate, at least 1 (default 8)");
-    s->add_option("--temperature", o->temperature, "0 = greedy (default), > 0 samples")->check(rule(parse_temperature));
-    s->add_option("--top-k", o->top_k, "keep the k most likely tokens (0: off)")->check(rule(parse_top_k));
-    s->add_option("--top-p", o->top_p, "nucleus mass (1: off)")->check(rule(parse_top_p));
+    s->add_option("--prompt", o->prompt, tr("prompt token ids (default 1,2,3,4; no thousands separators)"));
+    s->add_option("--steps", o->steps, tr("tokens to generate, at least 1 (default 8)"));
+    s->add_option("--temperature", o->temperature, tr("0 = greedy (default), > 0 samples"))->check(rule(parse_temperature));
+    s->add_option("--top-k", o->top_k, tr("keep the k most likely tokens (0: off)"))->check(rule(parse_top_k));
+    s->add_option("--top-p", o->top_p, tr("nucleus mass (1: off)"))->check(rule(parse_top_p));
     add_sample_seed(s, o->sample_seed);
-    s->add_flag("--trace", o->trace, "print each step: phase, tokens fed, cache lengths, shapes");
+    s->add_flag("--trace", o->trace, tr("print each step: phase, tokens fed, cache lengths, shapes"));
     add_output_flags(*s, o->flags, true);
     s->footer(examples_footer({"inferlab model generate --model demo-gqa --prompt 1,2,3,4 --steps 3 --trace"},
-                              "Tables (--csv --table NAME): trace.\n"
-                              "JSON keys: backend, prompt, sample_seed, generated, trace[]{step, phase, tokens, start_pos, cache_len,\n"
-                              "q_shape, kv_new_shape, kv_cached_shape, scores_shape}."));
+                              tr("Tables (--csv --table NAME): trace.\n"
+                                 "JSON keys: backend, prompt, sample_seed, generated, trace[]{step, phase, tokens, start_pos, "
+                                 "cache_len, q_shape, kv_new_shape, kv_cached_shape, scores_shape}.")));
     s->callback([o, s] { run_generate(*o, *s); });
 }
 
@@ -255,7 +257,7 @@ BenchInputs bench_inputs(const BenchOptions& o, const Dims& d) {
     in.kernels = kernels_option(o.kernels);
     in.all_dtypes = o.weight_dtype == "all";
     if (!in.all_dtypes && o.weight_dtype != "fp32" && o.weight_dtype != "bf16" && o.weight_dtype != "int8" && o.weight_dtype != "int4")
-        throw InputError("--weight-dtype", o.weight_dtype, "must be fp32, bf16, int8, int4 or all");
+        throw InputError("--weight-dtype", o.weight_dtype, N_("must be fp32, bf16, int8, int4 or all"));
     in.weight_dtype = in.all_dtypes ? WeightDtype::F32 : parse_weight_dtype("--weight-dtype", o.weight_dtype);
     if (in.all_dtypes || in.weight_dtype == WeightDtype::Int8 || in.weight_dtype == WeightDtype::Int4)
         require_quantizable(d, "--weight-dtype " + o.weight_dtype + ": width");
@@ -267,10 +269,11 @@ BenchInputs bench_inputs(const BenchOptions& o, const Dims& d) {
     for (auto s : in.contexts)
         if (!bench_context_fits(d, s))
             throw InputError("--contexts", std::to_string(s),
-                             fmt::format("exceeds the maximum sequence length {} less the {} timed steps", d.seq_len, kContextTimedSteps));
+                             N_("exceeds the maximum sequence length {0} less the {1} timed steps"),
+                             {std::to_string(d.seq_len), std::to_string(kContextTimedSteps)});
     in.batches = parse_int_list_or_range("--batch", o.batches, 16);
     for (auto b : in.batches)
-        if (b > 4096) throw InputError("--batch", std::to_string(b), "must be at most 4096 sequences");
+        if (b > 4096) throw InputError("--batch", std::to_string(b), N_("must be at most 4096 sequences"));
     in.skip_nocache = o.skip_nocache;
     return in;
 }
@@ -278,44 +281,44 @@ BenchInputs bench_inputs(const BenchOptions& o, const Dims& d) {
 void run_bench(const BenchOptions& o, const CLI::App& sub) {
     refuse_both(sub, "--steps", "--gen");
     refuse_both(sub, "--batch", "--batches");
-    std::string what;
-    auto w = load(o.src, &what);
+    std::string what, shown;
+    auto w = load(o.src, &what, &shown);
     const BenchInputs in = bench_inputs(o, w->dims());
-    emit(bench_report(bench(*w, in), what, w->dims(), !o.flags.svg.empty()), o.flags);
+    emit(bench_report(bench(*w, in), what, shown, w->dims(), !o.flags.svg.empty()), o.flags);
 }
 
 void setup_bench(CLI::App* model) {
     auto o = std::make_shared<BenchOptions>();
-    CLI::App* s = model->add_subcommand("bench", "Measure prefill and decode against this machine's read bandwidth and compute rate");
+    CLI::App* s = model->add_subcommand("bench", tr("Measure prefill and decode against this machine's read bandwidth and compute rate"));
     add_source(s, o->src);
     add_threads_option(s, o->threads);
-    s->add_option("--prompt-len", o->prompt_len, "prefill tokens (default 128)");
-    s->add_option("--steps", o->steps, "decode tokens (default 32)");
+    s->add_option("--prompt-len", o->prompt_len, tr("prefill tokens (default 128)"));
+    s->add_option("--steps", o->steps, tr("decode tokens (default 32)"));
     s->add_option("--gen", o->steps, "the former spelling of --steps")->group("");
-    s->add_option("--probe-mib", o->probe_mib, "bandwidth probe buffer in MiB (default 512)");
-    s->add_option("--contexts", o->contexts, "context lengths of the scaling table (default: 128, 512, ... while S + 3 fits the model's maximum sequence length)");
-    s->add_option("--batch", o->batches, "batch sizes of the batch-decode table (default 1,8)");
+    s->add_option("--probe-mib", o->probe_mib, tr("bandwidth probe buffer in MiB (default 512)"));
+    s->add_option("--contexts", o->contexts, tr("context lengths of the scaling table (default: 128, 512, ... while S + 3 fits the model's maximum sequence length)"));
+    s->add_option("--batch", o->batches, tr("batch sizes of the batch-decode table (default 1,8)"));
     s->add_option("--batches", o->batches, "the former spelling of --batch")->group("");
-    s->add_flag("--skip-nocache", o->skip_nocache, "leave out the no-cache timings");
+    s->add_flag("--skip-nocache", o->skip_nocache, tr("leave out the no-cache timings"));
     add_kernels_option(s, o->kernels);
     s->add_option("--weight-dtype", o->weight_dtype,
-                  "fp32 (default), bf16, int8, int4 (groups of 32, fp16 scales; decode reads them packed, arithmetic in float32), "
-                  "or all: the four interleaved in one run; float32 is decoded beside any other");
+                  tr("fp32 (default), bf16, int8, int4 (groups of 32, fp16 scales; decode reads them packed, arithmetic in "
+                     "float32), or all: the four interleaved in one run; float32 is decoded beside any other"));
     add_output_flags(*s, o->flags, true);
-    add_svg_flag(*s, o->flags, "the cached and no-cache step times against the context");
+    add_svg_flag(*s, o->flags, tr("the cached and no-cache step times against the context"));
     s->footer(examples_footer({"inferlab model bench --model ref-110m --threads 2",
                                "inferlab model bench --model demo-gqa --probe-mib 64 --contexts 64,256,1000 --svg bench.svg",
                                "inferlab model bench --model ref-110m --weight-dtype bf16 --batch 1,2,4,8 --skip-nocache",
                                "inferlab model bench --model ref-110m --weight-dtype all --threads 2 --skip-nocache --batch 1,8"},
-                              "Tables (--csv --table NAME): batch, context-scaling, dtypes (int8, int4, all).\n"
-                              "JSON keys: see the README's table (model bench)."));
+                              tr("Tables (--csv --table NAME): batch, context-scaling, dtypes (int8, int4, all).\n"
+                                 "JSON keys: see the README's table (model bench).")));
     s->callback([o, s] { run_bench(*o, *s); });
 }
 
 }  // namespace
 
 void setup_model(CLI::App& app) {
-    CLI::App* model = app.add_subcommand("model", "The reference transformer (GQA, RoPE, KV cache: contiguous and paged)");
+    CLI::App* model = app.add_subcommand("model", tr("The reference transformer (GQA, RoPE, KV cache: contiguous and paged)"));
     model->require_subcommand(1);
     setup_model_measure(model);
     setup_model_pitfall(model);

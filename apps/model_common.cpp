@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #ifdef INFERLAB_WITH_CUDA
 #include "inferlab/cuda/backend.hpp"
 #endif
@@ -19,14 +20,14 @@ namespace inferlab::app {
 using namespace inferlab::model;
 
 void add_source(CLI::App* sub, ModelSource& s) {
-    sub->add_option("--checkpoint", s.checkpoint, "a llama2.c version-0 checkpoint");
-    sub->add_option("--config", s.config, "a config.json (HF keys) for random weights");
-    sub->add_option("--model", s.model, "a shipped config (default demo-gqa) for random weights");
-    sub->add_option("--seed", s.seed, "seed of the random weights (default 1; sampling has --sample-seed)");
+    sub->add_option("--checkpoint", s.checkpoint, tr("a llama2.c version-0 checkpoint"));
+    sub->add_option("--config", s.config, tr("a config.json (HF keys) for random weights"));
+    sub->add_option("--model", s.model, tr("a shipped config (default demo-gqa) for random weights"));
+    sub->add_option("--seed", s.seed, tr("seed of the random weights (default 1; sampling has --sample-seed)"));
 }
 
 void add_sample_seed(CLI::App* sub, std::string& seed) {
-    sub->add_option("--sample-seed", seed, "seed of the token sampling, separate from the weights' --seed (default 1)");
+    sub->add_option("--sample-seed", seed, tr("seed of the token sampling, separate from the weights' --seed (default 1)"));
 }
 
 namespace {
@@ -38,35 +39,40 @@ std::function<void(std::uint64_t, std::uint64_t)> check_random_init(const Dims& 
     const RandomInitEstimate e = estimate_random_init(d, measure_normal_rate());
     if (auto avail = available_memory_bytes(); avail && e.weight_bytes > *avail)
         throw InputError(flag, name,
-                         fmt::format("random float32 weights need {} ({} values × 4 B), more than the {} this machine "
-                                     "has available (MemAvailable)",
-                                     bytes_all_units(e.weight_bytes), group_thousands(e.values), bytes_all_units(*avail)));
+                         N_("random float32 weights need {0} ({1} values × 4 B), more than the {2} this machine "
+                            "has available (MemAvailable)"),
+                         {bytes_all_units(e.weight_bytes), group_thousands(e.values), bytes_all_units(*avail)});
     // Progress is for a person watching: only on a terminal, so scripts and logs see stderr empty
     // unless something went wrong.
     if (e.seconds < 2 || !isatty(fileno(stderr))) return {};
-    fmt::print(stderr, "inferlab: {} random weights: {} values, {}, about {} s to draw on this machine\n", name,
-               group_thousands(e.values), bytes_all_units(e.weight_bytes), format_real(e.seconds, 2));
+    fmt::print(stderr, "{}\n",
+               trf(N_("inferlab: {0} random weights: {1} values, {2}, about {3} s to draw on this machine"), name,
+                   group_thousands(e.values), bytes_all_units(e.weight_bytes), format_real(e.seconds, 2)));
     return [next = std::uint64_t{0}](std::uint64_t done, std::uint64_t total) mutable {
         // One line per tenth, and the last: enough to show it moves without flooding a log.
         if (done < next && done < total) return;
-        fmt::print(stderr, "inferlab: initialised {}% ({} of {} values)\n", done * 100 / total, group_thousands(done),
-                   group_thousands(total));
+        fmt::print(stderr, "{}\n",
+                   trf(N_("inferlab: initialised {0}% ({1} of {2} values)"), done * 100 / total, group_thousands(done),
+                       group_thousands(total)));
         next = done + total / 10;
     };
 }
 
 }  // namespace
 
-std::unique_ptr<Weights> load(const ModelSource& s, std::string* described) {
+std::unique_ptr<Weights> load(const ModelSource& s, std::string* described, std::string* shown) {
     int n = !s.checkpoint.empty() + !s.config.empty() + !s.model.empty();
-    if (n > 1) throw InputError("choose one of --checkpoint, --config and --model");
+    if (n > 1) throw InputError(N_("choose one of --checkpoint, --config and --model"));
     if (!s.checkpoint.empty()) {
+        // English for JSON (a prose field that does not change with the language), localized for text.
         if (described) *described = "checkpoint " + s.checkpoint;
+        if (shown) *shown = trf(N_("checkpoint {0}"), s.checkpoint);
         return read_checkpoint(s.checkpoint, "--checkpoint");
     }
     std::uint64_t seed = parse_nonnegative_int("--seed", s.seed);
     ModelConfig c = !s.config.empty() ? load_config_file(s.config, "--config") : load_named_model(s.model.empty() ? "demo-gqa" : s.model, "--model");
     if (described) *described = fmt::format("{} with random weights (seed {})", c.name, seed);
+    if (shown) *shown = trf(N_("{0} with random weights (seed {1})"), c.name, seed);
     const Dims d = dims_from_config(c);
     return random_weights(d, seed, check_random_init(d, s.config.empty() ? "--model" : "--config",
                                                      s.config.empty() ? c.name : s.config));
@@ -74,8 +80,8 @@ std::unique_ptr<Weights> load(const ModelSource& s, std::string* described) {
 
 void add_kernels_option(CLI::App* sub, std::string& kernels) {
     sub->add_option("--kernels", kernels,
-                    "CPU kernels: fast (AVX-512 where the CPU has it) or reference (plain loops); default: "
-                    "INFERLAB_KERNELS, else fast");
+                    tr("CPU kernels: fast (AVX-512 where the CPU has it) or reference (plain loops); default: "
+                       "INFERLAB_KERNELS, else fast"));
 }
 
 Kernels kernels_option(const std::string& kernels) {
@@ -92,12 +98,12 @@ CpuBackendOptions cpu_backend_options(int threads, const std::string& kernels, c
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const Weights& w, const CpuBackendOptions& cpu) {
     if (name == "cpu") return std::make_unique<CpuBackend>(cpu);
-    if (name != "cuda") throw InputError("--backend", name, "must be cpu or cuda");
+    if (name != "cuda") throw InputError("--backend", name, N_("must be cpu or cuda"));
 #ifdef INFERLAB_WITH_CUDA
     return cuda::make_backend(w, "--backend");
 #else
     (void)w;
-    throw InputError("--backend", "cuda", "this inferlab was built without CUDA (configure with -DINFERLAB_CUDA=ON)");
+    throw InputError("--backend", "cuda", N_("this inferlab was built without CUDA (configure with -DINFERLAB_CUDA=ON)"));
 #endif
 }
 
@@ -107,9 +113,9 @@ WeightsAt weights_at(const Weights& w, WeightDtype t, int threads) {
 }
 
 std::string dims_text(const Dims& d) {
-    return fmt::format("dim {}, hidden {}, L = {}, H_q = {}, H_kv = {}, d = {}, vocab {}, S_max = {}{}", d.dim, d.hidden_dim,
-                       d.n_layers, d.n_heads, d.n_kv_heads, d.head_dim(), d.vocab_size, d.seq_len,
-                       d.shared_classifier ? ", tied LM head" : "");
+    return trf(N_("dim {0}, hidden {1}, L = {2}, H_q = {3}, H_kv = {4}, d = {5}, vocab {6}, S_max = {7}"), d.dim, d.hidden_dim,
+               d.n_layers, d.n_heads, d.n_kv_heads, d.head_dim(), d.vocab_size, d.seq_len) +
+           (d.shared_classifier ? tr(", tied LM head") : "");
 }
 
 }  // namespace inferlab::app

@@ -29,8 +29,10 @@ void add_sample_seed(CLI::App* sub, std::string& seed);
 // A checkpoint, or seeded random weights from a config (default: the shipped demo-gqa). Random
 // weights are estimated first (model::estimate_random_init): more than this machine's available
 // memory is an InputError naming both sizes; an initialisation estimated past 2 s says so on
-// stderr and reports progress there.
-std::unique_ptr<model::Weights> load(const ModelSource& s, std::string* described = nullptr);
+// stderr and reports progress there. `described` gets the source in English (for JSON), `shown`
+// in the reader's language (for text).
+std::unique_ptr<model::Weights> load(const ModelSource& s, std::string* described = nullptr,
+                                     std::string* shown = nullptr);
 std::string dims_text(const model::Dims& d);
 // --kernels fast|reference on a model subcommand (default: INFERLAB_KERNELS, else fast), and its value.
 void add_kernels_option(CLI::App* sub, std::string& kernels);

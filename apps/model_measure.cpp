@@ -9,9 +9,11 @@
 
 #include "common.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/model/measure.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
+#include "model_text.hpp"
 #include "options.hpp"
 
 namespace inferlab::app {
@@ -61,12 +63,23 @@ struct SpeculateOptionsCli {
 };
 
 struct SpeculateSetup {
-    std::string target, draft;  // descriptions
+    std::string target;                  // description
+    std::vector<std::string> draft_args;  // the draft's layers, the target's, the noise: see draft_text
     int target_layers = 0;
 };
 
-Table speculate_table(const SpeculateStats& s, const char* missing = "-") {
-    Table t{{"draft position", "judged", "accepted", "empirical α", "predicted Σ min(p, q)"}, {}, {}};
+// The draft in words: English for --json's "draft", the reader's language for the text.
+std::string draft_text(const SpeculateSetup& su, bool text) {
+    return say(text, N_("first {0} of {1} layers, weights × (1 + {2}·N(0,1))"), su.draft_args);
+}
+
+// `text`: headers in the reader's language and "-" for a missing rate; else CSV (English headers,
+// empty cells).
+Table speculate_table(const SpeculateStats& s, bool text) {
+    const char* missing = text ? "-" : "";
+    Table t{{say(text, N_("draft position")), say(text, N_("judged")), say(text, N_("accepted")), say(text, N_("empirical α")),
+             say(text, N_("predicted Σ min(p, q)"))},
+            {}, {}};
     for (const auto& p : s.per_position)
         t.rows.push_back({std::to_string(p.position), std::to_string(p.judged), std::to_string(p.accepted),
                           opt_text(p.empirical, missing), opt_text(p.predicted, missing)});
@@ -77,7 +90,7 @@ nlohmann::json speculate_json(const SpeculateSetup& su, const SpeculateOptions& 
                               WeightDtype wdt) {
     const SpeculateResult& r = e.run;
     const SpeculateStats& s = e.stats;
-    nlohmann::json j = {{"target", su.target}, {"draft", su.draft}, {"gamma", so.gamma}, {"weight_dtype", to_string(wdt)},
+    nlohmann::json j = {{"target", su.target}, {"draft", draft_text(su, false)}, {"gamma", so.gamma}, {"weight_dtype", to_string(wdt)},
                         {"tokens", r.tokens}, {"tokens_generated", r.tokens.size()}, {"rounds", r.rounds},
                         {"target_forward_passes", r.target_passes}, {"draft_forward_passes", r.draft_passes},
                         {"drafts_discarded", r.drafts_discarded}, {"acceptance_rate", s.acceptance_rate},
@@ -95,21 +108,26 @@ std::string speculate_text(const SpeculateSetup& su, const SpeculateOptions& so,
                            std::optional<double> cost) {
     const SpeculateResult& r = e.run;
     const SpeculateStats& s = e.stats;
-    std::string h = fmt::format("Speculative decoding, γ = {}, {} (sample seed {})\n", so.gamma,
-                                so.sampling.greedy ? "greedy" : fmt::format("temperature {}", format_real(so.sampling.temperature)),
-                                so.seed);
-    h += fmt::format("  target: {} ({})\n  draft:  {}\n", su.target, count_noun(su.target_layers, "layer"), su.draft);
-    h += fmt::format("  {} in {}: {}, {}, {} discarded\n", count_noun(r.tokens.size(), "token"), count_noun(r.rounds, "round"),
-                     count_noun(r.target_passes, "target forward pass", "target forward passes"),
-                     count_noun(r.draft_passes, "draft forward pass", "draft forward passes"), count_noun(r.drafts_discarded, "draft"));
-    h = prose(h) + render_table(speculate_table(s));
-    std::string t = fmt::format("  acceptance rate {:.4f} against spec-accept's Σ min(p, q) = {:.4f} (99% interval ±{:.4f}: {})\n",
-                     s.acceptance_rate, s.predicted_acceptance_rate, s.interval_half_width_99,
-                     s.within_interval ? "inside" : "OUTSIDE");
-    t += fmt::format("  tokens per target pass {:.3f} against (1 − α^(γ+1))/(1 − α) = {:.3f} at that α\n", s.tokens_per_round,
-                     s.predicted_tokens_per_round);
+    const std::string sampling = so.sampling.greedy ? tr(N_("greedy"))
+                                                    : trf(N_("temperature {0}"), format_real(so.sampling.temperature));
+    std::string h = trf(N_("Speculative decoding, γ = {0}, {1} (sample seed {2})"), so.gamma, sampling, so.seed) + "\n";
+    h += "  " + trf(N_("target: {0} ({1})"), su.target, counted(true, su.target_layers, "{0} layer", N_("{0} layers"))) + "\n";
+    h += "  " + trf(N_("draft:  {0}"), draft_text(su, true)) + "\n";
+    h += "  " + trf(N_("{0} in {1}: {2}, {3}, {4} discarded"), counted(true, r.tokens.size(), "{0} token", N_("{0} tokens")),
+                    counted(true, r.rounds, "{0} round", N_("{0} rounds")),
+                    counted(true, r.target_passes, "{0} target forward pass", N_("{0} target forward passes")),
+                    counted(true, r.draft_passes, "{0} draft forward pass", N_("{0} draft forward passes")),
+                    counted(true, r.drafts_discarded, "{0} draft", N_("{0} drafts"))) + "\n";
+    h = prose(h) + render_table(speculate_table(s, true));
+    std::string t = "  " + trf(N_("acceptance rate {0} against spec-accept's Σ min(p, q) = {1} (99% interval ±{2}: {3})"),
+                               fmt::format("{:.4f}", s.acceptance_rate), fmt::format("{:.4f}", s.predicted_acceptance_rate),
+                               fmt::format("{:.4f}", s.interval_half_width_99),
+                               s.within_interval ? tr(N_("inside")) : tr(N_("OUTSIDE"))) + "\n";
+    t += "  " + trf(N_("tokens per target pass {0} against (1 − α^(γ+1))/(1 − α) = {1} at that α"),
+                    fmt::format("{:.3f}", s.tokens_per_round), fmt::format("{:.3f}", s.predicted_tokens_per_round)) + "\n";
     if (s.predicted_speedup)
-        t += fmt::format("  predicted speedup at draft/target cost {}: {:.3f}\n", format_real(*cost), *s.predicted_speedup);
+        t += "  " + trf(N_("predicted speedup at draft/target cost {0}: {1}"), format_real(*cost),
+                        fmt::format("{:.3f}", *s.predicted_speedup)) + "\n";
     return h + prose(t);
 }
 
@@ -118,7 +136,7 @@ void run_speculate(const SpeculateOptionsCli& o, const CLI::App& sub) {
     refuse_sampling_flags_when_greedy(sub, o.greedy || parse_temperature(o.temperature) == 0,
                                       o.greedy ? "--greedy" : "--temperature 0");
     if (o.greedy && sub.count("--temperature") > 0)
-        throw InputError("--temperature", o.temperature, "has no effect with --greedy (greedy: the argmax)");
+        throw InputError("--temperature", o.temperature, N_("has no effect with --greedy (greedy: the argmax)"));
     SpeculateSetup su;
     auto tw = load(o.src, &su.target);
     const Dims& td = tw->dims();
@@ -134,7 +152,7 @@ void run_speculate(const SpeculateOptionsCli& o, const CLI::App& sub) {
         if (e.where() == "perturbation") throw InputError("--perturb", o.perturb, e.rule());
         throw;
     }
-    su.draft = fmt::format("first {} of {} layers, weights × (1 + {}·N(0,1))", layers, td.n_layers, format_real(perturb));
+    su.draft_args = {std::to_string(layers), std::to_string(td.n_layers), format_real(perturb)};
     SpeculateOptions so;
     so.gamma = static_cast<int>(parse_positive_int_at_most("--gamma", o.gamma, 64, ""));
     const auto prompt = parse_token_list("--prompt", o.prompt, td);
@@ -154,9 +172,10 @@ void run_speculate(const SpeculateOptionsCli& o, const CLI::App& sub) {
     rep.json = speculate_json(su, so, e, wdt);
     rep.human = speculate_text(su, so, e, cost);
     rep.explain = rep.human + "\n" +
-                  prose("Acceptance follows spec-accept's rule on the two models' actual next-token distributions at each "
-                        "position; the prediction Σ_x min(p(x), q(x)) is computed from those same distributions.\n");
-    rep.add_table("positions", speculate_table(e.stats, ""));
+                  prose(tr(N_("Acceptance follows spec-accept's rule on the two models' actual next-token distributions at "
+                              "each position; the prediction Σ_x min(p(x), q(x)) is computed from those same distributions.")) +
+                        "\n");
+    rep.add_table("positions", speculate_table(e.stats, false));
     emit(rep, o.flags);
 }
 
@@ -169,22 +188,24 @@ struct KvQuantOptions {
 };
 
 std::string kv_quant_text(const std::string& what, const KvQuantExperiment& e, const KvQuantResult& r, WeightDtype wdt) {
-    std::string h = fmt::format(
-        "KV cache at int{} ({}) on {}; weights {} for both caches\n", e.bits,
-        e.scheme == KvQuantScheme::Kivi ? fmt::format("KIVI: K per channel over groups of {} tokens, V per token", e.group_tokens)
-                                        : "per token for K and V",
-        what, to_string(wdt));
-    h += fmt::format("  over {} positions: max |logit error| {:.3e}; KL(float ‖ quantized) mean {:.3e}, max {:.3e}; greedy "
-                     "next token agrees at {}/{} positions\n",
-                     r.positions, r.max_abs_logit_error, r.mean_kl, r.max_kl, r.greedy_agree, r.positions);
-    h += r.first_divergence
-             ? fmt::format("  greedy generation: parts from the float32 cache at generated token {}\n", *r.first_divergence)
-             : fmt::format("  greedy generation of {} tokens: identical to the float32 cache\n", r.generated);
-    h += fmt::format("  bytes per token: {} B stored ({} B at float32); kv-mem's int{} figure with one fp16 scale per head "
-                     "vector: {} B{}\n",
-                     r.bytes_per_token_measured, r.bytes_per_token_fp32, e.bits, r.bytes_per_token_kv_mem,
-                     r.bytes_per_token_measured == r.bytes_per_token_kv_mem ? " (equal)"
-                                                                            : " (KIVI's per-channel K scales differ in count)");
+    const std::string scheme =
+        e.scheme == KvQuantScheme::Kivi ? trf(N_("KIVI: K per channel over groups of {0} tokens, V per token"), e.group_tokens)
+                                        : tr(N_("per token for K and V"));
+    std::string h = trf(N_("KV cache at int{0} ({1}) on {2}; weights {3} for both caches"), e.bits, scheme, what,
+                        to_string(wdt)) + "\n";
+    h += "  " + trf(N_("over {0} positions: max |logit error| {1}; KL(float ‖ quantized) mean {2}, max {3}; greedy next "
+                       "token agrees at {4}/{5} positions"),
+                    r.positions, fmt::format("{:.3e}", r.max_abs_logit_error), fmt::format("{:.3e}", r.mean_kl),
+                    fmt::format("{:.3e}", r.max_kl), r.greedy_agree, r.positions) + "\n";
+    h += "  " + (r.first_divergence
+                     ? trf(N_("greedy generation: parts from the float32 cache at generated token {0}"), *r.first_divergence)
+                     : trf(N_("greedy generation of {0} tokens: identical to the float32 cache"), r.generated)) + "\n";
+    h += "  " + trf(N_("bytes per token: {0} B stored ({1} B at float32); kv-mem's int{2} figure with one fp16 scale per "
+                       "head vector: {3} B{4}"),
+                    r.bytes_per_token_measured, r.bytes_per_token_fp32, e.bits, r.bytes_per_token_kv_mem,
+                    r.bytes_per_token_measured == r.bytes_per_token_kv_mem
+                        ? tr(N_(" (equal)"))
+                        : tr(N_(" (KIVI's per-channel K scales differ in count)"))) + "\n";
     return prose(h);
 }
 
@@ -199,7 +220,7 @@ void run_kv_quant(const KvQuantOptions& o, const CLI::App& sub) {
     e.bits = parse_bits(o.bits, {8, 4});
     if (o.scheme == "kivi") e.scheme = KvQuantScheme::Kivi;
     else if (o.scheme == "per-token") e.scheme = KvQuantScheme::PerToken;
-    else throw InputError("--scheme", o.scheme, "must be kivi (K per channel, V per token) or per-token");
+    else throw InputError("--scheme", o.scheme, N_("must be kivi (K per channel, V per token) or per-token"));
     e.group_tokens = static_cast<int>(parse_positive_int_at_most("--group-size", o.group, INT32_MAX, ""));
     const int n = parse_token_count("--positions", o.tokens, 0, static_cast<std::uint64_t>(d.seq_len));
     e.tokens = kv_quant_tokens(d, n, parse_nonnegative_int("--seed", o.src.seed));
@@ -231,17 +252,20 @@ struct RooflineCli {
     OutputFlags flags;
 };
 
-// Text shows bytes in every unit; CSV (`csv`) the exact count, the unit in the header.
-Table roofline_table(const RooflineResult& r, bool csv = false) {
-    Table t{{"S", "batch", csv ? "bytes/step (B)" : "bytes/step", "predicted agg tok/s", "measured agg tok/s", "measured/predicted",
-             "measured per-request tok/s", "with π: agg tok/s", "bound is"},
+// Text (`text`) shows bytes in every unit, headers and the bound in the reader's language; CSV
+// the exact count, the unit in the header, English.
+Table roofline_table(const RooflineResult& r, bool text) {
+    Table t{{"S", "batch", text ? tr(N_("bytes/step")) : "bytes/step (B)", say(text, N_("predicted agg tok/s")),
+             say(text, N_("measured agg tok/s")), say(text, N_("measured/predicted")), say(text, N_("measured per-request tok/s")),
+             say(text, N_("with π: agg tok/s")), say(text, N_("bound is"))},
             {}, {}};
     for (const auto& w : r.rows)
         t.rows.push_back({std::to_string(w.seq_len), std::to_string(w.batch),
-                          csv ? std::to_string(w.bytes_per_step) : bytes_all_units(w.bytes_per_step),
+                          text ? bytes_all_units(w.bytes_per_step) : std::to_string(w.bytes_per_step),
                           fmt::format("{:.2f}", w.predicted_aggregate_tokens_per_s), fmt::format("{:.2f}", w.measured_aggregate_tokens_per_s),
                           fmt::format("{:.2f}", w.ratio), fmt::format("{:.2f}", w.measured_per_request_tokens_per_s),
-                          fmt::format("{:.2f}", w.with_compute_aggregate_tokens_per_s), w.compute_bound ? "compute" : "memory"});
+                          fmt::format("{:.2f}", w.with_compute_aggregate_tokens_per_s),
+                          w.compute_bound ? say(text, N_("compute")) : say(text, N_("memory"))});
     return t;
 }
 
@@ -263,20 +287,23 @@ nlohmann::json roofline_json(const std::string& what, const RooflineResult& r, i
 }
 
 std::string roofline_text(const std::string& what, const RooflineResult& r, int threads) {
-    std::string h = fmt::format("The first document's read-volume bound on this machine: {} ({})\n  β = {:.2f} GB/s measured "
-                                "(STREAM-style read, huge pages {}); D_B = W + B·M_KV with W = {} read per step\n"
-                                "  π = {:.2f} GFLOP/s measured (the decode kernel on cached weights) for the \"with π\" bound "
-                                "max(D_B/β, F_B/π)\n",
-                                what, count_noun(static_cast<std::uint64_t>(threads), "thread"), r.bandwidth.read_gbs,
-                                r.bandwidth.huge_pages ? "on" : "refused", bytes_all_units(r.weight_bytes), r.batch_product_gflops);
-    h = prose(h) + render_table(roofline_table(r));
+    std::string h = trf(N_("The first document's read-volume bound on this machine: {0} ({1})"), what,
+                        counted(true, static_cast<std::uint64_t>(threads), "{0} thread", N_("{0} threads"))) + "\n";
+    h += "  " + trf(N_("β = {0} GB/s measured (STREAM-style read, {1}); D_B = W + B·M_KV with W = {2} read per step"),
+                    fmt::format("{:.2f}", r.bandwidth.read_gbs),
+                    r.bandwidth.huge_pages ? tr(N_("huge pages on")) : tr(N_("huge pages refused")),
+                    bytes_all_units(r.weight_bytes)) + "\n";
+    h += "  " + trf(N_("π = {0} GFLOP/s measured (the decode kernel on cached weights) for the \"with π\" bound "
+                       "max(D_B/β, F_B/π)"),
+                    fmt::format("{:.2f}", r.batch_product_gflops)) + "\n";
+    h = prose(h) + render_table(roofline_table(r, true));
     std::string t;
     if (r.fits_in_last_level_cache.value_or(false))
-        t += fmt::format("  Not a bound here: every step reads at most {}, which fits this machine's last-level cache "
-                         "({}), so it reads from cache, not DRAM; the DRAM read-volume bound does not apply.\n",
-                         bytes_all_units(r.max_step_bytes), bytes_all_units(*r.last_level_cache_bytes));
-    t += "  The read-volume bound counts bytes only: where measured falls well below it and the \"with π\" bound is "
-         "compute, arithmetic (FLOPs), not reading, limits the step.\n";
+        t += "  " + trf(N_("Not a bound here: every step reads at most {0}, which fits this machine's last-level cache "
+                           "({1}), so it reads from cache, not DRAM; the DRAM read-volume bound does not apply."),
+                        bytes_all_units(r.max_step_bytes), bytes_all_units(*r.last_level_cache_bytes)) + "\n";
+    t += "  " + tr(N_("The read-volume bound counts bytes only: where measured falls well below it and the \"with π\" bound "
+                      "is compute, arithmetic (FLOPs), not reading, limits the step.")) + "\n";
     return h + prose(t);
 }
 
@@ -299,83 +326,89 @@ void run_roofline(const RooflineCli& o, const CLI::App& sub) {
     rep.json = roofline_json(what, r, threads, e.dtype);
     rep.human = roofline_text(what, r, threads);
     rep.explain = rep.human;
-    rep.add_table("rows", roofline_table(r, true));
+    rep.add_table("rows", roofline_table(r, false));
     emit(rep, o.flags);
 }
 
 void setup_speculate(CLI::App* model) {
     auto sp = std::make_shared<SpeculateOptionsCli>();
-    CLI::App* s = model->add_subcommand("speculate", "Speculative decoding with a draft derived from the target: measured against spec-accept");
+    CLI::App* s = model->add_subcommand(
+        "speculate", tr("Speculative decoding with a draft derived from the target: measured against spec-accept"));
     add_source(s, sp->src);
-    s->add_option("--gamma", sp->gamma, "drafts per round (default 4)");
-    add_former_spelling(s, s->add_option("--steps", sp->tokens, "tokens to generate (default 64)"), "--tokens", sp->tokens);
-    s->add_option("--prompt", sp->prompt, "prompt token ids (default 1,2,3,4)");
-    s->add_option("--draft-layers", sp->draft_layers, "the draft's layers: the target's first N (default half)");
-    s->add_option("--perturb", sp->perturb, "relative noise on the draft's weights (default 0.05; dials acceptance)");
-    s->add_option("--draft-seed", sp->draft_seed, "seed of that noise (default 2)");
+    s->add_option("--gamma", sp->gamma, tr("drafts per round (default 4)"));
+    add_former_spelling(s, s->add_option("--steps", sp->tokens, tr("tokens to generate (default 64)")), "--tokens", sp->tokens);
+    s->add_option("--prompt", sp->prompt, tr("prompt token ids (default 1,2,3,4)"));
+    s->add_option("--draft-layers", sp->draft_layers, tr("the draft's layers: the target's first N (default half)"));
+    s->add_option("--perturb", sp->perturb, tr("relative noise on the draft's weights (default 0.05; dials acceptance)"));
+    s->add_option("--draft-seed", sp->draft_seed, tr("seed of that noise (default 2)"));
     add_sample_seed(s, sp->sample_seed);
-    s->add_option("--temperature", sp->temperature, "sampling temperature (default 1, 0 = greedy as --greedy)")
+    s->add_option("--temperature", sp->temperature, tr("sampling temperature (default 1, 0 = greedy as --greedy)"))
         ->check(rule(parse_temperature));
-    s->add_option("--top-k", sp->top_k, "top-k (0: off)")
+    s->add_option("--top-k", sp->top_k, tr("top-k (0: off)"))
         ->check(rule(parse_top_k));
-    s->add_option("--top-p", sp->top_p, "top-p (1: off)")
+    s->add_option("--top-p", sp->top_p, tr("top-p (1: off)"))
         ->check(rule(parse_top_p));
-    s->add_flag("--greedy", sp->greedy, "greedy drafts and verification (equals greedy target decoding)");
+    s->add_flag("--greedy", sp->greedy, tr("greedy drafts and verification (equals greedy target decoding)"));
     add_threads_option(s, sp->threads);
     add_kernels_option(s, sp->kernels);
     s->add_option("--weight-dtype", sp->weight_dtype,
-                  "fp32 (default), bf16, int8 or int4: the weights target and draft read (each its own)");
-    s->add_option("--cost-ratio", sp->cost_ratio, "draft/target cost for a predicted speedup");
+                  tr("fp32 (default), bf16, int8 or int4: the weights target and draft read (each its own)"));
+    s->add_option("--cost-ratio", sp->cost_ratio, tr("draft/target cost for a predicted speedup"));
     add_output_flags(*s, sp->flags, true);
+    // One paragraph: the help formatter wraps it to the width.
     s->footer(examples_footer({"inferlab model speculate --model demo-gqa --gamma 4 --seed 1 --steps 200"},
-                              "JSON keys: target, draft, gamma, weight_dtype, tokens, tokens_generated, rounds,\n"
-                              "target_forward_passes, draft_forward_passes, drafts_discarded, acceptance_rate,\n"
-                              "predicted_acceptance_rate, acceptance_interval_99, within_interval, tokens_per_round,\n"
-                              "predicted_tokens_per_round, predicted_speedup (null without --cost-ratio),\n"
-                              "per_position[]{position, judged, accepted, empirical, predicted} (null: none judged)."));
+                              tr(N_("JSON keys: target, draft, gamma, weight_dtype, tokens, tokens_generated, rounds, "
+                                    "target_forward_passes, draft_forward_passes, drafts_discarded, acceptance_rate, "
+                                    "predicted_acceptance_rate, acceptance_interval_99, within_interval, tokens_per_round, "
+                                    "predicted_tokens_per_round, predicted_speedup (null without --cost-ratio), "
+                                    "per_position[]{position, judged, accepted, empirical, predicted} (null: none judged)."))));
     s->callback([sp, s] { run_speculate(*sp, *s); });
 }
 
 void setup_kv_quant(CLI::App* model) {
     auto kq = std::make_shared<KvQuantOptions>();
-    CLI::App* q = model->add_subcommand("kv-quant", "The model with an int8/int4 KV cache: logit error, greedy agreement, bytes per token");
+    CLI::App* q = model->add_subcommand(
+        "kv-quant", tr("The model with an int8/int4 KV cache: logit error, greedy agreement, bytes per token"));
     add_source(q, kq->src);
-    q->add_option("--bits", kq->bits, "8 (default) or 4");
-    q->add_option("--scheme", kq->scheme, "kivi (K per channel, V per token; default) or per-token");
-    add_former_spelling(q, q->add_option("--group-size", kq->group, "KIVI's token group for K scales (default 32)"), "--group", kq->group);
-    add_former_spelling(q, q->add_option("--positions", kq->tokens, "positions compared (default 128)"), "--tokens", kq->tokens);
-    add_former_spelling(q, q->add_option("--steps", kq->gen, "greedy tokens generated with each cache (default 100; 0: none)"), "--gen",
-                        kq->gen);
-    q->add_option("--prompt", kq->prompt, "prompt of that generation (default 1,2,3,4)");
+    q->add_option("--bits", kq->bits, tr("8 (default) or 4"));
+    q->add_option("--scheme", kq->scheme, tr("kivi (K per channel, V per token; default) or per-token"));
+    add_former_spelling(q, q->add_option("--group-size", kq->group, tr("KIVI's token group for K scales (default 32)")), "--group",
+                        kq->group);
+    add_former_spelling(q, q->add_option("--positions", kq->tokens, tr("positions compared (default 128)")), "--tokens", kq->tokens);
+    add_former_spelling(q, q->add_option("--steps", kq->gen, tr("greedy tokens generated with each cache (default 100; 0: none)")),
+                        "--gen", kq->gen);
+    q->add_option("--prompt", kq->prompt, tr("prompt of that generation (default 1,2,3,4)"));
     add_kernels_option(q, kq->kernels);
-    q->add_option("--weight-dtype", kq->weight_dtype, "fp32 (default), bf16, int8 or int4: the weights of the model both caches serve");
+    q->add_option("--weight-dtype", kq->weight_dtype,
+                  tr("fp32 (default), bf16, int8 or int4: the weights of the model both caches serve"));
     add_output_flags(*q, kq->flags);
     q->footer(examples_footer({"inferlab model kv-quant --model demo-gqa --bits 8 --scheme per-token"},
-                              "JSON keys: model, bits, scheme, group_tokens, weight_dtype, positions,\n"
-                              "max_abs_logit_error, max_kl, mean_kl, greedy_agreement, generated,\n"
-                              "greedy_first_divergence (null: none), bytes_per_token_measured,\n"
-                              "bytes_per_token_kv_mem, bytes_per_token_fp32."));
+                              tr(N_("JSON keys: model, bits, scheme, group_tokens, weight_dtype, positions, "
+                                    "max_abs_logit_error, max_kl, mean_kl, greedy_agreement, generated, "
+                                    "greedy_first_divergence (null: none), bytes_per_token_measured, "
+                                    "bytes_per_token_kv_mem, bytes_per_token_fp32."))));
     q->callback([kq, q] { run_kv_quant(*kq, *q); });
 }
 
 void setup_roofline(CLI::App* model) {
     auto ro = std::make_shared<RooflineCli>();
-    CLI::App* rf = model->add_subcommand("roofline", "decode-roofline's bound beside the reference model's measured decode");
+    CLI::App* rf = model->add_subcommand("roofline", tr("decode-roofline's bound beside the reference model's measured decode"));
     add_source(rf, ro->src);
-    add_former_spelling(rf, rf->add_option("--batch", ro->batches, "batch sizes (default 1,8)"), "--batches", ro->batches);
-    rf->add_option("--contexts", ro->contexts, "cached tokens per sequence (default 64)");
+    add_former_spelling(rf, rf->add_option("--batch", ro->batches, tr("batch sizes (default 1,8)")), "--batches", ro->batches);
+    rf->add_option("--contexts", ro->contexts, tr("cached tokens per sequence (default 64)"));
     add_threads_option(rf, ro->threads);
     add_kernels_option(rf, ro->kernels);
-    rf->add_option("--weight-dtype", ro->weight_dtype, "fp32 (default), bf16, int8 or int4: the weights each timed step reads");
-    rf->add_option("--probe-mib", ro->probe_mib, "bandwidth probe buffer in MiB (default 512)");
-    rf->add_option("--repeats", ro->repeats, "timed steps per row, best kept (default 3)");
+    rf->add_option("--weight-dtype", ro->weight_dtype, tr("fp32 (default), bf16, int8 or int4: the weights each timed step reads"));
+    rf->add_option("--probe-mib", ro->probe_mib, tr("bandwidth probe buffer in MiB (default 512)"));
+    rf->add_option("--repeats", ro->repeats, tr("timed steps per row, best kept (default 3)"));
     add_output_flags(*rf, ro->flags, true);
     rf->footer(examples_footer({"inferlab model roofline --model ref-110m --batch 1,8"},
-                               "JSON keys: model, measured_read_gbs, measured_batch_product_gflops, threads,\n"
-                               "weight_dtype, last_level_cache_bytes (null: unknown), fits_in_last_level_cache,\n"
-                               "rows[]{seq_len, batch, bytes_per_step, predicted_aggregate_tokens_per_s, predicted_per_request_tokens_per_s,\n"
-                               "measured_aggregate_tokens_per_s, measured_per_request_tokens_per_s, ratio,\n"
-                               "with_compute_aggregate_tokens_per_s, compute_bound}."));
+                               tr(N_("JSON keys: model, measured_read_gbs, measured_batch_product_gflops, threads, "
+                                     "weight_dtype, last_level_cache_bytes (null: unknown), fits_in_last_level_cache, "
+                                     "rows[]{seq_len, batch, bytes_per_step, predicted_aggregate_tokens_per_s, "
+                                     "predicted_per_request_tokens_per_s, measured_aggregate_tokens_per_s, "
+                                     "measured_per_request_tokens_per_s, ratio, with_compute_aggregate_tokens_per_s, "
+                                     "compute_bound}."))));
     rf->callback([ro, rf] { run_roofline(*ro, *rf); });
 }
 

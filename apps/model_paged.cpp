@@ -11,6 +11,7 @@
 #include "inferlab/model/paged_sim.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
+#include "model_text.hpp"
 #include "paged_options.hpp"
 
 namespace inferlab::app {
@@ -84,65 +85,86 @@ Table steps_table(const PagedSimResult& r) {
 }
 
 // Why bytes_saved is what it is (SharingComparison::blocks_saved): measured on the shared run at
-// its peak; a zero, and an unshared run whose peak the pool capped, are said in words.
-std::string saving_note(const SharingComparison& c) {
+// its peak; a zero, and an unshared run whose peak the pool capped, are said in words. `text`:
+// in the reader's language (the text output), else English (--json's saving_note).
+std::string saving_note(const SharingComparison& c, bool text) {
     const PagedSimResult& s = c.shared;
     const PagedSimResult& u = c.unshared;
     std::string n =
         c.blocks_saved > 0
-            ? fmt::format("sharing saves {} at its peak (step {}): the tables list {}, {} of them distinct",
-                          count_noun(std::uint64_t(c.blocks_saved), "block"), s.peak_step, c.unshared_demand_blocks,
-                          s.peak_used_blocks)
-            : fmt::format("sharing saves nothing at its peak (step {}): no block is held by two sequences then",
-                          s.peak_step);
+            ? say(text, N_("sharing saves {0} at its peak (step {1}): the tables list {2}, {3} of them distinct"),
+                  {counted(text, std::uint64_t(c.blocks_saved), "{0} block", N_("{0} blocks")), std::to_string(s.peak_step),
+                   std::to_string(c.unshared_demand_blocks), std::to_string(s.peak_used_blocks)})
+            : say(text, N_("sharing saves nothing at its peak (step {0}): no block is held by two sequences then"),
+                  {std::to_string(s.peak_step)});
     // A sequence waits only when the pool is short (all are admitted at step 0 otherwise).
     if (u.waiting_steps > 0)
-        n += fmt::format("; without sharing the pool of {} blocks could not run every sequence at once (they waited {} "
-                         "sequence-steps; {}, {} recomputed), so the unshared peak of {} blocks is what the pool allowed, "
-                         "not what the run needed",
-                         s.options.blocks, u.waiting_steps, count_noun(std::uint64_t(u.preemptions), "preemption"),
-                         count_noun(std::uint64_t(u.recomputed_tokens), "token"), u.peak_used_blocks);
+        n += say(text,
+                 N_("; without sharing the pool of {0} blocks could not run every sequence at once (they waited {1} "
+                    "sequence-steps; {2}, {3} recomputed), so the unshared peak of {4} blocks is what the pool allowed, "
+                    "not what the run needed"),
+                 {std::to_string(s.options.blocks), std::to_string(u.waiting_steps),
+                  counted(text, std::uint64_t(u.preemptions), "{0} preemption", N_("{0} preemptions")),
+                  counted(text, std::uint64_t(u.recomputed_tokens), "{0} token", N_("{0} tokens")),
+                  std::to_string(u.peak_used_blocks)});
     return n;
 }
 
+// A sequence's state ("waiting", "running", "finished": the library's words, as JSON keeps them)
+// in the reader's language.
+std::string state_text(const std::string& state) {
+    static const char* const kStates[] = {N_("waiting"), N_("running"), N_("finished")};
+    for (const char* k : kStates)
+        if (state == k) return tr(k);
+    return state;
+}
+
+std::string yes_no(bool v) { return v ? tr("yes") : tr("NO"); }
+
 std::string step_text(const PagedStep& st, const PagedSimResult& r) {
-    std::string line = fmt::format("step {}: {} used, {} free{}", st.step, st.used_blocks, st.free_blocks,
-                                   st.step == r.peak_step ? " (the peak)" : "");
+    std::string line = trf(N_("step {0}: {1} used, {2} free{3}"), st.step, st.used_blocks, st.free_blocks,
+                           st.step == r.peak_step ? tr(N_(" (the peak)")) : "");
     // The table shows the step at its fullest; the blocks finished sequences hand back come after.
-    if (st.free_after != st.free_blocks) line += fmt::format("; {} free once the finished return theirs", st.free_after);
+    if (st.free_after != st.free_blocks) line += trf(N_("; {0} free once the finished return theirs"), st.free_after);
     std::string h = "\n" + wrap(line, "", "  ");
-    for (const auto& e : st.events) h += "  " + e + "\n";
-    Table t{{"seq", "state", "len", "blocks (logical→physical)", "refs", "last fill"}, {}, {}};
+    for (const auto& e : st.events) h += wrap(e.localized(), "  ", "    ");
+    Table t{{tr(N_("seq")), tr(N_("state")), tr(N_("len")), tr(N_("blocks (logical→physical)")), tr(N_("refs")),
+             tr(N_("last fill"))},
+            {}, {}};
     t.right_align = {true, false, true, false, false, true};
     for (const auto& s : st.seqs)
-        t.rows.push_back({std::to_string(s.seq), s.state, std::to_string(s.length), table_text(s, 28), refs_text(s, 12),
-                          s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
+        t.rows.push_back({std::to_string(s.seq), state_text(s.state), std::to_string(s.length), table_text(s, 28),
+                          refs_text(s, 12), s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
     return h + render_table(t);
 }
 
 // `c` is nullptr under --no-share: only the unshared run exists, and nothing is compared.
 std::string human_text(const SharingComparison* c, const PagedSimResult& r) {
-    std::string h = fmt::format("Block pool: {} blocks of {}, {} each\n{}\n", r.options.blocks,
-                                count_noun(std::uint64_t(r.options.block_size), "token"),
-                                bytes_all_units(r.block_bytes), r.options.share_prefix ? "Prefix sharing on" : "No sharing");
+    std::string h = wrap(trf(N_("Block pool: {0} blocks of {1}, {2} each"), r.options.blocks,
+                             counted(true, std::uint64_t(r.options.block_size), "{0} token", N_("{0} tokens")),
+                             bytes_all_units(r.block_bytes)),
+                         "", "  ");
+    h += tr(r.options.share_prefix ? N_("Prefix sharing on") : N_("No sharing")) + "\n";
     for (const auto& st : r.steps) h += step_text(st, r);
-    const std::string recomputed = fmt::format("{} recomputed", count_noun(std::uint64_t(r.recomputed_tokens), "token"));
+    const std::string recomputed =
+        trf(N_("{0} recomputed"), counted(true, std::uint64_t(r.recomputed_tokens), "{0} token", N_("{0} tokens")));
     if (!c) {
-        h += fmt::format("\nPeak: {} blocks at step {} = {}\n", r.peak_used_blocks, r.peak_step, bytes_all_units(r.peak_bytes));
-        h += wrap(fmt::format("Preemptions: {} ({}); pool whole at the end: {}", r.preemptions, recomputed,
-                              r.pool_whole_at_end ? "yes" : "NO"),
+        h += "\n" + trf(N_("Peak: {0} blocks at step {1} = {2}"), r.peak_used_blocks, r.peak_step,
+                        bytes_all_units(r.peak_bytes)) + "\n";
+        h += wrap(trf(N_("Preemptions: {0} ({1}); pool whole at the end: {2}"), r.preemptions, recomputed,
+                      yes_no(r.pool_whole_at_end)),
                   "", "  ");
         return h;
     }
-    h += fmt::format("\nPeak with sharing:    {} blocks at step {} = {}\n", c->shared.peak_used_blocks, c->shared.peak_step,
-                     bytes_all_units(c->peak_bytes_shared));
-    h += fmt::format("Peak without sharing: {} blocks at step {} = {}\n", c->unshared.peak_used_blocks, c->unshared.peak_step,
-                     bytes_all_units(c->peak_bytes_unshared));
-    h += wrap(fmt::format("Saved: {} ({}).", bytes_all_units(std::uint64_t(c->bytes_saved)), saving_note(*c)), "", "  ");
-    h += wrap(fmt::format("Copies on write: {}; preemptions: {} ({}); pool whole at the end: {}", r.copies_on_write,
-                          r.preemptions, recomputed, r.pool_whole_at_end ? "yes" : "NO"),
+    h += "\n" + trf(N_("Peak with sharing:    {0} blocks at step {1} = {2}"), c->shared.peak_used_blocks,
+                    c->shared.peak_step, bytes_all_units(c->peak_bytes_shared)) + "\n";
+    h += trf(N_("Peak without sharing: {0} blocks at step {1} = {2}"), c->unshared.peak_used_blocks, c->unshared.peak_step,
+             bytes_all_units(c->peak_bytes_unshared)) + "\n";
+    h += wrap(trf(N_("Saved: {0} ({1})."), bytes_all_units(std::uint64_t(c->bytes_saved)), saving_note(*c, true)), "", "  ");
+    h += wrap(trf(N_("Copies on write: {0}; preemptions: {1} ({2}); pool whole at the end: {3}"), r.copies_on_write,
+                  r.preemptions, recomputed, yes_no(r.pool_whole_at_end)),
               "", "  ");
-    h += fmt::format("Logits with sharing against without: max |difference| {:.2e}\n", c->max_logit_diff);
+    h += trf(N_("Logits with sharing against without: max |difference| {0}"), fmt::format("{:.2e}", c->max_logit_diff)) + "\n";
     return h;
 }
 
@@ -178,11 +200,11 @@ nlohmann::json result_json(const SharingComparison* c, const PagedSimResult& r) 
                         {"peak_bytes_shared", c ? nlohmann::json(c->peak_bytes_shared) : null},
                         {"peak_bytes_unshared", u.peak_bytes},
                         {"bytes_saved", c ? nlohmann::json(c->bytes_saved) : null},
-                        {"saving_note", c ? nlohmann::json(saving_note(*c)) : null},
+                        {"saving_note", c ? nlohmann::json(saving_note(*c, false)) : null},
                         {"max_logit_diff_vs_unshared", c ? nlohmann::json(c->max_logit_diff) : null},
                         {"pool_whole_at_end", r.pool_whole_at_end}};
     for (const auto& st : r.steps) {
-        nlohmann::json s = {{"step", st.step},         {"events", st.events},         {"free_blocks", st.free_blocks},
+        nlohmann::json s = {{"step", st.step},         {"events", texts(st.events)},         {"free_blocks", st.free_blocks},
                             {"used_blocks", st.used_blocks}, {"free_after", st.free_after}, {"seqs", nlohmann::json::array()}};
         for (const auto& q : st.seqs) s["seqs"].push_back(seq_json(q));
         j["steps"].push_back(s);
@@ -190,21 +212,22 @@ nlohmann::json result_json(const SharingComparison* c, const PagedSimResult& r) 
     return j;
 }
 
+// Each line of the note a paragraph, wrapped to the width (the English lines fit 80 as written).
 std::string explain_text(const std::string& human) {
-    return human +
-           "\nFirst document, Figure 8: a sequence's logical blocks (its positions in order)\n"
-           "map to physical blocks anywhere in the pool; the model reads them in logical\n"
-           "order. A block shared by several sequences has a reference count above 1 and\n"
-           "is never written: the first write into it copies it (copy-on-write).\n"
-           "Each step is shown at its fullest: after its writes, before the sequences that\n"
-           "finished return their blocks, so the peak is the step marked \"the peak\".\n"
-           "Peak bytes = peak blocks × block bytes; kv-mem --shared-prefix computes the\n"
-           "same from the shapes alone.\n"
-           "Saved = at the shared run's peak step, the blocks its tables list minus the\n"
-           "distinct blocks held (each block held by r sequences counts r − 1), × block\n"
-           "bytes: what that moment would hold more without sharing. It is measured on the\n"
-           "shared run alone, so it is never negative; the unshared run's own peak can be\n"
-           "lower when the pool was too small for it and preempted it instead.\n";
+    return human + "\n" +
+           wrap(tr(N_("First document, Figure 8: a sequence's logical blocks (its positions in order)\n"
+                      "map to physical blocks anywhere in the pool; the model reads them in logical\n"
+                      "order. A block shared by several sequences has a reference count above 1 and\n"
+                      "is never written: the first write into it copies it (copy-on-write).\n"
+                      "Each step is shown at its fullest: after its writes, before the sequences that\n"
+                      "finished return their blocks, so the peak is the step marked \"the peak\".\n"
+                      "Peak bytes = peak blocks × block bytes; kv-mem --shared-prefix computes the\n"
+                      "same from the shapes alone.\n"
+                      "Saved = at the shared run's peak step, the blocks its tables list minus the\n"
+                      "distinct blocks held (each block held by r sequences counts r − 1), × block\n"
+                      "bytes: what that moment would hold more without sharing. It is measured on the\n"
+                      "shared run alone, so it is never negative; the unshared run's own peak can be\n"
+                      "lower when the pool was too small for it and preempted it instead.")));
 }
 
 void run_model_paged(const PagedOptions& o) {
@@ -236,20 +259,21 @@ void run_model_paged(const PagedOptions& o) {
 
 void setup_model_paged(CLI::App* model) {
     auto o = std::make_shared<PagedOptions>();
-    CLI::App* s = model->add_subcommand("paged", "A paged KV cache to watch: block tables, shared prefixes, copy-on-write");
+    CLI::App* s = model->add_subcommand("paged", tr("A paged KV cache to watch: block tables, shared prefixes, copy-on-write"));
     add_source(s, o->src);
     add_paged_flags(*s, o->paged, defaults());
-    s->add_flag("--no-share", o->no_share, "show the run without prefix sharing");
+    s->add_flag("--no-share", o->no_share, tr("show the run without prefix sharing"));
     add_output_flags(*s, o->flags, true);
+    // Each note one paragraph: the help formatter wraps it to the width.
     s->footer(examples_footer({"inferlab model paged", "inferlab model paged --prompts '1,2,3,4,5;1,2,3,4,6;7' --blocks 8 --json"},
-                              "When the pool runs out, the most recently admitted running sequence is preempted: its\n"
-                              "blocks return to the pool and it is recomputed when blocks allow (vLLM's policy).\n"
-                              "JSON keys: blocks, block_size, block_bytes, prompts, share_prefix, generated,\n"
-                              "steps[]{step, events, free_blocks, used_blocks, free_after, seqs[]{seq, state, length,\n"
-                              "table, refs, last_fill, shared_from, shared_tokens}}, copies_on_write, preemptions,\n"
-                              "recomputed_tokens, preemptions_unshared, policy, peak_blocks_shared, peak_step_shared,\n"
-                              "peak_blocks_unshared, peak_step_unshared, peak_bytes_shared, peak_bytes_unshared,\n"
-                              "bytes_saved, saving_note, max_logit_diff_vs_unshared, pool_whole_at_end."));
+                              tr(N_("When the pool runs out, the most recently admitted running sequence is preempted: its "
+                                    "blocks return to the pool and it is recomputed when blocks allow (vLLM's policy).\n"
+                                    "JSON keys: blocks, block_size, block_bytes, prompts, share_prefix, generated, "
+                                    "steps[]{step, events, free_blocks, used_blocks, free_after, seqs[]{seq, state, length, "
+                                    "table, refs, last_fill, shared_from, shared_tokens}}, copies_on_write, preemptions, "
+                                    "recomputed_tokens, preemptions_unshared, policy, peak_blocks_shared, peak_step_shared, "
+                                    "peak_blocks_unshared, peak_step_unshared, peak_bytes_shared, peak_bytes_unshared, "
+                                    "bytes_saved, saving_note, max_logit_diff_vs_unshared, pool_whole_at_end."))));
     s->callback([o] { run_model_paged(*o); });
 }
 

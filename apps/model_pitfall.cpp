@@ -6,10 +6,12 @@
 
 #include "common.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/model/pitfall.hpp"
 #include "inferlab/report.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
+#include "model_text.hpp"
 
 namespace inferlab::app {
 namespace {
@@ -29,82 +31,84 @@ nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::j
 std::string opt_text(const std::optional<int>& v, const char* missing = "-") { return v ? std::to_string(*v) : missing; }
 
 // ---- printers ----
-Table positions_table(const PitfallResult& r) {
-    Table t{{"pos", "token", "correct err", "broken err", "next: correct", "broken"}, {}, {}};
+// `text`: headers and words in the reader's language; else CSV (English headers, empty cells).
+Table positions_table(const PitfallResult& r, bool text) {
+    Table t{{say(text, N_("pos")), "token", say(text, N_("correct err")), say(text, N_("broken err")),
+             say(text, N_("next: correct")), say(text, N_("broken"))},
+            {}, {}};
     for (const auto& p : r.positions)
         t.rows.push_back({std::to_string(p.pos), std::to_string(p.token), fmt::format("{:.2e}", p.correct_err),
                           fmt::format("{:.2e}", p.broken_err), std::to_string(p.correct_argmax), std::to_string(p.broken_argmax)});
     return t;
 }
 
-Table checks_table(const PitfallResult& r, const char* missing = "-") {
-    Table t{{"§4.3 check", "broken: step", "at pos", "correct"}, {}, {}};
+Table checks_table(const PitfallResult& r, bool text) {
+    const char* missing = text ? "-" : "";
+    Table t{{say(text, N_("§4.3 check")), say(text, N_("broken: step")), say(text, N_("at pos")), say(text, N_("correct"))}, {}, {}};
     for (const auto& c : r.checks)
         t.rows.push_back({c.name, opt_text(c.broken_step, missing), opt_text(c.broken_position, missing),
-                          c.fired_on_correct ? "FIRED" : "quiet"});
+                          c.fired_on_correct ? say(text, N_("FIRED")) : say(text, N_("quiet"))});
     return t;
 }
 
-// `text` after `lead`, wrapped at word boundaries to text_width() (80, or $COLUMNS), continuation
-// lines indented 4.
+// `text` after `lead`, wrapped to text_width() (80, or $COLUMNS), continuation lines indented 4.
 std::string wrapped(const std::string& lead, const std::string& text) {
-    std::string out = lead, word;
-    std::size_t col = display_width(lead);
-    auto flush = [&] {
-        if (word.empty()) return;
-        if (col + 1 + display_width(word) > text_width()) out += "\n   ", col = 3;
-        out += " " + word;
-        col += 1 + display_width(word);
-        word.clear();
-    };
-    for (char c : text) c == ' ' ? flush() : void(word += c);
-    flush();
-    return out + "\n";
+    const std::size_t body = lead.find_first_not_of(' ');
+    // A full-width colon ("出处：") carries its own space.
+    const std::string fullwidth_colon = "：";
+    const bool spaced = !(lead.size() >= fullwidth_colon.size() &&
+                          lead.compare(lead.size() - fullwidth_colon.size(), fullwidth_colon.size(), fullwidth_colon) == 0);
+    return wrap(lead.substr(body) + (spaced ? " " : "") + text, lead.substr(0, body), "    ");
 }
 
 std::string header_text(const PitfallResult& r) {
-    std::string h = wrapped(r.info.name + ":", r.info.warning) + wrapped("  source:", r.info.source) +
-                    wrapped("  broken path:", r.info.deviation);
-    for (const auto& in : r.inputs) h += wrapped("  " + in.name + ":", in.value);
+    std::string h = wrapped(trf(N_("{0}:"), r.info.name), tr(r.info.warning)) +
+                    wrapped("  " + tr(N_("source:")), tr(r.info.source)) +
+                    wrapped("  " + tr(N_("broken path:")), tr(r.info.deviation));
+    for (const auto& in : r.inputs) h += wrapped("  " + trf(N_("{0}:"), tr(in.name)), in.value.localized());
     return h;
 }
 
 std::string model_text(const PitfallResult& r) {
     std::string h = header_text(r);
-    h += fmt::format("  tokens: a prompt of {}, then greedy tokens of the correct path{}\n", r.prompt_len,
-                     r.other_row_correct_err ? " (batch row 1)" : "");
-    h += "  err: max |logit − no-cache logit| over the vocabulary at that position\n\n";
-    h += render_table(positions_table(r));
-    h += fmt::format("\n  correct path: max error {:.2e} (tolerance {:.0e})\n", r.correct_max_err, r.tolerance);
-    h += fmt::format("  broken path:  max error {:.2e}, past the tolerance from position {}\n", r.broken_max_err,
-                     opt_text(r.first_wrong_pos));
+    h += "  " + (r.other_row_correct_err
+                     ? trf(N_("tokens: a prompt of {0}, then greedy tokens of the correct path (batch row 1)"), r.prompt_len)
+                     : trf(N_("tokens: a prompt of {0}, then greedy tokens of the correct path"), r.prompt_len)) + "\n";
+    h += "  " + tr(N_("err: max |logit − no-cache logit| over the vocabulary at that position")) + "\n\n";
+    h += render_table(positions_table(r, true));
+    h += "\n  " + trf(N_("correct path: max error {0} (tolerance {1})"), fmt::format("{:.2e}", r.correct_max_err),
+                      fmt::format("{:.0e}", r.tolerance)) + "\n";
+    h += "  " + trf(N_("broken path:  max error {0}, past the tolerance from position {1}"), fmt::format("{:.2e}", r.broken_max_err),
+                    opt_text(r.first_wrong_pos)) + "\n";
     if (r.other_row_correct_err)
-        h += fmt::format("  batch row 0 (no padding): max error {:.2e} correct, {:.2e} broken\n", *r.other_row_correct_err,
-                         *r.other_row_broken_err);
-    h += r.parts_at ? fmt::format("  generation parts after position {}\n", *r.parts_at)
-                    : std::string("  greedy generation does not part on these tokens\n");
-    h += "\n" + render_table(checks_table(r));
-    h += wrapped("  caught by:", r.caught_by);
+        h += "  " + trf(N_("batch row 0 (no padding): max error {0} correct, {1} broken"),
+                        fmt::format("{:.2e}", *r.other_row_correct_err), fmt::format("{:.2e}", *r.other_row_broken_err)) + "\n";
+    h += "  " + (r.parts_at ? trf(N_("generation parts after position {0}"), *r.parts_at)
+                            : tr(N_("greedy generation does not part on these tokens"))) + "\n";
+    h += "\n" + render_table(checks_table(r, true));
+    h += wrapped("  " + tr(N_("caught by:")), r.caught_by.localized());
     return h;
 }
 
-Table quantities_table(const PitfallResult& r) {
-    Table t{{"quantity", "correct", "shortcut", "unit"}, {}, {}};
+Table quantities_table(const PitfallResult& r, bool text) {
+    Table t{{say(text, N_("quantity")), say(text, N_("correct")), say(text, N_("shortcut")), say(text, N_("unit"))}, {}, {}};
     for (const auto& q : r.quantities)
-        t.rows.push_back({q.name, format_real(q.correct, 10), format_real(q.broken, 10), q.unit});
+        t.rows.push_back({text ? q.name.localized() : q.name.text(), format_real(q.correct, 10), format_real(q.broken, 10),
+                          q.unit.empty() ? "" : say(text, q.unit)});
     return t;
 }
 
 std::string calculator_text(const PitfallResult& r) {
-    std::string h = header_text(r) + "\n" + render_table(quantities_table(r));
+    std::string h = header_text(r) + "\n" + render_table(quantities_table(r, true));
     if (r.fit_p_correct)
-        h += fmt::format("  χ² p-value against p: min(1, p/q) {:.3g}, shortcut {:.3g}\n", *r.fit_p_correct, *r.fit_p_broken);
-    h += wrapped("  caught by:", r.caught_by);
+        h += "  " + trf(N_("χ² p-value against p: min(1, p/q) {0}, shortcut {1}"), fmt::format("{:.3g}", *r.fit_p_correct),
+                        fmt::format("{:.3g}", *r.fit_p_broken)) + "\n";
+    h += wrapped("  " + tr(N_("caught by:")), r.caught_by.localized());
     return h;
 }
 
-Table same_table(const SameDistribution& s) {
-    Table t{{"first token", "p", "plain", "speculative"}, {}, {}};
+Table same_table(const SameDistribution& s, bool text) {
+    Table t{{say(text, N_("first token")), "p", say(text, N_("plain")), say(text, N_("speculative"))}, {}, {}};
     for (std::size_t c = 0; c < s.cells.size(); ++c)
         t.rows.push_back({s.cells[c], fmt::format("{:.4f}", s.cell_p[c]), std::to_string(s.plain_counts[c]),
                           std::to_string(s.speculative_counts[c])});
@@ -119,23 +123,23 @@ std::string same_text(const PitfallResult& r) {
         return out;
     };
     std::string h = header_text(r);
-    h += fmt::format("  sample seed {}: plain       {}\n", s.first_seed, join(s.plain_text));
-    h += fmt::format("  sample seed {}: speculative {}\n\n", s.first_seed, join(s.speculative_text));
-    h += render_table(same_table(s));
-    h += fmt::format("  {} seeds, χ² against p: plain p-value {:.3g}, speculative {:.3g}\n", s.seeds, s.plain_p_value,
-                     s.speculative_p_value);
-    h += wrapped("  caught by:", r.caught_by);
+    h += "  " + trf(N_("sample seed {0}: plain       {1}"), s.first_seed, join(s.plain_text)) + "\n";
+    h += "  " + trf(N_("sample seed {0}: speculative {1}"), s.first_seed, join(s.speculative_text)) + "\n\n";
+    h += render_table(same_table(s, true));
+    h += "  " + trf(N_("{0} seeds, χ² against p: plain p-value {1}, speculative {2}"), s.seeds,
+                    fmt::format("{:.3g}", s.plain_p_value), fmt::format("{:.3g}", s.speculative_p_value)) + "\n";
+    h += wrapped("  " + tr(N_("caught by:")), r.caught_by.localized());
     return h;
 }
 
 nlohmann::json result_json(const PitfallResult& r) {
     nlohmann::json inputs = nlohmann::json::array();
-    for (const auto& in : r.inputs) inputs.push_back({{"name", in.name}, {"value", in.value}});
-    nlohmann::json j = {{"inputs", inputs}, {"derivation", r.derivation},
+    for (const auto& in : r.inputs) inputs.push_back({{"name", in.name}, {"value", in.value.text()}});
+    nlohmann::json j = {{"inputs", inputs}, {"derivation", texts(r.derivation)},
                         {"other_row_correct_err", opt_json(r.other_row_correct_err)},
                         {"other_row_broken_err", opt_json(r.other_row_broken_err)},
                         {"name", r.info.name},       {"warning", r.info.warning},       {"source", r.info.source},
-                        {"deviation", r.info.deviation}, {"uses_model", r.info.uses_model}, {"caught_by", r.caught_by},
+                        {"deviation", r.info.deviation}, {"uses_model", r.info.uses_model}, {"caught_by", r.caught_by.text()},
                         {"tokens", r.tokens},         {"prompt_len", nullptr},          {"tolerance", nullptr},
                         {"correct_max_err", nullptr}, {"broken_max_err", nullptr},      {"first_wrong_pos", opt_json(r.first_wrong_pos)},
                         {"parts_at", opt_json(r.parts_at)}, {"positions", nlohmann::json::array()}, {"checks", nlohmann::json::array()},
@@ -151,7 +155,7 @@ nlohmann::json result_json(const PitfallResult& r) {
         j["checks"].push_back({{"name", c.name}, {"rule", c.rule}, {"broken_step", opt_json(c.broken_step)},
                                {"broken_position", opt_json(c.broken_position)}, {"fired_on_correct", c.fired_on_correct}});
     for (const auto& q : r.quantities)
-        j["quantities"].push_back({{"name", q.name}, {"correct", q.correct}, {"shortcut", q.broken}, {"unit", q.unit}});
+        j["quantities"].push_back({{"name", q.name.text()}, {"correct", q.correct}, {"shortcut", q.broken}, {"unit", q.unit}});
     if (r.same)
         j["same_distribution"] = {{"prompt", r.same->prompt}, {"plain_text", r.same->plain_text}, {"speculative_text", r.same->speculative_text},
                                   {"sample_seed", r.same->first_seed}, {"seeds", r.same->seeds}, {"cells", r.same->cells},
@@ -163,11 +167,11 @@ nlohmann::json result_json(const PitfallResult& r) {
 
 // --explain: the text, then the formula or deviation with its values and the result.
 std::string explain_text(const PitfallResult& r, const std::string& text) {
-    std::string h = text + "\nHow it is computed:\n";
-    for (const auto& line : r.derivation) h += wrapped("  -", line);
+    std::string h = text + "\n" + tr(N_("How it is computed:")) + "\n";
+    for (const auto& line : r.derivation) h += wrapped("  -", line.localized());
     if (!r.positions.empty())
-        h += "A check firing on the correct path would be a bug of the experiment itself;\n"
-             "the tests assert that it never does.\n";
+        h += wrap(tr(N_("A check firing on the correct path would be a bug of the experiment itself;\n"
+                        "the tests assert that it never does.")));
     return h;
 }
 
@@ -176,40 +180,44 @@ void print_result(const PitfallResult& r, const OutputFlags& flags) {
     rep.json = result_json(r);
     if (r.same) {
         rep.human = same_text(r);
-        rep.add_table("cells", same_table(*r.same));
+        rep.add_table("cells", same_table(*r.same, false));
     }
     else if (r.positions.empty()) {
         rep.human = calculator_text(r);
-        rep.add_table("quantities", quantities_table(r));
+        rep.add_table("quantities", quantities_table(r, false));
     }
     else {
         rep.human = model_text(r);
-        rep.add_table("positions", positions_table(r));
-        rep.add_table("checks", checks_table(r, ""));
+        rep.add_table("positions", positions_table(r, false));
+        rep.add_table("checks", checks_table(r, false));
     }
     rep.explain = explain_text(r, rep.human);
     emit(rep, flags);
 }
 
+// `text`: the reader's language; else CSV (English).
+Table list_table(bool text) {
+    Table t{{say(text, N_("name")), say(text, N_("what the documents warn against"))}, {}, {false, false}};
+    for (const auto& p : pitfall_list()) t.rows.push_back({p.name, say(text, p.warning)});
+    return t;
+}
+
 void print_list(const OutputFlags& flags) {
     Report rep;
     rep.json = {{"pitfalls", nlohmann::json::array()}};
-    Table t{{"name", "what the documents warn against"}, {}, {false, false}};
-    for (const auto& p : pitfall_list()) {
+    for (const auto& p : pitfall_list())
         rep.json["pitfalls"].push_back(
             {{"name", p.name}, {"warning", p.warning}, {"source", p.source}, {"deviation", p.deviation}, {"uses_model", p.uses_model}});
-        t.rows.push_back({p.name, p.warning});
-    }
-    rep.human = render_table(t, "");
+    rep.human = render_table(list_table(true), "");
     rep.explain = rep.human;
-    rep.add_table("pitfalls", t);
+    rep.add_table("pitfalls", list_table(false));
     emit(rep, flags);
 }
 
 void run_model_pitfall(const PitfallOptions& o, const CLI::App& sub) {
-    if (o.list && !o.name.empty()) throw InputError("NAME", o.name, "is not taken with --list (which lists them all)");
+    if (o.list && !o.name.empty()) throw InputError("NAME", o.name, N_("is not taken with --list (which lists them all)"));
     if (o.list) return print_list(o.flags);
-    if (o.name.empty()) throw InputError("NAME is required: a pitfall name, or --list to see them");
+    if (o.name.empty()) throw InputError(N_("NAME is required: a pitfall name, or --list to see them"));
     // Before the weights are made: a bad name costs nothing.
     const PitfallInfo& info = find_pitfall("NAME", o.name);
     const std::uint64_t seed = parse_nonnegative_int("--sample-seed", o.sample_seed);
@@ -218,9 +226,9 @@ void run_model_pitfall(const PitfallOptions& o, const CLI::App& sub) {
         for (const char* flag : {"--checkpoint", "--config", "--model", "--seed"})
             if (given(sub, flag))
                 throw InputError(flag, sub.get_option(flag)->as<std::string>(),
-                                 "has no effect on " + o.name + ", a calculator pitfall that uses no model");
+                                 N_("has no effect on {0}, a calculator pitfall that uses no model"), {o.name});
         if (!info.uses_seed && given(sub, "--sample-seed"))
-            throw InputError("--sample-seed", o.sample_seed, "has no effect on " + o.name + ", which draws nothing");
+            throw InputError("--sample-seed", o.sample_seed, N_("has no effect on {0}, which draws nothing"), {o.name});
         return print_result(run_pitfall(o.name, nullptr, seed), o.flags);
     }
     auto w = load(o.src);
@@ -233,25 +241,26 @@ void run_model_pitfall(const PitfallOptions& o, const CLI::App& sub) {
 
 void setup_model_pitfall(CLI::App* model) {
     auto o = std::make_shared<PitfallOptions>();
-    CLI::App* s = model->add_subcommand("pitfall", "The documents' warnings as experiments: the right and the broken path, side by side");
-    s->add_option("NAME", o->name, "the pitfall (see --list)");
-    s->add_flag("--list", o->list, "list the pitfalls");
+    CLI::App* s = model->add_subcommand(
+        "pitfall", tr("The documents' warnings as experiments: the right and the broken path, side by side"));
+    s->add_option("NAME", o->name, tr("the pitfall (see --list)"));
+    s->add_flag("--list", o->list, tr("list the pitfalls"));
     add_source(s, o->src);
     add_sample_seed(s, o->sample_seed);
     add_output_flags(*s, o->flags, true);
+    // Each note one paragraph: the help formatter wraps it to the width.
     s->footer(examples_footer({"inferlab model pitfall --list", "inferlab model pitfall top-left-mask",
                                "inferlab model pitfall stale-cache --json", "inferlab model pitfall same-distribution"},
-                              "--sample-seed draws the prompt tokens (and, for same-distribution, the first sample seed).\n"
-                              "JSON keys: inputs[]{name, value}, derivation, other_row_correct_err,\n"
-                              "other_row_broken_err, name, warning, source, deviation, uses_model, caught_by, tokens,\n"
-                              "prompt_len,\n"
-                              "tolerance, correct_max_err, broken_max_err, first_wrong_pos, parts_at,\n"
-                              "positions[]{pos, token, correct_err, broken_err, correct_next, broken_next},\n"
-                              "checks[]{name, rule, broken_step, broken_position, fired_on_correct},\n"
-                              "quantities[]{name, correct, shortcut, unit}, fit_p_correct, fit_p_broken,\n"
-                              "same_distribution{prompt, plain_text, speculative_text, sample_seed, seeds, cells, cell_p,\n"
-                              "plain_counts, speculative_counts, plain_p_value, speculative_p_value} (null when absent).\n"
-                              "--list --json: pitfalls[]{name, warning, source, deviation, uses_model}."));
+                              tr(N_("--sample-seed draws the prompt tokens (and, for same-distribution, the first sample seed).\n"
+                                    "JSON keys: inputs[]{name, value}, derivation, other_row_correct_err, "
+                                    "other_row_broken_err, name, warning, source, deviation, uses_model, caught_by, tokens, "
+                                    "prompt_len, tolerance, correct_max_err, broken_max_err, first_wrong_pos, parts_at, "
+                                    "positions[]{pos, token, correct_err, broken_err, correct_next, broken_next}, "
+                                    "checks[]{name, rule, broken_step, broken_position, fired_on_correct}, "
+                                    "quantities[]{name, correct, shortcut, unit}, fit_p_correct, fit_p_broken, "
+                                    "same_distribution{prompt, plain_text, speculative_text, sample_seed, seeds, cells, cell_p, "
+                                    "plain_counts, speculative_counts, plain_p_value, speculative_p_value} (null when absent).\n"
+                                    "--list --json: pitfalls[]{name, warning, source, deviation, uses_model}."))));
     s->callback([o, s] { run_model_pitfall(*o, *s); });
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "inferlab/i18n.hpp"
 #include "inferlab/plots.hpp"
 #include "inferlab/units.hpp"
 #include "model_common.hpp"
@@ -26,18 +27,38 @@ std::string cell(const std::optional<double>& v, const char* spec) {
 }
 std::string percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100); }
 
+// A table's text form in the reader's language: the same cells under translated column titles,
+// and the cells of `word_columns` (words such as "decode", "yes") translated too. The --csv table
+// keeps the English: CSV does not change with the language.
+Table shown(Table t, const std::vector<std::size_t>& word_columns = {}) {
+    for (auto& c : t.columns) c = tr(c);
+    for (auto& row : t.rows)
+        for (std::size_t k : word_columns)
+            if (k < row.size()) row[k] = tr(row[k]);
+    return t;
+}
+
+// "16 tokens" in English, "16 个 token" in Chinese (the singular where English needs it).
+std::string tokens_count(std::uint64_t n) { return trf(n == 1 ? N_("{0} token") : N_("{0} tokens"), group_thousands(n)); }
+std::string threads_count(std::uint64_t n) { return trf(n == 1 ? N_("{0} thread") : N_("{0} threads"), group_thousands(n)); }
+
+// The words the library writes into cells that the text tables translate (marked here for the
+// catalogue): generate's phases, and bench's yes/no and bound kinds.
+[[maybe_unused]] const char* const kCellWords[] = {N_("prefill"), N_("decode"), N_("yes"), N_("no"), N_("compute"),
+                                                   N_("memory")};
+
 }  // namespace
 
 // ---- init ----
-Report init_report(const std::string& out, const std::string& source, const Weights& w) {
+Report init_report(const std::string& out, const std::string& source, const std::string& source_shown, const Weights& w) {
     Report r;
     r.json = {{"out", out}, {"parameters", w.floats()}, {"bytes", w.bytes()}, {"source", source}};
-    r.human = wrap(fmt::format("wrote {} ({}; {} parameters, {} of float32 weights)", out, source, group_thousands(w.floats()),
-                               bytes_all_units(w.bytes())), "", "  ") +
+    r.human = wrap(trf(N_("wrote {0} ({1}; {2} parameters, {3} of float32 weights)"), out, source_shown,
+                       group_thousands(w.floats()), bytes_all_units(w.bytes())), "", "  ") +
               wrap(dims_text(w.dims()), "  ", "  ");
-    r.explain = r.human + wrap("A llama2.c version-0 checkpoint: a header of seven int32 (dim, hidden, L, H_q, H_kv, vocab, "
-                               "S_max; a negative vocab means an untied LM head), then the float32 weights in run.c's order: "
-                               "4 B per parameter.", "", "");
+    r.explain = r.human + wrap(tr("A llama2.c version-0 checkpoint: a header of seven int32 (dim, hidden, L, H_q, H_kv, vocab, "
+                                  "S_max; a negative vocab means an untied LM head), then the float32 weights in run.c's order: "
+                                  "4 B per parameter."), "", "");
     return r;
 }
 
@@ -46,17 +67,17 @@ Report logits_report(const LogitsResult& res, const RunFacts& f) {
     Report r;
     r.json = {{"path", to_string(res.path)}, {"backend", f.backend}, {"kernels", f.kernels},
               {"weight_dtype", f.weight_dtype}, {"tokens", res.tokens}, {"logits", json::array()}};
-    Table t{{"pos", "token", "top-5 next tokens (logit)"}, {}, {true, true, false}};
+    Table t{{N_("pos"), N_("token"), N_("top-5 next tokens (logit)")}, {}, {true, true, false}};
     for (Eigen::Index i = 0; i < res.logits.rows(); ++i) {
         r.json["logits"].push_back(std::vector<float>(res.logits.row(i).data(), res.logits.row(i).data() + res.logits.cols()));
         std::string top;
         for (int k : res.top[std::size_t(i)]) top += fmt::format("{}{}({:.3f})", top.empty() ? "" : " ", k, res.logits(i, k));
         t.rows.push_back({std::to_string(i), std::to_string(res.tokens[std::size_t(i)]), top});
     }
-    r.human = wrap(fmt::format("{} path, {} attention; {}", to_string(res.path), f.attention, dims_text(f.dims)), "", "  ") +
-              render_table(t);
-    r.explain = r.human + wrap("Each row holds the logits that predict the token after that position (row t reads "
-                               "positions 0..t); the five largest are shown.", "", "");
+    r.human = wrap(trf(N_("{0} path, {1} attention; {2}"), to_string(res.path), f.attention, dims_text(f.dims)), "", "  ") +
+              render_table(shown(t));
+    r.explain = r.human + wrap(tr("Each row holds the logits that predict the token after that position (row t reads "
+                                  "positions 0..t); the five largest are shown."), "", "");
     r.add_table("positions", t);
     return r;
 }
@@ -65,7 +86,9 @@ Report logits_report(const LogitsResult& res, const RunFacts& f) {
 Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool svg) {
     Report r;
     const std::string other = res.other_attention == AttentionKind::Online ? "online" : "plain";
-    Table t{{"pos", "contiguous", "paged", other + " attn", "chunked prefill"}, {}, {}};
+    Table t{{N_("pos"), N_("contiguous"), N_("paged"),
+             res.other_attention == AttentionKind::Online ? N_("online attn") : N_("plain attn"), N_("chunked prefill")},
+            {}, {}};
     r.json = {{"backend", f.backend}, {"tokens", res.tokens}, {"relative_tolerance", res.rel_tolerance},
               {"other_attention", other}, {"rows", json::array()}, {"max_abs_diff", res.worst.max_abs},
               {"max_rel_diff", res.worst.max_rel}, {"worst_path", res.worst_path},
@@ -76,23 +99,27 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
         t.rows.push_back({std::to_string(row.pos), fmt::format("{:.2e}", row.contiguous), fmt::format("{:.2e}", row.paged),
                           fmt::format("{:.2e}", row.other_attention), fmt::format("{:.2e}", row.chunked)});
     }
-    r.human = wrap(fmt::format("Max |logit − no-cache logit| per position ({}; {}; {} backend)", count_noun(res.tokens.size(), "token"),
-                               dims_text(f.dims), f.backend), "", "  ");
-    r.human += render_table(t);
-    r.human += wrap(fmt::format("largest difference {:.3e} ({:.3e} of the position's largest logit, {} path at position {}); "
-                                "tolerance {:.0e} relative: {}",
-                                res.worst.max_abs, res.worst.max_rel, res.worst_path, res.worst.rel_row, res.rel_tolerance,
-                                res.agree ? "all paths agree" : "PATHS DISAGREE"), "  ", "  ");
-    r.human += wrap("(the first document's Figure 17: the same fixed tokens through each cache path, compared by logits with the no-cache path)", "  ", "  ");
-    r.explain = r.human + wrap("The reference recomputes every prefix with no cache; each path's difference is max over the "
-                               "vocabulary of |l − l_ref| at a position, and the verdict compares the largest, divided by "
-                               "max(1, max |l_ref|) of its position, with the tolerance (float32 sums in another order per path).", "", "");
+    r.human = wrap(trf(N_("Max |logit − no-cache logit| per position ({0}; {1}; {2} backend)"), tokens_count(res.tokens.size()),
+                       dims_text(f.dims), f.backend), "", "  ");
+    r.human += render_table(shown(t));
+    r.human += wrap(trf(N_("largest difference {0} ({1} of the position's largest logit, {2} path at position {3}); "
+                           "tolerance {4} relative: {5}"),
+                        fmt::format("{:.3e}", res.worst.max_abs), fmt::format("{:.3e}", res.worst.max_rel), res.worst_path,
+                        res.worst.rel_row, fmt::format("{:.0e}", res.rel_tolerance),
+                        res.agree ? tr("all paths agree") : tr("PATHS DISAGREE")), "  ", "  ");
+    r.human += wrap(tr("(the first document's Figure 17: the same fixed tokens through each cache path, compared by logits with "
+                       "the no-cache path)"), "  ", "  ");
+    r.explain = r.human + wrap(tr("The reference recomputes every prefix with no cache; each path's difference is max over the "
+                                  "vocabulary of |l − l_ref| at a position, and the verdict compares the largest, divided by "
+                                  "max(1, max |l_ref|) of its position, with the tolerance (float32 sums in another order per "
+                                  "path)."), "", "");
     r.add_table("positions", t);
     if (svg)
         r.svg = plots::model_check_cache(
             res, {dims_text(f.dims),
-                  fmt::format("{} backend, {} kernels, {} weights, {} attention beside {}; paged blocks of {} tokens, chunks of {}",
-                              f.backend, f.kernels, f.weight_dtype, f.attention, other, res.block_size, res.chunk)});
+                  trf(N_("{0} backend, {1} kernels, {2} weights, {3} attention beside {4}; paged blocks of {5} tokens, "
+                         "chunks of {6}"),
+                      f.backend, f.kernels, f.weight_dtype, f.attention, other, res.block_size, res.chunk)});
     return r;
 }
 
@@ -101,7 +128,9 @@ Report generate_report(const GenerateResult& res, const Sampling& s, const RunFa
     Report r;
     r.json = {{"backend", f.backend}, {"prompt", res.prompt}, {"sample_seed", s.seed}, {"generated", res.generated},
               {"trace", json::array()}};
-    Table t{{"step", "phase", "tokens fed", "cache length per layer", "Q", "new K/V", "cached K/V", "scores"}, {}, {true, false, false}};
+    Table t{{N_("step"), N_("phase"), N_("tokens fed"), N_("cache length per layer"), "Q", N_("new K/V"), N_("cached K/V"),
+             N_("scores")},
+            {}, {true, false, false}};
     for (std::size_t i = 0; i < res.trace.size(); ++i) {
         const auto& st = res.trace[i];
         t.rows.push_back({std::to_string(i), st.phase, bracketed(st.tokens), bracketed(st.cache_len), st.q_shape, st.kv_new_shape,
@@ -110,14 +139,16 @@ Report generate_report(const GenerateResult& res, const Sampling& s, const RunFa
                                    {"cache_len", st.cache_len}, {"q_shape", st.q_shape}, {"kv_new_shape", st.kv_new_shape},
                                    {"kv_cached_shape", st.kv_cached_shape}, {"scores_shape", st.scores_shape}});
     }
-    r.human = fmt::format("generated {}: {}\n", count_noun(res.generated.size(), "token"), fmt::join(res.generated, ","));
+    r.human = trf(N_("generated {0}: {1}"), tokens_count(res.generated.size()), fmt::format("{}", fmt::join(res.generated, ","))) +
+              "\n";
     if (trace) {
-        r.human += "\n" + wrap(fmt::format("Trace ({}; shapes [B, heads, tokens, d] as the first document's table):", dims_text(f.dims)), "", "  ");
-        r.human += render_table(t);
+        r.human += "\n" + wrap(trf(N_("Trace ({0}; shapes [B, heads, tokens, d] as the first document's table):"), dims_text(f.dims)),
+                               "", "  ");
+        r.human += render_table(shown(t, {1}));
     }
-    r.explain = r.human + wrap(fmt::format("Prefill feeds the {} prompt tokens in one step; each decode step feeds the token "
-                                           "just chosen ({}) and reads every cached position.",
-                                           res.prompt.size(), s.temperature == 0 ? "greedy: the argmax" : "sampled with --sample-seed"),
+    r.explain = r.human + wrap(trf(N_("Prefill feeds the {0} prompt tokens in one step; each decode step feeds the token "
+                                      "just chosen ({1}) and reads every cached position."),
+                                   res.prompt.size(), s.temperature == 0 ? tr("greedy: the argmax") : tr("sampled with --sample-seed")),
                                "", "");
     r.add_table("trace", t);
     return r;
@@ -160,36 +191,38 @@ json bench_json(const BenchResult& b, const std::string& model_name) {
 }
 
 std::string bench_measurements(const BenchResult& b, const std::string& model_name, const Dims& d) {
-    std::string h = wrap(fmt::format("Reference model: {} ({} parameters, {})", model_name, group_thousands(b.parameters),
-                                     count_noun(std::uint64_t(b.threads), "thread")), "", "  ") +
+    const auto f2 = [](double v) { return fmt::format("{:.2f}", v); };
+    std::string h = wrap(trf(N_("Reference model: {0} ({1} parameters, {2})"), model_name, group_thousands(b.parameters),
+                             threads_count(std::uint64_t(b.threads))), "", "  ") +
                     wrap(dims_text(d), "  ", "  ");
-    h += wrap(fmt::format("Read bandwidth over {} (huge pages {}): {:.2f} GB/s, the faster of the decode kernel's own stream "
-                          "({:.2f} GB/s) and a plain sum loop ({:.2f} GB/s)",
-                          bytes_all_units(b.probe.bytes), b.probe.huge_pages ? "on" : "refused", b.probe.read_gbs, b.probe.kernel_gbs,
-                          b.probe.sum_gbs), "", "  ");
-    h += wrap(fmt::format("Matrix multiply (Eigen, {}³): {:.2f} GFLOP/s", b.matmul_n, b.matmul_gflops), "", "  ");
-    h += wrap(fmt::format("Batch product (the decode kernel, {} weights, 8 rows, in cache): {:.2f} GFLOP/s, this machine's compute "
-                          "roof π", to_string(b.decode_dtype), b.batch_product_gflops), "", "  ");
-    h += wrap(fmt::format("Prefill {} tokens (float32 products): {:.1f} tokens/s, {:.2f} GFLOP/s = {} of π, {} of Eigen's GEMM rate",
-                          b.prefill_tokens, b.prefill_tokens_per_s, b.prefill_gflops, percent(b.prefill_fraction_of_pi),
-                          percent(b.prefill_fraction_of_gemm)), "", "  ");
-    h += wrap(fmt::format("Decode {} tokens ({} weights): {:.2f} tokens/s; one step reads {} → {:.2f} GB/s = {} of the measured "
-                          "read bandwidth (weights on huge pages: {})",
-                          b.decode_tokens, to_string(b.decode_dtype), b.decode_tokens_per_s, bytes_all_units(b.bytes_per_step),
-                          b.achieved_gbs, percent(b.bandwidth_fraction), b.weights_on_huge_pages ? "yes" : "no"), "", "  ");
+    h += wrap(trf(N_("Read bandwidth over {0} (huge pages {1}): {2} GB/s, the faster of the decode kernel's own stream "
+                     "({3} GB/s) and a plain sum loop ({4} GB/s)"),
+                  bytes_all_units(b.probe.bytes), b.probe.huge_pages ? tr("on") : tr("refused"), f2(b.probe.read_gbs),
+                  f2(b.probe.kernel_gbs), f2(b.probe.sum_gbs)), "", "  ");
+    h += wrap(trf(N_("Matrix multiply (Eigen, {0}³): {1} GFLOP/s"), b.matmul_n, f2(b.matmul_gflops)), "", "  ");
+    h += wrap(trf(N_("Batch product (the decode kernel, {0} weights, 8 rows, in cache): {1} GFLOP/s, this machine's compute "
+                     "roof π"), to_string(b.decode_dtype), f2(b.batch_product_gflops)), "", "  ");
+    h += wrap(trf(N_("Prefill {0} tokens (float32 products): {1} tokens/s, {2} GFLOP/s = {3} of π, {4} of Eigen's GEMM rate"),
+                  b.prefill_tokens, fmt::format("{:.1f}", b.prefill_tokens_per_s), f2(b.prefill_gflops),
+                  percent(b.prefill_fraction_of_pi), percent(b.prefill_fraction_of_gemm)), "", "  ");
+    h += wrap(trf(N_("Decode {0} tokens ({1} weights): {2} tokens/s; one step reads {3} → {4} GB/s = {5} of the measured "
+                     "read bandwidth (weights on huge pages: {6})"),
+                  b.decode_tokens, to_string(b.decode_dtype), f2(b.decode_tokens_per_s), bytes_all_units(b.bytes_per_step),
+                  f2(b.achieved_gbs), percent(b.bandwidth_fraction), b.weights_on_huge_pages ? tr("yes") : tr("no")), "", "  ");
     if (b.probe_defect)
-        h += wrap(fmt::format("PROBE DEFECT: the decode read {:.2f} GB/s, faster than the probe's {:.2f} GB/s; the fraction above "
-                              "is not a result", b.achieved_gbs, b.probe.read_gbs), "  ", "  ");
+        h += wrap(trf(N_("PROBE DEFECT: the decode read {0} GB/s, faster than the probe's {1} GB/s; the fraction above "
+                         "is not a result"), f2(b.achieved_gbs), f2(b.probe.read_gbs)), "  ", "  ");
     if (b.bf16_speedup && !b.all_dtypes)
-        h += wrap(fmt::format("the same steps with float32 weights, alternated with these: {:.2f} tokens/s; bf16 = {:.2f}× float32; "
-                              "bf16 weights change the decode steps' logits by at most {:.2e} of the largest logit",
-                              b.fp32_decode_tokens_per_s, *b.bf16_speedup, *b.bf16_logit_change), "  ", "  ");
+        h += wrap(trf(N_("the same steps with float32 weights, alternated with these: {0} tokens/s; bf16 = {1}× float32; "
+                         "bf16 weights change the decode steps' logits by at most {2} of the largest logit"),
+                      f2(b.fp32_decode_tokens_per_s), f2(*b.bf16_speedup), fmt::format("{:.2e}", *b.bf16_logit_change)), "  ", "  ");
     return h;
 }
 
 Table dtype_table(const BenchResult& b) {
-    Table t{{"weights", "bytes/step", "bytes ÷ fp32", "tok/s", "speed × fp32", "bound tok/s", "of bound (%)", "max rel Δlogit",
-             "KL (nats)", "greedy agreement (%)", "fits LLC"}, {}, {}};
+    Table t{{N_("weights"), N_("bytes/step"), N_("bytes ÷ fp32"), N_("tok/s"), N_("speed × fp32"), N_("bound tok/s"),
+             N_("of bound (%)"), N_("max rel Δlogit"), N_("KL (nats)"), N_("greedy agreement (%)"), N_("fits LLC")},
+            {}, {}};
     for (const auto& x : b.dtypes)
         t.rows.push_back({to_string(x.decode.dtype), std::to_string(x.decode.bytes_per_step), fmt::format("{:.2f}", x.bytes_ratio_to_fp32),
                           fmt::format("{:.2f}", x.decode.tokens_per_s), fmt::format("{:.2f}", x.speed_ratio_to_fp32),
@@ -200,7 +233,7 @@ Table dtype_table(const BenchResult& b) {
 }
 
 Table context_table(const BenchResult& b) {
-    Table t{{"S", "cached step (ms)", "no-cache step (ms)", "no-cache ÷ cached"}, {}, {}};
+    Table t{{"S", N_("cached step (ms)"), N_("no-cache step (ms)"), N_("no-cache ÷ cached")}, {}, {}};
     for (const auto& c : b.contexts)
         t.rows.push_back({std::to_string(c.seq_len), fmt::format("{:.3f}", c.cached_step_s * 1e3),
                           c.nocache_step_s ? fmt::format("{:.3f}", *c.nocache_step_s * 1e3) : "", cell(c.ratio, "{:.1f}")});
@@ -208,8 +241,9 @@ Table context_table(const BenchResult& b) {
 }
 
 Table batch_table(const BenchResult& b) {
-    Table t{{"weights", "batch", "aggregate tok/s", "per-request tok/s", "× batch 1", "bound tok/s (β, π measured)",
-             "bound × batch 1", "bound is"}, {}, {}};
+    Table t{{N_("weights"), N_("batch"), N_("aggregate tok/s"), N_("per-request tok/s"), N_("× batch 1"),
+             N_("bound tok/s (β, π measured)"), N_("bound × batch 1"), N_("bound is")},
+            {}, {}};
     for (const auto& x : b.batches)
         t.rows.push_back({to_string(x.dtype), std::to_string(x.batch), fmt::format("{:.2f}", x.aggregate_tokens_per_s),
                           fmt::format("{:.2f}", x.per_request_tokens_per_s), cell(x.ratio_to_batch_1, "{:.2f}"),
@@ -220,38 +254,39 @@ Table batch_table(const BenchResult& b) {
 
 }  // namespace
 
-Report bench_report(const BenchResult& b, const std::string& model_name, const Dims& d, bool svg) {
+Report bench_report(const BenchResult& b, const std::string& model_name, const std::string& model_shown, const Dims& d,
+                    bool svg) {
     Report r;
     r.json = bench_json(b, model_name);
     std::string& h = r.human;
-    h = bench_measurements(b, model_name, d);
+    h = bench_measurements(b, model_shown, d);
     if (!b.dtypes.empty()) {
-        h += "\n" + wrap(fmt::format("Weight dtypes decoded in one run, interleaved step by step (each reads float32's greedy token); "
-                                     "bound: decode-roofline for each dtype's bytes on the measured β and π; last-level cache {} "
-                                     "(a model that fits there is read from cache and the DRAM bound does not apply). §4.1: the "
-                                     "bytes fall faster than the speed rises.",
-                                     b.last_level_cache_bytes ? bytes_all_units(b.last_level_cache_bytes) : "unknown"), "", "");
-        h += render_table(dtype_table(b));
-        h += wrap("int8/int4 arithmetic: " + b.quantized_arithmetic, "  ", "  ");
+        h += "\n" + wrap(trf(N_("Weight dtypes decoded in one run, interleaved step by step (each reads float32's greedy token); "
+                                "bound: decode-roofline for each dtype's bytes on the measured β and π; last-level cache {0} "
+                                "(a model that fits there is read from cache and the DRAM bound does not apply). §4.1: the "
+                                "bytes fall faster than the speed rises."),
+                             b.last_level_cache_bytes ? bytes_all_units(b.last_level_cache_bytes) : tr("unknown")), "", "");
+        h += render_table(shown(dtype_table(b), {10}));
+        h += wrap(trf(N_("int8/int4 arithmetic: {0}"), b.quantized_arithmetic), "  ", "  ");
     }
-    h += "\n" + wrap("One decode step at context S: the cached step grows with S (reads S positions); without a cache each step "
-                     "recomputes the whole prefix, so generating N tokens costs O(N²):", "", "");
-    h += render_table(context_table(b));
-    h += "\n" + wrap(fmt::format("Batch decode at context {} per weight dtype (each sequence its own cache; one step reads the weights "
-                                 "once for all). The bound is decode-roofline's max(bytes/β, FLOPs/π) on the β and each dtype's π "
-                                 "measured above; its ratio to batch 1 is what the roofline predicts for the measured one: reading the "
-                                 "weights once pays for every row until the arithmetic catches up (the ridge point).",
-                                 b.batch_context), "", "");
-    h += render_table(batch_table(b));
+    h += "\n" + wrap(tr("One decode step at context S: the cached step grows with S (reads S positions); without a cache each step "
+                        "recomputes the whole prefix, so generating N tokens costs O(N²):"), "", "");
+    h += render_table(shown(context_table(b)));
+    h += "\n" + wrap(trf(N_("Batch decode at context {0} per weight dtype (each sequence its own cache; one step reads the weights "
+                            "once for all). The bound is decode-roofline's max(bytes/β, FLOPs/π) on the β and each dtype's π "
+                            "measured above; its ratio to batch 1 is what the roofline predicts for the measured one: reading the "
+                            "weights once pays for every row until the arithmetic catches up (the ridge point)."),
+                         b.batch_context), "", "");
+    h += render_table(shown(batch_table(b), {7}));
     // The batch table first (what a plain --csv prints): every mode has it.
     r.add_table("batch", batch_table(b));
     r.add_table("context-scaling", context_table(b));
     if (!b.dtypes.empty()) r.add_table("dtypes", dtype_table(b));
     r.explain = h;
     if (svg)
-        r.svg = plots::model_bench(b, {fmt::format("{} ({} parameters), {}, decode weights {}", model_name,
-                                                   group_thousands(b.parameters), count_noun(std::uint64_t(b.threads), "thread"),
-                                                   to_string(b.decode_dtype)),
+        r.svg = plots::model_bench(b, {trf(N_("{0} ({1} parameters), {2}, decode weights {3}"), model_shown,
+                                           group_thousands(b.parameters), threads_count(std::uint64_t(b.threads)),
+                                           to_string(b.decode_dtype)),
                                        dims_text(d)});
     return r;
 }

@@ -16,11 +16,14 @@ struct RunFacts {
     std::string backend = "cpu", kernels = "fast", weight_dtype = "fp32", attention = "plain";
 };
 
-Report init_report(const std::string& out, const std::string& source, const model::Weights& w);
+// `source` is the English description (JSON), `source_shown` the reader's language (text).
+Report init_report(const std::string& out, const std::string& source, const std::string& source_shown,
+                   const model::Weights& w);
 Report logits_report(const model::LogitsResult& r, const RunFacts& f);
 // With `svg`, Report::svg holds the figure of the same result (--svg FILE).
 Report check_cache_report(const model::CheckCacheResult& r, const RunFacts& f, bool svg = false);
 Report generate_report(const model::GenerateResult& r, const model::Sampling& s, const RunFacts& f, bool trace);
-Report bench_report(const model::BenchResult& r, const std::string& model_name, const model::Dims& d, bool svg = false);
+Report bench_report(const model::BenchResult& r, const std::string& model_name, const std::string& model_shown,
+                    const model::Dims& d, bool svg = false);
 
 }  // namespace inferlab::app

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/units.hpp"
 
 namespace inferlab::app {
@@ -16,7 +17,7 @@ int parse_threads(const std::string& text) {
 }
 
 void add_threads_option(CLI::App* sub, std::string& value) {
-    sub->add_option("--threads", value, fmt::format("CPU threads, 1 to {} (default 1)", kMaxThreads))
+    sub->add_option("--threads", value, trf(N_("CPU threads, 1 to {0} (default 1)"), kMaxThreads))
         ->check(rule(parse_threads));
 }
 
@@ -26,25 +27,25 @@ void add_former_spelling(CLI::App* sub, CLI::Option* current, const std::string&
 
 void refuse_both(const CLI::App& sub, const std::string& now, const std::string& before) {
     if (sub.count(now) > 0 && sub.count(before) > 0)
-        throw InputError(before + " is the former spelling of " + now + ": give one of them");
+        throw InputError(N_("{0} is the former spelling of {1}: give one of them"), {before, now});
 }
 
 void refuse_sampling_flags_when_greedy(const CLI::App& sub, bool greedy, const std::string& greedy_flag) {
     if (!greedy) return;
     for (const char* f : {"--top-k", "--top-p", "--sample-seed"})
-        if (sub.count(f) > 0) throw InputError(std::string(f) + " has no effect with " + greedy_flag + " (greedy: the argmax)");
+        if (sub.count(f) > 0) throw InputError(N_("{0} has no effect with {1} (greedy: the argmax)"), {f, greedy_flag});
 }
 
 double parse_temperature(const std::string& text) {
     const double t = parse_real("--temperature", text);
     if (!(t >= 0) || !std::isfinite(t))
-        throw InputError("--temperature", text, "must be 0 (greedy) or a finite positive number");
+        throw InputError("--temperature", text, N_("must be 0 (greedy) or a finite positive number"));
     return t;
 }
 
 double parse_top_p(const std::string& text) {
     const double p = parse_real("--top-p", text);
-    if (!(p > 0 && p <= 1)) throw InputError("--top-p", text, "must be in (0, 1] (1 keeps every token)");
+    if (!(p > 0 && p <= 1)) throw InputError("--top-p", text, N_("must be in (0, 1] (1 keeps every token)"));
     return p;
 }
 
@@ -74,10 +75,9 @@ int parse_token_count(const std::string& flag, const std::string& text, std::uin
     const std::uint64_t n = positive ? parse_positive_int(flag, text) : parse_nonnegative_int(flag, text);
     if (already > max_seq || n > max_seq - already)
         throw InputError(flag, text,
-                         already == 0
-                             ? fmt::format("exceeds the model's maximum sequence length {}", max_seq)
-                             : fmt::format("with the {} tokens before it exceeds the model's maximum sequence length {}",
-                                           already, max_seq));
+                         already == 0 ? N_("exceeds the model's maximum sequence length {0}")
+                                      : N_("with the {1} tokens before it exceeds the model's maximum sequence length {0}"),
+                         {std::to_string(max_seq), std::to_string(already)});
     return static_cast<int>(n);
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "inferlab/i18n.hpp"
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/token_lists.hpp"
 #include "inferlab/units.hpp"
@@ -10,16 +11,16 @@
 namespace inferlab::app {
 
 void add_paged_flags(CLI::App& sub, PagedFlags& f, const PagedDefaults& d) {
-    const std::string& p = d.help_prefix;
-    sub.add_option("--prompts", f.prompts, fmt::format("{}prompts separated by ';' (default {})", p, d.prompts));
+    const std::string p = tr(d.help_prefix);
+    sub.add_option("--prompts", f.prompts, trf(N_("{0}prompts separated by ';' (default {1})"), p, d.prompts));
     sub.add_option("--blocks", f.blocks,
-                   fmt::format("{}blocks in the pool, at most {} (default {})", p, group_thousands(d.max_blocks), d.blocks));
-    sub.add_option("--block-size", f.block_size, fmt::format("{}tokens per block (default {})", p, d.block_size));
+                   trf(N_("{0}blocks in the pool, at most {1} (default {2})"), p, group_thousands(d.max_blocks), d.blocks));
+    sub.add_option("--block-size", f.block_size, trf(N_("{0}tokens per block (default {1})"), p, d.block_size));
     sub.add_option("--steps", f.steps,
                    d.steps_help.empty()
-                       ? fmt::format("{}greedy tokens each sequence generates before it ends (default {})", p, d.steps)
-                       : d.steps_help);
-    sub.add_option("--pool-seed", f.pool_seed, fmt::format("{}shuffles the pool's free list (default 1)", p));
+                       ? trf(N_("{0}greedy tokens each sequence generates before it ends (default {1})"), p, d.steps)
+                       : tr(d.steps_help));
+    sub.add_option("--pool-seed", f.pool_seed, trf(N_("{0}shuffles the pool's free list (default 1)"), p));
 }
 
 model::PagedSimOptions paged_sim_options(const PagedFlags& f, const model::Dims& dims, const PagedDefaults& d) {

@@ -55,10 +55,9 @@ Matrix generate(const QuantizeOptions& o, Rng& rng) {
     try {
         d = parse_dims("--gen", o.gen.substr(prefix.size()), kMaxValues, true);
     } catch (const InputError& e) {
-        if (e.rule_id().empty()) throw;
-        // The value as typed, prefix included ("--gen 'normal:0x4'"), and the library's rule as
-        // its msgid and values, so that it is still translated.
-        throw InputError("--gen", o.gen, e.rule_id(), e.rule_args());
+        // The value as typed, prefix included ("--gen 'normal:0x4'"), with the library's rule kept
+        // as its msgid and values, so that it is still translated.
+        throw e.with_value(o.gen);
     }
     double frac = 0, factor = 1;
     if (!o.outliers.empty()) {

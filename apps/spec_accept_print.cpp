@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "inferlab/i18n.hpp"
 #include "inferlab/plots.hpp"
 #include "inferlab/units.hpp"
 
@@ -18,8 +19,15 @@ std::string show(const Rational& r) { return r.str(); }
 // A fraction inside a formula gets parentheses so "3/5 / 2/5" reads as (3/5)/(2/5).
 std::string term(double v) { return show(v); }
 std::string term(const Rational& r) { return r.den() == 1 ? r.str() : "(" + r.str() + ")"; }
-// CSV cells: the double that reads back exactly (17 significant digits at most).
-std::string cell(double v) { return format_short(v, 17); }
+// CSV cells: the rule best-of-n's probability tables use (issue #15, one formatting of each
+// quantity): the shortest form when it has at most 6 significant digits (0.3, 0.75), else 6 digits.
+// JSON keeps the full doubles.
+std::string cell(double v) { return format_short(v, 6); }
+
+// "4 drafts" in English, "4 个草稿" in Chinese (no plural there): `zh_msgid` is "{0} drafts".
+std::string count_of(std::uint64_t n, const char* singular, const std::string& zh_msgid) {
+    return language() == Lang::zh ? trf(zh_msgid, group_thousands(n)) : count_noun(n, singular);
+}
 
 template <typename T>
 std::string show_list(const std::vector<T>& v) {
@@ -50,14 +58,17 @@ json empty_document() {
 template <typename T>
 Table tokens_table(const std::vector<T>& p, const std::vector<T>& q, const Acceptance<T>& a, const SpecPosition& pos,
                    bool csv) {
+    // CSV headers are machine names: the same in every language.
     Table t{{"token", "p", "q", "α = min(1, p/q)", "accepted q·α", "[p − q]₊", "residual r", "output"}, {}, {}};
+    if (!csv)
+        t.columns = {"token", "p", "q", "α = min(1, p/q)", tr("accepted q·α"), "[p − q]₊", tr("residual r"), tr("output")};
     for (std::size_t x = 0; x < p.size(); ++x) {
         if (csv)
             t.rows.push_back({std::to_string(x), cell(pos.p[x]), cell(pos.q[x]),
                               pos.a.never_proposed[x] ? "" : cell(pos.a.alpha[x]), cell(pos.a.accepted[x]),
                               cell(pos.a.positive_residual[x]), cell(pos.a.residual[x]), cell(pos.a.output[x])});
         else
-            t.rows.push_back({std::to_string(x), show(p[x]), show(q[x]), a.never_proposed[x] ? "never drafted" : show(a.alpha[x]),
+            t.rows.push_back({std::to_string(x), show(p[x]), show(q[x]), a.never_proposed[x] ? tr("never drafted") : show(a.alpha[x]),
                               show(a.accepted[x]), show(a.positive_residual[x]), show(a.residual[x]), show(a.output[x])});
     }
     return t;
@@ -68,41 +79,43 @@ void position_text(const std::vector<T>& p, const std::vector<T>& q, const Accep
                    Report& r) {
     std::string& h = r.human;
     if (pos.source == PositionSource::Logits)
-        h += wrap(fmt::format("Distributions from logits at temperature {}, top-k {}, top-p {} (the ones actually sampled)",
-                              show(pos.temperature), pos.top_k ? std::to_string(pos.top_k) : "off", show(pos.top_p)));
-    h += wrap(fmt::format("Speculative sampling, one position (first document §3.1.2): {}",
-                          pos.exact ? "exact fractions" : "floating point"));
+        h += wrap(trf(N_("Distributions from logits at temperature {0}, top-k {1}, top-p {2} (the ones actually sampled)"),
+                      show(pos.temperature), pos.top_k ? std::to_string(pos.top_k) : tr("off"), show(pos.top_p)));
+    h += wrap(trf(N_("Speculative sampling, one position (first document §3.1.2): {0}"),
+                  pos.exact ? tr("exact fractions") : tr("floating point")));
     h += render_table(tokens_table(p, q, a, pos, false));
-    std::string notes = fmt::format("accept probability Σ min(p, q) = {};  reject probability = {}\n",
-                                    show(a.accept_prob), show(a.reject_prob));
+    std::string notes = trf(N_("accept probability Σ min(p, q) = {0};  reject probability = {1}"), show(a.accept_prob),
+                            show(a.reject_prob)) + "\n";
     if (a.residual_empty)
-        notes += "p = q: the positive residual is empty, every draft is accepted and the residual branch is never entered.\n";
+        notes += tr("p = q: the positive residual is empty, every draft is accepted and the residual branch is never "
+                    "entered.") + "\n";
     else
-        notes += fmt::format("on rejection, resample from r = [p − q]₊ / {} = {}\n", show(a.residual_mass), show_list(a.residual));
-    notes += fmt::format("output = accepted + reject·r = {}; largest difference from p: {}\n", show_list(a.output),
-                         show(a.max_abs_error));
+        notes += trf(N_("on rejection, resample from r = [p − q]₊ / {0} = {1}"), show(a.residual_mass),
+                     show_list(a.residual)) + "\n";
+    notes += trf(N_("output = accepted + reject·r = {0}; largest difference from p: {1}"), show_list(a.output),
+                 show(a.max_abs_error)) + "\n";
     for (std::size_t x = 0; x < p.size(); ++x)
         if (a.never_proposed[x] && p[x] > T(0))
-            notes += fmt::format("token {}: q = 0, so the draft never proposes it; the residual supplies its p = {}.\n", x,
-                                 show(p[x]));
+            notes += trf(N_("token {0}: q = 0, so the draft never proposes it; the residual supplies its p = {1}."), x,
+                         show(p[x])) + "\n";
     h += wrap(notes, "  ", "    ");
 }
 
 template <typename T>
 void position_explain(const std::vector<T>& p, const std::vector<T>& q, const Acceptance<T>& a, Report& r) {
-    std::string x = "α(x) = min(1, p(x)/q(x));  accepted mass q(x)·α(x) = min(p(x), q(x))\n";
+    std::string x = tr("α(x) = min(1, p(x)/q(x));  accepted mass q(x)·α(x) = min(p(x), q(x))") + "\n";
     for (std::size_t i = 0; i < p.size(); ++i)
-        x += a.never_proposed[i] ? fmt::format("  x = {}: q = 0, never drafted\n", i)
+        x += a.never_proposed[i] ? "  " + trf(N_("x = {0}: q = 0, never drafted"), i) + "\n"
                                  : fmt::format("  x = {}: α = min(1, {}/{}) = {};  q·α = {}\n", i, term(p[i]), term(q[i]),
                                                show(a.alpha[i]), show(a.accepted[i]));
-    x += fmt::format("accept = Σ q·α = {};  reject = 1 − accept = {}\n", show(a.accept_prob), show(a.reject_prob));
+    x += trf(N_("accept = Σ q·α = {0};  reject = 1 − accept = {1}"), show(a.accept_prob), show(a.reject_prob)) + "\n";
     x += fmt::format("r(v) = [p(v) − q(v)]₊ / Σ_u [p(u) − q(u)]₊ = {} / {} = {}\n", show_list(a.positive_residual),
-                     term(a.residual_mass), a.residual_empty ? "(empty: p = q)" : show_list(a.residual));
-    x += "output = q·α + reject·r:\n";
+                     term(a.residual_mass), a.residual_empty ? tr("(empty: p = q)") : show_list(a.residual));
+    x += tr("output = q·α + reject·r:") + "\n";
     for (std::size_t i = 0; i < p.size(); ++i)
         x += fmt::format("  x = {}: {} + {} × {} = {}   (p = {})\n", i, show(a.accepted[i]), term(a.reject_prob),
                          term(a.residual[i]), show(a.output[i]), show(p[i]));
-    x += fmt::format("max |output − p| = {}\n", show(a.max_abs_error));
+    x += trf(N_("max |output − p| = {0}"), show(a.max_abs_error)) + "\n";
     r.explain += wrap(x, "", "    ");
 }
 
@@ -145,9 +158,12 @@ void position_section(const SpecPosition& pos, Report& r, std::vector<NamedTable
     }
 }
 
-Table round_table(const RoundWalkthrough& w) {
+// The fates and reasons are the library's English msgids: translated in text, kept in CSV.
+Table round_table(const RoundWalkthrough& w, bool csv) {
     Table t{{"draft", "fate", "why"}, {}, {true, false, false}};
-    for (const auto& s : w.steps) t.rows.push_back({std::to_string(s.position), s.fate, s.why});
+    if (!csv) t.columns = {tr("draft"), tr("fate"), tr("why")};
+    for (const auto& s : w.steps)
+        t.rows.push_back({std::to_string(s.position), csv ? s.fate : tr(s.fate), csv ? s.why : tr(s.why)});
     return t;
 }
 
@@ -157,31 +173,32 @@ void round_section(const RoundWalkthrough& w, Report& r, std::vector<NamedTable>
          {"draft_proposals", w.draft_proposals}, {"target_positions", w.target_positions}, {"discarded", w.discarded},
          {"bonus", w.bonus},           {"steps", json::array()}};
     for (const auto& s : w.steps) j["steps"].push_back({{"position", s.position}, {"fate", s.fate}, {"why", s.why}});
-    const Table t = round_table(w);
-    r.human += "\n" + wrap(fmt::format("One draft round, γ = {} (first document §3.1.1): the target scores {} in one pass; "
-                                       "acceptance advances left to right.",
-                                       w.gamma, w.gamma == 1 ? std::string("the 1 position")
-                                                             : "all " + count_noun(w.gamma, "position")));
-    r.human += render_table(t);
-    r.human += wrap(fmt::format("tokens advanced {} ({} accepted + 1 {}); draft proposals {}; target positions verified {}; "
-                                "discarded {}",
-                                w.tokens_advanced, w.accepted, w.bonus ? "bonus" : "resampled", w.draft_proposals,
-                                w.target_positions, w.discarded),
+    r.human += "\n" + wrap(w.gamma == 1 ? tr("One draft round, γ = 1 (first document §3.1.1): the target scores the 1 "
+                                            "position in one pass; acceptance advances left to right.")
+                                        : trf(N_("One draft round, γ = {0} (first document §3.1.1): the target scores all "
+                                                 "{0} positions in one pass; acceptance advances left to right."),
+                                              w.gamma));
+    r.human += render_table(round_table(w, false));
+    r.human += wrap(trf(N_("tokens advanced {0} ({1} accepted + 1 {2}); draft proposals {3}; target positions verified "
+                           "{4}; discarded {5}"),
+                        w.tokens_advanced, w.accepted, w.bonus ? tr("bonus") : tr("resampled"), w.draft_proposals,
+                        w.target_positions, w.discarded),
                     "  ", "    ");
-    r.explain += "\n" + wrap(fmt::format("Round: {} accepted, then {} → {} advanced from {}; {} discarded.", w.accepted,
-                                         w.bonus ? "the bonus token" : "one token resampled from the residual",
-                                         count_noun(w.tokens_advanced, "token"), count_noun(w.draft_proposals, "draft"),
-                                         w.discarded));
-    tables.push_back({"round", t});
+    r.explain += "\n" + wrap(trf(N_("Round: {0} accepted, then {1} → {2} advanced from {3}; {4} discarded."), w.accepted,
+                                 w.bonus ? tr("the bonus token") : tr("one token resampled from the residual"),
+                                 count_of(w.tokens_advanced, "token", N_("{0} tokens")),
+                                 count_of(w.draft_proposals, "draft", N_("{0} drafts")), w.discarded));
+    tables.push_back({"round", round_table(w, true)});
 }
 
 // The γ sweep: in text the best row marked with an arrow; in CSV a word in its own column.
 Table gamma_table(const SpecExpected& e, bool csv) {
-    Table t{{"γ", "E[tokens/round]", "speedup", csv ? "best" : ""}, {}, {}};
+    Table t{{"γ", "E[tokens/round]", "speedup", "best"}, {}, {}};
+    if (!csv) t.columns = {"γ", tr("E[tokens/round]"), tr("speedup"), ""};
     const bool edge = e.choice && e.choice->at_edge;
     for (const auto& g : e.gamma_table) {
         const std::string mark = !g.best ? "" : csv ? (edge ? "best shown (table's edge)" : "best")
-                                                    : (edge ? "← best shown (table's edge)" : "← best");
+                                                    : (edge ? tr("← best shown (table's edge)") : tr("← best"));
         t.rows.push_back({std::to_string(g.gamma), csv ? cell(g.expected_tokens_per_round) : show(g.expected_tokens_per_round),
                           csv ? cell(g.speedup) : show(g.speedup), mark});
     }
@@ -206,41 +223,41 @@ void expected_json(const SpecExpected& e, json& j) {
 }
 
 void expected_text(const SpecExpected& e, Report& r) {
-    r.human += "\n" + wrap(fmt::format("A round at acceptance rate α = {} ({}), γ = {} (positions assumed independent):",
-                                       show(e.alpha), e.alpha_from_pq ? "Σ min(p, q)" : "given",
-                                       count_noun(e.gamma, "draft")));
+    r.human += "\n" + wrap(trf(N_("A round at acceptance rate α = {0} ({1}), γ = {2} (positions assumed independent):"),
+                               show(e.alpha), e.alpha_from_pq ? std::string("Σ min(p, q)") : tr("given"),
+                               count_of(e.gamma, "draft", N_("{0} drafts"))));
     std::string lines;
     for (std::size_t k = 0; k <= e.gamma; ++k)
-        lines += fmt::format("P({} accepted) = {}  → {}{}\n", k, show(e.accepted_count_distribution[k]),
-                             count_noun(e.tokens_if_accepted[k], "token"), k == e.gamma ? " (the bonus token counted)" : "");
-    lines += fmt::format("expected tokens per round (1 − α^(γ+1)) / (1 − α) = {}\n", show(e.expected_tokens_per_round));
+        lines += trf(N_("P({0} accepted) = {1}  → {2}"), k, show(e.accepted_count_distribution[k]),
+                     count_of(e.tokens_if_accepted[k], "token", N_("{0} tokens"))) +
+                 (k == e.gamma ? tr(" (the bonus token counted)") : std::string()) + "\n";
+    lines += trf(N_("expected tokens per round (1 − α^(γ+1)) / (1 − α) = {0}"), show(e.expected_tokens_per_round)) + "\n";
     if (e.speedup)
-        lines += fmt::format("speedup at draft/target cost ratio c = {}: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) = {}\n",
-                             show(*e.cost_ratio), show(*e.speedup));
+        lines += trf(N_("speedup at draft/target cost ratio c = {0}: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) = {1}"),
+                     show(*e.cost_ratio), show(*e.speedup)) + "\n";
     r.human += wrap(lines, "  ", "    ");
-    r.explain += "\n" + wrap(fmt::format("Expected tokens per round = (1 − α^(γ+1)) / (1 − α) = (1 − {}^{}) / (1 − {}) = {}",
-                                         show(e.alpha), e.tokens_if_accepted.back(), show(e.alpha),
-                                         show(e.expected_tokens_per_round)));
+    r.explain += "\n" + wrap(trf(N_("Expected tokens per round = (1 − α^(γ+1)) / (1 − α) = (1 − {0}^{1}) / (1 − {0}) = {2}"),
+                                 show(e.alpha), e.tokens_if_accepted.back(), show(e.expected_tokens_per_round)));
     if (e.speedup)
-        r.explain += wrap(fmt::format("Speedup = E / (γc + 1) = {} / ({} × {} + 1) = {}", show(e.expected_tokens_per_round),
-                                      e.gamma, show(*e.cost_ratio), show(*e.speedup)));
+        r.explain += wrap(trf(N_("Speedup = E / (γc + 1) = {0} / ({1} × {2} + 1) = {3}"), show(e.expected_tokens_per_round),
+                              e.gamma, show(*e.cost_ratio), show(*e.speedup)));
 }
 
 void gamma_sweep_text(const SpecExpected& e, Report& r) {
     r.human += "\n" + render_table(gamma_table(e, false));
     const GammaChoice& c = *e.choice;
     if (!c.best)
-        r.human += wrap(fmt::format("No γ helps at α = {}, c = {}: every speedup is at most {} (a round costs γc + 1 target "
-                                    "passes and gains too few tokens); decode without a draft.",
-                                    show(e.alpha), show(*e.cost_ratio), show(c.best_speedup)),
+        r.human += wrap(trf(N_("No γ helps at α = {0}, c = {1}: every speedup is at most {2} (a round costs γc + 1 target "
+                               "passes and gains too few tokens); decode without a draft."),
+                            show(e.alpha), show(*e.cost_ratio), show(c.best_speedup)),
                         "  ", "  ");
     else if (c.at_edge)
-        r.human += wrap(fmt::format("γ = {} is the table's edge, not an optimum: γ = {} would be faster still{}. {}",
-                                    e.max_gamma, e.next_gamma,
-                                    e.alpha >= 1 ? " (α = 1 accepts every draft, so (γ + 1)/(γc + 1) grows with every γ)" : "",
-                                    e.max_gamma < kMaxSweepGamma
-                                        ? fmt::format("Raise --max-gamma (at most {}) to see more.", kMaxSweepGamma)
-                                        : fmt::format("{} is the longest sweep printed.", kMaxSweepGamma)),
+        r.human += wrap(trf(N_("γ = {0} is the table's edge, not an optimum: γ = {1} would be faster still{2}. {3}"),
+                            e.max_gamma, e.next_gamma,
+                            e.alpha >= 1 ? tr(" (α = 1 accepts every draft, so (γ + 1)/(γc + 1) grows with every γ)")
+                                         : std::string(),
+                            e.max_gamma < kMaxSweepGamma ? trf(N_("Raise --max-gamma (at most {0}) to see more."), kMaxSweepGamma)
+                                                         : trf(N_("{0} is the longest sweep printed."), kMaxSweepGamma)),
                         "  ", "  ");
 }
 
@@ -252,12 +269,18 @@ void expected_section(const SpecExpected& e, Report& r, std::vector<NamedTable>&
     tables.push_back({"gamma", gamma_table(e, true)});
 }
 
-Table simulation_table(const SpecSimulation& s, const std::vector<double>& p) {
+// Text: frequencies with 5 fixed decimals, so the column lines up; CSV: cell()'s rule, like every
+// other probability of this command.
+Table simulation_table(const SpecSimulation& s, const std::vector<double>& p, bool csv) {
     Table t{{"token", "p", "speculative", "99% ±", "shortcut (q ≥ τ)", "shortcut exact", "greedy"}, {}, {}};
+    if (!csv)
+        t.columns = {"token", "p", tr("speculative"), "99% ±", tr("shortcut (q ≥ τ)"), tr("shortcut exact"), tr("greedy")};
+    auto freq = [csv](double v) { return csv ? cell(v) : fmt::format("{:.5f}", v); };
     for (std::size_t x = 0; x < p.size(); ++x)
-        t.rows.push_back({std::to_string(x), show(p[x]), fmt::format("{:.5f}", s.speculative[x]),
-                          fmt::format("{:.5f}", s.half_width_99[x]), fmt::format("{:.5f}", s.threshold_shortcut[x]),
-                          show(s.threshold_shortcut_exact[x]), fmt::format("{:.5f}", s.greedy[x])});
+        t.rows.push_back({std::to_string(x), csv ? cell(p[x]) : show(p[x]), freq(s.speculative[x]), freq(s.half_width_99[x]),
+                          freq(s.threshold_shortcut[x]),
+                          csv ? cell(s.threshold_shortcut_exact[x]) : show(s.threshold_shortcut_exact[x]),
+                          freq(s.greedy[x])});
     return t;
 }
 
@@ -277,22 +300,23 @@ void simulation_section(const SpecSimulation& s, const std::vector<double>& p, R
                             {"threshold_shortcut_exact", s.threshold_shortcut_exact},
                             {"threshold_shortcut_fit", fit_json(s.threshold_shortcut_fit, s.threshold_shortcut_passes)},
                             {"greedy", s.greedy}};
-    const Table t = simulation_table(s, p);
     const FitTest &fs = s.speculative_fit, &ft = s.threshold_shortcut_fit;
-    r.human += fmt::format("\nSimulation: {}, seed {}\n", count_noun(s.samples, "sample"), s.seed);
-    r.human += render_table(t);
-    r.human += wrap(fmt::format("speculative rule: TV distance {:.2e}, χ² = {:.3f} on {} dof, p-value {:.4f} → {}\n"
-                                "shortcut (accept any draft with q(x) ≥ {}): TV distance {:.2e}, χ² = {:.1f}, p-value "
-                                "{:.3g} → {}\n"
-                                "greedy: the draft's argmax is kept only if it is the target's argmax, so the output is "
-                                "always argmax p.",
-                                fs.total_variation, fs.chi_square, fs.dof, fs.p_value,
-                                s.speculative_passes ? "consistent with p at the 1% level" : "REJECTED at the 1% level",
-                                show(s.threshold), ft.total_variation, ft.chi_square, ft.p_value,
-                                s.threshold_shortcut_passes ? "not distinguishable from p here"
-                                                            : "biased: it does not preserve p"),
-                    "  ", "    ");
-    tables.push_back({"simulation", t});
+    r.human += "\n" + trf(N_("Simulation: {0}, seed {1}"), count_of(s.samples, "sample", N_("{0} samples")), s.seed) + "\n";
+    r.human += render_table(simulation_table(s, p, false));
+    const std::string proof =
+        trf(N_("speculative rule: TV distance {0}, χ² = {1} on {2} dof, p-value {3} → {4}"),
+            fmt::format("{:.2e}", fs.total_variation), fmt::format("{:.3f}", fs.chi_square), fs.dof,
+            fmt::format("{:.4f}", fs.p_value),
+            s.speculative_passes ? tr("consistent with p at the 1% level") : tr("REJECTED at the 1% level")) +
+        "\n" +
+        trf(N_("shortcut (accept any draft with q(x) ≥ {0}): TV distance {1}, χ² = {2}, p-value {3} → {4}"),
+            show(s.threshold), fmt::format("{:.2e}", ft.total_variation), fmt::format("{:.1f}", ft.chi_square),
+            fmt::format("{:.3g}", ft.p_value),
+            s.threshold_shortcut_passes ? tr("not distinguishable from p here") : tr("biased: it does not preserve p")) +
+        "\n" +
+        tr("greedy: the draft's argmax is kept only if it is the target's argmax, so the output is always argmax p.");
+    r.human += wrap(proof, "  ", "    ");
+    tables.push_back({"simulation", simulation_table(s, p, true)});
 }
 
 }  // namespace
@@ -315,10 +339,10 @@ Report spec_accept_report(const SpecAcceptResult& res, bool draw) {
     if (draw) {
         const bool per_token = !(res.expected && res.gamma) && res.position;
         if (per_token && res.position->p.size() > plots::kMaxDrawnTokens)
-            throw InputError("--svg", fmt::format("{} tokens", res.position->p.size()),
-                             fmt::format("the per-token chart draws at most {} tokens (give --gamma with --p/--q for "
-                                         "the γ sweep instead)",
-                                         plots::kMaxDrawnTokens));
+            throw InputError("--svg", trf(N_("{0} tokens"), res.position->p.size()),
+                             N_("the per-token chart draws at most {0} tokens (give --gamma with --p/--q for the γ "
+                                "sweep instead)"),
+                             {std::to_string(plots::kMaxDrawnTokens)});
         r.svg = plots::spec_accept_figure(res);
     }
     return r;

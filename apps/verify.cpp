@@ -27,7 +27,7 @@ nlohmann::json json_of(const ExampleResult& res) {
     return {{"id", e.id},
             {"document", e.document},
             {"section", e.section},
-            {"description", e.description},
+            {"description", e.description_en()},
             {"inputs", e.inputs},
             {"expected", e.expected},
             {"expected_value", res.expected.value},
@@ -57,7 +57,7 @@ std::string human_of(const std::vector<ExampleResult>& results) {
 std::string explain_of(const ExampleResult& res) {
     const Example& e = *res.example;
     return wrap(fmt::format("{}  [{}]", e.id, source_of(e)), "", "  ") +
-           wrap(fmt::format("{}: {}", tr(e.description), e.inputs), "  ", "    ") +
+           wrap(trf(N_("{0}: {1}"), e.description_shown(), tr(e.inputs)), "  ", "    ") +
            wrap(trf(N_("expected {0} ({1}), computed {2} → {3}"), e.expected,
                     e.exact ? tr("exact") : tr("as rounded in the document"), res.computed.shown, verdict(res.pass)),
                 "  ", "    ") +

@@ -25,8 +25,8 @@ std::optional<std::uint64_t> min_n_for_coverage(double p, double target) {
     if (p <= 0 || target >= 1) return std::nullopt;
     double guess = std::ceil(std::log1p(-target) / std::log1p(-p));
     // Past 2^64 the count does not fit (and the cast below would be undefined): say so rather
-    // than search from a wrapped value.
-    if (!(guess < 1.8e19)) throw OverflowError(fmt::format("the smallest N with coverage ≥ target (about {:.3g})", guess));
+    // than search from a wrapped value. (The message is a fixed msgid, so it translates.)
+    if (!(guess < 1.8e19)) throw OverflowError(N_("the smallest N with coverage ≥ target"));
     std::uint64_t n = static_cast<std::uint64_t>(std::max(1.0, guess));
     while (n > 1 && coverage(p, n - 1) >= target) --n;
     while (coverage(p, n) < target) ++n;
@@ -57,15 +57,16 @@ std::vector<double> spread_wrong(double p, std::uint64_t k) {
 }
 
 double majority_vote(const std::vector<double>& dist, std::uint64_t n) {
-    if (n > 200) throw InputError("N", std::to_string(n), "majority vote is computed exactly for N ≤ 200");
+    if (n > 200) throw InputError("N", std::to_string(n), N_("majority vote is computed exactly for N ≤ 200"));
     if (dist.size() < 2 || dist.size() > 33)
-        throw InputError("wrong answers", std::to_string(dist.size() - 1), "must be between 1 and 32 wrong answers");
+        throw InputError("wrong answers", std::to_string(dist.size() - 1), N_("must be between 1 and 32 wrong answers"));
     const std::size_t k = dist.size() - 1;
     const int N = static_cast<int>(n);
     if (static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(k * k) > 2e9)
         throw InputError("N", std::to_string(n),
-                         "with " + std::to_string(k) + " wrong answers is too large for the exact majority-vote DP "
-                         "(N³·k² must stay under 2·10^9)");
+                         N_("with {0} wrong answers is too large for the exact majority-vote DP (N³·k² must stay "
+                            "under 2·10^9)"),
+                         {std::to_string(k)});
     // Probability of a vote vector (c, n_1..n_k) = N!/(c!·Π n_j!) · p^c · Π q_j^{n_j}.
     std::vector<double> lfact(N + 1, 0);
     for (int i = 1; i <= N; ++i) lfact[i] = lfact[i - 1] + std::log(static_cast<double>(i));
@@ -120,17 +121,17 @@ double biased_judge_selection(double p, std::uint64_t n, double bias) {
 std::vector<BudgetPlan> compare_at_budget(double p, double budget, double cost_sample, double cost_judge,
                                           const Verifier& v, const std::vector<double>& dist) {
     if (budget < cost_sample)
-        throw InputError("budget", format_real(budget, 10), "is smaller than one sample (cost " +
-                                                                format_real(cost_sample, 10) + ")");
+        throw InputError("budget", format_real(budget, 10), N_("is smaller than one sample (cost {0})"),
+                         {format_real(cost_sample, 10)});
     std::vector<BudgetPlan> out;
-    out.push_back({"single sample", 1, cost_sample, p});
+    out.push_back({N_("single sample"), 1, cost_sample, p});
     const double per_verified = cost_sample + cost_judge;
     std::uint64_t nv = static_cast<std::uint64_t>(std::floor(budget / per_verified));
-    if (nv >= 1) out.push_back({"best-of-N + verifier", nv, static_cast<double>(nv) * per_verified, verifier_selection(p, nv, v)});
+    if (nv >= 1) out.push_back({N_("best-of-N + verifier"), nv, static_cast<double>(nv) * per_verified, verifier_selection(p, nv, v)});
     if (!dist.empty()) {
         const std::uint64_t affordable = static_cast<std::uint64_t>(std::floor(budget / cost_sample));
         const std::uint64_t nm = std::min<std::uint64_t>(200, affordable);
-        out.push_back({"majority vote", nm, static_cast<double>(nm) * cost_sample, majority_vote(dist, nm), nm < affordable});
+        out.push_back({N_("majority vote"), nm, static_cast<double>(nm) * cost_sample, majority_vote(dist, nm), nm < affordable});
     }
     return out;
 }

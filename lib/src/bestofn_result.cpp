@@ -12,16 +12,16 @@ namespace {
 
 void check_request(const BestOfNRequest& r) {
     const BestOfNNames& nm = r.names;
-    if (!(r.p >= 0 && r.p <= 1)) throw InputError(nm.p, fmt::format("{}", r.p), "must be a probability in [0, 1]");
-    if (r.ns.empty()) throw InputError("no candidate count " + nm.n + " given");
+    if (!(r.p >= 0 && r.p <= 1)) throw InputError(nm.p, fmt::format("{}", r.p), N_("must be a probability in [0, 1]"));
+    if (r.ns.empty()) throw InputError(N_("no candidate count {0} given"), {nm.n});
     if (r.hard_fraction && (*r.hard_fraction >= 1 || r.p > 1 - *r.hard_fraction))
         throw InputError(nm.hard_fraction, format_real(*r.hard_fraction, 10),
-                         fmt::format("must leave room for mean p: need p ≤ 1 − h (p = {})", format_real(r.p, 10)));
+                         N_("must leave room for mean p: need p ≤ 1 − h (p = {0})"), {format_real(r.p, 10)});
     if (r.rho && (*r.rho >= 1 || *r.rho < 0))
-        throw InputError(nm.rho, format_real(*r.rho, 10), "must be in [0, 1) (1 means every sample of a problem is the same)");
+        throw InputError(nm.rho, format_real(*r.rho, 10), N_("must be in [0, 1) (1 means every sample of a problem is the same)"));
     if (r.simulation && (r.simulation->trials == 0 || r.simulation->trials > kMaxSimulationTrials))
         throw InputError(nm.trials, std::to_string(r.simulation->trials),
-                         fmt::format("must be from 1 to {}", group_thousands(kMaxSimulationTrials)));
+                         N_("must be from 1 to {0}"), {group_thousands(kMaxSimulationTrials)});
 }
 
 BestOfNRow row_of(const BestOfNRequest& r, std::uint64_t n) {
@@ -47,8 +47,8 @@ std::optional<BiasedJudgeDrop> biased_drop(const std::vector<BestOfNRow>& rows) 
 BudgetAnswer budget_of(const BestOfNRequest& r) {
     const BestOfNRequest::Budget& b = *r.budget;
     BudgetAnswer out{b, {}, 0};
-    if (!(b.cost_sample > 0)) throw InputError(r.names.cost_sample, format_real(b.cost_sample, 10), "must be positive");
-    if (b.cost_judge < 0) throw InputError(r.names.cost_judge, format_real(b.cost_judge, 10), "must not be negative");
+    if (!(b.cost_sample > 0)) throw InputError(r.names.cost_sample, format_real(b.cost_sample, 10), N_("must be positive"));
+    if (b.cost_judge < 0) throw InputError(r.names.cost_judge, format_real(b.cost_judge, 10), N_("must not be negative"));
     // Voting depends on how many wrong answers split the votes: never guessed (empty: left out).
     out.plans = compare_at_budget(r.p, b.budget, b.cost_sample, b.cost_judge, r.verifier ? *r.verifier : Verifier{},
                                   r.answer_dist ? *r.answer_dist : std::vector<double>{});
@@ -70,21 +70,22 @@ SimulationAnswer simulation_of(const BestOfNRequest& r) {
             out.all_agree = out.all_agree && ok;
             out.rows.push_back({n, name, *value, e, ok});
         };
-        add("coverage", exact.coverage, s.coverage);
-        add("verifier", exact.verifier_selection, s.verifier);
-        add("majority", exact.majority_vote, s.majority);
-        add("biased judge", exact.biased_judge, s.biased_judge);
+        add(N_("coverage"), exact.coverage, s.coverage);
+        add(N_("verifier"), exact.verifier_selection, s.verifier);
+        add(N_("majority"), exact.majority_vote, s.majority);
+        add(N_("biased judge"), exact.biased_judge, s.biased_judge);
     }
     return out;
 }
 
 
 // bestofn.hpp's functions name their inputs in its terms ("N", "wrong answers", "budget": the
-// where() of their errors, a documented part of their contract); said again in req.names'.
+// where() of their errors, a documented part of their contract); said again in req.names'. The
+// rule keeps its msgid and arguments (renamed), so the error still translates.
 [[noreturn]] void rethrow_named(const InputError& e, const BestOfNNames& nm) {
     const std::pair<const char*, const std::string*> terms[] = {{"N", &nm.n}, {"wrong answers", &nm.wrong_answers}, {"budget", &nm.budget}};
     for (const auto& [term, name] : terms)
-        if (e.where() == term) throw InputError(*name, e.value(), e.rule());
+        if (e.where() == term) throw e.renamed(*name);
     throw;  // not one of bestofn.hpp's terms: already named by this library
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/units.hpp"
 #include "shipped_hardware.hpp"
 
@@ -32,6 +33,8 @@ std::vector<Hardware> load() {
             h.notes += "; " + d.value("memory_note", "");
         }
         h.source = d.at("source").get<std::string>();
+        h.notes_zh = d.at("notes_zh").get<std::string>();
+        h.source_zh = d.at("source_zh").get<std::string>();
         out.push_back(h);
     }
     return out;
@@ -44,17 +47,28 @@ const std::vector<Hardware>& hardware_presets() {
     return all;
 }
 
-const Hardware& find_hardware(const std::string& where, const std::string& name) {
+const std::string& Hardware::notes_text() const { return language() == Lang::zh ? notes_zh : notes; }
+const std::string& Hardware::source_text() const { return language() == Lang::zh ? source_zh : source; }
+
+std::string hardware_names() {
+    std::string names;
+    for (const auto& h : hardware_presets()) names += (names.empty() ? "" : ", ") + h.name;
+    return names;
+}
+
+const Hardware* lookup_hardware(const std::string& name) {
     // Preset names are lowercase; "H100-SXM" as a datasheet writes it names the same preset
     // (a name is not a unit: no decimal/binary ambiguity hides in its case).
     std::string lower = name;
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    std::string names;
-    for (const auto& h : hardware_presets()) {
-        if (h.name == lower) return h;
-        names += (names.empty() ? "" : ", ") + h.name;
-    }
-    throw InputError(where, name, "is not a known hardware preset (known: " + names + "; see --list-hw)");
+    for (const auto& h : hardware_presets())
+        if (h.name == lower) return &h;
+    return nullptr;
+}
+
+const Hardware& find_hardware(const std::string& where, const std::string& name) {
+    if (const Hardware* h = lookup_hardware(name)) return *h;
+    throw InputError(where, name, N_("is not a known hardware preset (known: {0})"), {hardware_names()});
 }
 
 }  // namespace inferlab

@@ -124,6 +124,13 @@ std::string tr(const std::string& msgid) {
     return s != nullptr && !s->empty() ? *s : msgid;
 }
 
+std::string trc(const std::string& context, const std::string& msgid) {
+    if (g_language == Lang::en || msgid.empty()) return msgid;
+    // A .mo file keys a msgctxt entry as context, EOT (0x04), msgid.
+    const std::string* s = zh_catalog().find(context + '\x04' + msgid);
+    return s != nullptr && !s->empty() ? *s : tr(msgid);
+}
+
 std::string substitute(std::string_view pattern, const std::vector<std::string>& args) {
     std::string out;
     for (std::size_t i = 0; i < pattern.size(); ++i) {

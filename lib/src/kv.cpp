@@ -98,7 +98,7 @@ std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::u
 
 PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t block_size,
                     const KvWhere& where) {
-    if (block_size == 0) throw InputError(where.block_size, "0", "must be a positive integer");
+    if (block_size == 0) throw InputError(where.block_size, "0", N_("must be a positive integer"));
     PagedUsage out;
     out.block_size = block_size;
     const std::string what = "paged KV bytes";
@@ -140,11 +140,11 @@ SharedPrefixUsage kv_shared_prefix(const KvSpec& spec, std::uint64_t requests, s
                                    std::uint64_t block_size, const KvWhere& where) {
     if (prefix >= seq_len)
         throw InputError(where.prefix, std::to_string(prefix),
-                         "must be less than " + where.seq_len + " " + std::to_string(seq_len) +
-                             " (each request writes tokens of its own)");
+                         N_("must be less than {0} {1} (each request writes tokens of its own)"),
+                         {where.seq_len, std::to_string(seq_len)});
     if (!spec.uniform())
-        throw InputError(where.prefix + " needs layers that are all alike (full attention, K and V of one width)");
-    if (requests == 0) throw InputError("requests", "0", "must be at least 1");
+        throw InputError(N_("{0} needs layers that are all alike (full attention, K and V of one width)"), {where.prefix});
+    if (requests == 0) throw InputError("requests", "0", N_("must be at least 1"));
     const std::string what = "shared-prefix KV bytes";
     const PagedUsage one = kv_paged(spec, one_each({seq_len}), block_size, where);  // blocks per request, block bytes
     SharedPrefixUsage u;
@@ -169,7 +169,7 @@ PagedUsage kv_paged(const KvSpec& spec, const std::vector<std::uint64_t>& seq_le
 }
 
 KvSpec kv_spec_per_device(const KvSpec& spec, std::uint64_t devices, TpShare* info, const KvWhere& where) {
-    if (devices == 0) throw InputError(where.devices, "0", "must be a positive integer");
+    if (devices == 0) throw InputError(where.devices, "0", N_("must be a positive integer"));
     TpShare local;
     TpShare& out = info ? *info : local;
     out.devices = devices;
@@ -184,14 +184,15 @@ KvSpec kv_spec_per_device(const KvSpec& spec, std::uint64_t devices, TpShare* in
         if (devices <= l.h_kv) {
             if (l.h_kv % devices != 0)
                 throw InputError(where.devices, std::to_string(devices),
-                                 "must divide the K/V head count " + std::to_string(l.h_kv) +
-                                     " (or be a multiple of it, replicating heads)");
+                                 N_("must divide the K/V head count {0} (or be a multiple of it, replicating heads)"),
+                                 {std::to_string(l.h_kv)});
             heads = l.h_kv / devices;
         } else {
             if (devices % l.h_kv != 0)
                 throw InputError(where.devices, std::to_string(devices),
-                                 "exceeds the K/V head count " + std::to_string(l.h_kv) +
-                                     " and is not a multiple of it, so heads cannot be replicated evenly");
+                                 N_("exceeds the K/V head count {0} and is not a multiple of it, so heads cannot be "
+                                    "replicated evenly"),
+                                 {std::to_string(l.h_kv)});
             heads = 1;
             copies = devices / l.h_kv;
             out.replicated = true;
@@ -230,8 +231,8 @@ std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_
                                               const KvWhere& where) {
     if (kv_heads == 0 || q_heads % kv_heads != 0)
         throw InputError(where.q_heads, std::to_string(q_heads),
-                         "must be divisible by " + where.kv_heads + " " + std::to_string(kv_heads) +
-                             " (each K/V head serves a whole group of query heads)");
+                         N_("must be divisible by {0} {1} (each K/V head serves a whole group of query heads)"),
+                         {where.kv_heads, std::to_string(kv_heads)});
     std::vector<std::pair<std::string, std::uint64_t>> variants = {{"MHA", q_heads}};
     if (kv_heads != q_heads && kv_heads != 1) variants.push_back({"GQA", kv_heads});
     variants.push_back({"MQA", 1});
@@ -259,7 +260,7 @@ KvBudget kv_budget(const KvSpec& spec, std::uint64_t budget_bytes, std::uint64_t
     out.weights_bytes = weights_bytes;
     if (weights_bytes >= budget_bytes)
         throw InputError(where.budget, bytes_all_units(budget_bytes),
-                         "leaves no room for the KV cache: the weights alone take " + bytes_all_units(weights_bytes));
+                         N_("leaves no room for the KV cache: the weights alone take {0}"), {bytes_all_units(weights_bytes)});
     out.available_bytes = budget_bytes - weights_bytes;
     bool has_window = false;
     for (const auto& l : spec.layers) has_window = has_window || l.window != 0;

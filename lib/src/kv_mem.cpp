@@ -65,9 +65,10 @@ void options(const KvMemInputs& in, KvMemResult& r) {
     }
     if (in.shared_prefix) {
         if (!in.block_size)
-            throw InputError(in.where.prefix + " needs " + in.where.block_size + " (prefix sharing is by whole blocks)");
+            throw InputError(N_("{0} needs {1} (prefix sharing is by whole blocks)"), {in.where.prefix, in.where.block_size});
         if (!r.same_length)
-            throw InputError(in.where.prefix + " needs requests of one length (one " + in.where.seq_len + ", repeated as a batch)");
+            throw InputError(N_("{0} needs requests of one length (one {1}, repeated as a batch)"),
+                             {in.where.prefix, in.where.seq_len});
         r.shared_prefix = kv_shared_prefix(spec, r.request_count, in.requests.front().seq_len, *in.shared_prefix,
                                            *in.block_size, in.where);
     }
@@ -83,7 +84,7 @@ KvMemBudget budget(const KvMemInputs& in, const KvMemResult& r) {
     } else if (in.model.config) {
         const ModelConfig& c = *in.model.config;
         if (!in.weight_dtype && !c.dtype)
-            throw InputError("the config names no precision for the weights, and none was given");
+            throw InputError(N_("the config names no precision for the weights, and none was given"));
         b.weight_dtype = in.weight_dtype ? *in.weight_dtype : *c.dtype;
         b.params = count_params(c).total;
         // quantize's storage rule (int8/int4 with their fp16 group scales), as decode-roofline counts.
@@ -95,11 +96,11 @@ KvMemBudget budget(const KvMemInputs& in, const KvMemResult& r) {
                                                                      group_thousands(sc.metadata_bytes), kWeightGroup)
                                                        : "");
     } else {
-        throw InputError(in.where.budget + " needs the weights: give their bytes, or a model config to count them");
+        throw InputError(N_("{0} needs the weights: give their bytes, or a model config to count them"), {in.where.budget});
     }
     if (!r.same_length)
         throw InputError(in.where.budget, bytes_all_units(*in.budget_bytes),
-                         "asks for the largest batch at one " + in.where.seq_len + "; give a single length");
+                         N_("asks for the largest batch at one {0}; give a single length"), {in.where.seq_len});
     b.devices = in.devices.value_or(1);
     const KvSpec spec = b.devices > 1 ? kv_spec_per_device(in.model.spec, b.devices, nullptr, in.where) : in.model.spec;
     // Each device holds its share of the weights, rounded up to a whole byte.
@@ -135,9 +136,9 @@ KvModel kv_model_from_config(const ModelConfig& c, std::uint32_t kv_bits, const 
 
 KvMemResult kv_mem(const KvMemInputs& in) {
     const KvSpec& spec = in.model.spec;
-    if (spec.layers.empty()) throw InputError("the model has no layers");
+    if (spec.layers.empty()) throw InputError(N_("the model has no layers"));
     if (in.requests.empty() && !in.budget_bytes)
-        throw InputError(in.where.seq_len + " is required (tokens cached per request, e.g. 8192 or 8Ki)");
+        throw InputError(N_("{0} is required (tokens cached per request, e.g. 8192 or 8Ki)"), {in.where.seq_len});
     KvMemResult r;
     r.model = in.model;
     r.requests = in.requests;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "inferlab/i18n.hpp"
 #include "inferlab/units.hpp"
 
 namespace inferlab {
@@ -281,7 +282,7 @@ std::string render_bar_chart(const std::vector<std::string>& labels, const std::
         }
     }
     out.append(label_w + 1, ' ');
-    out.append("legend:");
+    out.append(tr(N_("legend:")));
     for (std::size_t k = 0; k < series.size(); ++k) {
         out.append("  ");
         out.append(marks[k % 5]);

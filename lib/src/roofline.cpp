@@ -9,7 +9,7 @@
 namespace inferlab {
 
 std::uint64_t weight_bytes_of(std::uint64_t params, unsigned bits) {
-    return to_u64((static_cast<u128>(params) * bits + 7) / 8, "weight bytes");
+    return to_u64((static_cast<u128>(params) * bits + 7) / 8, N_("weight bytes"));
 }
 
 std::uint64_t request_kv_bytes(const DecodeModel& m, std::uint64_t seq_len) {
@@ -31,7 +31,7 @@ std::uint64_t weight_bytes_read(const DecodeModel& m, std::uint64_t tokens) {
     const long double experts = expected_experts_read(e.experts, e.top_k, tokens);
     const long double routed = static_cast<long double>(e.moe_layers) * experts * static_cast<long double>(e.expert_bytes);
     const std::uint64_t r = static_cast<std::uint64_t>(std::llround(routed));
-    return checked_add(e.always_read_bytes, std::min(r, m.weight_bytes - e.always_read_bytes), "weight bytes read");
+    return checked_add(e.always_read_bytes, std::min(r, m.weight_bytes - e.always_read_bytes), N_("weight bytes read"));
 }
 
 namespace {
@@ -77,7 +77,7 @@ DecodeStep finish_step(const DecodeModel& m, std::uint64_t batch, std::uint64_t 
     s.weight_bytes = weight_bytes_read(m, batch);
     if (m.moe) s.experts_read_per_layer = expected_experts_read(m.moe->experts, m.moe->top_k, batch);
     s.kv_bytes = kv;
-    s.bytes = checked_add(s.weight_bytes, s.kv_bytes, "bytes per step");
+    s.bytes = checked_add(s.weight_bytes, s.kv_bytes, N_("bytes per step"));
     s.memory_time_s = static_cast<double>(s.bytes) / hw.bandwidth;
     s.step_time_s = s.memory_time_s;
     if (m.params) {
@@ -95,34 +95,34 @@ DecodeStep finish_step(const DecodeModel& m, std::uint64_t batch, std::uint64_t 
     }
     s.aggregate_tokens_per_s = static_cast<double>(s.batch) / s.step_time_s;
     s.per_request_tokens_per_s = 1.0 / s.step_time_s;
-    if (hw.memory_bytes) s.fits = checked_add(m.weight_bytes, s.kv_bytes, "weights and KV") <= *hw.memory_bytes;
+    if (hw.memory_bytes) s.fits = checked_add(m.weight_bytes, s.kv_bytes, N_("weights and KV")) <= *hw.memory_bytes;
     return s;
 }
 
 }  // namespace
 
 DecodeStep decode_step(const DecodeModel& m, const std::vector<std::uint64_t>& seq_lens, const Machine& hw) {
-    if (!(hw.bandwidth > 0)) throw InputError("the bandwidth β must be positive");
+    if (!(hw.bandwidth > 0)) throw InputError(N_("the bandwidth β must be positive"));
     std::uint64_t kv = 0;
     double attn = 0;
     for (std::uint64_t len : seq_lens) {
-        kv = checked_add(kv, request_kv_bytes(m, len), "KV bytes of the batch");
+        kv = checked_add(kv, request_kv_bytes(m, len), N_("KV bytes of the batch"));
         if (m.has_attention_shape()) attn += attention_flops(m, len);
     }
     return finish_step(m, seq_lens.size(), kv, attn, hw);
 }
 
 DecodeStep decode_step_uniform(const DecodeModel& m, std::uint64_t batch, std::uint64_t seq_len, const Machine& hw) {
-    if (!(hw.bandwidth > 0)) throw InputError("the bandwidth β must be positive");
+    if (!(hw.bandwidth > 0)) throw InputError(N_("the bandwidth β must be positive"));
     // B equal requests: one request's KV and FLOPs times B, so the cost does not grow with B.
-    const std::uint64_t kv = checked_mul(request_kv_bytes(m, seq_len), batch, "KV bytes of the batch");
+    const std::uint64_t kv = checked_mul(request_kv_bytes(m, seq_len), batch, N_("KV bytes of the batch"));
     const double attn = m.has_attention_shape() ? attention_flops(m, seq_len) * static_cast<double>(batch) : 0.0;
     return finish_step(m, batch, kv, attn, hw);
 }
 
 std::optional<std::uint64_t> compute_bound_from(const DecodeModel& m, std::uint64_t seq_len, const Machine& hw) {
     if (!hw.peak_flops || !m.params) return std::nullopt;
-    if (!(hw.bandwidth > 0)) throw InputError("the bandwidth β must be positive");
+    if (!(hw.bandwidth > 0)) throw InputError(N_("the bandwidth β must be positive"));
     // compute − memory time is B·(F1/π − M/β) − W(B)/β: linear minus a concave W(B) (MoE) or a
     // constant (dense), so once a batch is compute-bound every larger one is: bisect.
     const std::uint64_t per_request = request_kv_bytes(m, seq_len);
@@ -150,7 +150,7 @@ GenerationBound decode_generation(const DecodeModel& m, std::uint64_t batch, std
     g.start_len = start_len;
     g.steps = steps;
     if (steps == 0) return g;
-    g.last_len = checked_add(start_len, steps - 1, "the last step's length");
+    g.last_len = checked_add(start_len, steps - 1, N_("the last step's length"));
     for (std::uint64_t i = 0; i < steps; ++i) {
         DecodeStep s = decode_step_uniform(m, batch, start_len + i, hw);
         g.total_time_s += s.step_time_s;
@@ -164,14 +164,14 @@ GenerationBound decode_generation(const DecodeModel& m, std::uint64_t batch, std
 }
 
 PrefillBound prefill_bound(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len, const Machine& hw) {
-    if (!m.params) throw InputError("prefill needs the parameter count P (2·P FLOPs per prompt token)");
-    if (!hw.peak_flops) throw InputError("prefill is mostly compute-bound: it needs the peak FLOP rate π");
+    if (!m.params) throw InputError(N_("prefill needs the parameter count P (2·P FLOPs per prompt token)"));
+    if (!hw.peak_flops) throw InputError(N_("prefill is mostly compute-bound: it needs the peak FLOP rate π"));
     PrefillBound p;
     p.batch = batch;
     p.prompt_len = prompt_len;
     const double B = static_cast<double>(batch), P = static_cast<double>(prompt_len);
     // Weights: the experts that all B·P prompt tokens route to (a dense model: all of W).
-    p.bytes = static_cast<double>(weight_bytes_read(m, checked_mul(batch, prompt_len, "prompt tokens"))) +
+    p.bytes = static_cast<double>(weight_bytes_read(m, checked_mul(batch, prompt_len, N_("prompt tokens")))) +
               B * static_cast<double>(request_kv_bytes(m, prompt_len));
     p.flops = 2.0 * static_cast<double>(*m.params) * P * B;
     if (m.has_attention_shape()) p.flops += prefill_attention_flops(m, prompt_len) * B;
@@ -184,7 +184,7 @@ PrefillBound prefill_bound(const DecodeModel& m, std::uint64_t batch, std::uint6
 
 GenerationBound generation_decode_steps(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len,
                                         std::uint64_t output_len, const Machine& hw) {
-    if (output_len == 0) throw InputError("output length N", "0", "must be a positive token count");
+    if (output_len == 0) throw InputError(N_("a whole generation needs the output length N ≥ 1"));
     return decode_generation(m, batch, prompt_len + 1, output_len - 1, hw);
 }
 

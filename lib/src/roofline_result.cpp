@@ -30,16 +30,16 @@ MoeWeights moe_weights_of(const ModelConfig& c, const ParamCount& pc, const DTyp
 namespace {
 
 void check_request(const RooflineRequest& req) {
-    if (!(req.machine.bandwidth > 0)) throw InputError("the bandwidth β must be positive");
-    if (req.batches.empty()) throw InputError("no batch size given");
+    if (!(req.machine.bandwidth > 0)) throw InputError(N_("the bandwidth β must be positive"));
+    if (req.batches.empty()) throw InputError(N_("no batch size given"));
     for (std::uint64_t b : req.batches)
         if (b == 0 || b > kMaxDecodeBatch)
-            throw InputError("batch", std::to_string(b),
-                             fmt::format("must be from 1 to {} requests", group_thousands(kMaxDecodeBatch)));
+            throw InputError("batch", std::to_string(b), N_("must be from 1 to {0} requests"),
+                             {group_thousands(kMaxDecodeBatch)});
     if (req.lens_are_batch && req.batches != std::vector<std::uint64_t>{req.seq_lens.size()})
-        throw InputError("a list of lengths is the batch itself: one row of that many requests");
+        throw InputError(N_("a list of lengths is the batch itself: one row of that many requests"));
     if (req.prompt_len.has_value() != req.output_len.has_value())
-        throw InputError("a whole generation needs both the prompt length P and the output length N");
+        throw InputError(N_("a whole generation needs both the prompt length P and the output length N"));
 }
 
 DecodeStep row_of(const RooflineRequest& req, std::uint64_t batch) {
@@ -50,10 +50,10 @@ DecodeStep row_of(const RooflineRequest& req, std::uint64_t batch) {
 
 std::vector<GenerationRow> generation_rows(const RooflineRequest& req, bool has_prefill) {
     const std::uint64_t P = *req.prompt_len, N = *req.output_len;
-    if (!req.model.kv_spec) throw InputError("a whole generation needs the KV geometry of a model, not a fixed M_KV");
-    if (req.lens_are_batch) throw InputError("a whole generation takes requests of one length, not a list of lengths");
+    if (!req.model.kv_spec) throw InputError(N_("a whole generation needs the KV geometry of a model, not a fixed M_KV"));
+    if (req.lens_are_batch) throw InputError(N_("a whole generation takes requests of one length, not a list of lengths"));
     if (P == 0 || N == 0 || N > kMaxOutputLen)
-        throw InputError(fmt::format("a whole generation needs P ≥ 1 and 1 ≤ N ≤ {} tokens", group_thousands(kMaxOutputLen)));
+        throw InputError(N_("a whole generation needs P ≥ 1 and 1 ≤ N ≤ {0} tokens"), {group_thousands(kMaxOutputLen)});
     std::vector<GenerationRow> out;
     for (std::uint64_t b : req.batches) {
         // One accounting for every figure: token 1 from prefill, tokens 2..N from N − 1 decode steps.

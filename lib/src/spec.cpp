@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/rng.hpp"
 
 namespace inferlab {
@@ -51,10 +52,10 @@ template Acceptance<Rational> acceptance(const std::vector<Rational>&, const std
 
 std::vector<double> sampling_distribution(const std::vector<double>& logits, double temperature, std::size_t top_k,
                                           double top_p) {
-    if (logits.empty()) throw InputError("logits: the list is empty");
+    if (logits.empty()) throw InputError(N_("logits: the list is empty"));
     if (!(temperature >= 0) || !std::isfinite(temperature))
-        throw InputError("temperature", std::to_string(temperature), "must be 0 (greedy) or a finite positive number");
-    if (!(top_p > 0 && top_p <= 1)) throw InputError("top-p", std::to_string(top_p), "must be in (0, 1]");
+        throw InputError("temperature", std::to_string(temperature), N_("must be 0 (greedy) or a finite positive number"));
+    if (!(top_p > 0 && top_p <= 1)) throw InputError("top-p", std::to_string(top_p), N_("must be in (0, 1]"));
     const auto top = std::max_element(logits.begin(), logits.end());
     if (temperature == 0) {
         // The limit T → 0: all mass on the argmax (the first one when several tie), which every
@@ -87,44 +88,45 @@ std::vector<double> sampling_distribution(const std::vector<double>& logits, dou
 
 RoundWalkthrough walk_round(std::size_t gamma, const std::vector<std::string>& outcomes, const std::string& where,
                             const std::string& gamma_name) {
-    if (gamma == 0) throw InputError(gamma_name, "0", "must be a positive integer");
+    if (gamma == 0) throw InputError(gamma_name, "0", N_("must be a positive integer"));
+    // The count is the value shown, in the reader's language ("3 outcomes", "3 个结果").
+    const std::string given = trf(N_("{0} outcomes"), outcomes.size());
     if (outcomes.size() > gamma)
-        throw InputError(where, std::to_string(outcomes.size()) + " outcomes",
-                         "is longer than " + gamma_name + " " + std::to_string(gamma));
+        throw InputError(where, given, N_("is longer than {0} {1}"), {gamma_name, std::to_string(gamma)});
     RoundWalkthrough w;
     w.gamma = gamma;
     bool rejected = false;
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
         const std::string& o = outcomes[i];
         if (o != "accept" && o != "reject")
-            throw InputError(where, o, "each outcome must be 'accept' or 'reject'");
+            throw InputError(where, o, N_("each outcome must be 'accept' or 'reject'"));
         if (rejected)
             throw InputError(where, o,
-                             "follows a rejection: drafts after the first rejection are discarded without a judgement");
+                             N_("follows a rejection: drafts after the first rejection are discarded without a judgement"));
         if (o == "accept") {
-            w.steps.push_back({i + 1, "accepted", "u < α(x): output as drafted", true, true});
+            w.steps.push_back({i + 1, N_("accepted"), N_("u < α(x): output as drafted"), true, true});
             ++w.accepted;
         } else {
-            w.steps.push_back({i + 1, "rejected: resampled from the residual",
-                               "u ≥ α(x): the draft is replaced by a token drawn from r = [p − q]₊ / Σ[p − q]₊", true, true});
+            w.steps.push_back({i + 1, N_("rejected: resampled from the residual"),
+                               N_("u ≥ α(x): the draft is replaced by a token drawn from r = [p − q]₊ / Σ[p − q]₊"), true,
+                               true});
             rejected = true;
         }
     }
     if (!rejected && outcomes.size() < gamma)
-        throw InputError(where, std::to_string(outcomes.size()) + " outcomes",
-                         "must end with a 'reject' or give all " + std::to_string(gamma) + " outcomes");
+        throw InputError(where, given, N_("must end with a 'reject' or give all {0} outcomes"), {std::to_string(gamma)});
     for (std::size_t i = outcomes.size(); i < gamma; ++i) {
-        w.steps.push_back({i + 1, "discarded",
-                           "its target distribution was computed on a prefix that contained the rejected draft; "
-                           "that prefix changed, so the probability no longer applies",
+        w.steps.push_back({i + 1, N_("discarded"),
+                           N_("its target distribution was computed on a prefix that contained the rejected draft; "
+                              "that prefix changed, so the probability no longer applies"),
                            true, true});
         ++w.discarded;
     }
     if (!rejected) {
         w.bonus = true;
-        w.steps.push_back({gamma + 1, "bonus",
-                           "all drafts accepted: the target's distribution after the last draft (already computed in "
-                           "the same pass) gives one more token",
+        w.steps.push_back({gamma + 1, N_("bonus"),
+                           N_("all drafts accepted: the target's distribution after the last draft (already computed in "
+                              "the same pass) gives one more token"),
                            false, false});
     }
     w.tokens_advanced = w.accepted + 1;  // the resampled token, or the bonus token
@@ -147,7 +149,7 @@ double speedup(double alpha, std::size_t gamma, double cost_ratio) {
 }
 
 GammaChoice choose_gamma(double alpha, double cost_ratio, std::size_t max_gamma) {
-    if (max_gamma == 0) throw InputError("the largest γ", "0", "must be a positive integer");
+    if (max_gamma == 0) throw InputError("the largest γ", "0", N_("must be a positive integer"));
     GammaChoice c;
     std::size_t best = 1;
     for (std::size_t g = 2; g <= max_gamma; ++g)

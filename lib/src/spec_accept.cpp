@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/report.hpp"
 #include "inferlab/stats.hpp"
 #include "inferlab/units.hpp"
@@ -15,20 +16,20 @@ namespace inferlab {
 template <typename T>
 std::vector<T> checked_distribution(const std::string& where, std::vector<T> v, bool normalize,
                                     const std::string& normalize_name) {
-    if (v.empty()) throw InputError(where, "", "is an empty list");
+    if (v.empty()) throw InputError(where, "", N_("is an empty list"));
     T s(0);
     for (const auto& x : v) {
-        if (x < T(0)) throw InputError(where, fmt::format("{}", to_double(x)), "entries must not be negative");
+        if (x < T(0)) throw InputError(where, fmt::format("{}", to_double(x)), N_("entries must not be negative"));
         s += x;
     }
-    if (!(s > T(0))) throw InputError(where, "0", "entries sum to zero");
+    if (!(s > T(0))) throw InputError(where, "0", N_("entries sum to zero"));
     if (normalize) {
         for (auto& x : v) x = x / s;
     } else if (std::fabs(to_double(s) - 1) > kDistributionSumTolerance) {
         std::string tol = fmt::format("{:.0e}", kDistributionSumTolerance);  // "1e-09", written "1e-9"
         if (const auto z = tol.find("e-0"); z != std::string::npos) tol.erase(z + 2, 1);
-        throw InputError(where, fmt::format("sum {}", format_real(to_double(s), 10)),
-                         fmt::format("must sum to 1 within {} (or ask for {})", tol, normalize_name));
+        throw InputError(where, trf(N_("sum {0}"), format_real(to_double(s), 10)),
+                         N_("must sum to 1 within {0} (or ask for {1})"), {tol, normalize_name});
     }
     return v;
 }
@@ -62,11 +63,15 @@ Acceptance<double> as_doubles(const Acceptance<Rational>& e) {
     return a;
 }
 
+// "3 entries" in English, "3 项" in Chinese (no plural there): the value an error shows.
+std::string entries(std::size_t n) {
+    return language() == Lang::zh ? trf(N_("{0} entries"), group_thousands(n)) : count_noun(n, "entry", "entries");
+}
+
 void require_same_size(const SpecAcceptInputs& in, std::size_t p, std::size_t q) {
     if (p != q)
-        throw InputError(in.where.q, count_noun(q, "entry", "entries"),
-                         fmt::format("has {}; {} has {} (same vocabulary required)", count_noun(q, "entry", "entries"),
-                                     in.where.p, count_noun(p, "entry", "entries")));
+        throw InputError(in.where.q, entries(q), N_("has {0}; {1} has {2} (same vocabulary required)"),
+                         {entries(q), in.where.p, entries(p)});
 }
 
 SpecPosition position(const SpecAcceptInputs& in) {
@@ -154,12 +159,12 @@ SpecAcceptResult spec_accept(const SpecAcceptInputs& in) {
     if (in.source != PositionSource::None) r.position = position(in);
     r.gamma = in.gamma;
     if (in.alpha && r.position)
-        throw InputError(fmt::format("α given and {}/{} given: α comes from Σ min(p, q)", in.where.p, in.where.q));
+        throw InputError(N_("α given and {0}/{1} given: α comes from Σ min(p, q)"), {in.where.p, in.where.q});
     if (in.gamma && in.outcomes) r.round = walk_round(*in.gamma, *in.outcomes, in.where.outcomes, in.where.gamma);
     if (in.gamma && in.alpha) r.expected = expected(*in.alpha, false, *in.gamma, in);
     else if (in.gamma && r.position) r.expected = expected(r.position->a.accept_prob, true, *in.gamma, in);
     if (in.samples) {
-        if (!r.position) throw InputError(fmt::format("a simulation needs {} and {}", in.where.p, in.where.q));
+        if (!r.position) throw InputError(N_("a simulation needs {0} and {1}"), {in.where.p, in.where.q});
         r.simulation = simulation(*r.position, in);
     }
     return r;

@@ -1,4 +1,5 @@
 #include "inferlab/verify.hpp"
+#include "inferlab/i18n.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -42,6 +43,9 @@ ExpectedValue parse_expected(const std::string& raw) {
         if (unit == sc.printed) return {v * sc.factor, 0.5 * std::pow(10.0, -decimals) * sc.factor, sc.base};
     throw std::logic_error("verify: unknown unit in expected text '" + raw + "'");
 }
+
+std::string Example::description_en() const { return substitute(description, description_args); }
+std::string Example::description_shown() const { return substitute(tr(description), description_args); }
 
 ExampleResult check_example(const Example& e) {
     ExampleResult r;

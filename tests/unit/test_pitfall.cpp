@@ -36,7 +36,7 @@ PitfallResult expect_caught(const std::string& name, int from, const std::string
     CHECK(*r.first_wrong_pos == from);
     for (const auto& p : r.positions)
         if (p.pos < from) CHECK(p.broken_err <= r.tolerance);
-    CHECK(r.caught_by == catcher);
+    CHECK(r.caught_by.text() == catcher);
     for (const auto& c : r.checks) CHECK_FALSE(c.fired_on_correct);
     CHECK(check(r, catcher).broken_step.has_value());
     // What it ran on and how it is measured, for the text and --explain.

@@ -56,7 +56,7 @@ double biased_judge_selection(double p, std::uint64_t n, double bias);
 // compared only when the answer distribution is given (an empty `dist` leaves it out: how many
 // wrong answers share the votes decides it), and at most 200 votes are counted exactly.
 struct BudgetPlan {
-    std::string strategy;
+    std::string strategy;       // a msgid: English in JSON and CSV, translated by the text printer
     std::uint64_t n = 0;        // candidates the budget buys
     double cost = 0;            // spent
     double p_correct = 0;       // exact probability the final answer is correct

@@ -71,7 +71,7 @@ struct BudgetAnswer {
 
 struct SimulationRow {
     std::uint64_t n = 0;
-    std::string strategy;                 // coverage, verifier, majority, biased judge
+    std::string strategy;                 // coverage, verifier, majority, biased judge (msgids)
     double exact = 0;
     Estimate estimate;
     bool agrees = false;                  // exact inside the 99% interval
@@ -97,6 +97,7 @@ struct BestOfNResult {
 // Every figure best-of-n prints. Throws InputError whose where() is req.names' name of the input
 // that broke: N (majority vote past its exact limit), the wrong answers, the budget, the hard
 // fraction, rho, the trials (the library's terms unless the caller names them).
+// The rule of every error is a msgid with its arguments, so the caller's printer translates it.
 BestOfNResult best_of_n(const BestOfNRequest& req);
 
 // The largest Monte Carlo best_of_n runs.

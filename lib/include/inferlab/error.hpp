@@ -50,9 +50,17 @@ public:
     const std::string& where() const { return where_; }
     const std::string& value() const { return value_; }
     const std::string& rule() const { return rule_; }
-    // The rule as a msgid and its values, for a caller that re-throws it under its own `where`.
-    const std::string& rule_id() const { return rule_id_; }
-    const std::vector<std::string>& rule_args() const { return rule_args_; }
+    // The same rule, echoing `value` as the user typed it (the library may have read "1B" as "1 B").
+    InputError with_value(const std::string& value) const {
+        if (rule_id_.empty()) return *this;  // a message-only error echoes no value
+        return InputError(where_, value, rule_id_, rule_args_);
+    }
+    // The same rule said of another input: a library's term replaced by the caller's flag. The
+    // rule keeps its msgid and arguments, so the renamed error still translates.
+    InputError renamed(const std::string& where) const {
+        if (rule_id_.empty()) return *this;  // a message-only error names no input
+        return InputError(where, value_, rule_id_, rule_args_);
+    }
     std::string localized() const override {
         if (rule_id_.empty()) return Error::localized();
         return where_ + " '" + value_ + "': " + trf_args(rule_id_, rule_args_);

@@ -19,10 +19,21 @@ struct Hardware {
     std::string memory_text;
     std::string notes;                     // unit conventions of the source
     std::string source;
+    // The notes and the source in Chinese (the preset's notes_zh and source_zh), for --lang zh;
+    // the English above is what --json prints in every language.
+    std::string notes_zh, source_zh;
+    // The notes and the source in the current language (i18n.hpp's language()), for text output.
+    const std::string& notes_text() const;
+    const std::string& source_text() const;
 };
 
 const std::vector<Hardware>& hardware_presets();
-// By name, in any letter case; InputError naming `where` and the known names when absent.
+// The presets' names, in the file's order, joined by ", ".
+std::string hardware_names();
+// By name, in any letter case; nullptr when no preset has that name.
+const Hardware* lookup_hardware(const std::string& name);
+// By name, in any letter case; InputError naming `where` and the known names when absent. The
+// rule names no CLI flag: an app that has a flag listing the presets adds that hint itself.
 const Hardware& find_hardware(const std::string& where, const std::string& name);
 
 }  // namespace inferlab

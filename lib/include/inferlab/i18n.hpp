@@ -22,6 +22,10 @@
 // Marks a msgid where it is stored (a table title, an error rule) for xgettext (--keyword=N_);
 // the printer translates it with tr() when it prints. Expands to its argument.
 #define N_(text) text
+// The same, with a context (xgettext --keyword=NC_:1c,2): one English text with two meanings gets
+// a translation for each ("aggregate tok/s" is a bound in decode-roofline and a measurement in
+// model bench). The printer translates it with trc(context, text).
+#define NC_(context, text) text
 
 namespace inferlab {
 
@@ -70,6 +74,9 @@ Lang language();
 
 // `msgid` in the current language: the catalogue's msgstr in Chinese, else msgid itself.
 std::string tr(const std::string& msgid);
+// `msgid` in the current language as `context` means it (the catalogue's msgctxt entry), else as
+// tr(msgid) gives it: a context needs an entry only where its meaning differs.
+std::string trc(const std::string& context, const std::string& msgid);
 // Replaces {0}, {1}, ... in `pattern` by args[0], args[1], ...; "{{" and "}}" stand for braces.
 // A placeholder with no argument is kept as written (never an exception at print time).
 std::string substitute(std::string_view pattern, const std::vector<std::string>& args);

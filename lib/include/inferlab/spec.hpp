@@ -42,6 +42,7 @@ std::vector<double> sampling_distribution(const std::vector<double>& logits, dou
 // A scripted round: γ drafts, outcomes judged left to right until the first rejection.
 struct RoundStep {
     std::size_t position = 0;   // 1-based draft position
+    // English msgids (JSON and CSV print them as they are; text translates them with tr()).
     std::string fate;           // "accepted", "rejected: resampled from the residual", "discarded", "bonus"
     std::string why;
     bool drafted = false;         // the draft model proposed this position (it paid one proposal)

@@ -20,11 +20,16 @@ struct Example {
     std::string id;
     std::string document;     // file name under shared/seeds/
     std::string section;      // section number and title as the document gives them
-    std::string description;  // what is computed
-    std::string inputs;       // the document's inputs
+    std::string description;  // what is computed: a msgid (N_), {0}, {1}... standing for description_args
+    std::string inputs;       // the document's inputs (a msgid where they have words)
     std::string expected;     // as the document prints it: "1 GiB", "15.074 GB", "66.34 token/s", "1/4"
     bool exact = true;        // exact: equal; otherwise within half a unit of the last printed digit
     std::function<Computed()> compute;
+    std::vector<std::string> description_args = {};
+
+    // The description in English (JSON, CSV) or in the current language (text, --explain).
+    std::string description_en() const;
+    std::string description_shown() const;
 };
 
 // The value and tolerance an expected text stands for. Units understood: B, KiB, MiB, GiB, kB,

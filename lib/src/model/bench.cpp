@@ -69,7 +69,8 @@ DecodeModel reference_decode_model(const Dims& d, unsigned weight_bits) {
 double time_decode_step(const Transformer& m, int batch, int context, int repeats, const ForwardOptions& opt) {
     const Dims& d = m.dims();
     if (context + repeats > d.seq_len)
-        throw InputError("context", std::to_string(context), "leaves no room for the timed steps below the maximum sequence length");
+        throw InputError("context", std::to_string(context),
+                         N_("leaves no room for the timed steps below the maximum sequence length"));
     std::vector<std::unique_ptr<ContiguousCache>> caches;
     std::vector<int> prompt(static_cast<std::size_t>(context));
     for (int i = 0; i < context; ++i) prompt[std::size_t(i)] = (i * 7 + 3) % d.vocab_size;
@@ -337,14 +338,14 @@ void check_bench_inputs(const Dims& d, const BenchInputs& in) {
     const auto S = static_cast<std::uint64_t>(d.seq_len);
     if (in.prompt_len < 1 || in.steps < 1 || std::uint64_t(in.prompt_len) + std::uint64_t(in.steps) > S)
         throw InputError("prefill and decode tokens", std::to_string(in.prompt_len) + " + " + std::to_string(in.steps),
-                         "must be at least 1 each and fit the maximum sequence length " + std::to_string(d.seq_len));
+                         N_("must be at least 1 each and fit the maximum sequence length {0}"), {std::to_string(d.seq_len)});
     for (auto s : in.contexts)
         if (!bench_context_fits(d, s))
             throw InputError("context", std::to_string(s),
-                             "exceeds the maximum sequence length " + std::to_string(d.seq_len) + " less the " +
-                                 std::to_string(kContextTimedSteps) + " timed steps");
+                             N_("exceeds the maximum sequence length {0} less the {1} timed steps"),
+                             {std::to_string(d.seq_len), std::to_string(kContextTimedSteps)});
     for (auto b : in.batches)
-        if (b < 1 || b > 4096) throw InputError("batch", std::to_string(b), "must be from 1 to 4096");
+        if (b < 1 || b > 4096) throw InputError("batch", std::to_string(b), N_("must be from 1 to 4096"));
     if (by_dtype(in)) require_quantizable(d, "int8/int4 weights: width");
 }
 

@@ -126,8 +126,9 @@ private:
             s.shared_tokens = shared;
             s.state = "running";
             s.admitted = ++admissions_;
-            events_.push_back(parent >= 0 ? fmt::format("seq {} admitted, sharing {} tokens of seq {}", i, shared, parent)
-                                          : fmt::format("seq {} admitted", i));
+            events_.push_back(parent >= 0 ? Prose{N_("seq {0} admitted, sharing {1} tokens of seq {2}"),
+                                                  {std::to_string(i), std::to_string(shared), std::to_string(parent)}}
+                                          : Prose{N_("seq {0} admitted"), {std::to_string(i)}});
             std::vector<int> rest(s.tokens.begin() + shared, s.tokens.end());
             const MatrixRM l = m_.forward(rest, *s.cache);  // [rest, vocab]
             note_copies(i);
@@ -166,7 +167,7 @@ private:
         s.shared_tokens = 0;
         seen_copies_[i] = 0;
         ++preemptions_;
-        events_.push_back(fmt::format("seq {} preempted (pool exhausted): its blocks return, it waits", i));
+        events_.push_back({N_("seq {0} preempted (pool exhausted): its blocks return, it waits"), {std::to_string(i)}});
     }
 
     // One token for every running sequence (none is done here: finish() ended those). Returns
@@ -210,7 +211,7 @@ private:
         const int c = seqs_[i].cache->copies_on_write();
         if (c > seen_copies_[i]) {
             copies_ += c - seen_copies_[i];
-            events_.push_back(fmt::format("seq {} copied a shared block on its first write into it", i));
+            events_.push_back({N_("seq {0} copied a shared block on its first write into it"), {std::to_string(i)}});
         }
         seen_copies_[i] = c;
     }
@@ -222,7 +223,7 @@ private:
             s.cache.reset();
             s.state = "finished";
             seen_copies_[i] = 0;
-            events_.push_back(fmt::format("seq {} finished: its blocks return to the pool", i));
+            events_.push_back({N_("seq {0} finished: its blocks return to the pool"), {std::to_string(i)}});
         }
     }
 
@@ -254,7 +255,7 @@ private:
     PagedSimOptions o_;
     BlockPool pool_;
     std::vector<Seq> seqs_;
-    std::vector<std::string> events_;
+    std::vector<Prose> events_;
     std::vector<int> seen_copies_ = std::vector<int>(o_.prompts.size(), 0);
     int copies_ = 0, preemptions_ = 0, recomputed_ = 0, admissions_ = 0;
 };
@@ -264,26 +265,30 @@ private:
 int final_cached_tokens(int prompt_tokens, int new_tokens) { return prompt_tokens + new_tokens - 1; }
 
 PagedSimResult simulate_paged(const Transformer& m, const PagedSimOptions& opt) {
-    if (opt.prompts.empty()) throw InputError(opt.names.prompts, "", "needs at least one prompt");
-    if (opt.new_tokens <= 0) throw InputError(opt.names.new_tokens, std::to_string(opt.new_tokens), "must be a positive integer");
+    if (opt.prompts.empty()) throw InputError(opt.names.prompts, "", N_("needs at least one prompt"));
+    if (opt.new_tokens <= 0)
+        throw InputError(opt.names.new_tokens, std::to_string(opt.new_tokens), N_("must be a positive integer"));
     for (std::size_t i = 0; i < opt.prompts.size(); ++i) {
         const auto& p = opt.prompts[i];
-        if (p.empty()) throw InputError(opt.names.prompts, "", "every prompt needs at least one token");
+        if (p.empty()) throw InputError(opt.names.prompts, "", N_("every prompt needs at least one token"));
         check_tokens(m.dims(), p, opt.names.prompts);
         // The positions the model sees are the cached ones: the last token is never fed back.
         const int cached = final_cached_tokens(static_cast<int>(p.size()), opt.new_tokens);
         if (cached > m.dims().seq_len)
             throw InputError(opt.names.new_tokens, std::to_string(opt.new_tokens),
-                             fmt::format("makes sequence {} cache {} tokens ({} of prompt + {} generated − 1), past the "
-                                         "model's {} positions",
-                                         i, cached, p.size(), opt.new_tokens, m.dims().seq_len));
+                             N_("makes sequence {0} cache {1} tokens ({2} of prompt + {3} generated − 1), past the "
+                                "model's {4} positions"),
+                             {std::to_string(i), std::to_string(cached), std::to_string(p.size()),
+                              std::to_string(opt.new_tokens), std::to_string(m.dims().seq_len)});
         // The one refusal for lack of blocks: any other shortage is waited out or preempted.
         const int need = blocks_for(cached, opt.block_size);
         if (need > opt.blocks)
             throw InputError(opt.names.blocks, std::to_string(opt.blocks),
-                             fmt::format("cannot hold sequence {} alone: its {} cached tokens ({} of prompt + {} generated "
-                                         "− 1, the last never fed back) need {} blocks of {} tokens, more than the pool's {}",
-                                         i, cached, p.size(), opt.new_tokens, need, opt.block_size, opt.blocks));
+                             N_("cannot hold sequence {0} alone: its {1} cached tokens ({2} of prompt + {3} generated "
+                                "− 1, the last never fed back) need {4} blocks of {5} tokens, more than the pool's {6}"),
+                             {std::to_string(i), std::to_string(cached), std::to_string(p.size()),
+                              std::to_string(opt.new_tokens), std::to_string(need), std::to_string(opt.block_size),
+                              std::to_string(opt.blocks)});
     }
     return Sim(m, opt).run();
 }

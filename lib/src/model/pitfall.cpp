@@ -31,39 +31,41 @@ constexpr int kPad = 3;      // unmasked-padding: the other request of the batch
 constexpr int kWindow = 5;   // cache-then-window: the model's sliding window
 constexpr int kChunk = 4;    // top-left-mask: new tokens arriving in one step after the prompt
 
+// Every prose field is a msgid (N_): the text output translates it, JSON keeps the English.
 const std::vector<PitfallInfo> kPitfalls = {
-    {"stale-cache", "a prompt edited in the middle, its old cache kept",
-     "first document, Figure 5 (the cache depends on the request prefix)",
-     "the cache is reused for every position the new prompt covers, without comparing tokens", true},
-    {"wrong-layer-cache", "one layer's cache fed to another",
-     "first document, Figure 5 (layer 2's K/V come from layer 2's input)",
-     "every decode step reads layer 0's K/V in every layer", true},
-    {"top-left-mask", "a top-left causal mask for new tokens after history",
-     "first document, §1.3.1 (the mask must use the real history offset)",
-     "row r of a step sees positions ≤ r, as if the step began at position 0", true},
-    {"position-restart", "RoPE positions that restart at 0 in decode",
-     "first document, §4.3 (positions must continue)",
-     "each step rotates its rows by their offset within the step (0 for one new token)", true},
-    {"skipped-cache-update", "one layer's cache not extended in decode",
-     "first document, §4.3 (cache length +1 per layer per step)",
-     "each decode step writes no K/V into the last layer's cache and leaves its length as it was", true},
-    {"unmasked-padding", "a batch of two lengths padded and not masked",
-     "first document, §4.3 (padding must stay masked)",
-     "the short row's attention also sees its 3 left-padding positions", true},
-    {"cache-then-window", "a window model's cache keeps old positions, all attended",
-     "first document, §1 (sliding windows change the memory formula) and §4.3",
-     "the model has a window of 5; the cache keeps every position and decode attends to all", true},
-    {"window-on-dense", "a dense model's cache that drops old positions",
-     "first document, §1 (sliding windows change the memory formula) and §4.3",
-     "the model is dense; the cache keeps only the last 5 positions and decode attends to those", true},
-    {"gib-as-gb", "GiB added as GB", "first document, §2.1.3 (1 GiB = 2^30 bytes)",
-     "bytes divided by 10^9 and labelled GiB", false, false},
-    {"mean-length", "an average length used for a peak", "first document, §2.1.2",
-     "blocks for B requests of the mean length instead of each request's own", false, false},
-    {"threshold-accept", "a threshold that accepts confident drafts", "first document, §3.1.2 (acceptance and the residual)",
-     "keep a draft whenever q(x) ≥ 0.3, else sample from p, instead of min(1, p/q)", false},
-    {"same-distribution", "same distribution, different text", "first document, §3.1.2 (acceptance and the residual)",
-     "none: speculative and plain sampling, one seed each, then many seeds", true},
+    {"stale-cache", N_("a prompt edited in the middle, its old cache kept"),
+     N_("first document, Figure 5 (the cache depends on the request prefix)"),
+     N_("the cache is reused for every position the new prompt covers, without comparing tokens"), true},
+    {"wrong-layer-cache", N_("one layer's cache fed to another"),
+     N_("first document, Figure 5 (layer 2's K/V come from layer 2's input)"),
+     N_("every decode step reads layer 0's K/V in every layer"), true},
+    {"top-left-mask", N_("a top-left causal mask for new tokens after history"),
+     N_("first document, §1.3.1 (the mask must use the real history offset)"),
+     N_("row r of a step sees positions ≤ r, as if the step began at position 0"), true},
+    {"position-restart", N_("RoPE positions that restart at 0 in decode"),
+     N_("first document, §4.3 (positions must continue)"),
+     N_("each step rotates its rows by their offset within the step (0 for one new token)"), true},
+    {"skipped-cache-update", N_("one layer's cache not extended in decode"),
+     N_("first document, §4.3 (cache length +1 per layer per step)"),
+     N_("each decode step writes no K/V into the last layer's cache and leaves its length as it was"), true},
+    {"unmasked-padding", N_("a batch of two lengths padded and not masked"),
+     N_("first document, §4.3 (padding must stay masked)"),
+     N_("the short row's attention also sees its 3 left-padding positions"), true},
+    {"cache-then-window", N_("a window model's cache keeps old positions, all attended"),
+     N_("first document, §1 (sliding windows change the memory formula) and §4.3"),
+     N_("the model has a window of 5; the cache keeps every position and decode attends to all"), true},
+    {"window-on-dense", N_("a dense model's cache that drops old positions"),
+     N_("first document, §1 (sliding windows change the memory formula) and §4.3"),
+     N_("the model is dense; the cache keeps only the last 5 positions and decode attends to those"), true},
+    {"gib-as-gb", N_("GiB added as GB"), N_("first document, §2.1.3 (1 GiB = 2^30 bytes)"),
+     N_("bytes divided by 10^9 and labelled GiB"), false, false},
+    {"mean-length", N_("an average length used for a peak"), N_("first document, §2.1.2"),
+     N_("blocks for B requests of the mean length instead of each request's own"), false, false},
+    {"threshold-accept", N_("a threshold that accepts confident drafts"),
+     N_("first document, §3.1.2 (acceptance and the residual)"),
+     N_("keep a draft whenever q(x) ≥ 0.3, else sample from p, instead of min(1, p/q)"), false},
+    {"same-distribution", N_("same distribution, different text"), N_("first document, §3.1.2 (acceptance and the residual)"),
+     N_("none: speculative and plain sampling, one seed each, then many seeds"), true},
 };
 
 // One call of a path: truncate the caches (keep ≥ 0), then feed each sequence its tokens in one
@@ -93,10 +95,10 @@ enum CheckId { kCacheLength, kPositions, kPadding, kLogits };
 }  // namespace
 
 std::vector<CheckOutcome> blank_pitfall_checks() {
-    return {{"cache_length", "every layer's cache grows by the step's tokens (+1 per decode step)", {}, {}, false},
-            {"positions", "RoPE positions continue from the cache's length", {}, {}, false},
-            {"padding", "no row's attention reaches a padding position", {}, {}, false},
-            {"logits", "max |logit − no-cache logit| within the tolerance", {}, {}, false}};
+    return {{"cache_length", N_("every layer's cache grows by the step's tokens (+1 per decode step)"), {}, {}, false},
+            {"positions", N_("RoPE positions continue from the cache's length"), {}, {}, false},
+            {"padding", N_("no row's attention reaches a padding position"), {}, {}, false},
+            {"logits", N_("max |logit − no-cache logit| within the tolerance"), {}, {}, false}};
 }
 
 namespace {
@@ -247,7 +249,8 @@ void compare(PitfallResult& r, const PathOutcome& good, const PathOutcome& bad, 
     std::optional<int> best;
     for (int id = 0; id < 4; ++id)
         if (bad.failed[id] && (!best || *bad.failed[id] < *bad.failed[*best])) best = id;
-    r.caught_by = best ? r.checks[std::size_t(*best)].name : "none";
+    // A check's name is an identifier (printed as it is); "none" is a word.
+    r.caught_by = best ? Prose{"{0}", {r.checks[std::size_t(*best)].name}} : Prose{N_("none"), {}};
 }
 
 Truth truth_of(const Transformer& m, std::vector<int> tokens, const ForwardOptions& opt = {}) {
@@ -269,27 +272,39 @@ std::string join(const std::vector<int>& v) {
 // --explain for every model pitfall: how the error is measured, and what each path gave.
 void model_derivation(PitfallResult& r) {
     auto& e = r.derivation;
-    e.push_back("ground truth: logits_nocache(t) = the forward pass over tokens 0..t in a fresh cache, last row");
-    e.push_back("err(t) = max over the vocabulary v of |logit_path(t, v) − logits_nocache(t, v)|");
-    e.push_back(fmt::format("correct path: max_t err(t) = {:.3e} {} tolerance {:.0e}: {}", r.correct_max_err,
-                            r.correct_max_err <= r.tolerance ? "≤" : ">", r.tolerance,
-                            r.correct_max_err <= r.tolerance ? "agrees with the ground truth" : "DISAGREES"));
-    e.push_back(fmt::format("broken path ({}): max_t err(t) = {:.3e}{}", r.info.deviation, r.broken_max_err,
-                            r.first_wrong_pos ? fmt::format(", past the tolerance from position {}", *r.first_wrong_pos)
-                                              : std::string(", never past the tolerance")));
+    e.push_back({N_("ground truth: logits_nocache(t) = the forward pass over tokens 0..t in a fresh cache, last row"), {}});
+    e.push_back({N_("err(t) = max over the vocabulary v of |logit_path(t, v) − logits_nocache(t, v)|"), {}});
+    e.push_back(r.correct_max_err <= r.tolerance
+                    ? Prose{N_("correct path: max_t err(t) = {0} ≤ tolerance {1}: agrees with the ground truth"),
+                            {fmt::format("{:.3e}", r.correct_max_err), fmt::format("{:.0e}", r.tolerance)}}
+                    : Prose{N_("correct path: max_t err(t) = {0} > tolerance {1}: DISAGREES"),
+                            {fmt::format("{:.3e}", r.correct_max_err), fmt::format("{:.0e}", r.tolerance)}});
+    // The deviation ({0}) is a msgid itself: translated with the sentence.
+    e.push_back(r.first_wrong_pos
+                    ? Prose{N_("broken path ({0}): max_t err(t) = {1}, past the tolerance from position {2}"),
+                            {r.info.deviation, fmt::format("{:.3e}", r.broken_max_err), std::to_string(*r.first_wrong_pos)}, {0}}
+                    : Prose{N_("broken path ({0}): max_t err(t) = {1}, never past the tolerance"),
+                            {r.info.deviation, fmt::format("{:.3e}", r.broken_max_err)}, {0}});
     for (const auto& c : r.checks)
-        e.push_back(fmt::format("check {} ({}): {}", c.name, c.rule,
-                                c.broken_step ? fmt::format("fires on the broken path at step {}, position {}", *c.broken_step,
-                                                            *c.broken_position)
-                                              : std::string("quiet on the broken path")));
-    e.push_back("caught by: " + r.caught_by + " (the first check to fire; on a tie, the structural one)");
+        e.push_back(c.broken_step ? Prose{N_("check {0} ({1}): fires on the broken path at step {2}, position {3}"),
+                                          {c.name, c.rule, std::to_string(*c.broken_step), std::to_string(*c.broken_position)},
+                                          {1}}
+                                  : Prose{N_("check {0} ({1}): quiet on the broken path"), {c.name, c.rule}, {1}});
+    // A check's name is printed as it is; "none" is a word, translated.
+    const bool named = r.caught_by.msgid == "{0}";
+    e.push_back({N_("caught by: {0} (the first check to fire; on a tie, the structural one)"),
+                 {named ? r.caught_by.text() : r.caught_by.msgid}, named ? std::vector<std::size_t>{} : std::vector<std::size_t>{0}});
 }
 
 void model_inputs(PitfallResult& r, const Dims& D, std::uint64_t seed, bool with_tolerance = true) {
-    r.inputs.insert(r.inputs.begin(), {{"model", fmt::format("L = {}, H_q = {}, H_kv = {}, d = {}, vocab {}", D.n_layers, D.n_heads,
-                                                             D.n_kv_heads, D.head_dim(), D.vocab_size)},
-                                       {"sample seed", std::to_string(seed)}});
-    if (with_tolerance) r.inputs.push_back({"tolerance", fmt::format("{:.0e} absolute on logits", kTolerance)});
+    r.inputs.insert(r.inputs.begin(),
+                    {{N_("model"),
+                      {N_("L = {0}, H_q = {1}, H_kv = {2}, d = {3}, vocab {4}"),
+                       {std::to_string(D.n_layers), std::to_string(D.n_heads), std::to_string(D.n_kv_heads),
+                        std::to_string(D.head_dim()), std::to_string(D.vocab_size)}}},
+                     {N_("sample seed"), {"{0}", {std::to_string(seed)}}}});
+    if (with_tolerance)
+        r.inputs.push_back({N_("tolerance"), {N_("{0} absolute on logits"), {fmt::format("{:.0e}", kTolerance)}}});
 }
 
 // ---- the model pitfalls ----
@@ -315,10 +330,11 @@ void unmasked_padding(PitfallResult& r, const Transformer& m, const std::vector<
     r.other_row_correct_err = max_err(good.logits[0], a[0]);
     r.other_row_broken_err = max_err(bad.logits[0], a[0]);
     r.tokens = b[0].tokens;
-    r.inputs = {{"batch row 0", fmt::format("prompt {} ({} tokens), no padding", join(prompt), kPrompt)},
-                {"batch row 1", fmt::format("prompt {} ({} tokens), left-padded with {} pads (token 0)", join(short_prompt),
-                                            kPrompt - kPad, kPad)},
-                {"decode", fmt::format("{} greedy tokens per row, both rows in each forward pass", kDecode)}};
+    r.inputs = {{N_("batch row 0"), {N_("prompt {0} ({1} tokens), no padding"), {join(prompt), std::to_string(kPrompt)}}},
+                {N_("batch row 1"),
+                 {N_("prompt {0} ({1} tokens), left-padded with {2} pads (token 0)"),
+                  {join(short_prompt), std::to_string(kPrompt - kPad), std::to_string(kPad)}}},
+                {N_("decode"), {N_("{0} greedy tokens per row, both rows in each forward pass"), {std::to_string(kDecode)}}}};
 }
 
 void stale_cache(PitfallResult& r, const Transformer& m, const std::vector<int>& prompt) {
@@ -339,9 +355,9 @@ void stale_cache(PitfallResult& r, const Transformer& m, const std::vector<int>&
     r.prompt_len = kPrompt;
     compare(r, path(false), path(true), after);
     r.tokens = after.tokens;
-    r.inputs = {{"cached prompt", join(prompt)},
-                {"edited prompt", fmt::format("{} (token 3 changed)", join(edited))},
-                {"decode", fmt::format("{} greedy tokens", kDecode)}};
+    r.inputs = {{N_("cached prompt"), {"{0}", {join(prompt)}}},
+                {N_("edited prompt"), {N_("{0} (token 3 changed)"), {join(edited)}}},
+                {N_("decode"), {N_("{0} greedy tokens"), {std::to_string(kDecode)}}}};
 }
 
 void model_pitfall(PitfallResult& r, const Transformer& m, std::uint64_t seed) {
@@ -381,13 +397,16 @@ void model_pitfall(PitfallResult& r, const Transformer& m, std::uint64_t seed) {
         compare(r, run_path(m, plan(t.tokens, prefill, chunk, plain, plain), {{t}}, {0}),
                 run_path(m, plan(t.tokens, prefill, chunk, broken, decode_broken), {{t}}, {0}), t);
         r.tokens = t.tokens;
-        r.inputs = {{"prompt", fmt::format("{} ({} tokens)", join(p), r.prompt_len)},
-                    {"steps", chunk ? fmt::format("prefill of {}, one chunk of {} new tokens, then {} decode steps", prefill,
-                                                  chunk, kDecode - 1)
-                                    : fmt::format("prefill of {}, then {} decode steps of one token", prefill, kDecode)}};
-        if (plain.window) r.inputs.push_back({"sliding window", fmt::format("{} positions (the model's)", plain.window)});
+        r.inputs = {{N_("prompt"), {N_("{0} ({1} tokens)"), {join(p), std::to_string(r.prompt_len)}}},
+                    {N_("steps"), chunk ? Prose{N_("prefill of {0}, one chunk of {1} new tokens, then {2} decode steps"),
+                                                {std::to_string(prefill), std::to_string(chunk), std::to_string(kDecode - 1)}}
+                                        : Prose{N_("prefill of {0}, then {1} decode steps of one token"),
+                                                {std::to_string(prefill), std::to_string(kDecode)}}}};
+        if (plain.window)
+            r.inputs.push_back({N_("sliding window"), {N_("{0} positions (the model's)"), {std::to_string(plain.window)}}});
         if (decode_broken.window && !plain.window)
-            r.inputs.push_back({"sliding window", fmt::format("none: the model is dense; the broken cache keeps {}", decode_broken.window)});
+            r.inputs.push_back({N_("sliding window"),
+                                {N_("none: the model is dense; the broken cache keeps {0}"), {std::to_string(decode_broken.window)}}});
     }
     model_inputs(r, D, seed);
     model_derivation(r);
@@ -399,46 +418,54 @@ void gib_as_gb(PitfallResult& r) {
     constexpr std::uint64_t L = 32, S = 8192, H = 8, d = 128, bits = 16;
     const std::uint64_t one = kv_bytes_uniform(L, 1, S, H, d, bits), eight = kv_bytes_uniform(L, 8, S, H, d, bits);
     const double gib = static_cast<double>(std::uint64_t{1} << 30), gb = 1e9;
-    r.inputs = {{"model", fmt::format("L = {}, H_kv = {}, d = {}, b = {} bits (bf16)", L, H, d, bits)},
-                {"requests", fmt::format("B = 1 and B = 8, S = {} tokens each", S)}};
-    r.quantities = {{"bytes of one request", double(one), double(one), "B"},
-                    {"one request", double(one) / gib, double(one) / gb, "GiB"},
-                    {"eight requests", double(eight) / gib, double(eight) / gb, "GiB"},
-                    {"eight requests back in bytes", double(eight), double(eight) / gb * gib, "B"}};
+    r.inputs = {{N_("model"), {N_("L = {0}, H_kv = {1}, d = {2}, b = {3} bits (bf16)"),
+                               {std::to_string(L), std::to_string(H), std::to_string(d), std::to_string(bits)}}},
+                {N_("requests"), {N_("B = 1 and B = 8, S = {0} tokens each"), {std::to_string(S)}}}};
+    r.quantities = {{{N_("bytes of one request"), {}}, double(one), double(one), "B"},
+                    {{N_("one request"), {}}, double(one) / gib, double(one) / gb, "GiB"},
+                    {{N_("eight requests"), {}}, double(eight) / gib, double(eight) / gb, "GiB"},
+                    {{N_("eight requests back in bytes"), {}}, double(eight), double(eight) / gb * gib, "B"}};
     r.derivation = {
-        fmt::format("bytes = 2·L·B·S·H_kv·d·b/8 = 2·{}·1·{}·{}·{}·{}/8 = {} B", L, S, H, d, bits, one),
-        fmt::format("correct: {} B / 2^30 = {:g} GiB; eight requests {} B / 2^30 = {:g} GiB", one, double(one) / gib, eight,
-                    double(eight) / gib),
-        fmt::format("shortcut: {} B / 10^9 = {:.10g}, labelled GiB; eight requests {:.10g} \"GiB\"", one, double(one) / gb,
-                    double(eight) / gb),
-        fmt::format("back in bytes: {:.10g} \"GiB\" × 2^30 = {:.0f} B, not {} B ({:.3g}% too many)", double(eight) / gb,
-                    double(eight) / gb * gib, eight, (gib / gb - 1) * 100)};
-    r.caught_by = "units: the shown value times the unit it names gives back the byte count";
+        {N_("bytes = 2·L·B·S·H_kv·d·b/8 = 2·{0}·1·{1}·{2}·{3}·{4}/8 = {5} B"),
+         {std::to_string(L), std::to_string(S), std::to_string(H), std::to_string(d), std::to_string(bits), std::to_string(one)}},
+        {N_("correct: {0} B / 2^30 = {1} GiB; eight requests {2} B / 2^30 = {3} GiB"),
+         {std::to_string(one), fmt::format("{:g}", double(one) / gib), std::to_string(eight),
+          fmt::format("{:g}", double(eight) / gib)}},
+        {N_("shortcut: {0} B / 10^9 = {1}, labelled GiB; eight requests {2} \"GiB\""),
+         {std::to_string(one), fmt::format("{:.10g}", double(one) / gb), fmt::format("{:.10g}", double(eight) / gb)}},
+        {N_("back in bytes: {0} \"GiB\" × 2^30 = {1} B, not {2} B ({3}% too many)"),
+         {fmt::format("{:.10g}", double(eight) / gb), fmt::format("{:.0f}", double(eight) / gb * gib), std::to_string(eight),
+          fmt::format("{:.3g}", (gib / gb - 1) * 100)}}};
+    r.caught_by = {N_("units: the shown value times the unit it names gives back the byte count"), {}};
 }
 
 void mean_length(PitfallResult& r) {
     // Four requests of 1, 17, 33 and 49 tokens (mean 25) in 16-token blocks, §2.1.3's model.
-    constexpr std::uint64_t block = 16;
-    const KvSpec spec = uniform_kv(32, 8, 128, 16);
+    constexpr std::uint64_t block = 16, L = 32, H = 8, d = 128, bits = 16;
+    const KvSpec spec = uniform_kv(L, H, d, bits);
     const std::vector<std::uint64_t> lens{1, 17, 33, 49};
     std::uint64_t sum = 0;
     for (auto s : lens) sum += s;
     const std::uint64_t mean = sum / lens.size();
     const PagedUsage each = kv_paged(spec, lens, block), avg = kv_paged(spec, std::vector<std::uint64_t>(lens.size(), mean), block);
     std::vector<int> lens_i(lens.begin(), lens.end()), blocks_i(each.blocks_per_request.begin(), each.blocks_per_request.end());
-    r.inputs = {{"model", "L = 32, H_kv = 8, d = 128, b = 16 bits (bf16)"},
-                {"request lengths", fmt::format("{} tokens (B = {})", join(lens_i), lens.size())},
-                {"block size", fmt::format("{} tokens, {} B per block", block, each.block_bytes)}};
-    r.quantities = {{"tokens", double(sum), double(mean * lens.size()), "tokens"},
-                    {"blocks", double(each.total_blocks), double(avg.total_blocks), "blocks"},
-                    {"allocated", double(each.allocated_bytes), double(avg.allocated_bytes), "B"}};
+    r.inputs = {{N_("model"), {N_("L = {0}, H_kv = {1}, d = {2}, b = {3} bits (bf16)"),
+                               {std::to_string(L), std::to_string(H), std::to_string(d), std::to_string(bits)}}},
+                {N_("request lengths"), {N_("{0} tokens (B = {1})"), {join(lens_i), std::to_string(lens.size())}}},
+                {N_("block size"), {N_("{0} tokens, {1} B per block"), {std::to_string(block), std::to_string(each.block_bytes)}}}};
+    r.quantities = {{{N_("tokens"), {}}, double(sum), double(mean * lens.size()), N_("tokens")},
+                    {{N_("blocks"), {}}, double(each.total_blocks), double(avg.total_blocks), N_("blocks")},
+                    {{N_("allocated"), {}}, double(each.allocated_bytes), double(avg.allocated_bytes), "B"}};
     r.derivation = {
-        fmt::format("correct: Σ_i ceil(S_i/{}) = {} = {} blocks (each request's own)", block, join(blocks_i), each.total_blocks),
-        fmt::format("shortcut: mean S = {}/{} = {} tokens; B·ceil({}/{}) = {}·{} = {} blocks", sum, lens.size(), mean, mean, block,
-                    lens.size(), avg.blocks_per_request.front(), avg.total_blocks),
-        fmt::format("bytes = blocks × {} B: {} B against {} B ({} B short)", each.block_bytes, each.allocated_bytes,
-                    avg.allocated_bytes, each.allocated_bytes - avg.allocated_bytes)};
-    r.caught_by = "sum each request's own blocks: the pool needs more than B × blocks(mean)";
+        {N_("correct: Σ_i ceil(S_i/{0}) = {1} = {2} blocks (each request's own)"),
+         {std::to_string(block), join(blocks_i), std::to_string(each.total_blocks)}},
+        {N_("shortcut: mean S = {0}/{1} = {2} tokens; B·ceil({2}/{3}) = {1}·{4} = {5} blocks"),
+         {std::to_string(sum), std::to_string(lens.size()), std::to_string(mean), std::to_string(block),
+          std::to_string(avg.blocks_per_request.front()), std::to_string(avg.total_blocks)}},
+        {N_("bytes = blocks × {0} B: {1} B against {2} B ({3} B short)"),
+         {std::to_string(each.block_bytes), std::to_string(each.allocated_bytes), std::to_string(avg.allocated_bytes),
+          std::to_string(each.allocated_bytes - avg.allocated_bytes)}}};
+    r.caught_by = {N_("sum each request's own blocks: the pool needs more than B × blocks(mean)"), {}};
 }
 
 void threshold_accept(PitfallResult& r, std::uint64_t seed) {
@@ -453,23 +480,23 @@ void threshold_accept(PitfallResult& r, std::uint64_t seed) {
         for (double x : v) out += fmt::format("{}{:g}", out.empty() ? "" : ", ", x);
         return out;
     };
-    r.inputs = {{"target p", list(p)}, {"draft q", list(q)}, {"threshold τ", fmt::format("{:g}", tau)},
-                {"draws", fmt::format("{} (sample seed {})", kDraws, seed)}};
+    r.inputs = {{N_("target p"), {"{0}", {list(p)}}}, {N_("draft q"), {"{0}", {list(q)}}},
+                {N_("threshold τ"), {"{0}", {fmt::format("{:g}", tau)}}},
+                {N_("draws"), {N_("{0} (sample seed {1})"), {std::to_string(kDraws), std::to_string(seed)}}}};
     for (std::size_t x = 0; x < p.size(); ++x)
-        r.quantities.push_back({fmt::format("P(token {}), p = {:g}", x, p[x]), exact.output[x], shortcut[x], ""});
+        r.quantities.push_back({{"P(token {0}), p = {1}", {std::to_string(x), fmt::format("{:g}", p[x])}}, exact.output[x], shortcut[x], ""});
     double kept = 0;
     for (std::size_t x = 0; x < q.size(); ++x) kept += q[x] >= tau ? q[x] : 0;
     r.derivation = {
-        fmt::format("correct: out(x) = min(p, q)(x) + (1 − Σ min(p, q))·[p − q]₊(x)/Σ[p − q]₊ with Σ min(p, q) = {:g}: "
-                    "out = ({})",
-                    exact.accept_prob, list(exact.output)),
-        fmt::format("shortcut: out(x) = q(x)·[q(x) ≥ τ] + (1 − Σ q·[q ≥ τ])·p(x) with Σ q·[q ≥ τ] = {:g}: out = ({})", kept,
-                    list(shortcut)),
-        "χ² of each rule's sampled tokens against p: a small p-value says the tokens do not follow p"};
+        {N_("correct: out(x) = min(p, q)(x) + (1 − Σ min(p, q))·[p − q]₊(x)/Σ[p − q]₊ with Σ min(p, q) = {0}: out = ({1})"),
+         {fmt::format("{:g}", exact.accept_prob), list(exact.output)}},
+        {N_("shortcut: out(x) = q(x)·[q(x) ≥ τ] + (1 − Σ q·[q ≥ τ])·p(x) with Σ q·[q ≥ τ] = {0}: out = ({1})"),
+         {fmt::format("{:g}", kept), list(shortcut)}},
+        {N_("χ² of each rule's sampled tokens against p: a small p-value says the tokens do not follow p"), {}}};
     const SimulationCounts sim = simulate_speculative(p, q, tau, kDraws, seed);
     r.fit_p_correct = fit_test(sim.speculative, p).p_value;
     r.fit_p_broken = fit_test(sim.threshold_shortcut, p).p_value;
-    r.caught_by = fmt::format("χ² of sampled tokens against p ({} draws)", kDraws);
+    r.caught_by = {N_("χ² of sampled tokens against p ({0} draws)"), {std::to_string(kDraws)}};
 }
 
 // ---- same distribution, different text ----
@@ -538,7 +565,7 @@ const PitfallInfo& find_pitfall(const std::string& where, const std::string& nam
         if (p.name == name) return p;
     std::string names;
     for (const auto& p : kPitfalls) names += (names.empty() ? "" : ", ") + p.name;
-    throw InputError(where, name, "is not a pitfall (one of: " + names + ")");
+    throw InputError(where, name, N_("is not a pitfall (one of: {0})"), {names});
 }
 
 std::size_t reusable_prefix(const std::vector<int>& cached, const std::vector<int>& now, bool by_length) {
@@ -558,15 +585,18 @@ PitfallResult run_pitfall(const std::string& name, const Transformer* m, std::ui
     else if (name == "threshold-accept") threshold_accept(r, seed);
     else if (name == "same-distribution") {
         r.same = same_distribution(*m, seed);
-        r.caught_by = "χ² of first tokens over many seeds against p (one seed's text proves nothing)";
-        r.inputs = {{"prompt", join(r.same->prompt)}, {"draft", "the target's first half of layers, weights × (1 + 0.05·N(0,1))"}};
+        r.caught_by = {N_("χ² of first tokens over many seeds against p (one seed's text proves nothing)"), {}};
+        r.inputs = {{N_("prompt"), {"{0}", {join(r.same->prompt)}}},
+                    {N_("draft"), {N_("the target's first half of layers, weights × (1 + 0.05·N(0,1))"), {}}}};
         model_inputs(r, m->dims(), seed, false);
-        r.derivation = {"plain: sample each token from p = softmax(logits/T); speculative: draft γ = 3 tokens from q, "
-                        "keep each with min(1, p/q), else sample the residual [p − q]₊",
-                        "one seed: the two use their random numbers differently, so the texts differ",
-                        fmt::format("{} seeds: the first token's counts in {} cells of p's mass, χ² against p: plain p-value {:.3g}, "
-                                    "speculative {:.3g}",
-                                    r.same->seeds, r.same->cells.size(), r.same->plain_p_value, r.same->speculative_p_value)};
+        r.derivation = {{N_("plain: sample each token from p = softmax(logits/T); speculative: draft γ = 3 tokens from q, "
+                            "keep each with min(1, p/q), else sample the residual [p − q]₊"),
+                         {}},
+                        {N_("one seed: the two use their random numbers differently, so the texts differ"), {}},
+                        {N_("{0} seeds: the first token's counts in {1} cells of p's mass, χ² against p: plain p-value {2}, "
+                            "speculative {3}"),
+                         {std::to_string(r.same->seeds), std::to_string(r.same->cells.size()),
+                          fmt::format("{:.3g}", r.same->plain_p_value), fmt::format("{:.3g}", r.same->speculative_p_value)}}};
     } else {
         model_pitfall(r, *m, seed);
     }

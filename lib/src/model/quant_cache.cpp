@@ -10,8 +10,8 @@ namespace inferlab::model {
 
 QuantizedCache::QuantizedCache(const Dims& d, unsigned bits, KvQuantScheme scheme, int group_tokens)
     : d_(d), bits_(bits), scheme_(scheme), group_(group_tokens), decoded_(d) {
-    if (bits != 8 && bits != 4) throw InputError("KV cache bits", std::to_string(bits), "must be 8 or 4");
-    if (group_tokens < 1) throw InputError("K scale group", std::to_string(group_tokens), "must be a positive number of tokens");
+    if (bits != 8 && bits != 4) throw InputError("KV cache bits", std::to_string(bits), N_("must be 8 or 4"));
+    if (group_tokens < 1) throw InputError("K scale group", std::to_string(group_tokens), N_("must be a positive number of tokens"));
     const std::size_t n = std::size_t(d.n_layers) * d.n_kv_heads * d.seq_len * d.head_dim();
     k_codes_.assign(n, 0);
     v_codes_.assign(n, 0);

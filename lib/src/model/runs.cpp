@@ -40,16 +40,16 @@ std::vector<int> top_tokens(const MatrixRM& logits, Eigen::Index row, int k) {
 namespace {
 
 void require_tokens(const Dims& d, const std::vector<int>& tokens) {
-    if (tokens.empty()) throw InputError("tokens", "", "need at least one token");
+    if (tokens.empty()) throw InputError("tokens", "", N_("need at least one token"));
     check_tokens(d, tokens, "tokens");
     if (tokens.size() > static_cast<std::size_t>(d.seq_len))
         throw InputError("tokens", std::to_string(tokens.size()) + " tokens",
-                         "is longer than the model's maximum sequence length " + std::to_string(d.seq_len));
+                         N_("is longer than the model's maximum sequence length {0}"), {std::to_string(d.seq_len)});
 }
 
 // A paged pool with ceil(S_max / block) blocks: room for one whole sequence.
 std::unique_ptr<BlockPool> pool_for(const Transformer& m, const PathChoice& p) {
-    if (p.block_size < 1) throw InputError("block size", std::to_string(p.block_size), "must be at least 1 token");
+    if (p.block_size < 1) throw InputError("block size", std::to_string(p.block_size), N_("must be at least 1 token"));
     const int blocks = (m.dims().seq_len - 1) / p.block_size + 1;  // ceil without the overflow of seq_len + block
     return std::make_unique<BlockPool>(m.dims(), p.block_size, blocks, p.pool_seed, m.backend());
 }
@@ -93,11 +93,11 @@ LogitsResult logits_along(const Transformer& m, const std::vector<int>& tokens, 
 
 CheckCacheResult check_cache(const Transformer& m, const CheckCacheInputs& in, const ForwardOptions& opt) {
     require_tokens(m.dims(), in.tokens);
-    if (in.chunk < 1) throw InputError("chunk", std::to_string(in.chunk), "must be at least 1 token");
+    if (in.chunk < 1) throw InputError("chunk", std::to_string(in.chunk), N_("must be at least 1 token"));
     if (const CpuBackendOptions* cpu = cpu_options(m.backend()); cpu && cpu->bf16)
         throw InputError("weights", "bf16",
-                         "cannot compare cache paths: bf16 weights serve steps of up to 16 rows only, so the no-cache "
-                         "pass would read float32 (use fp32, int8 or int4)");
+                         N_("cannot compare cache paths: bf16 weights serve steps of up to 16 rows only, so the no-cache "
+                            "pass would read float32 (use fp32, int8 or int4)"));
     CheckCacheResult r;
     r.tokens = in.tokens;
     r.rel_tolerance = in.rel_tolerance;
@@ -143,11 +143,11 @@ int sample_token(const MatrixRM& logits, Eigen::Index row, const Sampling& s, Rn
 GenerateResult generate(const Transformer& m, const GenerateInputs& in, const ForwardOptions& opt) {
     const Dims& d = m.dims();
     require_tokens(d, in.prompt);
-    if (in.steps == 0) throw InputError("tokens to generate", "0", "must be at least 1");
+    if (in.steps == 0) throw InputError("tokens to generate", "0", N_("must be at least 1"));
     if (in.steps > static_cast<std::uint64_t>(d.seq_len) - in.prompt.size())
         throw InputError("tokens to generate", std::to_string(in.steps),
-                         "with the " + std::to_string(in.prompt.size()) + "-token prompt exceeds the model's maximum sequence length " +
-                             std::to_string(d.seq_len));
+                         N_("with the {0}-token prompt exceeds the model's maximum sequence length {1}"),
+                         {std::to_string(in.prompt.size()), std::to_string(d.seq_len)});
     std::unique_ptr<BlockPool> pool;
     std::unique_ptr<KvCache> cache;
     if (in.path.path == CachePath::Contiguous) cache = std::make_unique<ContiguousCache>(d, m.backend());
@@ -155,7 +155,7 @@ GenerateResult generate(const Transformer& m, const GenerateInputs& in, const Fo
         pool = pool_for(m, in.path);
         cache = std::make_unique<PagedCache>(*pool, d);
     } else
-        throw InputError("cache path", to_string(in.path.path), "must be contiguous or paged for generate");
+        throw InputError("cache path", to_string(in.path.path), N_("must be contiguous or paged for generate"));
     GenerateResult r;
     r.prompt = in.prompt;
     Rng rng(in.sampling.seed);

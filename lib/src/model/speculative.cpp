@@ -28,15 +28,15 @@ int draw(const std::vector<double>& d, Rng& rng) { return static_cast<int>(rng.c
 
 SpeculateResult speculative_generate(const Transformer& target, const Transformer& draft, const std::vector<int>& prompt,
                                      const SpeculateOptions& opt) {
-    if (opt.gamma < 1 || opt.gamma > 64) throw InputError("γ (drafts per round)", std::to_string(opt.gamma), "must be between 1 and 64");
-    if (prompt.empty()) throw InputError("prompt", "", "must hold at least one token");
+    if (opt.gamma < 1 || opt.gamma > 64) throw InputError("γ (drafts per round)", std::to_string(opt.gamma), N_("must be between 1 and 64"));
+    if (prompt.empty()) throw InputError("prompt", "", N_("must hold at least one token"));
     if (target.dims().vocab_size != draft.dims().vocab_size)
         throw InputError("draft vocabulary", std::to_string(draft.dims().vocab_size),
-                         "must equal the target's " + std::to_string(target.dims().vocab_size));
+                         N_("must equal the target's {0}"), {std::to_string(target.dims().vocab_size)});
     const int need = static_cast<int>(prompt.size()) + opt.new_tokens + opt.gamma + 1;
     if (need > target.dims().seq_len || need > draft.dims().seq_len)
         throw InputError("new tokens", std::to_string(opt.new_tokens),
-                         "with the prompt and γ + 1 lookahead exceeds the maximum sequence length");
+                         N_("with the prompt and γ + 1 lookahead exceeds the maximum sequence length"));
     Rng rng(opt.seed);
     SpeculateResult res;
     res.judged.assign(std::size_t(opt.gamma), 0);
@@ -116,7 +116,7 @@ SpeculateResult speculative_generate(const Transformer& target, const Transforme
 std::vector<int> plain_generate(const Transformer& m, const std::vector<int>& prompt, int new_tokens, const Sampling& s,
                                 std::uint64_t seed, const ForwardOptions& fwd) {
     if (static_cast<int>(prompt.size()) + new_tokens > m.dims().seq_len)
-        throw InputError("new tokens", std::to_string(new_tokens), "with the prompt exceeds the maximum sequence length");
+        throw InputError("new tokens", std::to_string(new_tokens), N_("with the prompt exceeds the maximum sequence length"));
     Rng rng(seed);
     ContiguousCache c(m.dims());
     std::vector<int> out;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -99,7 +100,15 @@ MatrixRM Transformer::forward(const std::vector<Row>& rows, const ForwardOptions
         tokens[r] = rows[r].token;
         pos[r] = rows[r].cache->length(0) + count[rows[r].cache]++;
     }
-    for (auto& [cache, n] : count) cache->reserve(n);
+    // In the rows' order, not the map's: a paged cache takes its blocks from the shared pool here,
+    // and which sequence gets which block must not depend on where the heap put the caches.
+    std::vector<const KvCache*> reserved;
+    for (int r = 0; r < R; ++r) {
+        KvCache* c = rows[r].cache;
+        if (std::find(reserved.begin(), reserved.end(), c) != reserved.end()) continue;
+        c->reserve(count[c]);
+        reserved.push_back(c);
+    }
     const StepRows step{rows, pos, D.head_dim(), D.n_kv_heads};
     // Positions as RoPE and the causal mask see them (the cache positions, unless a pitfall is asked for).
     const std::vector<int> rope_pos = rope_positions(rows, pos, opt.pitfall);

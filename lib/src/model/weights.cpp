@@ -45,7 +45,7 @@ u128 weight_floats_wide(const Dims& d) {
 
 void validate(const Dims& d, const std::string& where) {
     auto positive = [&](int v, const char* name) {
-        if (v <= 0) throw InputError(where + " " + name, std::to_string(v), "must be a positive integer");
+        if (v <= 0) throw InputError(where + " " + name, std::to_string(v), N_("must be a positive integer"));
     };
     positive(d.dim, "dim");
     positive(d.hidden_dim, "hidden_dim");
@@ -56,22 +56,23 @@ void validate(const Dims& d, const std::string& where) {
     positive(d.seq_len, "seq_len");
     if (d.n_heads % d.n_kv_heads != 0)
         throw InputError(where + " n_heads", std::to_string(d.n_heads),
-                         "must be divisible by n_kv_heads " + std::to_string(d.n_kv_heads));
+                         N_("must be divisible by n_kv_heads {0}"), {std::to_string(d.n_kv_heads)});
     if (d.dim % d.n_heads != 0)
-        throw InputError(where + " dim", std::to_string(d.dim), "must be divisible by n_heads " + std::to_string(d.n_heads));
+        throw InputError(where + " dim", std::to_string(d.dim), N_("must be divisible by n_heads {0}"),
+                         {std::to_string(d.n_heads)});
     if (d.head_dim() % 2 != 0)
-        throw InputError(where + " dim", std::to_string(d.dim), "must give an even head width (RoPE rotates pairs)");
+        throw InputError(where + " dim", std::to_string(d.dim), N_("must give an even head width (RoPE rotates pairs)"));
     // In 128 bits: seven int32 header fields multiply to far beyond 64 bits (a file whose header
     // made the count exactly 2^63 once wrapped past every check).
     if (weight_floats_wide(d) > static_cast<u128>(kMaxFloats))
-        throw InputError(where, decimal(weight_floats_wide(d)) + " weights", "is larger than 8Gi floats");
+        throw InputError(where, decimal(weight_floats_wide(d)) + " weights", N_("is larger than 8Gi floats"));
     if (static_cast<u128>(d.n_layers) * static_cast<u128>(d.seq_len) * static_cast<u128>(d.kv_dim()) >
         static_cast<u128>(kMaxFloats))
-        throw InputError(where + " seq_len", std::to_string(d.seq_len), "makes the KV cache larger than 8Gi floats");
+        throw InputError(where + " seq_len", std::to_string(d.seq_len), N_("makes the KV cache larger than 8Gi floats"));
 }
 
 Dims dims_from_config(const ModelConfig& c) {
-    if (c.mla || c.experts) throw InputError("config '" + c.name + "'", c.model_type, "is not a dense GQA model the reference runs");
+    if (c.mla || c.experts) throw InputError("config '" + c.name + "'", c.model_type, N_("is not a dense GQA model the reference runs"));
     Dims d;
     d.dim = static_cast<int>(c.hidden);
     d.hidden_dim = static_cast<int>(c.intermediate);
@@ -83,9 +84,9 @@ Dims dims_from_config(const ModelConfig& c) {
     d.shared_classifier = c.tied_embeddings;
     if (c.head_dim * c.q_heads != c.hidden)
         throw InputError("config '" + c.name + "' head_dim", std::to_string(c.head_dim),
-                         "must equal hidden_size / num_attention_heads for the reference model (run.c's convention)");
-    if (c.vocab == 0) throw InputError("config '" + c.name + "': missing key 'vocab_size'");
-    if (c.max_positions == 0) throw InputError("config '" + c.name + "': missing key 'max_position_embeddings'");
+                         N_("must equal hidden_size / num_attention_heads for the reference model (run.c's convention)"));
+    if (c.vocab == 0) throw InputError(N_("config '{0}': missing key {1}"), {c.name, "'vocab_size'"});
+    if (c.max_positions == 0) throw InputError(N_("config '{0}': missing key {1}"), {c.name, "'max_position_embeddings'"});
     validate(d, "config '" + c.name + "'");
     return d;
 }
@@ -231,7 +232,7 @@ std::uint64_t legacy_rope_floats(const Dims& d) { return std::uint64_t(d.seq_len
 void write_checkpoint(const Weights& w, const std::string& path) {
     const Dims& d = w.dims();
     std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) throw FileError(path, "cannot be opened for writing");
+    if (!f) throw FileError(path, N_("cannot be opened for writing"));
     std::int32_t header[7] = {d.dim, d.hidden_dim, d.n_layers, d.n_heads, d.n_kv_heads,
                               d.shared_classifier ? d.vocab_size : -d.vocab_size, d.seq_len};
     bool ok = std::fwrite(header, sizeof(header), 1, f) == 1;
@@ -249,13 +250,13 @@ void write_checkpoint(const Weights& w, const std::string& path) {
         ok = ok && std::fwrite(zeros.data(), sizeof(float), zeros.size(), f) == zeros.size();
     }
     ok = (std::fclose(f) == 0) && ok;
-    if (!ok) throw FileError(path, "could not be written completely");
+    if (!ok) throw FileError(path, N_("could not be written completely"));
 }
 
 std::unique_ptr<Weights> read_checkpoint(std::istream& in, std::uint64_t size, const std::string& path, const std::string& where) {
     std::int32_t h[7];
     if (size < sizeof(h) || !in.read(reinterpret_cast<char*>(h), sizeof(h)))
-        throw InputError(where, path, "is truncated: shorter than the 28-byte header");
+        throw InputError(where, path, N_("is truncated: shorter than the 28-byte header"));
     Dims d;
     d.dim = h[0];
     d.hidden_dim = h[1];
@@ -277,22 +278,24 @@ std::unique_ptr<Weights> read_checkpoint(std::istream& in, std::uint64_t size, c
     const std::uint64_t need = d.shared_classifier ? expect_min : expect_full;
     if (size < need)
         throw InputError(where, path,
-                         "is truncated: " + std::to_string(size) + " bytes, the header's dims need " + std::to_string(need));
+                         N_("is truncated: {0} bytes, the header's dims need {1}"),
+                         {std::to_string(size), std::to_string(need)});
     if (size > expect_full)
         throw InputError(where, path,
-                         "is longer than its header's dims allow (" + std::to_string(size) + " bytes, at most " +
-                             std::to_string(expect_full) + "): not a version-0 llama2.c file of these dims");
+                         N_("is longer than its header's dims allow ({0} bytes, at most {1}): not a version-0 "
+                            "llama2.c file of these dims"),
+                         {std::to_string(size), std::to_string(expect_full)});
     auto w = std::make_unique<Weights>(d);
     if (!in.read(reinterpret_cast<char*>(w->data()), static_cast<std::streamsize>(body * sizeof(float))))
-        throw InputError(where, path, "could not be read completely");
+        throw InputError(where, path, N_("could not be read completely"));
     if (cls) {
         in.seekg(static_cast<std::streamoff>(legacy_rope_floats(d) * sizeof(float)), std::ios::cur);
         if (!in.read(reinterpret_cast<char*>(w->data() + body), static_cast<std::streamsize>(cls * sizeof(float))))
-            throw InputError(where, path, "could not read the classifier");
+            throw InputError(where, path, N_("could not read the classifier"));
     }
     for (std::uint64_t i = 0; i < w->floats(); ++i)
         if (!std::isfinite(w->data()[i]))
-            throw InputError(where, path, "is corrupt: weight " + std::to_string(i) + " is not a finite number");
+            throw InputError(where, path, N_("is corrupt: weight {0} is not a finite number"), {std::to_string(i)});
     return w;
 }
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "inferlab/model/prose.hpp"
 #include "inferlab/model/transformer.hpp"
 
 namespace inferlab::model {
@@ -51,7 +52,7 @@ struct SeqState {
 // Those sequences are "finished" here with the tables they hand back.
 struct PagedStep {
     int step = 0;
-    std::vector<std::string> events;  // admitted, shared, copied on write, preempted, finished
+    std::vector<Prose> events;        // admitted, shared, copied on write, preempted, finished
     std::vector<SeqState> seqs;
     int free_blocks = 0;
     int used_blocks = 0;

@@ -10,10 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "inferlab/model/prose.hpp"
 #include "inferlab/model/transformer.hpp"
 
 namespace inferlab::model {
 
+// The prose fields (warning, source, deviation) are English msgids: JSON prints them as they are,
+// the text output through tr().
 struct PitfallInfo {
     std::string name;       // "stale-cache"
     std::string warning;    // what the document warns against, one line
@@ -30,7 +33,7 @@ const PitfallInfo& find_pitfall(const std::string& where, const std::string& nam
 // One of the first document's §4.3 checks, as it went on each path.
 struct CheckOutcome {
     std::string name;                    // "cache_length", "positions", "padding", "logits"
-    std::string rule;                    // what it checks
+    std::string rule;                    // what it checks (an English msgid)
     std::optional<int> broken_step;      // first step of the broken path it fired on (0-based)
     std::optional<int> broken_position;  // the first position of that step
     bool fired_on_correct = false;       // the correct path must never fire it
@@ -49,16 +52,17 @@ struct PositionDiff {
     int broken_argmax = 0;
 };
 
-// One input of the experiment, as given to it ("prompt tokens", "3,17,9").
+// One input of the experiment, as given to it ("prompt", "3,17,9 (8 tokens)").
 struct PitfallInput {
-    std::string name, value;
+    std::string name;  // an English msgid
+    Prose value;
 };
 
 // A calculator's number against the shortcut's.
 struct PitfallQuantity {
-    std::string name;
+    Prose name;
     double correct = 0, broken = 0;
-    std::string unit;
+    std::string unit;  // "B", "GiB", "tokens", "blocks" (an English msgid), or empty
 };
 
 // "Same distribution, different text" (second document, §3.1.2): speculative and plain sampling
@@ -77,7 +81,7 @@ struct SameDistribution {
 struct PitfallResult {
     PitfallInfo info;
     std::vector<PitfallInput> inputs;     // what the experiment ran on (model shape, tokens, constants)
-    std::vector<std::string> derivation;  // --explain: the formula or deviation, its values, the result
+    std::vector<Prose> derivation;        // --explain: the formula or deviation, its values, the result
     // Model pitfalls: the tokens (prompt then the correct path's greedy continuation), per position
     // the error of each path against the no-cache logits, and the §4.3 checks.
     std::vector<int> tokens;
@@ -93,7 +97,7 @@ struct PitfallResult {
     // Calculator pitfalls.
     std::vector<PitfallQuantity> quantities;
     std::optional<double> fit_p_correct, fit_p_broken;  // threshold-accept: χ² p-values of sampled counts against p
-    std::string caught_by;                // the check that catches it, in words
+    Prose caught_by;                      // the check that catches it: a §4.3 check's name, or words
     std::optional<SameDistribution> same; // same-distribution only
 };
 

@@ -1,0 +1,233 @@
+// model init, logits, check-cache, generate and bench in Chinese (issue #18): every kind of run
+// leaves no catalogue text in English, the second document's Prefill/Decode table in its own terms,
+// JSON and CSV unchanged by the language, errors in Chinese, and the text within 80 columns.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "inferlab/report.hpp"
+#include "../support/cli.hpp"
+#include "../support/i18n_check.hpp"
+
+using namespace inferlab::test;
+
+namespace {
+
+const std::string kCkpt = "/tmp/inferlab-zh-model-demo.bin";
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+}
+
+std::size_t widest_line(const std::string& text) {
+    std::size_t w = 0;
+    for (const auto& line : lines_of(text)) w = std::max(w, inferlab::display_width(line));
+    return w;
+}
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+}
+
+// The bad-input contract in Chinese: exit 2, nothing on stdout, exactly `line` after the prefix.
+void expect_zh_error(const std::vector<std::string>& args, const std::string& line) {
+    const CliResult r = run_zh(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "inferlab: 错误: " + line + "\n");
+}
+
+const std::vector<std::string> kGenerate = {"model", "generate", "--model", "demo-gqa", "--prompt", "1,2,3,4", "--steps", "3"};
+const std::vector<std::string> kLogits = {"model", "logits", "--model", "demo-gqa", "--tokens", "1,2,3"};
+const std::vector<std::string> kCheck = {"model", "check-cache", "--model", "demo-gqa", "--seq-len", "12"};
+// A bench small enough for a test (about a second): an 8 MiB probe, two short contexts.
+const std::vector<std::string> kBench = {"model",    "bench",     "--model", "demo-gqa", "--probe-mib", "8",
+                                         "--contexts", "16, 32", "--batch", "1, 2",     "--prompt-len", "4",
+                                         "--steps",  "2"};
+
+}  // namespace
+
+// The second document (003_02a045288fb34aae.txt), "Prefill 与 Decode 的交界": a prompt of 4 tokens
+// p0..p3 goes in at Prefill (四个输入位置在各层的 KV), then 第一次 Decode feeds y0 and 第二次 Decode
+// feeds y1, each adding that one position's KV in every layer. Its table's columns are 阶段,
+// 本次送入模型的 Token, 本次新增的 KV; the same walk, with demo-gqa's 6 layers, is README's
+// `model generate --prompt 1,2,3,4 --steps 3 --trace`.
+TEST_CASE("model generate --trace in Chinese on the second document's Prefill and Decode table", "[cli][i18n][textbook]") {
+    const CliResult r = run_inferlab(with(kGenerate, {"--trace"}), "", {"INFERLAB_LANG=zh", "COLUMNS=120"});
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    const auto lines = lines_of(r.out);
+    REQUIRE(lines.size() >= 9);
+    CHECK(lines[0] == "生成了 3 个 token：211,211,268");
+    // The heading names the document's phases and its KV Cache.
+    CHECK(r.out.find("逐步追踪 Prefill 与 Decode 中 KV Cache 的增长") != std::string::npos);
+    // The table in the document's own column titles; one row per phase as the document lists them:
+    // Prefill takes the 4 prompt tokens and caches 4 positions, each Decode one token and one more.
+    auto row = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.find("阶段") != std::string::npos; });
+    REQUIRE(row != lines.end());
+    CHECK(*row == "  步  阶段     本次送入模型的 Token   各层缓存长度           Q  本次新增的 KV  已缓存的 K/V  注意力分数");
+    std::vector<std::string> phases;
+    for (const auto& l : lines)
+        if (l.find("Prefill  [1,2,3,4]") != std::string::npos || l.find("Decode   [211]") != std::string::npos) phases.push_back(l);
+    REQUIRE(phases.size() == 3);
+    CHECK(phases[0] == "   0  Prefill  [1,2,3,4]             [4,4,4,4,4,4]  [1,6,4,48]     [1,2,4,48]    [1,2,4,48]   [1,6,4,4]");
+    CHECK(phases[1] == "   1  Decode   [211]                 [5,5,5,5,5,5]  [1,6,1,48]     [1,2,1,48]    [1,2,5,48]   [1,6,1,5]");
+    CHECK(phases[2] == "   2  Decode   [211]                 [6,6,6,6,6,6]  [1,6,1,48]     [1,2,1,48]    [1,2,6,48]   [1,6,1,6]");
+    // --explain adds the document's reading of the walk: Prefill feeds the prompt at once, each
+    // Decode the token just chosen.
+    const CliResult x = run_zh(with(kGenerate, {"--trace", "--explain"}));
+    REQUIRE(x.status == 0);
+    CHECK(x.out.find("Prefill 一步送入提示的 4 个 token；之后每次 Decode 只送入刚选出的 token") != std::string::npos);
+}
+
+TEST_CASE("model init, logits, check-cache, generate and bench in Chinese leave no English prose", "[cli][i18n][model]") {
+    REQUIRE(run_inferlab({"model", "init", "--model", "demo-gqa", "--seed", "1", "--out", kCkpt}).status == 0);
+    const std::vector<std::vector<std::string>> runs = {
+        {"model", "init", "--help"},
+        {"model", "logits", "--help"},
+        {"model", "check-cache", "--help"},
+        {"model", "generate", "--help"},
+        {"model", "bench", "--help"},
+        {"model", "init", "--model", "demo-gqa", "--seed", "1", "--out", kCkpt},
+        {"model", "init", "--model", "demo-gqa", "--seed", "1", "--out", kCkpt, "--explain"},
+        kLogits,
+        with(kLogits, {"--explain"}),
+        {"model", "logits", "--checkpoint", kCkpt, "--tokens", "1,2", "--path", "paged"},
+        kCheck,
+        with(kCheck, {"--explain", "--attention", "online"}),
+        with(kGenerate, {"--trace"}),
+        with(kGenerate, {"--trace", "--explain", "--temperature", "0.8"}),
+        kBench,
+        // errors: a flag value, a file, a token list, a checkpoint, a combination of flags
+        {"model", "generate", "--model", "demo-gqa", "--path", "nocache"},
+        {"model", "logits", "--checkpoint", "/nonexistent/demo.bin", "--tokens", "1"},
+        {"model", "logits", "--model", "demo-gqa", "--tokens", "1,99999"},
+        {"model", "logits", "--model", "demo-gqa", "--tokens", "1,007"},
+        {"model", "logits", "--model", "demo-gqa"},
+        {"model", "init", "--checkpoint", kCkpt, "--out", "/tmp/x.bin"},
+        {"model", "check-cache", "--model", "demo-gqa", "--path", "paged"},
+        {"model", "bench", "--model", "demo-gqa", "--weight-dtype", "fp8"},
+    };
+    for (const auto& args : runs) check_chinese_output(args);
+}
+
+// `model --help` lists every model subcommand, and the measuring ones (speculate, kv-quant, ...)
+// are translated apart from these: here, the group's own text and the lines of these five.
+TEST_CASE("model --help in Chinese: the group and its init, logits, check-cache, generate, bench", "[cli][i18n][model]") {
+    check_no_english({"model", "--help"});
+    const CliResult r = run_zh({"model", "--help"});
+    REQUIRE(r.status == 0);
+    CHECK(lines_of(r.out).front() == "参考 Transformer（GQA、RoPE、KV Cache：连续与分页）");
+    const auto lines = lines_of(r.out);
+    for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+             {"init", "写出一个带种子随机权重的 llama2.c 检查点"},
+             {"logits", "沿一条缓存路径计算每个位置的 logits"},
+             {"check-cache", "无缓存、连续缓存与分页缓存给出相同的 logits"},
+             {"generate", "先对提示做 Prefill，再逐步 Decode"},
+             {"bench", "测量 Prefill 与 Decode，并与本机的读带宽和算力对比"}}) {
+        INFO(name << "\n" << r.out);
+        const auto at = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind("  " + name + " ", 0) == 0; });
+        REQUIRE(at != lines.end());
+        CHECK(r.out.find(text) != std::string::npos);
+    }
+}
+
+TEST_CASE("model JSON and CSV are byte-identical in Chinese and English", "[cli][i18n][model]") {
+    const std::vector<std::vector<std::string>> runs = {
+        {"model", "init", "--model", "demo-gqa", "--seed", "1", "--out", kCkpt, "--json"},
+        with(kLogits, {"--json"}),
+        with(kLogits, {"--csv"}),
+        with(kCheck, {"--json"}),
+        with(kCheck, {"--csv"}),
+        with(kGenerate, {"--json"}),
+        with(kGenerate, {"--csv"}),
+    };
+    for (const auto& args : runs) {
+        const CliResult en = run_inferlab(args, "", {"INFERLAB_LANG=en"});
+        const CliResult zh = run_zh(args);
+        INFO(args[1] << " " << args.back());
+        CHECK(en.status == 0);
+        CHECK(zh.status == 0);
+        CHECK(!en.out.empty());
+        CHECK(zh.out == en.out);
+    }
+    // The bench measures time, so two runs differ in their numbers: its CSV header, the machine
+    // names the English run prints, is what must not change with the language.
+    const CliResult zh = run_zh(with(kBench, {"--csv"}));
+    REQUIRE(zh.status == 0);
+    CHECK(lines_of(zh.out).front() ==
+          "weights,batch,aggregate tok/s,per-request tok/s,× batch 1,\"bound tok/s (β, π measured)\",bound × batch 1,bound is");
+}
+
+TEST_CASE("model errors in Chinese: a flag value, a token list, a file, a checkpoint, a config key", "[cli][i18n][model]") {
+    expect_zh_error({"model", "generate", "--model", "demo-gqa", "--path", "nocache"},
+                    "--path 'nocache': generate 只能用 contiguous 或 paged");
+    expect_zh_error({"model", "bench", "--model", "demo-gqa", "--weight-dtype", "fp8"},
+                    "--weight-dtype 'fp8': 必须是 fp32、bf16、int8、int4 或 all");
+    expect_zh_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1,99999"}, "--tokens '99999': 超出词表范围 [0, 511]");
+    expect_zh_error({"model", "logits", "--model", "demo-gqa"}, "需要 --tokens（例如 1,2,3）");
+    expect_zh_error({"model", "generate", "--model", "demo-gqa", "--steps", "5000"},
+                    "--steps '5000': 加上之前的 4 个 token 后超过模型的最大序列长度 1024");
+    expect_zh_error({"model", "generate", "--model", "demo-gqa", "--top-k", "5"},
+                    "--top-k 与 --temperature 0 同用时不起作用（贪心：取 argmax）");
+    expect_zh_error({"model", "bench", "--model", "demo-gqa", "--steps", "1", "--gen", "1"}, "--gen 是 --steps 的旧写法：二者只能给一个");
+    expect_zh_error({"model", "init", "--model", "demo-gqa"}, "需要 --out（要写入的检查点文件）");
+    expect_zh_error({"model", "logits", "--checkpoint", "/nonexistent/demo.bin", "--tokens", "1"},
+                    "文件 '/nonexistent/demo.bin'：无法打开（不存在或不可读）");
+    // A checkpoint shorter than its 28-byte header (7 int32).
+    const std::string stub = "/tmp/inferlab-zh-model-stub.bin";
+    { std::ofstream(stub, std::ios::binary) << "llama"; }
+    expect_zh_error({"model", "logits", "--checkpoint", stub, "--tokens", "1"},
+                    "--checkpoint '" + stub + "': 被截断：比 28 字节的文件头还短");
+    const std::string incomplete = data_path("incomplete.json");
+    expect_zh_error({"model", "init", "--config", incomplete, "--out", "/tmp/inferlab-zh-model-x.bin"},
+                    "配置 '" + incomplete + "'：缺少键 'num_hidden_layers' or 'n_layer' or 'num_layers'");
+}
+
+TEST_CASE("model text and help in Chinese fit 80 columns", "[cli][i18n][model]") {
+    const std::vector<std::vector<std::string>> runs = {
+        {"model", "--help"},
+        {"model", "logits", "--help"},
+        {"model", "check-cache", "--help"},
+        {"model", "generate", "--help"},
+        {"model", "bench", "--help"},
+        with(kLogits, {"--explain"}),
+        with(kCheck, {"--explain"}),
+        with(kGenerate, {"--trace", "--explain"}),
+        kBench,
+    };
+    for (const auto& args : runs) {
+        const CliResult r = run_inferlab(args, "", {"INFERLAB_LANG=zh", "COLUMNS=80"});
+        INFO(args[1] << " " << args.back() << "\n" << r.out);
+        CHECK(r.status == 0);
+        CHECK(widest_line(r.out) <= 80);
+    }
+}
+
+// The footers are paragraphs the help formatter wraps: no line of them is a stub of a word or two
+// left by a hard break inside a sentence (the English JSON-key lists broke after "paged," once).
+TEST_CASE("model help footers wrap as paragraphs at 80 columns in both languages", "[cli][i18n][model]") {
+    for (const char* sub : {"logits", "check-cache", "generate", "bench"}) {
+        for (const char* lang : {"en", "zh"}) {
+            const CliResult r = run_inferlab({"model", sub, "--help"}, "", {std::string("INFERLAB_LANG=") + lang, "COLUMNS=80"});
+            REQUIRE(r.status == 0);
+            std::string page = r.out;
+            while (!page.empty() && page.back() == '\n') page.pop_back();
+            const std::string footer = page.substr(page.rfind("\n\n") + 2);
+            INFO(sub << " (" << lang << ")\n" << footer);
+            const auto lines = lines_of(footer);
+            // Every line but a paragraph's last one is filled past half the width.
+            for (std::size_t i = 0; i + 1 < lines.size(); ++i)
+                if (!lines[i + 1].empty() && lines[i + 1].rfind("JSON", 0) != 0) CHECK(inferlab::display_width(lines[i]) > 40);
+        }
+    }
+}
