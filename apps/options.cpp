@@ -65,7 +65,8 @@ unsigned parse_bits(const std::string& text, std::initializer_list<unsigned> all
 
 unsigned parse_bits_in(const std::string& text, unsigned lo, unsigned hi) {
     const std::uint64_t b = parse_positive_int("--bits", text);
-    if (b < lo || b > hi) throw InputError("--bits", text, fmt::format("must be between {} and {}", lo, hi));
+    if (b < lo || b > hi)
+        throw InputError("--bits", text, N_("must be between {0} and {1}"), {std::to_string(lo), std::to_string(hi)});
     return static_cast<unsigned>(b);
 }
 

@@ -9,7 +9,8 @@ namespace inferlab::app {
 
 // What a result cannot say about where its inputs came from, for the text.
 struct QuantizeLabels {
-    std::string origin;        // "3 values from --values", "generated K and V, ..."
+    std::string origin;        // "3 values from --values", "generated K and V, ...": English, for JSON
+    std::string origin_text;   // the same in the reader's language, for text and figures
     std::string source_dtype;  // names as given: "fp32"
     std::string scale_dtype;   // "fp16"
 };

@@ -37,7 +37,7 @@ DType parse_dtype(const std::string& where, const std::string& text) {
     if (t.rfind("torch.", 0) == 0) t = t.substr(6);
     for (const auto& a : kAliases)
         if (t == a.spelling) return DType{a.name, a.bits};
-    throw InputError(where, text, "unknown dtype (expected one of fp32, fp16, bf16, fp8, int8, int4)");
+    throw InputError(where, text, N_("unknown dtype (expected one of fp32, fp16, bf16, fp8, int8, int4)"));
 }
 
 std::uint32_t parse_bytes_per_elem_bits(const std::string& where, const std::string& text) {
@@ -45,7 +45,7 @@ std::uint32_t parse_bytes_per_elem_bits(const std::string& where, const std::str
     double bits = v * 8;
     // Range first: casting a double beyond uint32 (1e9 bytes) is undefined behaviour.
     if (!(v > 0) || !(bits <= 64) || bits != std::floor(bits))
-        throw InputError(where, text, "must be a positive whole number of bits per element, e.g. 2, 1 or 0.5 (bytes)");
+        throw InputError(where, text, N_("must be a positive whole number of bits per element, e.g. 2, 1 or 0.5 (bytes)"));
     return static_cast<std::uint32_t>(bits);
 }
 

@@ -9,6 +9,7 @@
 
 #include "inferlab/checked.hpp"
 #include "inferlab/error.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/rng.hpp"
 #include "inferlab/units.hpp"
 
@@ -18,7 +19,7 @@ Rounding parse_rounding(const std::string& where, const std::string& t) {
     if (t == "half-away" || t == "half-away-from-zero") return Rounding::HalfAwayFromZero;
     if (t == "half-even" || t == "half-to-even") return Rounding::HalfToEven;
     if (t == "stochastic") return Rounding::Stochastic;
-    throw InputError(where, t, "must be half-away (default), half-even or stochastic");
+    throw InputError(where, t, N_("must be half-away (default), half-even or stochastic"));
 }
 
 Granularity parse_granularity(const std::string& where, const std::string& t) {
@@ -26,24 +27,24 @@ Granularity parse_granularity(const std::string& where, const std::string& t) {
     if (t == "group") return Granularity::Group;
     if (t == "row") return Granularity::Row;
     if (t == "column") return Granularity::Column;
-    throw InputError(where, t, "must be tensor, group, row or column");
+    throw InputError(where, t, N_("must be tensor, group, row or column"));
 }
 
 std::string to_string(Rounding r) {
     switch (r) {
-        case Rounding::HalfAwayFromZero: return "half away from zero";
-        case Rounding::HalfToEven: return "half to even";
-        case Rounding::Stochastic: return "stochastic";
+        case Rounding::HalfAwayFromZero: return N_("half away from zero");
+        case Rounding::HalfToEven: return N_("half to even");
+        case Rounding::Stochastic: return N_("stochastic");
     }
     return "";
 }
 
 std::string to_string(Granularity g) {
     switch (g) {
-        case Granularity::Tensor: return "per tensor";
-        case Granularity::Group: return "per group";
-        case Granularity::Row: return "per row";
-        case Granularity::Column: return "per column";
+        case Granularity::Tensor: return N_("per tensor");
+        case Granularity::Group: return N_("per group");
+        case Granularity::Row: return N_("per row");
+        case Granularity::Column: return N_("per column");
     }
     return "";
 }
@@ -90,20 +91,20 @@ std::int64_t round_exact(const Rational& y, Rounding rule, Rng* rng) {
 }
 
 std::int64_t symmetric_qmax(unsigned bits) {
-    if (bits < 2 || bits > 16) throw InputError("bits", std::to_string(bits), "must be between 2 and 16");
+    if (bits < 2 || bits > 16) throw InputError("bits", std::to_string(bits), N_("must be between {0} and {1}"), {"2", "16"});
     return (std::int64_t{1} << (bits - 1)) - 1;
 }
 
 ScalarQuant quantize_scalar(double x, double step, std::int64_t qmax, Rounding rule, Rng* rng) {
-    if (!(step > 0) || !std::isfinite(step)) throw InputError("step Δ", format_real(step), "must be greater than 0");
-    if (qmax < 1) throw InputError("Q", std::to_string(qmax), "must be a positive integer");
+    if (!(step > 0) || !std::isfinite(step)) throw InputError("step Δ", format_real(step), N_("must be greater than 0"));
+    if (qmax < 1) throw InputError("Q", std::to_string(qmax), N_("must be a positive integer"));
     ScalarQuant q;
     q.x = x;
     q.step = step;
     q.qmax = qmax;
     q.scaled = x / step;
     if (!std::isfinite(q.scaled) || std::fabs(q.scaled) > 9e15)
-        throw InputError("x", format_real(x), "is too large for this step (x/Δ must stay below 9e15)");
+        throw InputError("x", format_real(x), N_("is too large for this step (x/Δ must stay below 9e15)"));
     q.rounded = static_cast<std::int64_t>(round_with(q.scaled, rule, rng));
     q.level = std::clamp(q.rounded, -qmax, qmax);
     q.clipped = q.level != q.rounded;
@@ -113,8 +114,8 @@ ScalarQuant quantize_scalar(double x, double step, std::int64_t qmax, Rounding r
 }
 
 ScalarQuant quantize_scalar_exact(const Rational& x, const Rational& step, std::int64_t qmax, Rounding rule, Rng* rng) {
-    if (step.num() <= 0) throw InputError("step Δ", step.str(), "must be greater than 0");
-    if (qmax < 1) throw InputError("Q", std::to_string(qmax), "must be a positive integer");
+    if (step.num() <= 0) throw InputError("step Δ", step.str(), N_("must be greater than 0"));
+    if (qmax < 1) throw InputError("Q", std::to_string(qmax), N_("must be a positive integer"));
     ScalarQuant q;
     q.x = x.to_double();
     q.step = step.to_double();
@@ -157,10 +158,10 @@ std::vector<std::vector<std::size_t>> groups_of(const Matrix& m, const QuantConf
             break;
         case Granularity::Group: {
             const std::size_t G = cfg.group_size;
-            if (G == 0) throw InputError(cfg.group_where + " is required with granularity group");
+            if (G == 0) throw InputError(N_("{0} is required with granularity group"), {cfg.group_where});
             if (m.cols % G != 0)
-                throw InputError(cfg.group_where, std::to_string(G),
-                                 "must divide the row length " + std::to_string(m.cols) + " (no padding is applied)");
+                throw InputError(cfg.group_where, std::to_string(G), N_("must divide the row length {0} (no padding is applied)"),
+                                 {std::to_string(m.cols)});
             for (std::size_t r = 0; r < m.rows; ++r)
                 for (std::size_t c0 = 0; c0 < m.cols; c0 += G) {
                     g.emplace_back();
@@ -183,12 +184,13 @@ DTypeRange dtype_range(const std::string& name) {
     if (name == "fp8") return {-57344.0, 57344.0};
     if (name == "int8") return {-128.0, 127.0};
     if (name == "int4") return {-8.0, 7.0};
-    throw InputError("dtype", name, "has no known range (expected fp32, bf16, fp16, fp8, int8 or int4)");
+    throw InputError("dtype", name, N_("has no known range (expected fp32, bf16, fp16, fp8, int8 or int4)"));
 }
 
 QuantResult quantize_matrix(const Matrix& m, const QuantConfig& cfg, Rng* rng) {
-    if (m.v.empty()) throw InputError("no values to quantize");
-    if (cfg.bits < 2 || cfg.bits > 16) throw InputError("bits", std::to_string(cfg.bits), "must be between 2 and 16");
+    if (m.v.empty()) throw InputError(N_("no values to quantize"));
+    if (cfg.bits < 2 || cfg.bits > 16)
+        throw InputError("bits", std::to_string(cfg.bits), N_("must be between {0} and {1}"), {"2", "16"});
     QuantResult out;
     out.dequantized = m;
     ErrorReport& rep = out.report;
@@ -249,11 +251,11 @@ QuantResult quantize_matrix(const Matrix& m, const QuantConfig& cfg, Rng* rng) {
 
 StorageCost storage_cost(std::uint64_t elements, std::uint64_t group, unsigned bits, unsigned source_bits,
                          unsigned scale_bits, unsigned zero_bits) {
-    if (group == 0) throw InputError("group size", "0", "must be a positive integer");
+    if (group == 0) throw InputError("group size", "0", N_("must be a positive integer"));
     StorageCost s;
     s.elements = elements;
     s.groups = (elements + group - 1) / group;
-    const std::string what = "quantized storage bytes";
+    const std::string what = N_("quantized storage bytes");
     s.source_bytes = to_u64((static_cast<u128>(elements) * source_bits + 7) / 8, what);
     s.data_bytes = to_u64((static_cast<u128>(elements) * bits + 7) / 8, what);
     s.metadata_bytes = to_u64((static_cast<u128>(s.groups) * (scale_bits + zero_bits) + 7) / 8, what);
@@ -278,14 +280,14 @@ std::uint64_t params_of_weight_bytes(std::uint64_t bytes, const DType& dtype) {
 }
 
 KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, unsigned bits,
-                                std::uint64_t group, unsigned scale_bits, unsigned zero_bits) {
-    if (group == 0) throw InputError("group size", "0", "must be a positive integer");
+                                std::uint64_t group, unsigned scale_bits, unsigned zero_bits, const std::string& group_where) {
+    if (group == 0) throw InputError(group_where, "0", N_("must be a positive integer"));
     KvSpec data = spec, count = spec;
     for (std::size_t l = 0; l < spec.layers.size(); ++l) {
         auto& d = data.layers[l];
         if (d.d_k % group != 0 || (d.d_v && d.d_v % group != 0))
-            throw InputError("group size", std::to_string(group),
-                             "must divide the head width (d_k = " + std::to_string(d.d_k) + ")");
+            throw InputError(group_where, std::to_string(group), N_("must divide the head width (d_k = {0})"),
+                             {std::to_string(d.d_k)});
         d.bits_k = d.bits_v = bits;
         // One metadata record per group: count groups as elements of width 1 with the record's bits.
         auto& c = count.layers[l];
@@ -296,9 +298,9 @@ KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint6
     KvQuantBytes out;
     out.data_bytes = kv_bytes(data, seq_lens).total_bytes;
     out.metadata_bytes = kv_bytes(count, seq_lens).total_bytes;
-    out.total_bytes = checked_add(out.data_bytes, out.metadata_bytes, "quantized KV bytes");
+    out.total_bytes = checked_add(out.data_bytes, out.metadata_bytes, N_("quantized KV bytes"));
     // Per token before windows cap sliding layers, as kv-mem's s_token: never 0 for a windowed model.
-    out.bytes_per_token = checked_add(bytes_per_token(data), bytes_per_token(count), "quantized KV bytes");
+    out.bytes_per_token = checked_add(bytes_per_token(data), bytes_per_token(count), N_("quantized KV bytes"));
     return out;
 }
 
@@ -359,8 +361,10 @@ std::string render_grid(const ScalarQuant& q, int max_levels) {
     }
     long xc = col(q.scaled), lc = col(static_cast<double>(q.level));
     std::string out;
-    out += "  levels k·Δ, Δ = " + format_real(q.step, 6) + ", k in [" + std::to_string(-q.qmax) + ", " +
-           std::to_string(q.qmax) + "]" + (lo > -q.qmax || hi < q.qmax ? " (window shown)" : "") + "\n";
+    out += "  " +
+           trf(N_("levels k·Δ, Δ = {0}, k in [{1}, {2}]{3}"), format_real(q.step, 6), -q.qmax, q.qmax,
+               lo > -q.qmax || hi < q.qmax ? tr(N_(" (window shown)")) : "") +
+           "\n";
     auto rtrim = [](std::string t) {
         while (!t.empty() && t.back() == ' ') t.pop_back();
         return t;
@@ -371,8 +375,10 @@ std::string render_grid(const ScalarQuant& q, int max_levels) {
     else pointer[xc < 0 ? 0 : width] = xc < 0 ? '<' : '>';
     if (lc >= 0 && lc < static_cast<long>(width)) pointer[static_cast<std::size_t>(lc)] = lc == xc ? '*' : 'o';
     out += rtrim("  " + pointer) + "\n";
-    out += fmt::format("  x = {} (x/Δ = {}) lands on o = level {} → x̂ = {}{}\n", format_real(q.x, 6),
-                       format_real(q.scaled, 6), q.level, format_real(q.dequantized, 6), q.clipped ? " (clipped)" : "");
+    out += "  " +
+           trf(N_("x = {0} (x/Δ = {1}) lands on o = level {2} → x̂ = {3}{4}"), format_real(q.x, 6), format_real(q.scaled, 6),
+               q.level, format_real(q.dequantized, 6), q.clipped ? tr(N_(" (clipped)")) : "") +
+           "\n";
     return out;
 }
 

@@ -17,9 +17,9 @@ ValueQuant quantize_value(const std::string& x_text, const std::string& step_tex
                           Rng* rng, const std::string& where_x, const std::string& where_step) {
     const double x = parse_real(where_x, x_text);
     const double step = parse_real(where_step, step_text);
-    if (!(step > 0) || !std::isfinite(step)) throw InputError(where_step, step_text, "must be greater than 0");
+    if (!(step > 0) || !std::isfinite(step)) throw InputError(where_step, step_text, N_("must be greater than 0"));
     if (!std::isfinite(x / step) || std::fabs(x / step) > 9e15)
-        throw InputError(where_x, x_text, "is too large for this step (x/Δ must stay below 9e15)");
+        throw InputError(where_x, x_text, N_("is too large for this step (x/Δ must stay below 9e15)"));
     ValueQuant v;
     v.rounding = rule;
     // Decimals a person types (0.15, 0.1) are quantized as the fractions they name, so that a
@@ -68,8 +68,9 @@ void check_range(const Matrix& m, const StorageFormat& format, const ValuesWhere
     for (double v : m.v)
         if (v < r.lo || v > r.hi)
             throw InputError(where.values, fmt::format("{:.8g}", v),
-                             fmt::format("is outside the range of the source dtype {} ({}): [{:.8g}, {:.8g}]",
-                                         format.source_dtype, where.source_dtype, r.lo, r.hi));
+                             N_("is outside the range of the source dtype {0} ({1}): [{2}, {3}]"),
+                             {format.source_dtype, where.source_dtype, fmt::format("{:.8g}", r.lo),
+                              fmt::format("{:.8g}", r.hi)});
 }
 
 void check_scales(const QuantResult& q, const StorageFormat& format, const ValuesWhere& where) {
@@ -77,7 +78,8 @@ void check_scales(const QuantResult& q, const StorageFormat& format, const Value
     for (double s : q.scales)
         if (s > r.hi)
             throw InputError(where.scale_dtype, format.scale_dtype,
-                             fmt::format("cannot hold the scale Δ = {:.8g} these values need (its largest value is {:.8g})", s, r.hi));
+                             N_("cannot hold the scale Δ = {0} these values need (its largest value is {1})"),
+                             {fmt::format("{:.8g}", s), fmt::format("{:.8g}", r.hi)});
 }
 
 GridSample grid_sample(const Matrix& m, const QuantConfig& c, const QuantResult& q) {
@@ -139,7 +141,7 @@ StorageQuant quantize_storage(std::uint64_t elements, std::uint64_t group, unsig
 }
 
 KvModelQuant kv_model_quant(const ModelConfig& cfg, std::uint64_t seq_len, std::optional<std::uint64_t> group,
-                            const DType& base, unsigned scale_bits, unsigned zero_bits) {
+                            const DType& base, unsigned scale_bits, unsigned zero_bits, const std::string& group_where) {
     KvModelQuant out;
     out.model = cfg.name;
     out.seq_len = seq_len;
@@ -154,7 +156,7 @@ KvModelQuant kv_model_quant(const ModelConfig& cfg, std::uint64_t seq_len, std::
     out.rows.push_back({base.name, base.bits, {ref, 0, ref, bytes_per_token(base_spec)}, 1.0});
     for (unsigned bits : {8u, 4u}) {
         const KvQuantBytes q = kv_quantized_bytes(kv_spec_from_config(cfg, bits), {seq_len}, bits, out.group_size,
-                                                  scale_bits, zero_bits);
+                                                  scale_bits, zero_bits, group_where);
         out.rows.push_back({"int" + std::to_string(bits), bits, q,
                             static_cast<double>(q.total_bytes) / static_cast<double>(ref)});
     }

@@ -23,30 +23,32 @@ bool is_comment_or_blank(const std::string& line) {
     return first == std::string::npos || line[first] == '#';
 }
 
-std::string too_many(std::size_t max_values) {
-    return fmt::format("holds more than {} values (the most this input takes)", group_thousands(max_values));
+InputError too_many(const std::string& where, const std::string& path, std::size_t max_values) {
+    return InputError(where, path, N_("holds more than {0} values (the most this input takes)"), {group_thousands(max_values)});
 }
 
 }  // namespace
 
 MatrixShape parse_dims(const std::string& where, const std::string& text, std::uint64_t max_values, bool single_allowed) {
-    const std::string form = single_allowed ? "N or ROWSxCOLS" : "ROWSxCOLS";
     const std::string t = trim(text);
-    if (t.empty()) throw InputError(where, text, "is empty: give " + form + ", e.g. 64x128");
+    if (t.empty())
+        throw InputError(where, text,
+                         single_allowed ? N_("is empty: give N or ROWSxCOLS, e.g. 64x128") : N_("is empty: give ROWSxCOLS, e.g. 64x128"));
     MatrixShape d;
     const auto x = t.find_first_of("xX");
     if (x == std::string::npos) {
-        if (!single_allowed) throw InputError(where, text, "must be ROWSxCOLS, e.g. 256x128");
+        if (!single_allowed) throw InputError(where, text, N_("must be ROWSxCOLS, e.g. 256x128"));
         d.cols = parse_positive_int(where, t);
     } else {
         if (t.find_first_of("xX", x + 1) != std::string::npos)
-            throw InputError(where, text, "must be " + form + " with one 'x'");
+            throw InputError(where, text,
+                             single_allowed ? N_("must be N or ROWSxCOLS with one 'x'") : N_("must be ROWSxCOLS with one 'x'"));
         d.rows = parse_positive_int(where, t.substr(0, x));
         d.cols = parse_positive_int(where, t.substr(x + 1));
     }
     // Divided, not multiplied: the product of two 64-bit counts wraps (2^62 × 4 became 0 values).
     if (d.rows > max_values || d.cols > max_values / d.rows)
-        throw InputError(where, text, fmt::format("must hold at most {} values", group_thousands(max_values)));
+        throw InputError(where, text, N_("must hold at most {0} values"), {group_thousands(max_values)});
     return d;
 }
 
@@ -63,7 +65,7 @@ std::vector<std::string> read_number_items(const std::string& where, const std::
             const auto end = line.find_first_of(", \t\r", start);
             const std::string item = line.substr(start, end == std::string::npos ? std::string::npos : end - start);
             if (!item.empty()) {
-                if (items.size() == max_values) throw InputError(where, path, too_many(max_values));
+                if (items.size() == max_values) throw too_many(where, path, max_values);
                 parse_real(fmt::format("{} line {}", where, lineno), item);  // finite, a number: the rule is checked here
                 items.push_back(item);
             }
@@ -71,8 +73,8 @@ std::vector<std::string> read_number_items(const std::string& where, const std::
             start = end + 1;
         }
     }
-    if (in.bad()) throw FileError(path, "could not be read completely");
-    if (items.empty()) throw InputError(where, path, "holds no numbers");
+    if (in.bad()) throw FileError(path, N_("could not be read completely"));
+    if (items.empty()) throw InputError(where, path, N_("holds no numbers"));
     return items;
 }
 
@@ -90,19 +92,21 @@ Matrix read_matrix_file(const std::string& where, const std::string& path, std::
         std::size_t start = 0;
         while (true) {
             const auto comma = line.find(',', start);
-            if (m.v.size() + row.size() == max_values) throw InputError(where, path, too_many(max_values));
+            if (m.v.size() + row.size() == max_values) throw too_many(where, path, max_values);
             row.push_back(parse_real(at, line.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
             if (comma == std::string::npos) break;
             start = comma + 1;
         }
         if (m.rows == 0) m.cols = row.size();
         else if (row.size() != m.cols)
-            throw InputError(at, line, fmt::format("has {}; earlier rows have {}", count_noun(row.size(), "value"), m.cols));
+            throw InputError(at, line,
+                             row.size() == 1 ? N_("has {0} value; earlier rows have {1}") : N_("has {0} values; earlier rows have {1}"),
+                             {group_thousands(row.size()), std::to_string(m.cols)});
         m.v.insert(m.v.end(), row.begin(), row.end());
         ++m.rows;
     }
-    if (in.bad()) throw FileError(path, "could not be read completely");
-    if (m.v.empty()) throw InputError(where, path, "holds no numbers");
+    if (in.bad()) throw FileError(path, N_("could not be read completely"));
+    if (m.v.empty()) throw InputError(where, path, N_("holds no numbers"));
     return m;
 }
 

@@ -133,7 +133,8 @@ struct KvQuantBytes {
     std::uint64_t bytes_per_token = 0;   // every layer's bytes of one token, before sliding windows cap layers
 };
 KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, unsigned bits,
-                                std::uint64_t group, unsigned scale_bits, unsigned zero_bits);
+                                std::uint64_t group, unsigned scale_bits, unsigned zero_bits,
+                                const std::string& group_where = "group size");
 
 // KIVI's point: K has outlier channels, so quantize K per channel (columns of [tokens, channels])
 // and V per token (rows). Returns K per-channel, K per-token and V per-token reports.

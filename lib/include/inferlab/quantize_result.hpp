@@ -112,6 +112,7 @@ struct KvModelQuant {
     std::string window_rule;
 };
 KvModelQuant kv_model_quant(const ModelConfig& cfg, std::uint64_t seq_len, std::optional<std::uint64_t> group,
-                            const DType& base, unsigned scale_bits, unsigned zero_bits);
+                            const DType& base, unsigned scale_bits, unsigned zero_bits,
+                            const std::string& group_where = "group size");
 
 }  // namespace inferlab
