@@ -63,7 +63,8 @@ struct SpeculateOptionsCli {
 };
 
 struct SpeculateSetup {
-    std::string target;                  // description
+    std::string target;                  // description, in English (--json)
+    std::string target_shown;            // the same in the reader's language (the text)
     std::vector<std::string> draft_args;  // the draft's layers, the target's, the noise: see draft_text
     int target_layers = 0;
 };
@@ -111,7 +112,7 @@ std::string speculate_text(const SpeculateSetup& su, const SpeculateOptions& so,
     const std::string sampling = so.sampling.greedy ? tr(N_("greedy"))
                                                     : trf(N_("temperature {0}"), format_real(so.sampling.temperature));
     std::string h = trf(N_("Speculative decoding, γ = {0}, {1} (sample seed {2})"), so.gamma, sampling, so.seed) + "\n";
-    h += "  " + trf(N_("target: {0} ({1})"), su.target, counted(true, su.target_layers, "{0} layer", N_("{0} layers"))) + "\n";
+    h += "  " + trf(N_("target: {0} ({1})"), su.target_shown, counted(true, su.target_layers, "{0} layer", N_("{0} layers"))) + "\n";
     h += "  " + trf(N_("draft:  {0}"), draft_text(su, true)) + "\n";
     h += "  " + trf(N_("{0} in {1}: {2}, {3}, {4} discarded"), counted(true, r.tokens.size(), "{0} token", N_("{0} tokens")),
                     counted(true, r.rounds, "{0} round", N_("{0} rounds")),
@@ -138,7 +139,7 @@ void run_speculate(const SpeculateOptionsCli& o, const CLI::App& sub) {
     if (o.greedy && sub.count("--temperature") > 0)
         throw InputError("--temperature", o.temperature, N_("has no effect with --greedy (greedy: the argmax)"));
     SpeculateSetup su;
-    auto tw = load(o.src, &su.target);
+    auto tw = load(o.src, &su.target, &su.target_shown);
     const Dims& td = tw->dims();
     su.target_layers = td.n_layers;
     const int layers = o.draft_layers.empty() ? std::max(1, td.n_layers / 2)
@@ -213,8 +214,8 @@ void run_kv_quant(const KvQuantOptions& o, const CLI::App& sub) {
     refuse_both(sub, "--group-size", "--group");
     refuse_both(sub, "--positions", "--tokens");
     refuse_both(sub, "--steps", "--gen");
-    std::string what;
-    auto w = load(o.src, &what);
+    std::string what, shown;
+    auto w = load(o.src, &what, &shown);
     const Dims& d = w->dims();
     KvQuantExperiment e;
     e.bits = parse_bits(o.bits, {8, 4});
@@ -240,7 +241,7 @@ void run_kv_quant(const KvQuantOptions& o, const CLI::App& sub) {
                 {"greedy_first_divergence", r.first_divergence ? nlohmann::json(*r.first_divergence) : nlohmann::json(nullptr)},
                 {"bytes_per_token_measured", r.bytes_per_token_measured}, {"bytes_per_token_kv_mem", r.bytes_per_token_kv_mem},
                 {"bytes_per_token_fp32", r.bytes_per_token_fp32}};
-    rep.human = kv_quant_text(what, e, r, wdt);
+    rep.human = kv_quant_text(shown, e, r, wdt);
     rep.explain = rep.human;
     emit(rep, o.flags);
 }
@@ -309,8 +310,8 @@ std::string roofline_text(const std::string& what, const RooflineResult& r, int 
 
 void run_roofline(const RooflineCli& o, const CLI::App& sub) {
     refuse_both(sub, "--batch", "--batches");
-    std::string what;
-    auto w = load(o.src, &what);
+    std::string what, shown;
+    auto w = load(o.src, &what, &shown);
     RooflineExperiment e;
     const int threads = parse_threads(o.threads);
     e.dtype = parse_weight_dtype("--weight-dtype", o.weight_dtype);
@@ -324,7 +325,7 @@ void run_roofline(const RooflineCli& o, const CLI::App& sub) {
     const RooflineResult r = run_roofline(m, e);
     Report rep;
     rep.json = roofline_json(what, r, threads, e.dtype);
-    rep.human = roofline_text(what, r, threads);
+    rep.human = roofline_text(shown, r, threads);
     rep.explain = rep.human;
     rep.add_table("rows", roofline_table(r, false));
     emit(rep, o.flags);

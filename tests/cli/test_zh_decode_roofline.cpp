@@ -135,7 +135,7 @@ TEST_CASE("decode-roofline in Chinese: the notes, marks and tables of the other 
     CHECK(moe.out.find("标为“否”的行：权重 + KV 超过设备显存。\n") != std::string::npos);
     CHECK(moe.out.find("\n计算上限：每个批大小都受访存限制（每多一条请求，读其 KV 的时间都长于计算时间）\n") !=
           std::string::npos);
-    CHECK(moe.out.find("legend:  # 聚合生成量 token/s  = 单请求前进量 token/s") != std::string::npos);
+    CHECK(moe.out.find("图例：  # 聚合生成量 token/s  = 单请求前进量 token/s") != std::string::npos);
     // The whole generation: the second document's TTFT and TPOT in its words.
     const CliResult gen = run_inferlab(every_kind_of_run()[4], "", kZh80);
     REQUIRE(gen.status == 0);
