@@ -21,28 +21,6 @@ namespace {
 const std::vector<std::string> kZh = {"INFERLAB_LANG=zh"};
 const std::string kZhError = "inferlab: 错误: ";
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
-}
-
-std::size_t widest_line(const std::string& text) {
-    std::size_t w = 0;
-    for (const auto& line : lines_of(text)) w = std::max(w, inferlab::display_width(line));
-    return w;
-}
-
-// The bad-input contract in Chinese: exit 2, nothing on stdout, exactly `line` on stderr.
-void expect_zh_error(const std::vector<std::string>& args, const std::string& line) {
-    const CliResult r = run_inferlab(args, "", kZh);
-    INFO("stderr: " << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err == kZhError + line + "\n");
-}
-
 // Every subcommand path listed under the top-level and nested "Subcommands:" headings.
 std::vector<std::string> subcommand_paths() {
     std::vector<std::string> out, todo = {""};

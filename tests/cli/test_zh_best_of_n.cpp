@@ -25,13 +25,6 @@ Args with(Args args, const Args& more) {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-std::size_t widest_line(const std::string& text) {
-    std::size_t w = 0;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) w = std::max(w, inferlab::display_width(line));
-    return w;
-}
-
 // Every section best-of-n prints: each strategy, the inverse, the budget and the simulation.
 const Args kAll = {"best-of-n", "--p", "0.3", "--n", "1..4", "--tpr", "0.9", "--fpr", "0.2", "--alternatives", "3",
                    "--judge-bias", "0.3", "--hard-fraction", "0.5", "--rho", "0.3", "--target", "0.95", "--budget",
@@ -57,15 +50,6 @@ const std::vector<Args> kRuns = {
 };
 
 const std::string kZhError = "inferlab: 错误: ";
-
-// The bad-input contract in Chinese: exit 2, nothing on stdout, exactly `line` on stderr.
-void expect_zh_error(const Args& args, const std::string& line) {
-    const CliResult r = run_zh(args);
-    INFO("stderr: " << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err == kZhError + line + "\n");
-}
 
 }  // namespace
 

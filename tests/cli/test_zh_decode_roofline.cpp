@@ -60,13 +60,6 @@ const std::vector<std::vector<std::string>>& every_kind_of_run() {
 // reader ("tie_word_embeddings false in the config"), which is not decode-roofline's text.
 const std::vector<std::string> kQuotedConfigRule = {"embeddings false in the config"};
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
-}
-
 }  // namespace
 
 // The first document (000_5f2b20623495609b.txt), §2.1.3 一步 Decode 的读量：吞吐与单请求延迟怎样分离:

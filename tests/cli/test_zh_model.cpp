@@ -19,31 +19,9 @@ namespace {
 
 const std::string kCkpt = "/tmp/inferlab-zh-model-demo.bin";
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
-}
-
-std::size_t widest_line(const std::string& text) {
-    std::size_t w = 0;
-    for (const auto& line : lines_of(text)) w = std::max(w, inferlab::display_width(line));
-    return w;
-}
-
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
     args.insert(args.end(), more.begin(), more.end());
     return args;
-}
-
-// The bad-input contract in Chinese: exit 2, nothing on stdout, exactly `line` after the prefix.
-void expect_zh_error(const std::vector<std::string>& args, const std::string& line) {
-    const CliResult r = run_zh(args);
-    INFO("stderr: " << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err == "inferlab: 错误: " + line + "\n");
 }
 
 const std::vector<std::string> kGenerate = {"model", "generate", "--model", "demo-gqa", "--prompt", "1,2,3,4", "--steps", "3"};

@@ -21,18 +21,6 @@ using Args = std::vector<std::string>;
 
 const std::vector<std::string> kZh80 = {"INFERLAB_LANG=zh", "COLUMNS=80"};
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
-}
-
-bool has_line(const std::string& text, const std::string& line) {
-    const auto all = lines_of(text);
-    return std::find(all.begin(), all.end(), line) != all.end();
-}
-
 std::string joined(const Args& args) {
     std::string s = "inferlab";
     for (const auto& a : args) s += " " + a;
@@ -71,7 +59,7 @@ CliResult zh_checked(const Args& args, int status = 0) {
 }
 
 // The bad-input contract in Chinese: exit 2, nothing on stdout, exactly `line` after the prefix.
-void expect_zh_error(const Args& args, const std::string& line) {
+void expect_checked_zh_error(const Args& args, const std::string& line) {
     const CliResult r = zh_checked(args, 2);
     CHECK(r.out.empty());
     CHECK(r.err == "inferlab: 错误: " + line + "\n");
@@ -231,19 +219,19 @@ TEST_CASE("model measure and paged commands in Chinese: every text, note, table 
 }
 
 TEST_CASE("model measure and paged commands: errors in Chinese name the flag, the value and the rule", "[cli][i18n]") {
-    expect_zh_error({"model", "paged", "--prompts", "1,2;1,2,3,4,5", "--blocks", "3", "--block-size", "2", "--steps", "3"},
+    expect_checked_zh_error({"model", "paged", "--prompts", "1,2;1,2,3,4,5", "--blocks", "3", "--block-size", "2", "--steps", "3"},
                     "--blocks '3': 单独容纳序列 1 也不够：它缓存的 7 个 token（提示词 5 个 + 生成 3 个 − 1，最后一个从不"
                     "回填）需要 4 个块（每块 2 个 token），多于物理池的 3 个块");
-    expect_zh_error({"model", "paged", "--prompts", "1,02"},
+    expect_checked_zh_error({"model", "paged", "--prompts", "1,02"},
                     "--prompts '1,02': 项 '02' 有前导零：token ID 用逗号分隔，不写千位分隔符，也不写前导零（1,000 会被"
                     "读成 ID 1 和 0）");
-    expect_zh_error({"model", "paged", "--prompts", "1;;2"}, "--prompts '1;;2': 每个提示至少需要一个 token（a,b;c,d）");
-    expect_zh_error({"model", "paged", "--prompts", "1,99999"}, "--prompts '99999': 超出词表范围 [0, 511]");
-    expect_zh_error({"model", "kv-quant", "--scheme", "x"}, "--scheme 'x': 必须是 kivi（K 按通道，V 按 token）或 per-token");
-    expect_zh_error({"model", "speculate", "--greedy", "--temperature", "1"},
+    expect_checked_zh_error({"model", "paged", "--prompts", "1;;2"}, "--prompts '1;;2': 每个提示至少需要一个 token（a,b;c,d）");
+    expect_checked_zh_error({"model", "paged", "--prompts", "1,99999"}, "--prompts '99999': 超出词表范围 [0, 511]");
+    expect_checked_zh_error({"model", "kv-quant", "--scheme", "x"}, "--scheme 'x': 必须是 kivi（K 按通道，V 按 token）或 per-token");
+    expect_checked_zh_error({"model", "speculate", "--greedy", "--temperature", "1"},
                     "--temperature '1': 与 --greedy 同用时无效（贪心即取 argmax）");
-    expect_zh_error({"model", "pitfall"}, "必须给出 NAME：一个陷阱名称，或用 --list 查看全部");
-    expect_zh_error({"model", "pitfall", "gib-as-gb", "--model", "demo-gqa"},
+    expect_checked_zh_error({"model", "pitfall"}, "必须给出 NAME：一个陷阱名称，或用 --list 查看全部");
+    expect_checked_zh_error({"model", "pitfall", "gib-as-gb", "--model", "demo-gqa"},
                     "--model 'demo-gqa': 对 gib-as-gb 无效：它是不使用模型的计算型陷阱");
     const CliResult nope = zh_checked({"model", "pitfall", "nope"}, 2);
     CHECK(nope.out.empty());

@@ -37,24 +37,6 @@ const std::vector<std::string> kSliding = {"quantize", "--model", "gemma-2-9b", 
 
 const std::string kZhError = "inferlab: 错误: ";
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start < text.size()) {
-        const std::size_t nl = text.find('\n', start);
-        out.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
-        if (nl == std::string::npos) break;
-        start = nl + 1;
-    }
-    return out;
-}
-
-bool has_line(const std::string& text, const std::string& line) {
-    for (const auto& l : lines_of(text))
-        if (l == line) return true;
-    return false;
-}
-
 }  // namespace
 
 // The first document (000_5f2b20623495609b.txt), §4.1 数值精度、权重量化与缓存量化: "一个示意的对称量化步骤为

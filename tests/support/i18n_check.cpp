@@ -10,6 +10,26 @@
 
 namespace inferlab::test {
 
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+}
+
+bool has_line(const std::string& text, const std::string& line) {
+    const auto all = lines_of(text);
+    return std::find(all.begin(), all.end(), line) != all.end();
+}
+
+void expect_zh_error(const std::vector<std::string>& args, const std::string& line) {
+    const CliResult r = run_zh(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "inferlab: 错误: " + line + "\n");
+}
+
 const std::vector<std::string>& zh_env() {
     static const std::vector<std::string> env = {"INFERLAB_LANG=zh"};
     return env;

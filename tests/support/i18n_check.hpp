@@ -5,8 +5,18 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "contracts.hpp"
 
 namespace inferlab::test {
+
+// The lines of `text` (without their '\n'); whether a line holds exactly `line`. (The widest
+// line in display columns is contracts.hpp's widest_line.)
+std::vector<std::string> lines_of(const std::string& text);
+bool has_line(const std::string& text, const std::string& line);
+
+// The bad-input contract in Chinese: exit 2, nothing on stdout, exactly "inferlab: 错误: " + line
+// on stderr.
+void expect_zh_error(const std::vector<std::string>& args, const std::string& line);
 
 // The environment of a Chinese run (INFERLAB_LANG=zh).
 const std::vector<std::string>& zh_env();
