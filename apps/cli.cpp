@@ -138,6 +138,23 @@ public:
         return out;
     }
 
+    // CLI11's option line, its left column padded by display width: CLI11 pads by bytes, which
+    // leaves a translated "排除: --json" two columns short per CJK character.
+    std::string make_option(const CLI::Option* opt, bool is_positional) const override {
+        const std::string name = "  " + make_option_name(opt, is_positional) + make_option_opts(opt);
+        const std::string desc = make_option_desc(opt);
+        const std::size_t wid = get_column_width(), w = display_width(name);
+        std::string out = name;
+        if (!desc.empty()) {
+            out += w >= wid ? "\n" + std::string(wid, ' ') : std::string(wid - w, ' ');
+            for (const char c : desc) {
+                out += c;
+                if (c == '\n') out += std::string(wid, ' ');
+            }
+        }
+        return out + "\n";
+    }
+
 private:
     // An example command too wide for the page continues on the next lines after " \\", as a
     // shell reads it (a remark after two spaces goes on its own line), so it can still be pasted.

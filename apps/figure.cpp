@@ -179,8 +179,7 @@ std::string draw_doc1_fig7(const FigureOptions& o) {
 
 // Figure 8's defaults and limits for the paged flags (model paged's flags, declared once).
 const PagedDefaults& fig8_defaults() {
-    static const PagedDefaults d{"1,2,3,4,5;1,2,3,4,9,9;7,8", 16, 2, 2, 64, "blocks to be drawn", "Figure 8: ",
-                                 "greedy tokens generated: Figure 8 per sequence (default 2), Figure 4 (default 3)"};
+    static const PagedDefaults d{"1,2,3,4,5;1,2,3,4,9,9;7,8", 16, 2, 2, 64, N_("must be at most {0} blocks to be drawn")};
     return d;
 }
 
@@ -247,8 +246,8 @@ std::string draw_doc1_fig9(const FigureOptions& o) {
     const bool w_default = o.weights_bytes.empty() && o.params.empty() && !model;
     const bool beta_default = o.bandwidth.empty() && o.hw.empty();
     return figures::fig9_decode_reads(in.req, decode_roofline(in.req),
-                                      {"W: " + (w_default ? tr("the document's 14 GB") : in.weights_from), "M_KV: " + in.kv_from,
-                                       "β: " + (beta_default ? tr("the document's 1 TB/s") : in.bandwidth_from)});
+                                      {"W: " + (w_default ? tr("the document's 14 GB") : in.weights_text), "M_KV: " + in.kv_text,
+                                       "β: " + (beta_default ? tr("the document's 1 TB/s") : in.bandwidth_text)});
 }
 
 // Figure 17: model check-cache's comparison, with its defaults (model/runs.hpp: CheckCacheInputs
@@ -272,7 +271,8 @@ std::string draw_doc1_fig17(const FigureOptions& o) {
     if (!o.chunk.empty()) in.chunk = static_cast<int>(parse_positive_int_at_most("--chunk", o.chunk, INT32_MAX, ""));
     if (!o.paged.block_size.empty())
         in.block_size = static_cast<int>(
-            parse_positive_int_at_most("--block-size", o.paged.block_size, model::kMaxBlockSize, "tokens"));
+            parse_positive_int_at_most("--block-size", o.paged.block_size, model::kMaxBlockSize,
+                                       N_("must be at most {0} tokens")));
     return figures::fig17_cache_paths(model::check_cache(m, in, {}));
 }
 
@@ -521,7 +521,10 @@ void run_figure(const FigureOptions& o, const CLI::App& sub) {
 // The inputs of every drawn figure: each figure's own, and the flags of the subcommand behind it.
 void add_figure_inputs(CLI::App* s, FigureOptions* o) {
     s->add_option("--layers", o->layers, tr("L, layers (Figures 5, 7, 9; default 32)"));
-    s->add_option("--seq-len", o->seq_len, tr("S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12); Figure 17: random tokens (default 64)"));
+    s->add_option("--seq-len", o->seq_len,
+                  trf(N_("S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12); Figure 17: "
+                         "random tokens (default {0})"),
+                      model::kCheckCacheDefaultTokens));
     s->add_option("--q-heads", o->q_heads, tr("H_q, query heads (Figure 6 default 4; otherwise 32)"));
     s->add_option("--kv-heads", o->kv_heads, tr("H_kv, K/V heads (default 8); Figure 6: a list (default 4,2,1)"));
     s->add_option("--head-dim", o->head_dim, tr("d, width of one head (default 128)"));
@@ -543,11 +546,16 @@ void add_figure_inputs(CLI::App* s, FigureOptions* o) {
         {"--config", tr("Figures 4, 8, 9 and 17: a config.json (Hugging Face keys); random weights for 4, 8 and 17")},
         {"--model", tr("Figures 4, 8, 9 and 17: a shipped config (default demo-gqa); random weights for 4, 8 and 17")},
         {"--seed", tr("Figures 4, 8 and 17: seed of the random weights (default 1)")},
-        {"--prompts", trf("Figure 8: prompts separated by ';' (default {0})", fig8_defaults().prompts)},
-        {"--blocks", trf("Figure 8: blocks in the pool, at most {0} (default {1})", fig8_defaults().max_blocks, fig8_defaults().blocks)},
-        {"--block-size", tr("Figure 8: tokens per block (default 2); Figure 17: paged cache (default 16)")},
-        {"--steps", tr("greedy tokens generated: Figure 8 per sequence (default 2), Figure 4 (default 3)")},
-        {"--pool-seed", tr("Figures 8 and 17: shuffles the pool's free list (default 1); Figure 17: its tokens (seed + 1000)")},
+        {"--prompts", trf(N_("Figure 8: prompts separated by ';' (default {0})"), fig8_defaults().prompts)},
+        {"--blocks", trf(N_("Figure 8: blocks in the pool, at most {0} (default {1})"), fig8_defaults().max_blocks,
+                         fig8_defaults().blocks)},
+        {"--block-size", trf(N_("Figure 8: tokens per block (default {0}); Figure 17: paged cache (default {1})"),
+                             fig8_defaults().block_size, model::CheckCacheInputs{}.block_size)},
+        {"--steps", trf(N_("greedy tokens generated: Figure 8 per sequence (default {0}), Figure 4 (default 3)"),
+                        fig8_defaults().steps)},
+        {"--pool-seed", trf(N_("Figures 8 and 17: shuffles the pool's free list (default 1); Figure 17: its tokens "
+                               "(seed + {0})"),
+                            model::kCheckCacheTokenSeedOffset)},
     };
     for (const auto& [flag, text] : shared) s->get_option(flag)->description(text);
     s->add_option("--tile", o->tile, tr("Figure 10: tile size (default 4)"));

@@ -93,7 +93,7 @@ KvModel model_from_layer_spec(const KvMemOptions& o) {
     KvModel m;
     m.spec = read_layer_spec(o.layer_spec, "--layer-spec");
     m.source = o.layer_spec;
-    m.dtype_name = "per layer";
+    m.dtype_name = N_("per layer");  // a msgid: the text translates it
     return m;
 }
 

@@ -253,9 +253,9 @@ std::string human_model(const KvMemResult& r) {
     if (r.uniform) {
         const KvLayer& l0 = m.spec.layers.front();
         h += fit(label(N_("model")) + trf(N_("L={0} layers, H_kv={1} K/V heads, d={2}, {3} (b = {4} B)   [{5}]"),
-                                          r.layers, l0.h_kv, l0.d_k, m.dtype_name, b_text(l0.bits_k), m.source));
+                                          r.layers, l0.h_kv, l0.d_k, tr(m.dtype_name), b_text(l0.bits_k), tr(m.source)));
     } else {
-        h += fit(label(N_("model")) + trf(N_("L={0} layers, {1}   [{2}]"), r.layers, m.dtype_name, m.source));
+        h += fit(label(N_("model")) + trf(N_("L={0} layers, {1}   [{2}]"), r.layers, tr(m.dtype_name), tr(m.source)));
         for (const auto& line : layer_summary(m.spec)) h += fit("  " + line, "    ");
     }
     if (m.config && !m.config->window_rule.empty())
@@ -457,17 +457,17 @@ std::string explain_per_token(const KvMemResult& r) {
         const KvLayer& l0 = r.model.spec.layers.front();
         // A sub-byte product (1-bit elements, odd int4 widths) is stored in whole bytes: say so.
         const std::string rounded =
-            r.token_bits % 8 ? fmt::format("{} B, rounded up to whole bytes: ", exact_ratio(r.token_bits, 8)) : "";
+            r.token_bits % 8 ? trf(N_("{0} B, rounded up to whole bytes: "), exact_ratio(r.token_bits, 8)) : "";
         x += tr("Bytes per token (K and V, every layer):") + "\n";
         x += fit(fmt::format("  s_token = 2·L·H_kv·d·b = 2 × {} × {} × {} × {} = {}{}", r.layers, l0.h_kv, l0.d_k,
                              b_text(l0.bits_k), rounded, bytes_all_units(r.bytes_per_token)),
                  "    ");
         return x;
     }
-    x += "Bytes per token, layer by layer (second document's general form):\n";
+    x += tr("Bytes per token, layer by layer (second document's general form):") + "\n";
     x += "  s_token = Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)\n";
     for (const auto& [range, l] : layer_runs(r.model.spec))
-        x += fit(fmt::format("  layers {}: {} × ({} × {} + {} × {}) = {} B per layer", range, l.h_kv, l.d_k, b_text(l.bits_k),
+        x += fit(trf(N_("  layers {0}: {1} × ({2} × {3} + {4} × {5}) = {6} B per layer"), range, l.h_kv, l.d_k, b_text(l.bits_k),
                              l.d_v, b_text(l.bits_v), layer_bytes_per_token(l)),
                  "    ");
     x += fit("  s_token = " + bytes_all_units(r.bytes_per_token), "    ");
@@ -500,7 +500,7 @@ std::string explain_totals(const KvMemResult& r) {
                              bytes_all_units(kv.total_bytes)),
                  "         ");
     } else if (!r.has_window) {
-        x += "  M_KV = s_token × Σ_i S_i   (each request summed at its own length)\n";
+        x += "  " + tr("M_KV = s_token × Σ_i S_i   (each request summed at its own length)") + "\n";
         x += fit(fmt::format("       = {} × ({}) = {} × {}", r.bytes_per_token, explain_sum(r), r.bytes_per_token,
                              r.total_tokens),
                  "         ");
@@ -509,9 +509,10 @@ std::string explain_totals(const KvMemResult& r) {
         x += "  M_KV = Σ_i Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)·min(S_i, W_l)\n";
         for (std::size_t i = 0; i < r.requests.size() && i < 8; ++i)
             x += fit(r.requests[i].count == 1
-                         ? fmt::format("  request {} (S={}): {}", i, r.requests[i].seq_len, bytes_all_units(kv.per_request_bytes[i]))
-                         : fmt::format("  {} requests (S={}): {} each", r.requests[i].count, r.requests[i].seq_len,
-                                       bytes_all_units(kv.per_request_bytes[i])),
+                         ? trf(N_("  request {0} (S={1}): {2}"), i, r.requests[i].seq_len,
+                               bytes_all_units(kv.per_request_bytes[i]))
+                         : trf(N_("  {0} requests (S={1}): {2} each"), r.requests[i].count, r.requests[i].seq_len,
+                               bytes_all_units(kv.per_request_bytes[i])),
                      "    ");
         x += fit("       = " + bytes_all_units(kv.total_bytes), "         ");
     }
@@ -530,36 +531,36 @@ std::string explain_options(const KvMemResult& r) {
                          "  ");
     }
     if (const auto& p = r.paged)
-        x += "\n" + fit(fmt::format("Paged allocation: blocks_i = ceil(min(S_i, W) / {}) per block table (W = S for full "
-                                     "attention); allocated = Σ blocks × block bytes = {}; waste = allocated − used = {}",
-                                     p->block_size, bytes_all_units(p->allocated_bytes), bytes_all_units(p->waste_bytes)),
+        x += "\n" + fit(trf(N_("Paged allocation: blocks_i = ceil(min(S_i, W) / {0}) per block table (W = S for full "
+                                "attention); allocated = Σ blocks × block bytes = {1}; waste = allocated − used = {2}"),
+                             p->block_size, bytes_all_units(p->allocated_bytes), bytes_all_units(p->waste_bytes)),
                          "  ");
     if (const auto& t = r.tensor_parallel)
-        x += "\n" + fit(fmt::format("Per device with {}-way tensor parallelism: H_kv per device = {}, so {} per device.",
-                                     t->devices, t->heads_per_device, bytes_all_units(t->per_device_bytes)),
+        x += "\n" + fit(trf(N_("Per device with {0}-way tensor parallelism: H_kv per device = {1}, so {2} per device."),
+                             t->devices, t->heads_per_device, bytes_all_units(t->per_device_bytes)),
                          "  ");
     return x;
 }
 
 std::string explain_budget(const KvMemBudget& b) {
     const KvBudget& f = b.fit;
-    std::string x = "\n" + fit(fmt::format("Budget: available = budget − weights{} = {} − {} = {} B",
-                                           b.devices > 1 ? fmt::format(" / {}", b.devices) : "", f.budget_bytes,
-                                           f.weights_bytes, f.available_bytes),
+    std::string x = "\n" + fit(trf(N_("Budget: available = budget − weights{0} = {1} − {2} = {3} B"),
+                                   b.devices > 1 ? fmt::format(" / {}", b.devices) : "", f.budget_bytes, f.weights_bytes,
+                                   f.available_bytes),
                                "  ");
     if (f.max_tokens)
-        x += fit(fmt::format("  max tokens = floor({} / {}) = {}", f.available_bytes, b.bytes_per_token_per_device,
+        x += fit(trf(N_("  max tokens = floor({0} / {1}) = {2}"), f.available_bytes, b.bytes_per_token_per_device,
                              *f.max_tokens), "    ");
     if (f.max_batch)
-        x += fit(fmt::format("  max batch at S={} = floor({} / {}) = {}", *f.seq_len, f.available_bytes, *f.request_bytes,
+        x += fit(trf(N_("  max batch at S={0} = floor({1} / {2}) = {3}"), *f.seq_len, f.available_bytes, *f.request_bytes,
                              *f.max_batch), "    ");
     if (f.max_blocks)
-        x += fit(fmt::format("  blocks = floor({} / {}) = {}", f.available_bytes, *f.block_bytes, *f.max_blocks), "    ");
+        x += fit(trf(N_("  blocks = floor({0} / {1}) = {2}"), f.available_bytes, *f.block_bytes, *f.max_blocks), "    ");
     if (f.max_concurrency && f.blocks_per_request)
-        x += fit(fmt::format("  concurrency = floor(blocks / ceil(S / block)) = floor({} / {}) = {}", *f.max_blocks,
+        x += fit(trf(N_("  concurrency = floor(blocks / ceil(S / block)) = floor({0} / {1}) = {2}"), *f.max_blocks,
                              *f.blocks_per_request, *f.max_concurrency), "    ");
     else if (f.max_concurrency)
-        x += fit(fmt::format("  concurrency = floor(available / allocated per request) = floor({} / {}) = {}",
+        x += fit(trf(N_("  concurrency = floor(available / allocated per request) = floor({0} / {1}) = {2}"),
                              f.available_bytes, f.request_paged->allocated_bytes, *f.max_concurrency), "    ");
     return x;
 }
@@ -629,13 +630,15 @@ Report kv_mem_report(const KvMemResult& r) {
 
 Report kv_mem_models_report(const std::vector<ShippedModel>& models) {
     Report rep;
-    Table t{{"model", "source"}, {}, {false, false}};
+    Table t{{NC_("models", "model"), NC_("models", "source")}, {}, {false, false}};
     rep.json["models"] = json::array();
     for (const auto& m : models) {
         t.rows.push_back({m.name, m.source});
         rep.json["models"].push_back({{"name", m.name}, {"source", m.source}});
     }
-    rep.human = "Shipped model configs (examples/models/, use with --model NAME):\n" + render_table(t);
+    Table shown = t;  // the text's headers in the reader's language; --csv keeps the machine names
+    for (auto& c : shown.columns) c = trc("models", c);
+    rep.human = tr("Shipped model configs (examples/models/, use with --model NAME):") + "\n" + render_table(shown);
     rep.explain = rep.human;
     rep.add_table("models", t);
     return rep;
@@ -650,22 +653,23 @@ std::string kv_mem_footer() {
          "inferlab kv-mem --model llama-3-8b --seq-len 8192 --batch 8 --block-size 16 --tp 4",
          "inferlab kv-mem --model llama-3-8b --budget 80GiB --seq-len 8192 --block-size 16",
          "inferlab kv-mem --model llama-3-8b --seq-len 8192,4096 --block-size 16 --csv --table paged"},
+        // One paragraph per line: the help formatter wraps each at the terminal's width.
         tr("Sizes: B, kB/MB/GB/TB (10^3k) or KiB/MiB/GiB/TiB (2^10k); bare G is rejected as ambiguous.\n"
-        "Token counts: 8192, 8Ki (= 8192) or 8k (= 8000); uppercase 8K is rejected as ambiguous.\n"
-        "Lists: commas separate requests (8192,4096); a list that reads as one number with thousands\n"
-        "groups (8,192 or 1,000,000) is rejected: write 8192, or put a space after each comma (8, 192).\n"
-        "CSV tables (--csv --table NAME): requests (the default), layers, head-sharing (with H_q),\n"
-        "paged (with --block-size); --list-models --csv: models.\n"
-        "Rules for real configs (each stated in the output):\n"
-        "  sliding windows without layer_types: gemma2 alternates (even layers slide), gemma3 and cohere2 make\n"
-        "  every n-th layer global (sliding_window_pattern, default 6 and 4), mistral/mixtral/phi3 slide every\n"
-        "  layer, qwen2/qwen3 slide from max_window_layers on only with use_sliding_window; any other model_type\n"
-        "  with a window is refused (add layer_types). No tie_word_embeddings: the model type's Hugging Face\n"
-        "  default (Gemma, Gemma-2/3, Cohere-2, GPT-2 tied; Llama, Mistral, Qwen, Phi-3, DeepSeek untied).\n"
-        "  No torch_dtype: give --kv-dtype (and --weight-dtype for --budget); nothing is assumed.\n"
-        "JSON keys (null where a figure does not apply): total_bytes, bytes_per_token (null with sliding\n"
-        "layers), bytes_per_token_per_layer, per_request_bytes, per_layer_bytes, seq_lens, request_counts,\n"
-           "model, head_sharing, paged, tensor_parallel, budget, mla, shared_prefix (see the README)."));
+           "Token counts: 8192, 8Ki (= 8192) or 8k (= 8000); uppercase 8K is rejected as ambiguous.\n"
+           "Lists: commas separate requests (8192,4096); a list that reads as one number with thousands groups "
+           "(8,192 or 1,000,000) is rejected: write 8192, or put a space after each comma (8, 192).\n"
+           "CSV tables (--csv --table NAME): requests (the default), layers, head-sharing (with H_q), paged (with "
+           "--block-size); --list-models --csv: models.\n"
+           "Rules for real configs (each stated in the output): sliding windows without layer_types: gemma2 "
+           "alternates (even layers slide), gemma3 and cohere2 make every n-th layer global "
+           "(sliding_window_pattern, default 6 and 4), mistral/mixtral/phi3 slide every layer, qwen2/qwen3 slide "
+           "from max_window_layers on only with use_sliding_window; any other model_type with a window is refused "
+           "(add layer_types). No tie_word_embeddings: the model type's Hugging Face default (Gemma, Gemma-2/3, "
+           "Cohere-2, GPT-2 tied; Llama, Mistral, Qwen, Phi-3, DeepSeek untied). No torch_dtype: give --kv-dtype "
+           "(and --weight-dtype for --budget); nothing is assumed.\n"
+           "JSON keys (null where a figure does not apply): total_bytes, bytes_per_token (null with sliding layers), "
+           "bytes_per_token_per_layer, per_request_bytes, per_layer_bytes, seq_lens, request_counts, model, "
+           "head_sharing, paged, tensor_parallel, budget, mla, shared_prefix (see the README)."));
 }
 
 }  // namespace inferlab::app

@@ -78,7 +78,8 @@ std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, 
     r->backend = make_backend(p.backend, *r->w, cpu);
     r->m = std::make_unique<Transformer>(*r->w, *r->backend);
     r->path.path = parse_path(p.path);
-    r->path.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", p.block_size, kMaxBlockSize, "tokens"));
+    r->path.block_size = static_cast<int>(parse_positive_int_at_most("--block-size", p.block_size, kMaxBlockSize,
+                                                                              N_("must be at most {0} tokens")));
     r->path.pool_seed = parse_nonnegative_int("--seed", src.seed);
     if (given(sub, "--block-size") && sub.get_option_no_throw("--path") && r->path.path != CachePath::Paged)
         throw InputError("--block-size", p.block_size, N_("has no effect without --path paged"));
@@ -184,9 +185,10 @@ void setup_check_cache(CLI::App* model) {
     add_source(s, o->src);
     add_path_options(s, o->path, false);  // every path runs: --path would have no effect
     s->add_option("--tokens", o->tokens, tr("token ids (default: --seq-len random tokens)"));
-    s->add_option("--seq-len", o->seq_len, tr("random tokens to feed (default 64)"));
+    s->add_option("--seq-len", o->seq_len, trf(N_("random tokens to feed (default {0})"), kCheckCacheDefaultTokens));
     s->add_option("--length", o->seq_len, "the former spelling of --seq-len")->group("");
-    s->add_option("--chunk", o->chunk, tr("chunk size of the chunked-prefill comparison (default 5)"));
+    s->add_option("--chunk", o->chunk,
+                  trf(N_("chunk size of the chunked-prefill comparison (default {0})"), CheckCacheInputs{}.chunk));
     add_output_flags(*s, o->flags, true);
     add_svg_flag(*s, o->flags, tr("each path's difference per position (log scale) with the tolerance"));
     s->footer(examples_footer({"inferlab model check-cache --model demo-gqa --seq-len 64",
@@ -263,7 +265,7 @@ BenchInputs bench_inputs(const BenchOptions& o, const Dims& d) {
         require_quantizable(d, "--weight-dtype " + o.weight_dtype + ": width");
     in.prompt_len = parse_token_count("--prompt-len", o.prompt_len, 0, static_cast<std::uint64_t>(d.seq_len));
     in.steps = parse_token_count("--steps", o.steps, static_cast<std::uint64_t>(in.prompt_len), static_cast<std::uint64_t>(d.seq_len));
-    const std::uint64_t mib = parse_positive_int_at_most("--probe-mib", o.probe_mib, 1 << 20, "MiB");
+    const std::uint64_t mib = parse_positive_int_at_most("--probe-mib", o.probe_mib, 1 << 20, N_("must be at most {0} MiB"));
     in.probe_bytes = mib << 20;
     in.contexts = o.contexts.empty() ? default_bench_contexts(d) : parse_int_list_or_range("--contexts", o.contexts, 16);
     for (auto s : in.contexts)

@@ -124,7 +124,7 @@ std::string speculate_text(const SpeculateSetup& su, const SpeculateOptions& so,
                                fmt::format("{:.4f}", s.acceptance_rate), fmt::format("{:.4f}", s.predicted_acceptance_rate),
                                fmt::format("{:.4f}", s.interval_half_width_99),
                                s.within_interval ? tr(N_("inside")) : tr(N_("OUTSIDE"))) + "\n";
-    t += "  " + trf(N_("tokens per target pass {0} against (1 − α^(γ+1))/(1 − α) = {1} at that α"),
+    t += "  " + trf(N_("tokens per round (one target verification each) {0} against (1 − α^(γ+1))/(1 − α) = {1} at that α"),
                     fmt::format("{:.3f}", s.tokens_per_round), fmt::format("{:.3f}", s.predicted_tokens_per_round)) + "\n";
     if (s.predicted_speedup)
         t += "  " + trf(N_("predicted speedup at draft/target cost {0}: {1}"), format_real(*cost),

@@ -11,16 +11,13 @@
 namespace inferlab::app {
 
 void add_paged_flags(CLI::App& sub, PagedFlags& f, const PagedDefaults& d) {
-    const std::string p = tr(d.help_prefix);
-    sub.add_option("--prompts", f.prompts, trf(N_("{0}prompts separated by ';' (default {1})"), p, d.prompts));
+    sub.add_option("--prompts", f.prompts, trf(N_("prompts separated by ';' (default {0})"), d.prompts));
     sub.add_option("--blocks", f.blocks,
-                   trf(N_("{0}blocks in the pool, at most {1} (default {2})"), p, group_thousands(d.max_blocks), d.blocks));
-    sub.add_option("--block-size", f.block_size, trf(N_("{0}tokens per block (default {1})"), p, d.block_size));
+                   trf(N_("blocks in the pool, at most {0} (default {1})"), group_thousands(d.max_blocks), d.blocks));
+    sub.add_option("--block-size", f.block_size, trf(N_("tokens per block (default {0})"), d.block_size));
     sub.add_option("--steps", f.steps,
-                   d.steps_help.empty()
-                       ? trf(N_("{0}greedy tokens each sequence generates before it ends (default {1})"), p, d.steps)
-                       : tr(d.steps_help));
-    sub.add_option("--pool-seed", f.pool_seed, trf(N_("{0}shuffles the pool's free list (default 1)"), p));
+                   trf(N_("greedy tokens each sequence generates before it ends (default {0})"), d.steps));
+    sub.add_option("--pool-seed", f.pool_seed, tr("shuffles the pool's free list (default 1)"));
 }
 
 model::PagedSimOptions paged_sim_options(const PagedFlags& f, const model::Dims& dims, const PagedDefaults& d) {
@@ -28,10 +25,11 @@ model::PagedSimOptions paged_sim_options(const PagedFlags& f, const model::Dims&
     so.names = {"--prompts", "--blocks", "--steps"};
     so.prompts = model::parse_prompt_list("--prompts", f.prompts.empty() ? d.prompts : f.prompts, dims);
     so.blocks = f.blocks.empty() ? d.blocks
-                                 : static_cast<int>(parse_positive_int_at_most("--blocks", f.blocks, d.max_blocks, d.max_blocks_unit));
+                                 : static_cast<int>(parse_positive_int_at_most("--blocks", f.blocks, d.max_blocks, d.max_blocks_rule));
     so.block_size = f.block_size.empty()
                         ? d.block_size
-                        : static_cast<int>(parse_positive_int_at_most("--block-size", f.block_size, model::kMaxBlockSize, "tokens"));
+                        : static_cast<int>(parse_positive_int_at_most("--block-size", f.block_size, model::kMaxBlockSize,
+                                                                                N_("must be at most {0} tokens")));
     so.new_tokens = f.steps.empty() ? d.steps : parse_token_count("--steps", f.steps, 0, static_cast<std::uint64_t>(dims.seq_len));
     if (!f.pool_seed.empty()) so.seed = parse_nonnegative_int("--pool-seed", f.pool_seed);
     return so;

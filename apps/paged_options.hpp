@@ -18,9 +18,7 @@ struct PagedDefaults {
     std::string prompts = "1,2,3,4;1,2,3,9,9";
     int blocks = 16, block_size = 2, steps = 3;
     std::uint64_t max_blocks = 1u << 20;  // checked before the int cast: past int's range is an error, not a wrap
-    std::string max_blocks_unit = "blocks";
-    std::string help_prefix;  // before each help line ("Figure 8: " where other figures take other flags)
-    std::string steps_help;   // --steps' whole help line, where the flag serves more than this
+    const char* max_blocks_rule = N_("must be at most {0} blocks");  // {0}: max_blocks
 };
 
 void add_paged_flags(CLI::App& sub, PagedFlags& f, const PagedDefaults& d);

@@ -215,6 +215,10 @@ Report run_kv(const QuantizeOptions& o, Rng& rng, Rounding rule) {
         if (o.k_file.empty() || o.v_file.empty()) throw InputError(N_("give both --k-file and --v-file"));
         k = read_matrix_file("--k-file", o.k_file, kMaxKvValues);
         v = read_matrix_file("--v-file", o.v_file, kMaxKvValues);
+        // Channels may differ (d_k ≠ d_v), tokens may not: each cached token has one K and one V row.
+        if (v.rows != k.rows)
+            throw InputError("--v-file", o.v_file, N_("has {0} rows (tokens) where --k-file has {1}: K and V hold one row per cached token"),
+                             {std::to_string(v.rows), std::to_string(k.rows)});
         labels = labels_of(o, [&](Translate t) {
             return substitute(t(N_("K {0}×{1} from {2}, V {3}×{4} from {5}")),
                               {std::to_string(k.rows), std::to_string(k.cols), o.k_file, std::to_string(v.rows),

@@ -27,19 +27,19 @@ std::ifstream open_input_file(const std::string& path, std::ios::openmode mode) 
 
 void write_text_file(const std::string& path, const std::string& text) {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw FileError(path, "is a directory, not a file to write");
+    if (std::filesystem::is_directory(path, ec)) throw FileError(path, N_("is a directory, not a file to write"));
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) throw FileError(path, "cannot be created (missing folder or no permission)");
+    if (!out) throw FileError(path, N_("cannot be created (missing folder or no permission)"));
     out << text;
     out.close();
-    if (!out) throw FileError(path, "could not be written completely");
+    if (!out) throw FileError(path, N_("could not be written completely"));
 }
 
 std::string read_text_file(const std::string& path) {
     std::ifstream in = open_input_file(path);
     std::stringstream ss;
     ss << in.rdbuf();
-    if (in.bad()) throw FileError(path, "could not be read completely");
+    if (in.bad()) throw FileError(path, N_("could not be read completely"));
     return ss.str();
 }
 
@@ -50,19 +50,19 @@ nlohmann::json parse_json_text(const std::string& where, const std::string& path
         if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
             depth >= kMaxJsonDepth)
             throw InputError(where, path,
-                             "nests objects or arrays more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+                             N_("nests objects or arrays more than {0} levels deep"), {std::to_string(kMaxJsonDepth)});
         return true;
     };
     try {
         return json::parse(text, limit_depth);
     } catch (const json::parse_error& e) {
-        throw InputError(where, path, "is not valid JSON: " + without_id(e.what()));
+        throw InputError(where, path, N_("is not valid JSON: {0}"), {without_id(e.what())});
     } catch (const json::out_of_range& e) {
         // 406: a number literal beyond the largest double (1e999).
         throw InputError(where, path,
-                         "is not usable JSON: " + without_id(e.what()) + " (the largest double is about 1.8e308)");
+                         N_("is not usable JSON: {0} (the largest double is about 1.8e308)"), {without_id(e.what())});
     } catch (const json::exception& e) {
-        throw InputError(where, path, "is not usable JSON: " + without_id(e.what()));
+        throw InputError(where, path, N_("is not usable JSON: {0}"), {without_id(e.what())});
     }
 }
 

@@ -118,7 +118,7 @@ KvModel kv_model_uniform(std::uint64_t layers, std::uint64_t h_kv, std::uint64_t
                          const std::string& dtype_name) {
     KvModel m;
     m.spec = uniform_kv(layers, h_kv, d, bits);
-    m.source = "flags";
+    m.source = N_("flags");  // a msgid: the text translates it, --json keeps it
     m.dtype_name = dtype_name;
     return m;
 }

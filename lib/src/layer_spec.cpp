@@ -9,28 +9,28 @@ namespace inferlab {
 KvSpec parse_layer_spec(const nlohmann::json& j, const std::string& path, const std::string& where_file) {
     const nlohmann::json& list = j.is_object() && j.contains("layers") ? j["layers"] : j;
     if (!list.is_array() || list.empty())
-        throw InputError(where_file, path, "must hold a non-empty list of layers (or {\"layers\": [...]})");
+        throw InputError(where_file, path, N_("must hold a non-empty list of layers (or {{\"layers\": [...]}})"));
     KvSpec spec;
     for (std::size_t i = 0; i < list.size(); ++i) {
         const auto& e = list[i];
         const std::string where = where_file + " layer " + std::to_string(i);
         // Depth is limited at parse time, so dump() here cannot recurse deeply; it is cut for one line.
-        if (!e.is_object()) throw InputError(where, e.dump().substr(0, 60), "must be an object");
+        if (!e.is_object()) throw InputError(where, e.dump().substr(0, 60), N_("must be an object"));
         auto need_int = [&](const char* key, bool allow_zero) -> std::uint64_t {
-            if (!e.contains(key)) throw InputError(where + ": missing key '" + key + "'");
+            if (!e.contains(key)) throw InputError(N_("{0}: missing key '{1}'"), {where, key});
             const auto& v = e[key];
             if (!v.is_number_integer() || v.get<std::int64_t>() < (allow_zero ? 0 : 1))
                 throw InputError(where + " key '" + key + "'", v.dump().substr(0, 60),
-                                 allow_zero ? "must be a non-negative integer" : "must be a positive integer");
+                                 allow_zero ? N_("must be a non-negative integer") : N_("must be a positive integer"));
             return v.get<std::uint64_t>();
         };
         auto need_bytes = [&](const char* key) -> std::uint32_t {
-            if (!e.contains(key)) throw InputError(where + ": missing key '" + key + "'");
+            if (!e.contains(key)) throw InputError(N_("{0}: missing key '{1}'"), {where, key});
             const auto& v = e[key];
             if (v.is_string()) return parse_dtype(where + " key '" + key + "'", v.get<std::string>()).bits;
             if (!v.is_number())
                 throw InputError(where + " key '" + key + "'", v.dump().substr(0, 60),
-                                 "must be bytes per element or a dtype name");
+                                 N_("must be bytes per element or a dtype name"));
             return parse_bytes_per_elem_bits(where + " key '" + key + "'", v.dump());
         };
         KvLayer l;
@@ -43,7 +43,7 @@ KvSpec parse_layer_spec(const nlohmann::json& j, const std::string& path, const 
         std::uint64_t repeat = e.contains("repeat") ? need_int("repeat", false) : 1;
         if (repeat > kMaxKvLayers || spec.layers.size() + repeat > kMaxKvLayers)
             throw InputError(where + " key 'repeat'", std::to_string(repeat),
-                             "makes more than " + std::to_string(kMaxKvLayers) + " layers");
+                             N_("makes more than {0} layers"), {std::to_string(kMaxKvLayers)});
         for (std::uint64_t r = 0; r < repeat; ++r) spec.layers.push_back(l);
     }
     return spec;

@@ -48,7 +48,7 @@ std::pair<Decimal, std::string> split_number(const std::string& where, const std
             if (seen_point) ++frac_digits;
             continue;
         }
-        if (digits > 36) throw InputError(where, raw, "has too many digits");
+        if (digits > 36) throw InputError(where, raw, N_("has too many digits"));
         d.mantissa = d.mantissa * 10 + static_cast<unsigned>(c - '0');
         if (seen_point) ++frac_digits;
     }
@@ -64,7 +64,7 @@ std::pair<Decimal, std::string> split_number(const std::string& where, const std
         int e = 0;
         for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
             e = e * 10 + (text[i] - '0');
-            if (e > 400) throw InputError(where, raw, "has an exponent out of range");
+            if (e > 400) throw InputError(where, raw, N_("has an exponent out of range"));
         }
         exp = eneg ? -e : e;
     }
@@ -81,9 +81,10 @@ u128 pow10_u128(int n, const std::string& where, const std::string& raw) {
     return r;
 }
 
-// Exact whole-number value of d × unit; throws when not whole or too large.
+// Exact whole-number value of d × unit; throws when not whole (the rule `not_whole`, a msgid that
+// names the unit) or too large.
 std::uint64_t whole_value(const std::string& where, const std::string& raw, Decimal d, u128 unit,
-                          const char* what) {
+                          const char* not_whole) {
     if (d.negative && d.mantissa != 0) throw InputError(where, raw, N_("must not be negative"));
     const u128 big = ~static_cast<u128>(0);
     if (d.mantissa == 0) return 0;
@@ -102,11 +103,11 @@ std::uint64_t whole_value(const std::string& where, const std::string& raw, Deci
         }
         if (e < 0) {
             u128 p = pow10_u128(-e, where, raw);
-            if (v % p != 0) throw InputError(where, raw, std::string("is not a whole number of ") + what);
+            if (v % p != 0) throw InputError(where, raw, not_whole);
             v /= p;
         }
     }
-    if (v > static_cast<u128>(UINT64_MAX)) throw InputError(where, raw, "does not fit in 64 bits");
+    if (v > static_cast<u128>(UINT64_MAX)) throw InputError(where, raw, N_("does not fit in 64 bits"));
     return static_cast<std::uint64_t>(v);
 }
 
@@ -133,21 +134,22 @@ const Unit kByteUnits[] = {
 [[noreturn]] void bad_size_suffix(const std::string& where, const std::string& raw, const std::string& suffix) {
     if (!suffix.empty() && suffix.back() == 'b')
         throw InputError(where, raw,
-                         "lowercase 'b' means bits; write bytes as B (decimal kB/MB/GB/TB or binary KiB/MiB/GiB/TiB)");
+                         N_("lowercase 'b' means bits; write bytes as B (decimal kB/MB/GB/TB or binary KiB/MiB/GiB/TiB)"));
     throw InputError(where, raw,
-                     "unknown or ambiguous size unit '" + suffix +
-                         "': use decimal kB, MB, GB, TB, PB (10^3..10^15 B) or binary KiB, MiB, GiB, TiB, PiB "
-                         "(2^10..2^50 B)");
+                     N_("unknown or ambiguous size unit '{0}': use decimal kB, MB, GB, TB, PB (10^3..10^15 B) or "
+                        "binary KiB, MiB, GiB, TiB, PiB (2^10..2^50 B)"),
+                     {suffix});
 }
 
-// The factor of a suffix from a table; an unknown suffix is an error that lists the known ones.
+// The factor of a suffix from a table; an unknown suffix is an error whose rule `unknown` (a msgid,
+// {0} the suffix) lists the known ones.
 template <std::size_t N>
 u128 table_unit(const std::string& where, const std::string& raw, const std::string& suffix, const Unit (&table)[N],
-                const char* what, const char* known) {
+                const char* unknown) {
     const std::string s = trim(suffix);
     for (const auto& u : table)
         if (s == u.name) return u.factor;
-    throw InputError(where, raw, N_("unknown {0} '{1}': {2}"), {what, s, known});
+    throw InputError(where, raw, unknown, {s});
 }
 
 u128 size_unit(const std::string& where, const std::string& raw, const std::string& suffix) {
@@ -161,7 +163,7 @@ u128 size_unit(const std::string& where, const std::string& raw, const std::stri
 
 std::uint64_t parse_bytes(const std::string& where, const std::string& text) {
     auto [d, suffix] = split_number(where, text);
-    return whole_value(where, text, d, size_unit(where, text, suffix), "bytes");
+    return whole_value(where, text, d, size_unit(where, text, suffix), N_("is not a whole number of bytes"));
 }
 
 double parse_rate(const std::string& where, const std::string& text) {
@@ -174,10 +176,12 @@ double parse_rate(const std::string& where, const std::string& text) {
     long double v = as_long_double(d) * static_cast<long double>(unit);
     // Checked as the double it becomes: 1e-400 is positive in long double and 0 as a double (fuzz_units).
     if (!(static_cast<double>(v) > 0) || !std::isfinite(static_cast<double>(v)))
-        throw InputError(where, text, "must be a positive bandwidth in bytes per second (e.g. 1TB/s, 3.35e12)");
+        throw InputError(where, text, N_("must be a positive bandwidth in bytes per second (e.g. 1TB/s, 3.35e12)"));
     // Below a byte a second the times of even one byte overflow a double's reach (1e-300 B/s):
     // no memory is that slow, so it is refused rather than printed as an infinite step.
-    if (v < 1) throw InputError(where, text, "must be a positive bandwidth of at least 1 byte per second (e.g. 1TB/s, 3.35e12)");
+    if (v < 1)
+        throw InputError(where, text,
+                         N_("must be a positive bandwidth of at least 1 byte per second (e.g. 1TB/s, 3.35e12)"));
     return static_cast<double>(v);
 }
 
@@ -199,11 +203,11 @@ double parse_flops(const std::string& where, const std::string& text) {
     else if (s == "T") unit = 1e12L;
     else if (s == "P") unit = 1e15L;
     else
-        throw InputError(where, text, "unknown unit: use a plain number or k, M, G, T, P with FLOPS (e.g. 989TFLOPS)");
+        throw InputError(where, text, N_("unknown unit: use a plain number or k, M, G, T, P with FLOPS (e.g. 989TFLOPS)"));
     long double v = as_long_double(d) * unit;
     if (!(static_cast<double>(v) > 0) || !std::isfinite(static_cast<double>(v)))
-        throw InputError(where, text, "must be a positive rate in FLOP/s (e.g. 989e12, 989TFLOPS)");
-    if (v < 1) throw InputError(where, text, "must be a positive rate of at least 1 FLOP/s (e.g. 989e12, 989TFLOPS)");
+        throw InputError(where, text, N_("must be a positive rate in FLOP/s (e.g. 989e12, 989TFLOPS)"));
+    if (v < 1) throw InputError(where, text, N_("must be a positive rate of at least 1 FLOP/s (e.g. 989e12, 989TFLOPS)"));
     return static_cast<double>(v);
 }
 
@@ -211,16 +215,16 @@ std::uint64_t parse_tokens(const std::string& where, const std::string& text) {
     static const Unit kTokenUnits[] = {{"", 1}, {"k", 1000}, {"M", 1000000}, {"Ki", pow2(10)}, {"Mi", pow2(20)}};
     auto [d, suffix] = split_number(where, text);
     if (trim(suffix) == "K")
-        throw InputError(where, text, "uppercase K is ambiguous for tokens: 8k = 8,000, 8Ki = 8,192");
-    const u128 unit = table_unit(where, text, suffix, kTokenUnits, "token-count suffix",
-                                 "use k (1000), M (10^6), Ki (1024) or Mi (2^20)");
-    return whole_value(where, text, d, unit, "tokens");
+        throw InputError(where, text, N_("uppercase K is ambiguous for tokens: 8k = 8,000, 8Ki = 8,192"));
+    const u128 unit = table_unit(where, text, suffix, kTokenUnits,
+                                 N_("unknown token-count suffix '{0}': use k (1000), M (10^6), Ki (1024) or Mi (2^20)"));
+    return whole_value(where, text, d, unit, N_("is not a whole number of tokens"));
 }
 
 std::uint64_t parse_nonnegative_int(const std::string& where, const std::string& text) {
     auto [d, suffix] = split_number(where, text);
     if (!trim(suffix).empty()) throw InputError(where, text, N_("must be a whole number"));
-    return whole_value(where, text, d, 1, "units (must be an integer)");
+    return whole_value(where, text, d, 1, N_("is not a whole number of units (must be an integer)"));
 }
 
 std::uint64_t parse_positive_int(const std::string& where, const std::string& text) {
@@ -235,16 +239,16 @@ std::uint64_t parse_positive_int(const std::string& where, const std::string& te
 }
 
 std::uint64_t parse_positive_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
-                                         const std::string& unit) {
+                                         const std::string& rule) {
     const std::uint64_t v = parse_positive_int(where, text);
-    if (v > max) throw InputError(where, text, N_("must be at most {0}"), {group_thousands(max) + (unit.empty() ? "" : " " + unit)});
+    if (v > max) throw InputError(where, text, rule.empty() ? N_("must be at most {0}") : rule, {group_thousands(max)});
     return v;
 }
 
 std::uint64_t parse_nonnegative_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
-                                            const std::string& unit) {
+                                            const std::string& rule) {
     const std::uint64_t v = parse_nonnegative_int(where, text);
-    if (v > max) throw InputError(where, text, N_("must be at most {0}"), {group_thousands(max) + (unit.empty() ? "" : " " + unit)});
+    if (v > max) throw InputError(where, text, rule.empty() ? N_("must be at most {0}") : rule, {group_thousands(max)});
     return v;
 }
 
@@ -253,8 +257,8 @@ std::uint64_t parse_count_with_suffix(const std::string& where, const std::strin
                                        {"M", 1000000},   {"B", 1000000000},    {"G", 1000000000},
                                        {"T", 1000000000000ULL}};
     auto [d, suffix] = split_number(where, text);
-    const u128 unit = table_unit(where, text, suffix, kCountUnits, "suffix", "use k, M, B (10^9) or T (10^12)");
-    std::uint64_t v = whole_value(where, text, d, unit, "units");
+    const u128 unit = table_unit(where, text, suffix, kCountUnits, N_("unknown suffix '{0}': use k, M, B (10^9) or T (10^12)"));
+    std::uint64_t v = whole_value(where, text, d, unit, N_("is not a whole number of units"));
     if (v == 0) throw InputError(where, text, N_("must be positive"));
     return v;
 }
@@ -283,12 +287,12 @@ double parse_probability(const std::string& where, const std::string& text) {
 
 std::vector<std::string> split_list(const std::string& where, const std::string& text) {
     std::vector<std::string> out;
-    if (trim(text).empty()) throw InputError(where, text, "is an empty list");
+    if (trim(text).empty()) throw InputError(where, text, N_("is an empty list"));
     std::size_t start = 0;
     while (true) {
         std::size_t comma = text.find(',', start);
         std::string item = trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-        if (item.empty()) throw InputError(where, text, "has an empty item in the list");
+        if (item.empty()) throw InputError(where, text, N_("has an empty item in the list"));
         out.push_back(item);
         if (comma == std::string::npos) break;
         start = comma + 1;
@@ -311,9 +315,9 @@ std::vector<std::string> split_count_list(const std::string& where, const std::s
         for (char ch : t)
             if (ch != ',') joined.push_back(ch);
         throw InputError(where, text,
-                         "reads as one number with thousands separators: write " + joined +
-                             " (no commas), or put a space after each comma for a list of separate values (" +
-                             t.substr(0, t.find(',')) + ", " + t.substr(t.find(',') + 1, 3) + ")");
+                         N_("reads as one number with thousands separators: write {0} (no commas), or put a space "
+                            "after each comma for a list of separate values ({1}, {2})"),
+                         {joined, t.substr(0, t.find(',')), t.substr(t.find(',') + 1, 3)});
     }
     return split_list(where, text);
 }
@@ -328,13 +332,13 @@ std::vector<std::uint64_t> parse_int_list_or_range(const std::string& where, con
         } else {
             std::uint64_t lo = parse_positive_int(where, item.substr(0, dots));
             std::uint64_t hi = parse_positive_int(where, item.substr(dots + 2));
-            if (hi < lo) throw InputError(where, item, "is a range whose end is below its start");
+            if (hi < lo) throw InputError(where, item, N_("is a range whose end is below its start"));
             if (hi - lo >= max_items)
-                throw InputError(where, item, "spans more than " + std::to_string(max_items) + " values");
+                throw InputError(where, item, N_("spans more than {0} values"), {std::to_string(max_items)});
             for (std::uint64_t b = lo; b <= hi; ++b) out.push_back(b);
         }
         if (out.size() > max_items)
-            throw InputError(where, text, "lists more than " + std::to_string(max_items) + " values");
+            throw InputError(where, text, N_("lists more than {0} values"), {std::to_string(max_items)});
     }
     return out;
 }

@@ -126,7 +126,7 @@ TEST_CASE("kv-mem in Chinese on the first document's 2.1.1 example", "[cli][i18n
     REQUIRE(r.status == 0);
     CHECK(r.err.empty());
     CHECK(r.out ==
-          "模型        层数 L=32，每层 K/V 头数 H_kv=8，d=128，bf16（b = 2 B）   [flags]\n"
+          "模型        层数 L=32，每层 K/V 头数 H_kv=8，d=128，bf16（b = 2 B）   [选项]\n"
           "每 token    s_token = 2·L·H_kv·d·b = 131,072 B = 128 KiB = 131.072 kB （每层\n"
           "            4,096 B = 4 KiB = 4.096 kB）\n"
           "请求        1 × S=8,192 token\n"

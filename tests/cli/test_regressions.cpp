@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../support/cli.hpp"
+#include "../support/svg_check.hpp"
 
 using namespace inferlab::test;
 
@@ -142,6 +143,21 @@ TEST_CASE("regress: a directory given as a file is named as a directory", "[cli]
     expect_error({"model", "logits", "--checkpoint", dir, "--tokens", "1"}, says);
     expect_error({"spec-accept", "--p-file", dir, "--q", "0.5,0.5"}, says);
     expect_error({"quantize", "--k-file", dir, "--v-file", dir}, says);
+}
+
+// Trial: K of 2 tokens and V of 1 token ran as if they were one cache.
+TEST_CASE("regress: quantize refuses K and V files of different token counts", "[cli][regress][quantize]") {
+    Scratch s("inferlab-kv-files");
+    const std::string k = (s.path / "k.csv").string(), v = (s.path / "v.csv").string();
+    std::ofstream(k) << "1,2\n3,4\n";
+    std::ofstream(v) << "1,2,3\n";
+    expect_error({"quantize", "--k-file", k, "--v-file", v},
+                 "--v-file '" + v + "': has 1 rows (tokens) where --k-file has 2: K and V hold one row per cached token");
+    // Channels may differ (d_k ≠ d_v): the same two tokens with V three wide run.
+    std::ofstream(v) << "1,2,3\n4,5,6\n";
+    const CliResult ok = run_inferlab({"quantize", "--k-file", k, "--v-file", v});
+    CHECK(ok.status == 0);
+    CHECK(ok.err.empty());
 }
 
 TEST_CASE("regress: output to a full disk or a closed pipe exits non-zero with one error line", "[cli][regress]") {

@@ -71,7 +71,7 @@ TEST_CASE("decode-roofline in Chinese on the first document's 2.1.3 table", "[cl
     REQUIRE(r.status == 0);
     CHECK(r.err.empty());
     CHECK(r.out ==
-          "一步 Decode 的读量（第一篇文档 §2.1.3）：D_B = W + Σ M_KV,i，t_B ≥ D_B/β\n"
+          "一步 Decode 的读量（第一份文档 §2.1.3）：D_B = W + Σ M_KV,i，t_B ≥ D_B/β\n"
           "  权重 W = 14,000,000,000 B = ≈13.038516 GiB = 14 GB [--weights-bytes]\n"
           "  每请求缓存 M_KV = --kv-bytes-per-request 1GiB\n"
           "  持续显存带宽 β = 1 TB/s (1e+12 B/s) [--bandwidth 1TB/s]\n"
@@ -102,7 +102,7 @@ TEST_CASE("decode-roofline in Chinese on the first document's 2.1.3 table", "[cl
     const auto lines = lines_of(x.out);
     REQUIRE(lines.size() >= 3);
     // The document's read model in its words, and its warning that 1 GiB is not 1 GB.
-    CHECK(lines[0] == "读量模型（第一篇文档 §2.1.3）：每个 Decode 步从显存完整读一次权重，每个请求的全");
+    CHECK(lines[0] == "读量模型（第一份文档 §2.1.3）：每个 Decode 步从显存完整读一次权重，每个请求的全");
     CHECK(lines[1] == "部历史 KV 也各读一次；本步为每条请求生成一个 token。");
     CHECK(x.out.find("  D_B = W + Σ_i M_KV,i    t_B ≥ D_B / β    R_all ≤ B / t_B    R_one ≤ 1 / t_B\n") !=
           std::string::npos);
@@ -150,7 +150,7 @@ TEST_CASE("decode-roofline in Chinese: the notes, marks and tables of the other 
     CHECK(hw.out.rfind("硬件预设（examples/hardware.json；带宽照规格表的十进制写法）：\n", 0) == 0);
     CHECK(hw.out.find("    类别: gpu\n    带宽 (GB/s): 3350\n") != std::string::npos);
     CHECK(hw.out.find("来源: NVIDIA H100 Tensor Core GPU 数据手册（SXM5 列）") != std::string::npos);
-    CHECK(hw.out.find("  doc1-example: 第一篇文档 §2.1.3 的假设：β = 10^12 B/s\n") != std::string::npos);
+    CHECK(hw.out.find("  doc1-example: 第一份文档 §2.1.3 的假设：β = 10^12 B/s\n") != std::string::npos);
     // --help: the options in the document's terms, and the footer's notes as wrapped paragraphs.
     const CliResult help = run_inferlab({"decode-roofline", "--help"}, "", kZh80);
     REQUIRE(help.status == 0);

@@ -29,6 +29,12 @@ TEST_CASE("kv-mem in Chinese prints every section without English prose", "[cli]
         {"kv-mem", "--layer-spec", data_path("layer-spec.json"), "--seq-len", "4096"},
         {"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--kv-dtype", "bf16", "--seq-len", "8192",
          "--budget", "80GiB", "--weights-bytes", "14GB", "--block-size", "16"},
+        // --explain beyond one uniform request (a new-user trial found these paragraphs in English)
+        {"kv-mem", "--model", "llama-3-8b", "--budget", "80GiB", "--seq-len", "8192", "--block-size", "16",
+         "--shared-prefix", "1000", "--tp", "2", "--explain"},
+        {"kv-mem", "--model", "deepseek-v3", "--seq-len", "8192,100", "--explain"},
+        {"kv-mem", "--layer-spec", data_path("layer-spec.json"), "--seq-len", "100,10", "--explain"},
+        {"kv-mem", "--help"},
     };
     // Left in English (the known gap of issue #18): how the config's weights were counted, which
     // quotes the config reader's rule for tied embeddings.
@@ -97,4 +103,15 @@ TEST_CASE("verify --explain in Chinese describes every example in Chinese", "[cl
     CHECK(run_zh({"verify", "--json"}).out == run_inferlab({"verify", "--json", "--lang", "en"}).out);
     const nlohmann::json j = parse_json(run_zh({"verify", "--json", "--id", "spec.doc1.alpha-1"}));
     CHECK(j.at("examples").at(0).at("description") == "acceptance probability α(1) = min(1, p/q)");
+}
+
+TEST_CASE("kv-mem --list-models in Chinese: the heading and columns translated, the sources as shipped",
+          "[cli][i18n][kv-mem]") {
+    const CliResult zh = run_zh({"kv-mem", "--list-models"});
+    REQUIRE(zh.status == 0);
+    CHECK(has_line(zh.out, "随附的模型配置（examples/models/，用 --model NAME 选用）："));
+    // --csv keeps the machine names whatever the language.
+    const CliResult csv = run_zh({"kv-mem", "--list-models", "--csv"});
+    CHECK(csv.out.rfind("model,source\n", 0) == 0);
+    CHECK(csv.out == run_inferlab({"kv-mem", "--list-models", "--csv", "--lang", "en"}).out);
 }

@@ -12,12 +12,12 @@
 #include "inferlab/report.hpp"
 #include "../support/cli.hpp"
 #include "../support/i18n_check.hpp"
+#include "../support/svg_check.hpp"
 
 using namespace inferlab::test;
 
 namespace {
 
-const std::string kCkpt = "/tmp/inferlab-zh-model-demo.bin";
 
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
     args.insert(args.end(), more.begin(), more.end());
@@ -68,6 +68,8 @@ TEST_CASE("model generate --trace in Chinese on the second document's Prefill an
 }
 
 TEST_CASE("model init, logits, check-cache, generate and bench in Chinese leave no English prose", "[cli][i18n][model]") {
+    Scratch scratch("inferlab-zh-model");  // a checkpoint of its own per run
+    const std::string kCkpt = (scratch.path / "demo.bin").string();
     REQUIRE(run_inferlab({"model", "init", "--model", "demo-gqa", "--seed", "1", "--out", kCkpt}).status == 0);
     const std::vector<std::vector<std::string>> runs = {
         {"model", "init", "--help"},
@@ -91,7 +93,7 @@ TEST_CASE("model init, logits, check-cache, generate and bench in Chinese leave 
         {"model", "logits", "--model", "demo-gqa", "--tokens", "1,99999"},
         {"model", "logits", "--model", "demo-gqa", "--tokens", "1,007"},
         {"model", "logits", "--model", "demo-gqa"},
-        {"model", "init", "--checkpoint", kCkpt, "--out", "/tmp/x.bin"},
+        {"model", "init", "--checkpoint", kCkpt, "--out", (scratch.path / "x.bin").string()},
         {"model", "check-cache", "--model", "demo-gqa", "--path", "paged"},
         {"model", "bench", "--model", "demo-gqa", "--weight-dtype", "fp8"},
     };
@@ -120,6 +122,8 @@ TEST_CASE("model --help in Chinese: the group and its init, logits, check-cache,
 }
 
 TEST_CASE("model JSON and CSV are byte-identical in Chinese and English", "[cli][i18n][model]") {
+    Scratch scratch("inferlab-zh-model");  // a checkpoint of its own per run
+    const std::string kCkpt = (scratch.path / "demo.bin").string();
     const std::vector<std::vector<std::string>> runs = {
         {"model", "init", "--model", "demo-gqa", "--seed", "1", "--out", kCkpt, "--json"},
         with(kLogits, {"--json"}),

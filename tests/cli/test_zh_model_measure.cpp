@@ -128,7 +128,7 @@ TEST_CASE("model speculate in Chinese: the first document's 3.1 terms around the
     CHECK(r.out.find("  接受率 " + fmt::format("{:.4f}", j["acceptance_rate"].get<double>()) +
                      "，对照 spec-accept 的接受质量 Σ min(p, q) = " +
                      fmt::format("{:.4f}", j["predicted_acceptance_rate"].get<double>())) != std::string::npos);
-    CHECK(r.out.find("每次 target 前向实际前进 " + fmt::format("{:.3f}", j["tokens_per_round"].get<double>()) + " 个 token") !=
+    CHECK(r.out.find("每轮（各含一次 target 验证）实际前进 " + fmt::format("{:.3f}", j["tokens_per_round"].get<double>()) + " 个 token") !=
           std::string::npos);
     CHECK(r.out.find("草稿/target 成本比为 0.3 时的预测加速：" + fmt::format("{:.3f}", j["predicted_speedup"].get<double>())) !=
           std::string::npos);
@@ -206,8 +206,8 @@ TEST_CASE("model measure and paged commands in Chinese: every text, note, table 
     for (const auto& args : runs) zh_checked(args);
     // Words of the documents, where these commands print them.
     const CliResult pit = zh_checked({"model", "pitfall", "threshold-accept"});
-    CHECK(pit.out.find("第一篇文档，§3.1.2（接受质量与残差补偿）") != std::string::npos);
-    CHECK(pit.out.find("  出处：第一篇文档") != std::string::npos);
+    CHECK(pit.out.find("第一份文档，§3.1.2（接受质量与残差补偿）") != std::string::npos);
+    CHECK(pit.out.find("  出处：第一份文档") != std::string::npos);
     const CliResult how = zh_checked({"model", "pitfall", "gib-as-gb", "--explain"});
     CHECK(how.out.find("\n计算过程：\n  - 字节数 = 2·L·B·S·H_kv·d·b/8 = 2·32·1·8192·8·128·16/8 = 1073741824 B\n") !=
           std::string::npos);

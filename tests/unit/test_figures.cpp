@@ -234,7 +234,8 @@ TEST_CASE("figures: Figure 17 draws each path's difference per position, exact z
     // The tolerance rel_tolerance × scale at each position: 1e-5 × {1, 2.5, 10}.
     const auto tol = test::svg_values(s, "tolerance");
     REQUIRE(tol.size() == 3);
-    CHECK_THAT(tol[1], WithinRel(2.5e-5, 1e-15));  // 1e-15: one product of doubles
+    CHECK_THAT(tol[0], WithinRel(1e-5, 1e-15));  // 1e-15: one product of doubles
+    CHECK_THAT(tol[1], WithinRel(2.5e-5, 1e-15));
     CHECK_THAT(tol[2], WithinRel(1e-4, 1e-15));
     const std::string all = test::svg_all_text(s);
     CHECK(all.find("exactly 0") != std::string::npos);

@@ -29,11 +29,13 @@ std::uint64_t parse_tokens(const std::string& where, const std::string& text);
 std::uint64_t parse_positive_int(const std::string& where, const std::string& text);
 std::uint64_t parse_nonnegative_int(const std::string& where, const std::string& text);
 // The same with an upper bound, checked before any narrowing cast: "--block-size '4294967296':
-// must be at most 65,536 tokens" (`unit` follows the number; empty for none).
+// must be at most 65,536 tokens". `rule` is the msgid said when the bound is passed, {0} the bound
+// ("must be at most {0} tokens", so that the unit is translated with the sentence); empty: "must be
+// at most {0}".
 std::uint64_t parse_positive_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
-                                         const std::string& unit);
+                                         const std::string& rule);
 std::uint64_t parse_nonnegative_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
-                                            const std::string& unit);
+                                            const std::string& rule);
 
 // A parameter count: "7e9", "7B" (10^9), "70M", "1.5T"; must be whole and positive.
 std::uint64_t parse_count_with_suffix(const std::string& where, const std::string& text);
