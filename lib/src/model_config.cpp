@@ -17,8 +17,10 @@ namespace {
 
 using nlohmann::json;
 
+// Where a config's key broke a rule, in the reader's language (it names no flag: the file and the
+// key are the user's words either way).
 std::string key_where(const std::string& name, const std::string& key) {
-    return "config '" + name + "' key '" + key + "'";
+    return trf(N_("config '{0}' key '{1}'"), name, key);
 }
 
 const json* find_key(const json& j, std::initializer_list<const char*> keys, std::string* found) {
@@ -156,16 +158,18 @@ void apply_window_rule(const json& j, const std::string& name, ModelConfig& c, s
     } else if (j.contains("use_sliding_window") && !optional_bool(j, "use_sliding_window", true)) {
         c.window_rule = "use_sliding_window is false: every layer uses full attention";
     } else {
-        throw InputError("config '" + name + "' sets sliding_window " + W + " but model_type '" + t +
-                         "' has no window layout inferlab knows (known: mistral, mixtral, phi3, qwen2/qwen3, gemma2, "
-                         "gemma3, cohere2): add 'layer_types' with one \"full_attention\" or \"sliding_attention\" per layer");
+        throw InputError(N_("config '{0}' sets sliding_window {1} but model_type '{2}' has no window layout inferlab "
+                            "knows (known: mistral, mixtral, phi3, qwen2/qwen3, gemma2, gemma3, cohere2): add "
+                            "'layer_types' with one \"full_attention\" or \"sliding_attention\" per layer"),
+                         {name, W, t});
     }
 }
 
 }  // namespace
 
 ModelConfig parse_hf_config(const json& top, const std::string& name) {
-    if (!top.is_object()) throw InputError("config '" + name + "'", top.type_name(), "must be a JSON object");
+    if (!top.is_object())
+        throw InputError(trf(N_("config '{0}'"), name), top.type_name(), N_("must be a JSON object"));
     const bool wrapped = top.contains("text_config") && top["text_config"].is_object();
     json j = wrapped ? top["text_config"] : top;
     ModelConfig c;
@@ -185,21 +189,23 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
 
     c.layers = require(j, name, {"num_hidden_layers", "n_layer", "num_layers"});
     if (c.layers > 100000)
-        throw InputError(key_where(name, "num_hidden_layers"), std::to_string(c.layers), "must be at most 100000");
+        throw InputError(key_where(name, "num_hidden_layers"), std::to_string(c.layers), N_("must be at most {0}"),
+                         {std::to_string(100000)});
     c.q_heads = require(j, name, {"num_attention_heads", "n_head"});
     c.hidden = require(j, name, {"hidden_size", "n_embd", "d_model"});
     // Hugging Face convention: a missing num_key_value_heads means MHA (= num_attention_heads).
     c.kv_heads = optional_positive(j, name, {"num_key_value_heads", "n_head_kv"}, c.q_heads);
     if (c.q_heads % c.kv_heads != 0)
         throw InputError(key_where(name, "num_attention_heads"), std::to_string(c.q_heads),
-                         "must be divisible by num_key_value_heads " + std::to_string(c.kv_heads));
+                         N_("must be divisible by num_key_value_heads {0}"), {std::to_string(c.kv_heads)});
     if (find_key(j, {"head_dim"}, nullptr)) {
         c.head_dim = require(j, name, {"head_dim"});
     } else {
         if (c.hidden % c.q_heads != 0)
             throw InputError(key_where(name, "hidden_size"), std::to_string(c.hidden),
-                             "is not divisible by num_attention_heads " + std::to_string(c.q_heads) +
-                                 ", so the head width d cannot be derived: add 'head_dim'");
+                             N_("is not divisible by num_attention_heads {0}, so the head width d cannot be derived: "
+                                "add 'head_dim'"),
+                             {std::to_string(c.q_heads)});
         c.head_dim = c.hidden / c.q_heads;
     }
     c.vocab = optional_positive(j, name, {"vocab_size"}, 0);
@@ -242,7 +248,7 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
     }
     std::string dtype_key;
     if (const json* d = find_key(j, {"torch_dtype", "dtype"}, &dtype_key); d) {
-        if (!d->is_string()) throw InputError(key_where(name, dtype_key), d->dump(), "must be a string such as \"bfloat16\"");
+        if (!d->is_string()) throw InputError(key_where(name, dtype_key), d->dump(), N_("must be a string such as \"bfloat16\""));
         c.dtype = parse_dtype(key_where(name, dtype_key), d->get<std::string>());
     } else if (const json* d2 = find_key(top, {"torch_dtype", "dtype"}, &dtype_key); d2 && d2->is_string()) {
         c.dtype = parse_dtype(key_where(name, dtype_key), d2->get<std::string>());
@@ -254,23 +260,24 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
     std::uint64_t window = 0;
     if (const json* w = find_key(j, {"sliding_window"}, nullptr); w) {
         if (!w->is_number_integer() || w->get<std::int64_t>() <= 0)
-            throw InputError(key_where(name, "sliding_window"), w->dump(), "must be a positive integer or null");
+            throw InputError(key_where(name, "sliding_window"), w->dump(), N_("must be a positive integer or null"));
         window = w->get<std::uint64_t>();
     }
     if (auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null()) {
         if (!lt->is_array() || lt->size() != c.layers)
             throw InputError(key_where(name, "layer_types"), lt->dump().substr(0, 60),
-                             "must be a list with one entry per layer (" + std::to_string(c.layers) + ")");
+                             N_("must be a list with one entry per layer ({0})"), {std::to_string(c.layers)});
         for (std::size_t i = 0; i < c.layers; ++i) {
             const json& t = (*lt)[i];
             std::string s = t.is_string() ? t.get<std::string>() : "";
             if (s == "sliding_attention") {
                 if (!window)
-                    throw InputError("config '" + name + "': layer_types names sliding layers but 'sliding_window' is missing");
+                    throw InputError(N_("config '{0}': layer_types names sliding layers but 'sliding_window' is missing"),
+                                     {name});
                 c.window_per_layer[i] = window;
             } else if (s != "full_attention") {
                 throw InputError(key_where(name, "layer_types[" + std::to_string(i) + "]"), t.dump(),
-                                 "must be \"full_attention\" or \"sliding_attention\"");
+                                 N_("must be \"full_attention\" or \"sliding_attention\""));
             }
         }
         c.window_rule = "layer_types in the config: per-layer full or sliding attention";
@@ -294,7 +301,7 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
         c.experts_per_token = require(j, name, {"num_experts_per_tok"});
         if (c.experts_per_token > c.experts)
             throw InputError(key_where(name, "num_experts_per_tok"), std::to_string(c.experts_per_token),
-                             "must be at most the expert count " + std::to_string(c.experts));
+                             N_("must be at most the expert count {0}"), {std::to_string(c.experts)});
         c.expert_intermediate = optional_positive(j, name, {"moe_intermediate_size"}, c.intermediate);
         if (auto it = j.find("first_k_dense_replace"); it != j.end() && it->is_number_integer())
             c.dense_layers = std::min<std::uint64_t>(it->get<std::uint64_t>(), c.layers);
@@ -314,8 +321,9 @@ void require_precision_flags(const ModelConfig& cfg, const std::vector<std::pair
     std::string list;
     for (std::size_t i = 0; i < missing.size(); ++i)
         list += (i == 0 ? "" : (i + 1 == missing.size() ? " and " : ", ")) + missing[i];
-    throw InputError("config '" + cfg.name + "' names no torch_dtype, and inferlab does not guess a precision: give " +
-                     list + " (fp32, bf16, fp16, fp8, int8, int4)");
+    throw InputError(N_("config '{0}' names no torch_dtype, and inferlab does not guess a precision: give {1} (fp32, "
+                        "bf16, fp16, fp8, int8, int4)"),
+                     {cfg.name, list});
 }
 
 ModelConfig load_config_file(const std::string& path, const std::string& where) {
@@ -372,10 +380,11 @@ ParamCount count_params(const ModelConfig& c) {
     auto mul = [&](std::initializer_list<std::uint64_t> f) { return checked_product(f, what); };
     auto add = [&](std::uint64_t a, std::uint64_t b) { return checked_add(a, b, what); };
     // Keys asked for only here, where they are used (kv-mem needs neither).
-    if (!c.vocab) throw InputError("config '" + c.name + "': missing key 'vocab_size', needed for the parameter count");
+    if (!c.vocab) throw InputError(N_("config '{0}': missing key 'vocab_size', needed for the parameter count"), {c.name});
     const bool has_dense_layers = !c.experts || c.dense_layers > 0;
     if (!c.intermediate && has_dense_layers)
-        throw InputError("config '" + c.name + "': missing key 'intermediate_size' (the FFN width), needed for the parameter count");
+        throw InputError(N_("config '{0}': missing key 'intermediate_size' (the FFN width), needed for the parameter count"),
+                         {c.name});
     ParamCount p;
     p.embedding = add(mul({c.vocab, c.hidden}), mul({c.learned_positions, c.hidden}));
     p.lm_head = c.tied_embeddings ? 0 : mul({c.vocab, c.hidden});

@@ -3,11 +3,13 @@
 // memory budget, MLA), verify's --explain for every example, and kv-mem's errors.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "../support/cli.hpp"
 #include "../support/i18n_check.hpp"
+#include "../support/svg_check.hpp"
 
 using namespace inferlab::test;
 
@@ -114,4 +116,21 @@ TEST_CASE("kv-mem --list-models in Chinese: the heading and columns translated, 
     const CliResult csv = run_zh({"kv-mem", "--list-models", "--csv"});
     CHECK(csv.out.rfind("model,source\n", 0) == 0);
     CHECK(csv.out == run_inferlab({"kv-mem", "--list-models", "--csv", "--lang", "en"}).out);
+}
+
+TEST_CASE("config-key errors in Chinese name the file and the key in Chinese and translate the rule",
+          "[cli][i18n][kv-mem]") {
+    Scratch s("inferlab-zh-config");
+    const std::string bad_heads = (s.path / "heads.json").string(), not_object = (s.path / "list.json").string();
+    std::ofstream(bad_heads) << R"({"num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 3,
+                                    "hidden_size": 64, "torch_dtype": "bfloat16"})";
+    std::ofstream(not_object) << "[1, 2]";
+    expect_zh_error({"kv-mem", "--config", bad_heads, "--seq-len", "8"},
+                    "配置 '" + bad_heads + "' 的键 'num_attention_heads' '8': 必须能被 num_key_value_heads 3 整除");
+    expect_zh_error({"kv-mem", "--config", not_object, "--seq-len", "8"},
+                    "配置 '" + not_object + "' 'array': 必须是 JSON 对象");
+    // The English message is unchanged.
+    const CliResult en = run_inferlab({"kv-mem", "--config", bad_heads, "--seq-len", "8", "--lang", "en"});
+    CHECK(en.err == "inferlab: error: config '" + bad_heads +
+                        "' key 'num_attention_heads' '8': must be divisible by num_key_value_heads 3\n");
 }
