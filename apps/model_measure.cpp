@@ -149,8 +149,10 @@ void run_speculate(const SpeculateOptionsCli& o, const CLI::App& sub) {
     try {
         dw = derive_draft(*tw, layers, perturb, parse_nonnegative_int("--draft-seed", o.draft_seed));
     } catch (const InputError& e) {  // the library's terms, said again in this command's flags, values as typed
-        if (e.where() == "draft layers") throw InputError("--draft-layers", o.draft_layers.empty() ? e.value() : o.draft_layers, e.rule());
-        if (e.where() == "perturbation") throw InputError("--perturb", o.perturb, e.rule());
+        // renamed() and with_value() keep the rule's msgid, so the error still translates.
+        if (e.where() == "draft layers")
+            throw e.renamed("--draft-layers").with_value(o.draft_layers.empty() ? e.value() : o.draft_layers);
+        if (e.where() == "perturbation") throw e.renamed("--perturb").with_value(o.perturb);
         throw;
     }
     su.draft_args = {std::to_string(layers), std::to_string(td.n_layers), format_real(perturb)};

@@ -231,6 +231,9 @@ TEST_CASE("model measure and paged commands: errors in Chinese name the flag, th
     expect_checked_zh_error({"model", "speculate", "--greedy", "--temperature", "1"},
                     "--temperature '1': 与 --greedy 同用时无效（贪心即取 argmax）");
     expect_checked_zh_error({"model", "pitfall"}, "必须给出 NAME：一个陷阱名称，或用 --list 查看全部");
+    // The library's draft rules, said again under this command's flags, keep their msgids.
+    expect_checked_zh_error({"model", "speculate", "--draft-layers", "9"}, "--draft-layers '9': 必须在 1 与 target 的 6 层之间");
+    expect_checked_zh_error({"model", "speculate", "--perturb", "-0.5"}, "--perturb '-0.5': 不能为负");
     expect_checked_zh_error({"model", "pitfall", "gib-as-gb", "--model", "demo-gqa"},
                     "--model 'demo-gqa': 对 gib-as-gb 无效：它是不使用模型的计算型陷阱");
     const CliResult nope = zh_checked({"model", "pitfall", "nope"}, 2);

@@ -191,9 +191,10 @@ std::unique_ptr<Weights> random_weights(const Dims& d, std::uint64_t seed,
 std::unique_ptr<Weights> derive_draft(const Weights& t, int layers, double perturb, std::uint64_t seed) {
     const Dims& td = t.dims();
     if (layers < 1 || layers > td.n_layers)
-        throw InputError("draft layers", std::to_string(layers), "must be between 1 and the target's " + std::to_string(td.n_layers));
+        throw InputError("draft layers", std::to_string(layers), N_("must be between 1 and the target's {0}"),
+                         {std::to_string(td.n_layers)});
     // The shortest spelling that reads back as this double ("-1", not to_string's "-1.000000").
-    if (perturb < 0) throw InputError("perturbation", fmt::format("{}", perturb), "must not be negative");
+    if (perturb < 0) throw InputError("perturbation", fmt::format("{}", perturb), N_("must not be negative"));
     Dims d = td;
     d.n_layers = layers;
     auto w = std::make_unique<Weights>(d);
