@@ -518,27 +518,9 @@ void run_figure(const FigureOptions& o, const CLI::App& sub) {
     emit(r, o.flags);
 }
 
-// The inputs of every drawn figure: each figure's own, and the flags of the subcommand behind it.
-void add_figure_inputs(CLI::App* s, FigureOptions* o) {
-    s->add_option("--layers", o->layers, tr("L, layers (Figures 5, 7, 9; default 32)"));
-    s->add_option("--seq-len", o->seq_len,
-                  trf(N_("S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12); Figure 17: "
-                         "random tokens (default {0})"),
-                      model::kCheckCacheDefaultTokens));
-    s->add_option("--q-heads", o->q_heads, tr("H_q, query heads (Figure 6 default 4; otherwise 32)"));
-    s->add_option("--kv-heads", o->kv_heads, tr("H_kv, K/V heads (default 8); Figure 6: a list (default 4,2,1)"));
-    s->add_option("--head-dim", o->head_dim, tr("d, width of one head (default 128)"));
-    s->add_option("--kv-dtype", o->kv_dtype, tr("K/V precision: bf16 (default), fp16, fp8, int8, int4, fp32"));
-    s->add_option("--batch", o->batch, tr("B: Figure 9 a list or range of batches (default 1,8); Figure 7 one batch (default 8)"));
-    s->add_option("--weights-bytes", o->weights_bytes, tr("W, weight bytes read per step (Figure 9; default 14GB)"));
-    s->add_option("--kv-bytes-per-request", o->kv_bytes_per_request, tr("M_KV, instead of the shape flags (Figure 9)"));
-    s->add_option("--bandwidth", o->bandwidth, tr("β, sustained bandwidth (Figure 9; default 1TB/s)"));
-    s->add_option("--params", o->params, tr("Figure 9: weight parameters (7e9), W with --weight-dtype (as decode-roofline)"));
-    s->add_option("--hw", o->hw, tr("Figure 9: a hardware preset for β and π (decode-roofline --list-hw)"));
-    s->add_option("--peak-flops", o->peak_flops, tr("Figure 9: π, dense peak FLOP/s: a compute-bound step's tok/s"));
-    s->add_option("--bytes-per-elem", o->bytes_per_elem, tr("Figure 9: b, KV bytes per element instead of --kv-dtype"));
-    // The model and paged-cache flags are declared once for every command that runs them; their
-    // descriptions here say which figures read them.
+// The model and paged-cache flags, declared once for every command that runs them; their
+// descriptions here say which figures read them.
+void add_shared_inputs(CLI::App* s, FigureOptions* o) {
     add_source(s, o->src);
     add_paged_flags(*s, o->paged, fig8_defaults());
     const std::pair<const char*, std::string> shared[] = {
@@ -558,6 +540,28 @@ void add_figure_inputs(CLI::App* s, FigureOptions* o) {
                             model::kCheckCacheTokenSeedOffset)},
     };
     for (const auto& [flag, text] : shared) s->get_option(flag)->description(text);
+}
+
+// The inputs of every drawn figure: each figure's own, and the flags of the subcommand behind it.
+void add_figure_inputs(CLI::App* s, FigureOptions* o) {
+    s->add_option("--layers", o->layers, tr("L, layers (Figures 5, 7, 9; default 32)"));
+    s->add_option("--seq-len", o->seq_len,
+                  trf(N_("S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12); Figure 17: "
+                         "random tokens (default {0})"),
+                      model::kCheckCacheDefaultTokens));
+    s->add_option("--q-heads", o->q_heads, tr("H_q, query heads (Figure 6 default 4; otherwise 32)"));
+    s->add_option("--kv-heads", o->kv_heads, tr("H_kv, K/V heads (default 8); Figure 6: a list (default 4,2,1)"));
+    s->add_option("--head-dim", o->head_dim, tr("d, width of one head (default 128)"));
+    s->add_option("--kv-dtype", o->kv_dtype, tr("K/V precision: bf16 (default), fp16, fp8, int8, int4, fp32"));
+    s->add_option("--batch", o->batch, tr("B: Figure 9 a list or range of batches (default 1,8); Figure 7 one batch (default 8)"));
+    s->add_option("--weights-bytes", o->weights_bytes, tr("W, weight bytes read per step (Figure 9; default 14GB)"));
+    s->add_option("--kv-bytes-per-request", o->kv_bytes_per_request, tr("M_KV, instead of the shape flags (Figure 9)"));
+    s->add_option("--bandwidth", o->bandwidth, tr("β, sustained bandwidth (Figure 9; default 1TB/s)"));
+    s->add_option("--params", o->params, tr("Figure 9: weight parameters (7e9), W with --weight-dtype (as decode-roofline)"));
+    s->add_option("--hw", o->hw, tr("Figure 9: a hardware preset for β and π (decode-roofline --list-hw)"));
+    s->add_option("--peak-flops", o->peak_flops, tr("Figure 9: π, dense peak FLOP/s: a compute-bound step's tok/s"));
+    s->add_option("--bytes-per-elem", o->bytes_per_elem, tr("Figure 9: b, KV bytes per element instead of --kv-dtype"));
+    add_shared_inputs(s, o);
     s->add_option("--tile", o->tile, tr("Figure 10: tile size (default 4)"));
     s->add_option("--window", o->window, tr("Figure 10: sliding window W (default 4)"));
     s->add_option("--gamma", o->gamma, tr("γ, drafts per round (Figures 11, 12; default 4)"));
