@@ -365,6 +365,36 @@ __attribute__((target("avx512f,avx512bw"))) static void tile_avx512(const WT* w,
         }
 }
 
+// Prefetch distance of the one-row decode stream, in bytes ahead of the slice being read.
+constexpr std::size_t kRowPrefetchBytes = 1024;
+
+// One weight row against one input row (decode): the weights read as one sequential stream.
+// The sum runs in the tiles' order (one accumulator of 16 lanes, slice after slice; bf16's low
+// half before its high half), so a decode step's logits equal the no-cache pass's bit for bit.
+template <typename WT>
+__attribute__((target("avx512f,avx512bw"))) static float row_avx512(const WT* w, int n, const float* x) {
+    __m512 acc = _mm512_setzero_ps();
+    const char* ahead = reinterpret_cast<const char*>(w) + kRowPrefetchBytes;
+    int k = 0;
+    if constexpr (std::is_same_v<WT, float>) {
+        for (; k + 16 <= n; k += 16) {
+            _mm_prefetch(ahead + std::size_t(k) * sizeof(float), _MM_HINT_T0);
+            acc = _mm512_fmadd_ps(_mm512_loadu_ps(w + k), _mm512_loadu_ps(x + k), acc);
+        }
+    } else {
+        const __m512i zero = _mm512_setzero_si512();
+        for (; k + 32 <= n; k += 32) {
+            _mm_prefetch(ahead + std::size_t(k) * sizeof(WT), _MM_HINT_T0);
+            const __m512i h = _mm512_loadu_si512(w + k);
+            acc = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, h)), _mm512_loadu_ps(x + k), acc);
+            acc = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, h)), _mm512_loadu_ps(x + k + 16), acc);
+        }
+    }
+    float s = hsum512(acc);
+    for (; k < n; ++k) s += widen(w[k]) * x[k];
+    return s;
+}
+
 // The order the bf16 tile reads x in: within each 32 elements, lane L (of four) of the "lo"
 // vector holds elements 8L..8L+3 and of the "hi" vector 8L+4..8L+7 (what unpacklo/hi_epi16 make
 // of 32 packed bf16). Elements past the last whole 32 stay in place.
@@ -421,7 +451,12 @@ static void few_rows_avx512_threads(const WT* w, Eigen::Index out, int n, const 
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int t = 0; t < threads; ++t) {
         const Eigen::Index r0 = std::min(out, Eigen::Index(t) * chunk), r1 = std::min(out, r0 + chunk);
-        if (r0 < r1) few_rows_avx512(w, out, n, x, rows, y, r0, r1);
+        // One input row (decode): the weight rows one after another, one sequential stream (as
+        // the quantized kernels read them; see docs/bench-cpu.md).
+        if (rows == 1)
+            for (Eigen::Index r = r0; r < r1; ++r) y[r] = row_avx512(w + std::size_t(r) * std::size_t(n), n, x);
+        else if (r0 < r1)
+            few_rows_avx512(w, out, n, x, rows, y, r0, r1);
     }
 }
 
