@@ -187,18 +187,15 @@ json result_json(const BestOfNOptions& o, const BestOfNRequest& rq, const BestOf
     return j;
 }
 
-// A table's words: tr for the text (the reader's language), as_is for --csv, whose header and
-// cells stay English in every language (CSV is byte-identical across languages).
-using Say = std::string (*)(const std::string&);
-std::string as_is(const std::string& s) { return s; }
-
-Table rows_table(const BestOfNRequest& rq, const BestOfNResult& res, Say say) {
-    Table t{{"N", say(N_("coverage P≥1"))}, {}, {}};
-    if (rq.verifier) t.columns.push_back(say(N_("verifier picks correct")));
-    if (rq.answer_dist) t.columns.push_back(say(N_("majority vote correct")));
-    if (rq.judge_bias) t.columns.push_back(say(N_("biased judge correct")));
-    if (rq.hard_fraction) t.columns.push_back(say(N_("coverage, hard fraction")));
-    if (rq.rho) t.columns.push_back(say(N_("coverage, beta spread")));
+// The tables are built in English (--csv prints them so in every language); the text shows them
+// through in_words().
+Table rows_table(const BestOfNRequest& rq, const BestOfNResult& res) {
+    Table t{{"N", N_("coverage P≥1")}, {}, {}};
+    if (rq.verifier) t.columns.push_back(N_("verifier picks correct"));
+    if (rq.answer_dist) t.columns.push_back(N_("majority vote correct"));
+    if (rq.judge_bias) t.columns.push_back(N_("biased judge correct"));
+    if (rq.hard_fraction) t.columns.push_back(N_("coverage, hard fraction"));
+    if (rq.rho) t.columns.push_back(N_("coverage, beta spread"));
     for (const auto& r : res.rows) {
         std::vector<std::string> cells = {std::to_string(r.n), pr(r.coverage)};
         for (const auto* v : {&r.verifier_selection, &r.majority_vote, &r.biased_judge, &r.coverage_hard_fraction,
@@ -210,21 +207,21 @@ Table rows_table(const BestOfNRequest& rq, const BestOfNResult& res, Say say) {
 }
 
 // Strategy names are the library's msgids (BudgetPlan::strategy, SimulationRow::strategy).
-Table budget_table(const BudgetAnswer& b, Say say) {
-    Table t{{say(N_("strategy")), "N", say(N_("cost")), say(N_("P(correct)"))}, {}, {false, true, true, true}};
+Table budget_table(const BudgetAnswer& b) {
+    Table t{{N_("strategy"), "N", N_("cost"), N_("P(correct)")}, {}, {false, true, true, true}};
     for (const auto& pl : b.plans)
-        t.rows.push_back({say(pl.strategy), std::to_string(pl.n), format_real(pl.cost, 6), pr(pl.p_correct)});
+        t.rows.push_back({pl.strategy, std::to_string(pl.n), format_real(pl.cost, 6), pr(pl.p_correct)});
     return t;
 }
 
-Table simulation_table(const SimulationAnswer& s, Say say) {
-    Table t{{"N", say(N_("strategy")), say(N_("exact")), say(N_("Monte Carlo")), say(N_("99% interval ±")),
-             say(N_("agrees"))},
+Table simulation_table(const SimulationAnswer& s) {
+    Table t{{"N", N_("strategy"), N_("exact"), N_("Monte Carlo"), N_("99% interval ±"),
+             N_("agrees")},
             {},
             {true, false}};
     for (const auto& r : s.rows)
-        t.rows.push_back({std::to_string(r.n), say(r.strategy), pr(r.exact), pr(r.estimate.mean),
-                          pr(r.estimate.half_width), r.agrees ? say(N_("yes")) : say(N_("NO"))});
+        t.rows.push_back({std::to_string(r.n), r.strategy, pr(r.exact), pr(r.estimate.mean),
+                          pr(r.estimate.half_width), r.agrees ? N_("yes") : N_("NO")});
     return t;
 }
 
@@ -280,7 +277,7 @@ std::string budget_text(const BestOfNRequest& rq, const BudgetAnswer& b) {
                                             : trf(N_("At equal total cost {0} (sample {1}, judgement {2}); verifier assumed "
                                                      "perfect (give --tpr/--fpr):"),
                                                   cost, sample, judge));
-    h += render_table(budget_table(b, tr));
+    h += render_table(in_words(budget_table(b)));
     if (!rq.answer_dist)
         h += note(tr(N_("Majority vote not compared: give --alternatives k or --answer-dist (how many wrong answers "
                         "split the votes decides it).")));
@@ -295,7 +292,7 @@ std::string simulation_text(const SimulationAnswer& s) {
     const std::string head = s.trials == 1 ? trf(N_("Monte Carlo (1 trial, seed {0}), beside the exact values:"), s.seed)
                                            : trf(N_("Monte Carlo ({0} trials, seed {1}), beside the exact values:"),
                                                  group_thousands(s.trials), s.seed);
-    return "\n" + wrap(head) + render_table(simulation_table(s, tr));
+    return "\n" + wrap(head) + render_table(in_words(simulation_table(s)));
 }
 
 std::string chart(const BestOfNRequest& rq, const BestOfNResult& res) {
@@ -378,13 +375,13 @@ void add_sections(const BestOfNOptions& o, const BestOfNRequest& rq, const BestO
         r.explain += target_explain(rq, *res.target);
     }
     if (res.budget) {
-        r.add_table("budget", budget_table(*res.budget, as_is));
+        r.add_table("budget", budget_table(*res.budget));
         r.human += budget_text(rq, *res.budget);
         r.explain += "\n" + wrap(tr(N_("Fixed budget: N_verifier = floor(budget / (cost_sample + cost_judge)), "
                                        "N_majority = floor(budget / cost_sample).")));
     }
     if (res.simulation) {
-        r.add_table("simulation", simulation_table(*res.simulation, as_is));
+        r.add_table("simulation", simulation_table(*res.simulation));
         r.human += simulation_text(*res.simulation);
     }
 }
@@ -394,9 +391,9 @@ void run(const BestOfNOptions& o) {
     const BestOfNResult res = compute(o, rq);
     Report r;
     r.json = result_json(o, rq, res);
-    r.add_table("rows", rows_table(rq, res, as_is));
+    r.add_table("rows", rows_table(rq, res));
     r.human = wrap(trf(N_("Best-of-N with p = {0} per candidate (first document §3.2)"), format_real(res.p, 6))) +
-              render_table(rows_table(rq, res, tr)) +
+              render_table(in_words(rows_table(rq, res))) +
               note(tr(N_("Coverage P≥1 = 1 − (1 − p)^N is the chance the candidates contain a correct answer, not the "
                          "chance the system answers correctly: that needs a selection step."))) +
               strategies_text(o, rq, res);

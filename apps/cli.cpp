@@ -226,7 +226,7 @@ void add_lang_option(CLI::App& app, std::string& sink) {
 
 int run_cli(int argc, const char* const* argv) {
     try {
-        set_language(choose_language(lang_flag_of(argc, argv), [](const char* name) { return std::getenv(name); }));
+        set_language(choose_language(flag_value_of("--lang", argc, argv), [](const char* name) { return std::getenv(name); }));
     } catch (const inferlab::Error& e) {
         set_language(Lang::en);  // the language itself is what was wrong
         print_error(one_line(e.localized()));

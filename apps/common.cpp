@@ -96,6 +96,13 @@ std::size_t text_width() {
 
 std::string render_table(const Table& t, const std::string& indent) { return render_text(t, indent, text_width()); }
 
+Table in_words(Table t, const std::string& context) {
+    for (auto& c : t.columns) c = context.empty() ? tr(c) : trc(context, c);
+    for (auto& row : t.rows)
+        for (auto& cell : row) cell = tr(cell);
+    return t;
+}
+
 std::string wrap(const std::string& text, const std::string& indent, const std::string& hanging) {
     return wrap_text(text, text_width(), indent, hanging);
 }

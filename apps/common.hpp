@@ -65,6 +65,12 @@ std::size_t text_width();
 // A table for human output, fitted to text_width() (see render_text).
 std::string render_table(const Table& t, const std::string& indent = "  ");
 
+// A table built in English (its column titles and word cells msgids: "strategy", "yes", "memory")
+// as the text shows it, in the reader's language: the column titles through trc(context) (tr when
+// `context` is empty) and every cell through tr(). Numbers and names have no catalogue entry, so
+// they stay as they are. --csv prints the table as built: CSV does not change with the language.
+Table in_words(Table t, const std::string& context = "");
+
 // Prose for human output, word-wrapped to text_width(); continuation lines take `hanging`.
 std::string wrap(const std::string& text, const std::string& indent = "", const std::string& hanging = "");
 

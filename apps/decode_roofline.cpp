@@ -29,24 +29,6 @@ struct RooflineOptions : RooflineFlags {
 
 using Inputs = RooflineInputs;
 
-// A phrase built twice from the same msgids: in English (for --json, whose prose fields do not
-// change with the language) and in the reader's language (for the text).
-struct Phrase {
-    std::string en, text;
-    template <class... Args>
-    Phrase& add(const std::string& msgid, const Args&... args) {
-        const std::vector<std::string> values = {fmt::format("{}", args)...};
-        en += substitute(msgid, values);
-        text += substitute(tr(msgid), values);
-        return *this;
-    }
-};
-
-// A count with its noun ("1 prompt token", "2,048 prompt tokens"), in the reader's language.
-std::string counted(std::uint64_t n, const char* one, const char* many) {
-    return trf(n == 1 ? one : many, group_thousands(n));
-}
-
 // ---------------------------------------------------------------- parsing
 
 std::uint64_t positive_tokens(const std::string& flag, const std::string& text) {
@@ -70,7 +52,7 @@ void parse_weights(const RooflineFlags& o, Inputs& in) {
     if (!o.weights_bytes.empty()) {
         m.weight_bytes = parse_bytes("--weights-bytes", o.weights_bytes);
         if (m.weight_bytes == 0) throw InputError("--weights-bytes", o.weights_bytes, N_("must be positive"));
-        in.weights_from = in.weights_text = "--weights-bytes";
+        in.weights_from = {"--weights-bytes", {}};
         if (!m.params && !o.weight_dtype.empty())
             m.params = params_of_weight_bytes(m.weight_bytes, *wdt);
     } else if (m.params) {
@@ -79,16 +61,15 @@ void parse_weights(const RooflineFlags& o, Inputs& in) {
         const std::uint64_t total = in.counted ? in.counted->total : *m.params;
         const StorageCost sc = weight_storage(total, *wdt);
         m.weight_bytes = sc.total_bytes;
-        Phrase from;
-        if (sc.metadata_bytes)
-            from.add(N_("{0} parameters × {1} B ({2} + {3} B of fp16 scales, one per {4})"), group_thousands(total),
-                     exact_ratio(wdt->bits, 8, 3), wdt->name, group_thousands(sc.metadata_bytes), kWeightGroup);
-        else
-            from.add(N_("{0} parameters × {1} B ({2})"), group_thousands(total), exact_ratio(wdt->bits, 8, 3), wdt->name);
-        // The tied-head rule is the config reader's English fact, quoted as it is.
-        if (in.counted) from.add(N_(", counted from the config; {0}"), in.config->tied_rule);
-        in.weights_from = from.en;
-        in.weights_text = from.text;
+        in.weights_from = sc.metadata_bytes
+                              ? Prose{N_("{0} parameters × {1} B ({2} + {3} B of fp16 scales, one per {4})"),
+                                      {group_thousands(total), exact_ratio(wdt->bits, 8, 3), wdt->name,
+                                       group_thousands(sc.metadata_bytes), std::to_string(kWeightGroup)}}
+                              : Prose{N_("{0} parameters × {1} B ({2})"),
+                                      {group_thousands(total), exact_ratio(wdt->bits, 8, 3), wdt->name}};
+        // The config reader's tied-head rule, in the same language as the sentence.
+        if (in.counted)
+            in.weights_from = {N_("{0}, counted from the config; {1}"), {}, {}, {in.weights_from, in.config->tied_rule}};
         if (in.counted && in.config->experts) m.moe = moe_weights_of(*in.config, *in.counted, *wdt);
     } else {
         throw InputError(N_("no weights: give --weights-bytes (e.g. 14GB), --params with --weight-dtype, or --config/--model"));
@@ -117,20 +98,18 @@ void parse_machine(const RooflineFlags& o, Inputs& in) {
     }
     if (!o.peak_flops.empty()) {
         hw.peak_flops = parse_flops("--peak-flops", o.peak_flops);
-        in.flops_from = in.flops_text = "--peak-flops " + o.peak_flops;
+        in.flops_from = {"--peak-flops {0}", {o.peak_flops}};
     } else if (in.hw && in.hw->peak_flops) {
         hw.peak_flops = in.hw->peak_flops;
-        const Phrase from = Phrase().add(N_("{0} dense BF16 ({1})"), in.hw->flops_text, in.hw->name);
-        in.flops_from = from.en;
-        in.flops_text = from.text;
+        in.flops_from = {N_("{0} dense BF16 ({1})"), {in.hw->flops_text, in.hw->name}};
     }
     if (!o.memory.empty()) {
         hw.memory_bytes = parse_bytes("--memory", o.memory);
         if (*hw.memory_bytes == 0) throw InputError("--memory", o.memory, N_("must be positive (the device's capacity)"));
-        in.memory_from = in.memory_text = "--memory " + o.memory;
+        in.memory_from = {"--memory {0}", {o.memory}};
     } else if (in.hw && in.hw->memory_bytes) {
         hw.memory_bytes = in.hw->memory_bytes;
-        in.memory_from = in.memory_text = fmt::format("{} ({})", in.hw->memory_text, in.hw->name);
+        in.memory_from = {"{0} ({1})", {in.hw->memory_text, in.hw->name}};
     }
 }
 
@@ -150,32 +129,30 @@ void parse_kv(const RooflineFlags& o, Inputs& in) {
         if (!o.kv_dtype.empty()) throw InputError(N_("--kv-dtype does not apply with --kv-bytes-per-request"));
         if (!o.bytes_per_elem.empty()) throw InputError(N_("--bytes-per-elem does not apply with --kv-bytes-per-request"));
         rq.model.kv_bytes_per_request = parse_bytes("--kv-bytes-per-request", o.kv_bytes_per_request);
-        in.kv_from = in.kv_text = "--kv-bytes-per-request " + o.kv_bytes_per_request;
+        in.kv_from = {"--kv-bytes-per-request {0}", {o.kv_bytes_per_request}};
     } else if (in.config) {
         if (rq.seq_lens.empty())
             throw InputError(N_("--seq-len is required to derive the KV bytes from the model (or give --prompt-len)"));
         std::uint32_t bits = 0;
-        Phrase from;
         if (!o.bytes_per_elem.empty()) {
             bits = parse_bytes_per_elem_bits("--bytes-per-elem", o.bytes_per_elem);
-            from.add(in.lens_from_prompt ? N_("{0} at {1} B per element (kv-mem's formula; S = --prompt-len, no --seq-len given)")
-                                         : N_("{0} at {1} B per element (kv-mem's formula)"),
-                     in.config->name, o.bytes_per_elem);
+            in.kv_from = {in.lens_from_prompt
+                              ? N_("{0} at {1} B per element (kv-mem's formula; S = --prompt-len, no --seq-len given)")
+                              : N_("{0} at {1} B per element (kv-mem's formula)"),
+                          {in.config->name, o.bytes_per_elem}};
         } else {
             const DType kd = !o.kv_dtype.empty() ? parse_dtype("--kv-dtype", o.kv_dtype) : *in.config->dtype;
             bits = kd.bits;
-            from.add(in.lens_from_prompt ? N_("{0} at {1} (kv-mem's formula; S = --prompt-len, no --seq-len given)")
-                                         : N_("{0} at {1} (kv-mem's formula)"),
-                     in.config->name, kd.name);
+            in.kv_from = {in.lens_from_prompt ? N_("{0} at {1} (kv-mem's formula; S = --prompt-len, no --seq-len given)")
+                                              : N_("{0} at {1} (kv-mem's formula)"),
+                          {in.config->name, kd.name}};
         }
         rq.model.kv_spec = kv_spec_from_config(*in.config, bits);
-        in.kv_from = from.en;
-        in.kv_text = from.text;
     } else if (o.kv_shape) {
         if (rq.seq_lens.empty()) throw InputError(N_("--seq-len is required to derive the KV bytes from the shape"));
         rq.model.kv_spec = *o.kv_shape;
         // The caller's own words (figure's --layers/--kv-heads/--head-dim), in both fields.
-        in.kv_from = in.kv_text = o.kv_shape_from;
+        in.kv_from = {"{0}", {o.kv_shape_from}};
     } else {
         throw InputError(N_("no KV size: give --kv-bytes-per-request (e.g. 1GiB), or a model with --config/--model and --seq-len"));
     }
@@ -225,30 +202,17 @@ Inputs gather(const RooflineFlags& o) {
 // the text and --csv print the same tables: --csv in English (its headers and words are the same
 // in every language), the text through in_words().
 
-// The table as the text shows it: headers and word cells ("memory", "NO") in the reader's
-// language. Numbers and names have no catalogue entry, so tr() leaves them as they are.
-Table in_words(Table t) {
-    for (auto& c : t.columns) c = trc("decode-roofline", c);
-    for (auto& row : t.rows)
-        for (auto& cell : row) cell = tr(cell);
-    return t;
-}
-
 void list_hw(const RooflineOptions& o) {
     Report r;
     // Numbers only in the cells, the unit in the header (issue #15): bandwidths decimal as spec
     // sheets quote them, memory in GiB as the presets record HBM; an empty cell where none.
-    Table t{{N_("name"), "kind", N_("bandwidth (GB/s)"), N_("dense BF16 (TFLOP/s)"), N_("memory (GiB)"), "source"},
+    // "kind" and "source" mean other things in other tables (kv-mem's attention structure, a
+    // figure's original data): here they are the device's kind and the figures' source.
+    Table t{{N_("name"), NC_("hardware", "kind"), N_("bandwidth (GB/s)"), N_("dense BF16 (TFLOP/s)"), N_("memory (GiB)"),
+             NC_("hardware", "source")},
             {},
             {false, false, true, true, true, false}};
     Table text = t;  // the same rows, with the source in the reader's language
-    // The catalogue has no msgctxt, and two of these headers are other tables' words too ("kind" is
-    // kv-mem's attention structure, "source" a figure's original data): in Chinese they take
-    // msgids of their own.
-    if (language() == Lang::zh) {
-        text.columns[1] = tr("kind of device");
-        text.columns[5] = tr("source of the figures");
-    }
     r.json["hardware"] = json::array();
     for (const auto& h : hardware_presets()) {
         t.rows.push_back({h.name, h.kind, format_short(h.bandwidth / 1e9, 6),
@@ -261,7 +225,7 @@ void list_hw(const RooflineOptions& o) {
                                       {"peak_flops", or_null(h.peak_flops)}, {"memory_bytes", or_null(h.memory_bytes)}});
     }
     r.human = wrap(tr("Hardware presets (examples/hardware.json; bandwidths decimal as the spec sheets print them):")) +
-              render_table(in_words(text));
+              render_table(in_words(text, "hardware"));
     r.explain = r.human;
     for (const auto& h : hardware_presets())
         r.explain += wrap(h.name + ": " + h.notes_text(), "  ", "    ");
@@ -280,13 +244,13 @@ json inputs_json(const Inputs& in, const RooflineResult& res) {
                {"expert_params", in.counted->expert_params}, {"always_read_bytes", m.moe->always_read_bytes},
                {"expert_bytes", m.moe->expert_bytes}};
     const bool window = in.config && !in.config->window_rule.empty();
-    return {{"weight_bytes", m.weight_bytes}, {"weights_from", in.weights_from}, {"params", or_null(m.params)},
-            {"kv_from", in.kv_from}, {"kv_bytes_per_request", or_null(m.kv_bytes_per_request)},
+    return {{"weight_bytes", m.weight_bytes}, {"weights_from", in.weights_from.text()}, {"params", or_null(m.params)},
+            {"kv_from", in.kv_from.text()}, {"kv_bytes_per_request", or_null(m.kv_bytes_per_request)},
             {"seq_lens", in.req.seq_lens.empty() ? json(nullptr) : json(in.req.seq_lens)},
             {"bandwidth_bytes_per_s", hw.bandwidth}, {"bandwidth_from", in.bandwidth_from},
             {"peak_flops", or_null(hw.peak_flops)}, {"ridge_flops_per_byte", or_null(res.ridge_flops_per_byte)},
             {"memory_bytes", or_null(hw.memory_bytes)}, {"moe", moe},
-            {"window_rule", window ? json(in.config->window_rule) : json(nullptr)}};
+            {"window_rule", window ? json(in.config->window_rule.text()) : json(nullptr)}};
 }
 
 json step_json(const DecodeStep& s) {
@@ -379,7 +343,7 @@ std::string inputs_text(const Inputs& in, const RooflineResult& res) {
     std::string h = wrap(tr("Decode step read volume (first document §2.1.3): D_B = W + Σ M_KV,i, t_B ≥ D_B/β"));
     // The symbols' lines read the same in English; a translation may name the quantity beside its
     // symbol, as the document does (权重 W, 带宽 β).
-    h += wrap(trf(N_("W = {0}   [{1}]"), bytes_all_units(m.weight_bytes), in.weights_text), "  ", "      ");
+    h += wrap(trf(N_("W = {0}   [{1}]"), bytes_all_units(m.weight_bytes), in.weights_from.localized()), "  ", "      ");
     if (m.moe && in.counted) {
         const MoeWeights& e = *m.moe;
         const std::string shared =
@@ -392,18 +356,18 @@ std::string inputs_text(const Inputs& in, const RooflineResult& res) {
                       e.experts, shared, e.moe_layers, bytes_all_units(e.always_read_bytes), e.top_k),
                   "  ", "       ");
     }
-    h += wrap(trf(N_("M_KV = {0}"), in.kv_text), "  ", "      ");
+    h += wrap(trf(N_("M_KV = {0}"), in.kv_from.localized()), "  ", "      ");
     // The window rule is the config reader's English fact, quoted as it is.
     if (in.config && !in.config->window_rule.empty())
-        h += wrap(trf(N_("sliding window: {0}; KV bytes and attention FLOPs both honour it"), in.config->window_rule),
+        h += wrap(trf(N_("sliding window: {0}; KV bytes and attention FLOPs both honour it"), in.config->window_rule.localized()),
                   "       ", "       ");
     h += wrap(trf(N_("β = {0}   [{1}]"), format_bandwidth(hw.bandwidth), in.bandwidth_text), "  ", "      ");
     if (hw.peak_flops)
-        h += wrap(trf(N_("π = {0}   [{1}]; ridge point π/β = {2} FLOP/B"), format_flops(*hw.peak_flops), in.flops_text,
+        h += wrap(trf(N_("π = {0}   [{1}]; ridge point π/β = {2} FLOP/B"), format_flops(*hw.peak_flops), in.flops_from.localized(),
                       format_real(*res.ridge_flops_per_byte, 4)),
                   "  ", "      ");
     if (hw.memory_bytes)
-        h += wrap(trf(N_("memory {0}   [{1}]"), bytes_all_units(*hw.memory_bytes), in.memory_text), "  ", "      ");
+        h += wrap(trf(N_("memory {0}   [{1}]"), bytes_all_units(*hw.memory_bytes), in.memory_from.localized()), "  ", "      ");
     return h;
 }
 
@@ -459,7 +423,7 @@ std::string generation_text(const RooflineRequest& rq, const RooflineResult& res
     std::string h = "\n" + wrap(trf(N_("Whole generation: P = {0}, N = {1}: token 1 comes from prefill (TTFT); {2}."),
                                     counted(P, N_("{0} prompt token"), N_("{0} prompt tokens")),
                                     counted(N, N_("{0} output token"), N_("{0} output tokens")), steps));
-    h += render_table(in_words(g));
+    h += render_table(in_words(g, "decode-roofline"));
     h += wrap(tr("TTFT: request start to the first output token (the prefill bound alone, no queueing); TPOT: mean of "
                  "the decode steps; end-to-end = TTFT + decode total = TTFT + (N−1)·TPOT (second document)."),
               "  ", "  ");
@@ -556,7 +520,7 @@ void run(const RooflineOptions& o) {
     r.json = result_json(in, res);
     const Table rows = rows_table(in.req, res);
     r.add_table("rows", rows);
-    r.human = inputs_text(in, res) + "\n" + render_table(in_words(rows)) + findings_text(in, res);
+    r.human = inputs_text(in, res) + "\n" + render_table(in_words(rows, "decode-roofline")) + findings_text(in, res);
     r.explain = result_explain(in.req, res);
     if (in.req.prompt_len) {
         const Table g = generation_table(res);
@@ -565,7 +529,7 @@ void run(const RooflineOptions& o) {
     }
     // The figure's input lines are prose for the reader, as the text's [sources] are.
     if (!o.out.svg.empty())
-        r.svg = plots::decode_roofline_svg(in.req, res, {"W: " + in.weights_text, "β: " + in.bandwidth_text});
+        r.svg = plots::decode_roofline_svg(in.req, res, {"W: " + in.weights_from.localized(), "β: " + in.bandwidth_text});
     emit(r, o.out);
 }
 

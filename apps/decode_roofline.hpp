@@ -27,10 +27,12 @@ struct RooflineFlags {
 // The request and where each of its inputs came from (for the text's [brackets]).
 struct RooflineInputs {
     RooflineRequest req;
-    // English: --json's prose fields (the same in every language, issue #18) and the figures' lines.
-    std::string weights_from, kv_from, bandwidth_from, flops_from, memory_from;
-    // The same in the reader's language, for the text output.
-    std::string weights_text, kv_text, bandwidth_text, flops_text, memory_text;
+    // Where each came from: --json prints text() (the same English in every language, issue #18),
+    // the text and the figures' lines localized().
+    Prose weights_from, kv_from, flops_from, memory_from;
+    // The same for β, whose preset's source is data with its own Chinese (examples/hardware.json),
+    // not a catalogue message: English for --json, the reader's language for the text.
+    std::string bandwidth_from, bandwidth_text;
     std::optional<ModelConfig> config;
     std::optional<ParamCount> counted;   // the config's parameters, unless --params overrides them
     std::optional<Hardware> hw;

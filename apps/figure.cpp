@@ -82,7 +82,7 @@ const std::map<std::string, std::set<std::string>>& figure_flags() {
 const FigureInfo& find_figure(const std::string& name) {
     for (const auto& f : figures::catalog())
         if (f.name == name) {
-            if (!f.drawn) throw InputError("NAME", name, N_("is not drawn: {0}"), {tr(f.reason)});
+            if (!f.drawn) throw InputError("NAME", name, Prose{N_("is not drawn: {0}"), {f.reason}, {0}});
             return f;
         }
     throw InputError("NAME", name, N_("is not a figure (see 'inferlab figure --list')"));
@@ -246,7 +246,7 @@ std::string draw_doc1_fig9(const FigureOptions& o) {
     const bool w_default = o.weights_bytes.empty() && o.params.empty() && !model;
     const bool beta_default = o.bandwidth.empty() && o.hw.empty();
     return figures::fig9_decode_reads(in.req, decode_roofline(in.req),
-                                      {"W: " + (w_default ? tr("the document's 14 GB") : in.weights_text), "M_KV: " + in.kv_text,
+                                      {"W: " + (w_default ? tr("the document's 14 GB") : in.weights_from.localized()), "M_KV: " + in.kv_from.localized(),
                                        "β: " + (beta_default ? tr("the document's 1 TB/s") : in.bandwidth_text)});
 }
 
@@ -367,7 +367,7 @@ std::string draw(const std::string& name, const FigureOptions& o) {
     } catch (const InputError& e) {
         const auto f = flag_of.find(e.where());
         if (f == flag_of.end()) throw;
-        throw InputError(f->second, e.value(), e.rule_id(), e.rule_args());
+        throw e.renamed(f->second);
     }
 }
 

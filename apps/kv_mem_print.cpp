@@ -26,11 +26,6 @@ std::string label(const std::string& msgid) {
 
 std::string b_text(std::uint32_t bits) { return exact_ratio(bits, 8, 3); }
 
-// "1 device" / "8 devices" in English, "8 台设备" in Chinese: each form is its own msgid.
-std::string counted(std::uint64_t n, const char* one, const char* many) {
-    return trf(n == 1 ? one : many, group_thousands(n));
-}
-
 // A sub-line's label under a section ("  blocks     "): two spaces, then `text` (translated
 // already) padded to `width` display columns with at least `gap` spaces after it.
 std::string sublabel(const std::string& text, std::size_t width = 11, std::size_t gap = 1) {
@@ -149,8 +144,8 @@ json model_json(const KvMemResult& r) {
             {"bits_per_element", r.uniform ? json(l0.bits_k) : json(nullptr)},
             {"q_heads", or_null(m.q_heads)},
             {"layer_runs", runs},
-            {"window_rule", cfg && !m.config->window_rule.empty() ? json(m.config->window_rule) : json(nullptr)},
-            {"defaults_applied", cfg ? json(m.config->defaults_applied) : json::array()}};
+            {"window_rule", cfg && !m.config->window_rule.empty() ? json(m.config->window_rule.text()) : json(nullptr)},
+            {"defaults_applied", cfg ? json(texts(m.config->defaults_applied)) : json::array()}};
 }
 
 json paged_json(const PagedUsage& p, double waste_percent) {
@@ -178,7 +173,7 @@ json budget_json(const KvMemBudget& b) {
             {"devices", b.devices},
             {"weights_bytes_per_device", f.weights_bytes},
             {"available_bytes", f.available_bytes},
-            {"weights_from", b.weights_given ? std::string("--weights-bytes") : b.weights_from},
+            {"weights_from", b.weights_given ? std::string("--weights-bytes") : b.weights_from.text()},
             {"max_tokens", or_null(f.max_tokens)},
             {"seq_len", or_null(f.seq_len)},
             {"request_bytes", or_null(f.request_bytes)},
@@ -260,10 +255,13 @@ std::string human_model(const KvMemResult& r) {
     }
     if (m.config && !m.config->window_rule.empty())
         h += fit(trf(N_("  sliding window: {0} (a sliding layer keeps the last W positions, the newest included)"),
-                     m.config->window_rule),
+                     m.config->window_rule.localized()),
                  "    ");
-    if (m.config && !m.config->defaults_applied.empty())
-        h += fit(trf(N_("  keys the config leaves out: {0}"), fmt::format("{}", fmt::join(m.config->defaults_applied, "; "))), "    ");
+    if (m.config && !m.config->defaults_applied.empty()) {
+        std::string keys;
+        for (const Prose& d : m.config->defaults_applied) keys += (keys.empty() ? "" : tr(N_("; "))) + d.localized();
+        h += fit(trf(N_("  keys the config leaves out: {0}"), keys), "    ");
+    }
     return h;
 }
 
@@ -282,8 +280,7 @@ std::string human_requests(const KvMemResult& r) {
     if (r.same_length)
         h += fit(label(N_("requests")) +
                  trf(N_("{0} × S={1}"), group_thousands(r.request_count),
-                     language() == Lang::zh ? group_thousands(r.requests.front().seq_len) + " token"
-                                            : count_noun(r.requests.front().seq_len, "token")));
+                     counted(r.requests.front().seq_len, N_("{0} token"), N_("{0} tokens"))));
     else
         h += fit(label(N_("requests")) +
                  trf(N_("{0} of different lengths (summed exactly; an average is not a peak)"), r.request_count));
@@ -409,7 +406,7 @@ std::string human_budget(const KvMemBudget& b) {
     const std::string per_dev = b.devices > 1 ? trf(N_(" per device (--tp {0})"), b.devices) : "";
     std::string h = "\n" + fit(label(N_("Budget")) + trf(N_("{0} per device"), bytes_all_units(f.budget_bytes)));
     h += fit(sublabel(tr(N_("weights")), 10) + bytes_all_units(b.weights_bytes) + "   [" +
-             (b.weights_given ? std::string("--weights-bytes") : b.weights_from) + "]");
+             (b.weights_given ? std::string("--weights-bytes") : b.weights_from.localized()) + "]");
     if (b.devices > 1)
         h += fit(sublabel(tr(N_("weights per device")), 20) +
                  trf(N_("ceil(W / {0}) = {1}; each device holds 1/{0} of the K/V heads ({2} per token)"), b.devices,
@@ -636,9 +633,8 @@ Report kv_mem_models_report(const std::vector<ShippedModel>& models) {
         t.rows.push_back({m.name, m.source});
         rep.json["models"].push_back({{"name", m.name}, {"source", m.source}});
     }
-    Table shown = t;  // the text's headers in the reader's language; --csv keeps the machine names
-    for (auto& c : shown.columns) c = trc("models", c);
-    rep.human = tr("Shipped model configs (examples/models/, use with --model NAME):") + "\n" + render_table(shown);
+    rep.human = tr("Shipped model configs (examples/models/, use with --model NAME):") + "\n" +
+                render_table(in_words(t, "models"));
     rep.explain = rep.human;
     rep.add_table("models", t);
     return rep;

@@ -304,8 +304,9 @@ void setup_bench(CLI::App* model) {
     s->add_flag("--skip-nocache", o->skip_nocache, tr("leave out the no-cache timings"));
     add_kernels_option(s, o->kernels);
     s->add_option("--weight-dtype", o->weight_dtype,
-                  tr("fp32 (default), bf16, int8, int4 (groups of 32, fp16 scales; decode reads them packed, arithmetic in "
-                     "float32), or all: the four interleaved in one run; float32 is decoded beside any other"));
+                  tr("fp32 (default), bf16, int8, int4 (groups of 32, fp16 scales; decode reads them packed, with int8 "
+                     "activations where the CPU has AVX-512 VNNI, else in float32), or all: the four interleaved in one "
+                     "run; float32 is decoded beside any other"));
     add_output_flags(*s, o->flags, true);
     add_svg_flag(*s, o->flags, tr("the cached and no-cache step times against the context"));
     s->footer(examples_footer({"inferlab model bench --model ref-110m --threads 2",

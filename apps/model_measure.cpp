@@ -112,13 +112,13 @@ std::string speculate_text(const SpeculateSetup& su, const SpeculateOptions& so,
     const std::string sampling = so.sampling.greedy ? tr(N_("greedy"))
                                                     : trf(N_("temperature {0}"), format_real(so.sampling.temperature));
     std::string h = trf(N_("Speculative decoding, γ = {0}, {1} (sample seed {2})"), so.gamma, sampling, so.seed) + "\n";
-    h += "  " + trf(N_("target: {0} ({1})"), su.target_shown, counted(true, su.target_layers, "{0} layer", N_("{0} layers"))) + "\n";
+    h += "  " + trf(N_("target: {0} ({1})"), su.target_shown, counted(su.target_layers, "{0} layer", N_("{0} layers"))) + "\n";
     h += "  " + trf(N_("draft:  {0}"), draft_text(su, true)) + "\n";
-    h += "  " + trf(N_("{0} in {1}: {2}, {3}, {4} discarded"), counted(true, r.tokens.size(), "{0} token", N_("{0} tokens")),
-                    counted(true, r.rounds, "{0} round", N_("{0} rounds")),
-                    counted(true, r.target_passes, "{0} target forward pass", N_("{0} target forward passes")),
-                    counted(true, r.draft_passes, "{0} draft forward pass", N_("{0} draft forward passes")),
-                    counted(true, r.drafts_discarded, "{0} draft", N_("{0} drafts"))) + "\n";
+    h += "  " + trf(N_("{0} in {1}: {2}, {3}, {4} discarded"), counted(r.tokens.size(), "{0} token", N_("{0} tokens")),
+                    counted(r.rounds, "{0} round", N_("{0} rounds")),
+                    counted(r.target_passes, "{0} target forward pass", N_("{0} target forward passes")),
+                    counted(r.draft_passes, "{0} draft forward pass", N_("{0} draft forward passes")),
+                    counted(r.drafts_discarded, "{0} draft", N_("{0} drafts"))) + "\n";
     h = prose(h) + render_table(speculate_table(s, true));
     std::string t = "  " + trf(N_("acceptance rate {0} against spec-accept's Σ min(p, q) = {1} (99% interval ±{2}: {3})"),
                                fmt::format("{:.4f}", s.acceptance_rate), fmt::format("{:.4f}", s.predicted_acceptance_rate),
@@ -291,7 +291,7 @@ nlohmann::json roofline_json(const std::string& what, const RooflineResult& r, i
 
 std::string roofline_text(const std::string& what, const RooflineResult& r, int threads) {
     std::string h = trf(N_("The first document's read-volume bound on this machine: {0} ({1})"), what,
-                        counted(true, static_cast<std::uint64_t>(threads), "{0} thread", N_("{0} threads"))) + "\n";
+                        counted(static_cast<std::uint64_t>(threads), "{0} thread", N_("{0} threads"))) + "\n";
     h += "  " + trf(N_("β = {0} GB/s measured (STREAM-style read, {1}); D_B = W + B·M_KV with W = {2} read per step"),
                     fmt::format("{:.2f}", r.bandwidth.read_gbs),
                     r.bandwidth.huge_pages ? tr(N_("huge pages on")) : tr(N_("huge pages refused")),

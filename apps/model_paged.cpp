@@ -93,7 +93,7 @@ std::string saving_note(const SharingComparison& c, bool text) {
     std::string n =
         c.blocks_saved > 0
             ? say(text, N_("sharing saves {0} at its peak (step {1}): the tables list {2}, {3} of them distinct"),
-                  {counted(text, std::uint64_t(c.blocks_saved), "{0} block", N_("{0} blocks")), std::to_string(s.peak_step),
+                  {counted(std::uint64_t(c.blocks_saved), "{0} block", N_("{0} blocks"), words_lang(text)), std::to_string(s.peak_step),
                    std::to_string(c.unshared_demand_blocks), std::to_string(s.peak_used_blocks)})
             : say(text, N_("sharing saves nothing at its peak (step {0}): no block is held by two sequences then"),
                   {std::to_string(s.peak_step)});
@@ -104,8 +104,8 @@ std::string saving_note(const SharingComparison& c, bool text) {
                     "sequence-steps; {2}, {3} recomputed), so the unshared peak of {4} blocks is what the pool allowed, "
                     "not what the run needed"),
                  {std::to_string(s.options.blocks), std::to_string(u.waiting_steps),
-                  counted(text, std::uint64_t(u.preemptions), "{0} preemption", N_("{0} preemptions")),
-                  counted(text, std::uint64_t(u.recomputed_tokens), "{0} token", N_("{0} tokens")),
+                  counted(std::uint64_t(u.preemptions), "{0} preemption", N_("{0} preemptions"), words_lang(text)),
+                  counted(std::uint64_t(u.recomputed_tokens), "{0} token", N_("{0} tokens"), words_lang(text)),
                   std::to_string(u.peak_used_blocks)});
     return n;
 }
@@ -141,13 +141,13 @@ std::string step_text(const PagedStep& st, const PagedSimResult& r) {
 // `c` is nullptr under --no-share: only the unshared run exists, and nothing is compared.
 std::string human_text(const SharingComparison* c, const PagedSimResult& r) {
     std::string h = wrap(trf(N_("Block pool: {0} blocks of {1}, {2} each"), r.options.blocks,
-                             counted(true, std::uint64_t(r.options.block_size), "{0} token", N_("{0} tokens")),
+                             counted(std::uint64_t(r.options.block_size), "{0} token", N_("{0} tokens")),
                              bytes_all_units(r.block_bytes)),
                          "", "  ");
     h += tr(r.options.share_prefix ? N_("Prefix sharing on") : N_("No sharing")) + "\n";
     for (const auto& st : r.steps) h += step_text(st, r);
     const std::string recomputed =
-        trf(N_("{0} recomputed"), counted(true, std::uint64_t(r.recomputed_tokens), "{0} token", N_("{0} tokens")));
+        trf(N_("{0} recomputed"), counted(std::uint64_t(r.recomputed_tokens), "{0} token", N_("{0} tokens")));
     if (!c) {
         h += "\n" + trf(N_("Peak: {0} blocks at step {1} = {2}"), r.peak_used_blocks, r.peak_step,
                         bytes_all_units(r.peak_bytes)) + "\n";

@@ -64,7 +64,7 @@ std::string wrapped(const std::string& lead, const std::string& text) {
 std::string header_text(const PitfallResult& r) {
     std::string h = wrapped(trf(N_("{0}:"), r.info.name), tr(r.info.warning)) +
                     wrapped("  " + tr(N_("source:")), tr(r.info.source)) +
-                    wrapped("  " + tr(N_("broken path:")), tr(r.info.deviation));
+                    wrapped("  " + tr(N_("broken path:")), r.info.deviation.localized());
     for (const auto& in : r.inputs) h += wrapped("  " + trf(N_("{0}:"), tr(in.name)), in.value.localized());
     return h;
 }
@@ -139,7 +139,7 @@ nlohmann::json result_json(const PitfallResult& r) {
                         {"other_row_correct_err", opt_json(r.other_row_correct_err)},
                         {"other_row_broken_err", opt_json(r.other_row_broken_err)},
                         {"name", r.info.name},       {"warning", r.info.warning},       {"source", r.info.source},
-                        {"deviation", r.info.deviation}, {"uses_model", r.info.uses_model}, {"caught_by", r.caught_by.text()},
+                        {"deviation", r.info.deviation.text()}, {"uses_model", r.info.uses_model}, {"caught_by", r.caught_by.text()},
                         {"tokens", r.tokens},         {"prompt_len", nullptr},          {"tolerance", nullptr},
                         {"correct_max_err", nullptr}, {"broken_max_err", nullptr},      {"first_wrong_pos", opt_json(r.first_wrong_pos)},
                         {"parts_at", opt_json(r.parts_at)}, {"positions", nlohmann::json::array()}, {"checks", nlohmann::json::array()},
@@ -207,7 +207,7 @@ void print_list(const OutputFlags& flags) {
     rep.json = {{"pitfalls", nlohmann::json::array()}};
     for (const auto& p : pitfall_list())
         rep.json["pitfalls"].push_back(
-            {{"name", p.name}, {"warning", p.warning}, {"source", p.source}, {"deviation", p.deviation}, {"uses_model", p.uses_model}});
+            {{"name", p.name}, {"warning", p.warning}, {"source", p.source}, {"deviation", p.deviation.text()}, {"uses_model", p.uses_model}});
     rep.human = render_table(list_table(true), "");
     rep.explain = rep.human;
     rep.add_table("pitfalls", list_table(false));

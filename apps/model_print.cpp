@@ -27,20 +27,9 @@ std::string cell(const std::optional<double>& v, const char* spec) {
 }
 std::string percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100); }
 
-// A table's text form in the reader's language: the same cells under translated column titles,
-// and the cells of `word_columns` (words such as "decode", "yes") translated too. The --csv table
-// keeps the English: CSV does not change with the language.
-Table shown(Table t, const std::vector<std::size_t>& word_columns = {}) {
-    for (auto& c : t.columns) c = tr(c);
-    for (auto& row : t.rows)
-        for (std::size_t k : word_columns)
-            if (k < row.size()) row[k] = tr(row[k]);
-    return t;
-}
-
 // "16 tokens" in English, "16 个 token" in Chinese (the singular where English needs it).
-std::string tokens_count(std::uint64_t n) { return trf(n == 1 ? N_("{0} token") : N_("{0} tokens"), group_thousands(n)); }
-std::string threads_count(std::uint64_t n) { return trf(n == 1 ? N_("{0} thread") : N_("{0} threads"), group_thousands(n)); }
+std::string tokens_count(std::uint64_t n) { return counted(n, N_("{0} token"), N_("{0} tokens")); }
+std::string threads_count(std::uint64_t n) { return counted(n, N_("{0} thread"), N_("{0} threads")); }
 
 // The words the library writes into cells that the text tables translate (marked here for the
 // catalogue): generate's phases, and bench's yes/no and bound kinds.
@@ -75,7 +64,7 @@ Report logits_report(const LogitsResult& res, const RunFacts& f) {
         t.rows.push_back({std::to_string(i), std::to_string(res.tokens[std::size_t(i)]), top});
     }
     r.human = wrap(trf(N_("{0} path, {1} attention; {2}"), to_string(res.path), f.attention, dims_text(f.dims)), "", "  ") +
-              render_table(shown(t));
+              render_table(in_words(t));
     r.explain = r.human + wrap(tr("Each row holds the logits that predict the token after that position (row t reads "
                                   "positions 0..t); the five largest are shown."), "", "");
     r.add_table("positions", t);
@@ -101,7 +90,7 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
     }
     r.human = wrap(trf(N_("Max |logit − no-cache logit| per position ({0}; {1}; {2} backend)"), tokens_count(res.tokens.size()),
                        dims_text(f.dims), f.backend), "", "  ");
-    r.human += render_table(shown(t));
+    r.human += render_table(in_words(t));
     r.human += wrap(trf(N_("largest difference {0} ({1} of the position's largest logit, {2} path at position {3}); "
                            "tolerance {4} relative: {5}"),
                         fmt::format("{:.3e}", res.worst.max_abs), fmt::format("{:.3e}", res.worst.max_rel), res.worst_path,
@@ -144,7 +133,7 @@ Report generate_report(const GenerateResult& res, const Sampling& s, const RunFa
     if (trace) {
         r.human += "\n" + wrap(trf(N_("Trace ({0}; shapes [B, heads, tokens, d] as the first document's table):"), dims_text(f.dims)),
                                "", "  ");
-        r.human += render_table(shown(t, {1}));
+        r.human += render_table(in_words(t));
     }
     r.explain = r.human + wrap(trf(N_("Prefill feeds the {0} prompt tokens in one step; each decode step feeds the token "
                                       "just chosen ({1}) and reads every cached position."),
@@ -171,7 +160,7 @@ json bench_json(const BenchResult& b, const std::string& model_name) {
               {"bf16_speedup", or_null(b.bf16_speedup)}, {"bf16_logit_change", or_null(b.bf16_logit_change)},
               {"dtypes", json::array()}, {"context_scaling", json::array()}, {"batch", json::array()},
               {"last_level_cache_bytes", b.dtypes.empty() ? json(nullptr) : json(b.last_level_cache_bytes)},
-              {"quantized_arithmetic", b.dtypes.empty() ? json(nullptr) : json(b.quantized_arithmetic)}};
+              {"quantized_arithmetic", b.dtypes.empty() ? json(nullptr) : json(b.quantized_arithmetic.text())}};
     for (const auto& x : b.dtypes)
         j["dtypes"].push_back({{"dtype", to_string(x.decode.dtype)}, {"bytes_per_step", x.decode.bytes_per_step},
                                {"bytes_ratio_to_fp32", x.bytes_ratio_to_fp32}, {"tokens_per_s", x.decode.tokens_per_s},
@@ -266,18 +255,18 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
                                 "(a model that fits there is read from cache and the DRAM bound does not apply). §4.1: the "
                                 "bytes fall faster than the speed rises."),
                              b.last_level_cache_bytes ? bytes_all_units(b.last_level_cache_bytes) : tr("unknown")), "", "");
-        h += render_table(shown(dtype_table(b), {10}));
-        h += wrap(trf(N_("int8/int4 arithmetic: {0}"), b.quantized_arithmetic), "  ", "  ");
+        h += render_table(in_words(dtype_table(b)));
+        h += wrap(trf(N_("int8/int4 arithmetic: {0}"), b.quantized_arithmetic.localized()), "  ", "  ");
     }
     h += "\n" + wrap(tr("One decode step at context S: the cached step grows with S (reads S positions); without a cache each step "
                         "recomputes the whole prefix, so generating N tokens costs O(N²):"), "", "");
-    h += render_table(shown(context_table(b)));
+    h += render_table(in_words(context_table(b)));
     h += "\n" + wrap(trf(N_("Batch decode at context {0} per weight dtype (each sequence its own cache; one step reads the weights "
                             "once for all). The bound is decode-roofline's max(bytes/β, FLOPs/π) on the β and each dtype's π "
                             "measured above; its ratio to batch 1 is what the roofline predicts for the measured one: reading the "
                             "weights once pays for every row until the arithmetic catches up (the ridge point)."),
                          b.batch_context), "", "");
-    h += render_table(shown(batch_table(b), {7}));
+    h += render_table(in_words(batch_table(b)));
     // The batch table first (what a plain --csv prints): every mode has it.
     r.add_table("batch", batch_table(b));
     r.add_table("context-scaling", context_table(b));

@@ -37,16 +37,6 @@ struct QuantizeOptions {
 constexpr std::size_t kMaxValues = 10'000'000;
 constexpr std::size_t kMaxKvValues = 4'000'000;
 
-// A phrase of the text in English (for JSON, which never changes with the language) or in the
-// reader's language: `t` is as_is or tr.
-using Translate = std::string (*)(const std::string&);
-std::string as_is(const std::string& msgid) { return msgid; }
-
-// "3 values" in English; `one` and `many` are msgids with {0} for the count.
-std::string counted(Translate t, std::uint64_t n, const char* one, const char* many) {
-    return substitute(t(n == 1 ? one : many), {group_thousands(n)});
-}
-
 // "normal:1024" or "normal:64x128".
 Matrix generate(const QuantizeOptions& o, Rng& rng) {
     const std::string prefix = "normal:";
@@ -146,7 +136,7 @@ StorageFormat format_of(const QuantizeOptions& o, bool asymmetric) {
 // `origin` builds the phrase naming the input, in English or in the reader's language.
 template <class Origin>
 QuantizeLabels labels_of(const QuantizeOptions& o, const Origin& origin) {
-    return {origin(as_is), origin(tr), o.source_dtype, o.scale_dtype};
+    return {origin(Lang::en), origin(language()), o.source_dtype, o.scale_dtype};
 }
 QuantizeLabels labels_of(const QuantizeOptions& o) { return {"", "", o.source_dtype, o.scale_dtype}; }
 
@@ -167,19 +157,19 @@ Matrix values_matrix(const QuantizeOptions& o, Rng& rng, QuantizeLabels& labels)
         for (const auto& item : split_list("--values", o.values)) m.v.push_back(parse_real("--values", item));
         m.rows = 1;
         m.cols = m.v.size();
-        labels = labels_of(o, [&](Translate t) {
-            return counted(t, m.v.size(), N_("{0} value from --values"), N_("{0} values from --values"));
+        labels = labels_of(o, [&](Lang l) {
+            return counted(m.v.size(), N_("{0} value from --values"), N_("{0} values from --values"), l);
         });
     } else if (!o.file.empty()) {
         m = read_matrix_file("--file", o.file, kMaxValues);
-        labels = labels_of(o, [&](Translate t) {
-            return substitute(t(N_("{0} × {1} values from {2}")), {std::to_string(m.rows), std::to_string(m.cols), o.file});
+        labels = labels_of(o, [&](Lang l) {
+            return substitute(tr_in(l, N_("{0} × {1} values from {2}")), {std::to_string(m.rows), std::to_string(m.cols), o.file});
         });
     } else {
         m = generate(o, rng);
-        labels = labels_of(o, [&](Translate t) {
+        labels = labels_of(o, [&](Lang l) {
             const std::vector<std::string> args = {std::to_string(m.rows), std::to_string(m.cols), o.seed, o.outliers};
-            return substitute(t(o.outliers.empty() ? N_("{0} × {1} normal values (seed {2})")
+            return substitute(tr_in(l, o.outliers.empty() ? N_("{0} × {1} normal values (seed {2})")
                                                    : N_("{0} × {1} normal values (seed {2}), outliers {3}")),
                               args);
         });
@@ -219,8 +209,8 @@ Report run_kv(const QuantizeOptions& o, Rng& rng, Rounding rule) {
         if (v.rows != k.rows)
             throw InputError("--v-file", o.v_file, N_("has {0} rows (tokens) where --k-file has {1}: K and V hold one row per cached token"),
                              {std::to_string(v.rows), std::to_string(k.rows)});
-        labels = labels_of(o, [&](Translate t) {
-            return substitute(t(N_("K {0}×{1} from {2}, V {3}×{4} from {5}")),
+        labels = labels_of(o, [&](Lang l) {
+            return substitute(tr_in(l, N_("K {0}×{1} from {2}, V {3}×{4} from {5}")),
                               {std::to_string(k.rows), std::to_string(k.cols), o.k_file, std::to_string(v.rows),
                                std::to_string(v.cols), o.v_file});
         });
@@ -232,11 +222,11 @@ Report run_kv(const QuantizeOptions& o, Rng& rng, Rounding rule) {
         double f = parse_positive_real("--outlier-factor", o.outlier_factor);
         k = generate_k_with_outlier_channels(tokens, channels, oc, f, rng);
         v = generate_normal(tokens, channels, 0, 1, rng);
-        labels = labels_of(o, [&](Translate t) {
-            return substitute(t(N_("generated K and V, {0} × {1}, {2} ×{3} (seed {4})")),
-                              {counted(t, tokens, N_("{0} token"), N_("{0} tokens")),
-                               counted(t, channels, N_("{0} channel"), N_("{0} channels")),
-                               counted(t, oc, N_("{0} K channel"), N_("{0} K channels")), format_real(f, 4), o.seed});
+        labels = labels_of(o, [&](Lang l) {
+            return substitute(tr_in(l, N_("generated K and V, {0} × {1}, {2} ×{3} (seed {4})")),
+                              {counted(tokens, N_("{0} token"), N_("{0} tokens"), l),
+                               counted(channels, N_("{0} channel"), N_("{0} channels"), l),
+                               counted(oc, N_("{0} K channel"), N_("{0} K channels"), l), format_real(f, 4), o.seed});
         });
     }
     const unsigned bits = o.bits.empty() ? 4u : parse_bits_in(o.bits, 2, 16);

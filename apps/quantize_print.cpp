@@ -30,10 +30,6 @@ std::string zero_point_note(unsigned bits) {
 // A msgid: JSON and CSV print it as it is, text through tr().
 const char* scheme_name(Scheme s) { return s == Scheme::Symmetric ? N_("symmetric") : N_("asymmetric"); }
 
-// A column title or row name: English in CSV (machine names never change with the language),
-// the reader's language in text.
-std::string label(const std::string& msgid, bool csv) { return csv ? msgid : tr(msgid); }
-
 json report_json(const ErrorReport& r) {
     json j = {{"count", r.count},           {"groups", r.groups},        {"max_abs_error", r.max_abs_error},
               {"mse", r.mse},               {"mean_error", r.mean_error}, {"clipped", r.clipped},
@@ -75,11 +71,11 @@ Table storage_table(const ValuesQuant& v, bool csv) {
     Table t{{}, {}, {false}};
     for (const char* column : {N_("quantizer"), N_("groups"), N_("before (B)"), N_("data (B)"), N_("scales+zeros (B)"),
                                N_("after (B)"), N_("bits/elem")})
-        t.columns.push_back(label(column, csv));
+        t.columns.push_back(column);
     auto bytes = [csv](std::uint64_t b) { return csv ? std::to_string(b) : group_thousands(b); };
     for (const auto& r : v.results) {
         const StorageCost& c = r.storage;
-        t.rows.push_back({label(scheme_name(r.scheme), csv), std::to_string(c.groups), bytes(c.source_bytes), bytes(c.data_bytes),
+        t.rows.push_back({scheme_name(r.scheme), std::to_string(c.groups), bytes(c.source_bytes), bytes(c.data_bytes),
                           bytes(c.metadata_bytes), bytes(c.total_bytes),
                           csv ? cell(c.bits_per_element) : fmt::format("{:.4g}", c.bits_per_element)});
     }
@@ -165,7 +161,7 @@ Report values_report(const ValuesQuant& v, const QuantizeLabels& labels, bool dr
     r.human += render_table(error_table(rows, false));
     r.human += "\n" + wrap(trf(N_("Storage (source {0}, scales {1}{2}):"), labels.source_dtype, labels.scale_dtype,
                                asymmetric ? trf(N_(", zero points {0} bits"), v.format.zero_bits) : ""));
-    r.human += render_table(storage_table(v, false));
+    r.human += render_table(in_words(storage_table(v, false)));
     r.add_table("values", error_table(rows, true));
     r.add_table("storage", storage_table(v, true));
     r.explain = wrap(tr(kValuesExplain), "", "  ") + r.human;
@@ -239,23 +235,18 @@ Report storage_report(const StorageQuant& s, const QuantizeLabels& labels, bool 
 // The weights beside the cache, as decode-roofline and the model count them.
 void add_weights(const KvModelQuant& m, Report& r) {
     r.json["weights"] = json::array();
-    Table t{{}, {}, {false}}, csv{{}, {}, {false}};
-    for (const char* column : {N_("weight precision"), N_("data (B)"), N_("scales (B)"), N_("total (B)")}) {
-        t.columns.push_back(tr(column));
-        csv.columns.push_back(column);
-    }
+    Table t{{N_("weight precision"), N_("data (B)"), N_("scales (B)"), N_("total (B)")}, {}, {false}};
     for (const auto& w : m.weights) {
         t.rows.push_back({w.precision, std::to_string(w.cost.data_bytes), std::to_string(w.cost.metadata_bytes),
                           std::to_string(w.cost.total_bytes)});
-        csv.rows.push_back(t.rows.back());
         r.json["weights"].push_back({{"precision", w.precision}, {"params", w.params}, {"data_bytes", w.cost.data_bytes},
                                      {"metadata_bytes", w.cost.metadata_bytes}, {"total_bytes", w.cost.total_bytes}});
     }
     if (m.weights.empty()) return;
     r.human += "\n" + wrap(trf(N_("Weights of {0} ({1} parameters; int8/int4 with one fp16 scale per {2} weights):"),
                                m.model, group_thousands(m.weights.front().params), kWeightGroup));
-    r.human += render_table(t);
-    r.add_table("weights", csv);
+    r.human += render_table(in_words(t));
+    r.add_table("weights", t);
 }
 
 Report kv_model_report(const KvModelQuant& m, const QuantizeLabels& labels, bool draw) {
@@ -297,7 +288,7 @@ Report kv_model_report(const KvModelQuant& m, const QuantizeLabels& labels, bool
     if (m.sliding_layers)
         r.human += wrap(trf(N_("bytes/token counts every layer before windows cap the {0} sliding layers ({1}); the "
                                "totals at S = {2} honour the windows"),
-                            m.sliding_layers, m.window_rule, m.seq_len),
+                            m.sliding_layers, m.window_rule.localized(), m.seq_len),
                         "  ", "    ");
     r.add_table("precisions", csv);  // first: what a plain --csv prints
     add_weights(m, r);

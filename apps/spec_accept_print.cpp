@@ -24,11 +24,6 @@ std::string term(const Rational& r) { return r.den() == 1 ? r.str() : "(" + r.st
 // JSON keeps the full doubles.
 std::string cell(double v) { return format_short(v, 6); }
 
-// "4 drafts" in English, "4 个草稿" in Chinese (no plural there): `zh_msgid` is "{0} drafts".
-std::string count_of(std::uint64_t n, const char* singular, const std::string& zh_msgid) {
-    return language() == Lang::zh ? trf(zh_msgid, group_thousands(n)) : count_noun(n, singular);
-}
-
 template <typename T>
 std::string show_list(const std::vector<T>& v) {
     std::string s = "[";
@@ -186,8 +181,8 @@ void round_section(const RoundWalkthrough& w, Report& r, std::vector<NamedTable>
                     "  ", "    ");
     r.explain += "\n" + wrap(trf(N_("Round: {0} accepted, then {1} → {2} advanced from {3}; {4} discarded."), w.accepted,
                                  w.bonus ? tr("the bonus token") : tr("one token resampled from the residual"),
-                                 count_of(w.tokens_advanced, "token", N_("{0} tokens")),
-                                 count_of(w.draft_proposals, "draft", N_("{0} drafts")), w.discarded));
+                                 counted(w.tokens_advanced, "{0} token", N_("{0} tokens")),
+                                 counted(w.draft_proposals, "{0} draft", N_("{0} drafts")), w.discarded));
     tables.push_back({"round", round_table(w, true)});
 }
 
@@ -225,11 +220,11 @@ void expected_json(const SpecExpected& e, json& j) {
 void expected_text(const SpecExpected& e, Report& r) {
     r.human += "\n" + wrap(trf(N_("A round at acceptance rate α = {0} ({1}), γ = {2} (positions assumed independent):"),
                                show(e.alpha), e.alpha_from_pq ? std::string("Σ min(p, q)") : tr("given"),
-                               count_of(e.gamma, "draft", N_("{0} drafts"))));
+                               counted(e.gamma, "{0} draft", N_("{0} drafts"))));
     std::string lines;
     for (std::size_t k = 0; k <= e.gamma; ++k)
         lines += trf(N_("P({0} accepted) = {1}  → {2}"), k, show(e.accepted_count_distribution[k]),
-                     count_of(e.tokens_if_accepted[k], "token", N_("{0} tokens"))) +
+                     counted(e.tokens_if_accepted[k], "{0} token", N_("{0} tokens"))) +
                  (k == e.gamma ? tr(" (the bonus token counted)") : std::string()) + "\n";
     lines += trf(N_("expected tokens per round (1 − α^(γ+1)) / (1 − α) = {0}"), show(e.expected_tokens_per_round)) + "\n";
     if (e.speedup)
@@ -301,7 +296,7 @@ void simulation_section(const SpecSimulation& s, const std::vector<double>& p, R
                             {"threshold_shortcut_fit", fit_json(s.threshold_shortcut_fit, s.threshold_shortcut_passes)},
                             {"greedy", s.greedy}};
     const FitTest &fs = s.speculative_fit, &ft = s.threshold_shortcut_fit;
-    r.human += "\n" + trf(N_("Simulation: {0}, seed {1}"), count_of(s.samples, "sample", N_("{0} samples")), s.seed) + "\n";
+    r.human += "\n" + trf(N_("Simulation: {0}, seed {1}"), counted(s.samples, "{0} sample", N_("{0} samples")), s.seed) + "\n";
     r.human += render_table(simulation_table(s, p, false));
     const std::string proof =
         trf(N_("speculative rule: TV distance {0}, χ² = {1} on {2} dof, p-value {3} → {4}"),

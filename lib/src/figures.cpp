@@ -607,7 +607,7 @@ std::string fig15_quant_grid(const GridInputs& in) {
     const std::int64_t Q = symmetric_qmax(in.bits);
     const ScalarQuant q = quantize_scalar(in.x, in.step, Q, Rounding::HalfAwayFromZero, nullptr);
     return plots::quant_grid_figure(
-        q, {tr("Figure 15: the uniform grid and the dequantization error"), to_string(Rounding::HalfAwayFromZero), !q.clipped,
+        q, {tr("Figure 15: the uniform grid and the dequantization error"), to_string(Rounding::HalfAwayFromZero), within_half_step(q),
             {trf("x = {0}, Δ = {1}, {2} bits: Q = 2^(b−1) − 1 = {3} (quantize_scalar, lib/quant.hpp)", svg::number(in.x, 6),
                  svg::number(in.step, 6), in.bits, Q),
              source_line("doc1-fig15")}});

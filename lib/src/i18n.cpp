@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "inferlab/error.hpp"
+#include "inferlab/units.hpp"
 
 namespace inferlab {
 
@@ -104,13 +105,13 @@ Lang choose_language(const std::optional<std::string>& lang_flag,
     return Lang::en;
 }
 
-std::optional<std::string> lang_flag_of(int argc, const char* const* argv) {
+std::optional<std::string> flag_value_of(const std::string& flag, int argc, const char* const* argv) {
     std::optional<std::string> found;
     for (int i = 1; i < argc; ++i) {
         const std::string word = argv[i];
         if (word == "--") break;
-        if (word == "--lang") found = i + 1 < argc ? std::string(argv[++i]) : std::string();
-        else if (word.rfind("--lang=", 0) == 0) found = word.substr(7);
+        if (word == flag) found = i + 1 < argc ? std::string(argv[++i]) : std::string();
+        else if (word.rfind(flag + "=", 0) == 0) found = word.substr(flag.size() + 1);
     }
     return found;
 }
@@ -129,6 +130,28 @@ std::string trc(const std::string& context, const std::string& msgid) {
     // A .mo file keys a msgctxt entry as context, EOT (0x04), msgid.
     const std::string* s = zh_catalog().find(context + '\x04' + msgid);
     return s != nullptr && !s->empty() ? *s : tr(msgid);
+}
+
+std::string tr_in(Lang lang, const std::string& msgid) { return lang == Lang::en ? msgid : tr(msgid); }
+
+std::string counted(std::uint64_t n, const std::string& one, const std::string& many, Lang lang) {
+    if (lang != Lang::en) return substitute(tr(many), {group_thousands(n)});
+    return substitute(n == 1 ? one : many, {group_thousands(n)});
+}
+
+std::string Prose::in(Lang lang) const {
+    std::vector<std::string> a = args;
+    for (std::size_t i : msgid_args)
+        if (i < a.size()) a[i] = tr_in(lang, a[i]);
+    for (const Prose& c : clauses) a.push_back(c.in(lang));
+    return substitute(tr_in(lang, msgid), a);
+}
+
+std::vector<std::string> texts(const std::vector<Prose>& v) {
+    std::vector<std::string> out;
+    out.reserve(v.size());
+    for (const auto& p : v) out.push_back(p.text());
+    return out;
 }
 
 std::string substitute(std::string_view pattern, const std::vector<std::string>& args) {

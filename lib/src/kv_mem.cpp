@@ -90,11 +90,14 @@ KvMemBudget budget(const KvMemInputs& in, const KvMemResult& r) {
         // quantize's storage rule (int8/int4 with their fp16 group scales), as decode-roofline counts.
         const StorageCost sc = weight_storage(b.params, *b.weight_dtype);
         b.weights_bytes = sc.total_bytes;
-        b.weights_from = fmt::format("{} parameters (counted from the config; {}) × {} B ({}){}", group_thousands(b.params),
-                                     c.tied_rule, exact_ratio(b.weight_dtype->bits, 8, 3), b.weight_dtype->name,
-                                     sc.metadata_bytes ? fmt::format(" + {} B of fp16 scales, one per {}",
-                                                                     group_thousands(sc.metadata_bytes), kWeightGroup)
-                                                       : "");
+        const std::vector<std::string> args = {group_thousands(b.params), exact_ratio(b.weight_dtype->bits, 8, 3),
+                                               b.weight_dtype->name, group_thousands(sc.metadata_bytes),
+                                               std::to_string(kWeightGroup)};
+        // {5}: the config reader's tied-head rule, said in the sentence's language.
+        b.weights_from = {sc.metadata_bytes ? N_("{0} parameters (counted from the config; {5}) × {1} B ({2}) + {3} B of "
+                                                 "fp16 scales, one per {4}")
+                                            : N_("{0} parameters (counted from the config; {5}) × {1} B ({2})"),
+                          args, {}, {c.tied_rule}};
     } else {
         throw InputError(N_("{0} needs the weights: give their bytes, or a model config to count them"), {in.where.budget});
     }

@@ -102,7 +102,7 @@ void apply_gemma3_defaults(json& j, ModelConfig& c) {
     for (const auto& [key, value] : defaults) {
         if (j.contains(key)) continue;
         j[key] = value;
-        c.defaults_applied.push_back(std::string(key) + " = " + std::to_string(value) + " (Gemma3TextConfig default)");
+        c.defaults_applied.push_back({N_("{0} = {1} ({2} default)"), {key, std::to_string(value), "Gemma3TextConfig"}});
     }
 }
 
@@ -118,45 +118,52 @@ std::uint64_t pattern_key(const json& j, const std::string& name, std::uint64_t 
 void apply_window_rule(const json& j, const std::string& name, ModelConfig& c, std::uint64_t window) {
     const std::string& t = c.model_type;
     const std::string W = std::to_string(window);
-    auto every_nth_full = [&](std::uint64_t n, const std::string& why) {
-        // transformers: layer i slides when (i + 1) % n != 0, so layers n−1, 2n−1, … are global.
-        for (std::uint64_t i = 0; i < c.layers; ++i) c.window_per_layer[i] = (i + 1) % n ? window : 0;
-        c.window_rule = fmt::format("{}: one layer in {} is full attention (layers {}, {}, …), the others slide with "
-                                    "window {} ({})",
-                                    t, n, n - 1, 2 * n - 1, W, why);
-    };
+    const Prose full_everywhere{N_("use_sliding_window is false: every layer uses full attention"), {}};
     if (t == "gemma2") {
         for (std::uint64_t i = 0; i < c.layers; ++i) c.window_per_layer[i] = i % 2 == 0 ? window : 0;
-        c.window_rule = "gemma2: layers alternate, even layers (0, 2, …) slide with window " + W +
-                        ", odd layers full attention (Gemma2Config's layout; the config has no layer_types)";
+        c.window_rule = {N_("gemma2: layers alternate, even layers (0, 2, …) slide with window {0}, odd layers full "
+                            "attention (Gemma2Config's layout; the config has no layer_types)"),
+                         {W}};
     } else if (t == "gemma3_text" || t == "gemma3" || t == "cohere2") {
         bool given = false;
         const std::uint64_t n = pattern_key(j, name, t == "cohere2" ? 4 : 6, &given);
-        every_nth_full(n, given ? "sliding_window_pattern " + std::to_string(n) + " in the config"
-                                : std::string(t == "cohere2" ? "Cohere2Config" : "Gemma3TextConfig") +
-                                      "'s default sliding_window_pattern " + std::to_string(n));
+        // transformers: layer i slides when (i + 1) % n != 0, so layers n−1, 2n−1, … are global.
+        for (std::uint64_t i = 0; i < c.layers; ++i) c.window_per_layer[i] = (i + 1) % n ? window : 0;
+        const std::vector<std::string> args = {t, std::to_string(n), std::to_string(n - 1), std::to_string(2 * n - 1), W,
+                                               t == "cohere2" ? "Cohere2Config" : "Gemma3TextConfig"};
+        c.window_rule = {given ? N_("{0}: one layer in {1} is full attention (layers {2}, {3}, …), the others slide "
+                                    "with window {4} (sliding_window_pattern {1} in the config)")
+                               : N_("{0}: one layer in {1} is full attention (layers {2}, {3}, …), the others slide "
+                                    "with window {4} ({5}'s default sliding_window_pattern {1})"),
+                         args};
     } else if (t == "qwen2" || t == "qwen2_moe" || t == "qwen3" || t == "qwen3_moe") {
         // Qwen2Config: use_sliding_window defaults to false; when true, layers from max_window_layers on slide.
         if (!optional_bool(j, "use_sliding_window", false)) {
-            c.window_rule = t + ": use_sliding_window is " +
-                            (j.contains("use_sliding_window") ? "false" : "absent (default false)") +
-                            ": every layer uses full attention, sliding_window " + W + " is not applied";
+            c.window_rule = {j.contains("use_sliding_window")
+                                 ? N_("{0}: use_sliding_window is false: every layer uses full attention, "
+                                      "sliding_window {1} is not applied")
+                                 : N_("{0}: use_sliding_window is absent (default false): every layer uses full "
+                                      "attention, sliding_window {1} is not applied"),
+                             {t, W}};
             return;
         }
         const std::uint64_t full_first = std::min(optional_positive(j, name, {"max_window_layers"}, 28), c.layers);
         for (std::uint64_t i = full_first; i < c.layers; ++i) c.window_per_layer[i] = window;
-        c.window_rule = fmt::format("{}: use_sliding_window, layers {} on slide with window {} (max_window_layers {}{})",
-                                    t, full_first, W, full_first,
-                                    j.contains("max_window_layers") ? "" : ", Qwen2Config's default 28");
+        c.window_rule = {j.contains("max_window_layers")
+                             ? N_("{0}: use_sliding_window, layers {1} on slide with window {2} (max_window_layers {1})")
+                             : N_("{0}: use_sliding_window, layers {1} on slide with window {2} (max_window_layers {1}, "
+                                  "Qwen2Config's default 28)"),
+                         {t, std::to_string(full_first), W}};
     } else if (t == "mistral" || t == "mixtral" || t == "phi3") {
         if (!optional_bool(j, "use_sliding_window", true)) {
-            c.window_rule = "use_sliding_window is false: every layer uses full attention";
+            c.window_rule = full_everywhere;
             return;
         }
         for (auto& w : c.window_per_layer) w = window;
-        c.window_rule = t + ": every layer slides with window " + W + " (the model type applies sliding_window to all layers)";
+        c.window_rule = {N_("{0}: every layer slides with window {1} (the model type applies sliding_window to all layers)"),
+                         {t, W}};
     } else if (j.contains("use_sliding_window") && !optional_bool(j, "use_sliding_window", true)) {
-        c.window_rule = "use_sliding_window is false: every layer uses full attention";
+        c.window_rule = full_everywhere;
     } else {
         throw InputError(N_("config '{0}' sets sliding_window {1} but model_type '{2}' has no window layout inferlab "
                             "knows (known: mistral, mixtral, phi3, qwen2/qwen3, gemma2, gemma3, cohere2): add "
@@ -183,7 +190,7 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
     if (c.model_type == "gemma3_text" || c.model_type == "gemma3") apply_gemma3_defaults(j, c);
     if (c.model_type == "gemma2" && !j.contains("sliding_window")) {
         j["sliding_window"] = 4096;
-        c.defaults_applied.push_back("sliding_window = 4096 (Gemma2Config default)");
+        c.defaults_applied.push_back({N_("{0} = {1} ({2} default)"), {"sliding_window", "4096", "Gemma2Config"}});
     }
     const TypeRules* rules = type_rules(c.model_type);
 
@@ -219,7 +226,7 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
     if (gpt2_style) {
         c.gated_mlp = false;
         c.tied_embeddings = true;  // GPT-2 always ties wte and the LM head
-        c.tied_rule = "GPT-2 ties the LM head to the token embedding";
+        c.tied_rule = {N_("GPT-2 ties the LM head to the token embedding"), {}};
         c.qkv_bias = c.out_bias = c.mlp_bias = c.norm_bias = true;  // Conv1D layers and LayerNorms all carry biases
         c.learned_positions = c.max_positions;
         c.intermediate = optional_positive(j, name, {"n_inner"}, 4 * c.hidden);
@@ -227,15 +234,19 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
         c.intermediate = optional_positive(j, name, {"intermediate_size", "ffn_dim"}, 0);
         if (const json* t = tie_key()) {
             c.tied_embeddings = t->get<bool>();
-            c.tied_rule = std::string("tie_word_embeddings ") + (c.tied_embeddings ? "true" : "false") + " in the config";
+            c.tied_rule = {c.tied_embeddings ? N_("tie_word_embeddings true in the config")
+                                             : N_("tie_word_embeddings false in the config"),
+                           {}};
         } else if (rules) {
             c.tied_embeddings = rules->tied;
-            c.tied_rule = std::string("tie_word_embeddings absent: ") + rules->config_class + "'s default (" +
-                          (rules->tied ? "tied" : "untied") + ")";
+            c.tied_rule = {rules->tied ? N_("tie_word_embeddings absent: {0}'s default (tied)")
+                                       : N_("tie_word_embeddings absent: {0}'s default (untied)"),
+                           {rules->config_class}};
         } else {
             c.tied_embeddings = true;
-            c.tied_rule = "tie_word_embeddings absent and model_type '" + c.model_type +
-                          "' unknown to inferlab: Hugging Face's PretrainedConfig default (tied) assumed";
+            c.tied_rule = {N_("tie_word_embeddings absent and model_type '{0}' unknown to inferlab: Hugging Face's "
+                              "PretrainedConfig default (tied) assumed"),
+                           {c.model_type}};
         }
         const bool attention_bias = optional_bool(j, "attention_bias", false);
         c.qkv_bias = attention_bias || c.model_type == "qwen2" || c.model_type == "qwen2_moe";
@@ -280,7 +291,7 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
                                  N_("must be \"full_attention\" or \"sliding_attention\""));
             }
         }
-        c.window_rule = "layer_types in the config: per-layer full or sliding attention";
+        c.window_rule = {N_("layer_types in the config: per-layer full or sliding attention"), {}};
     } else if (window) {
         apply_window_rule(j, name, c, window);
     }

@@ -95,6 +95,8 @@ std::int64_t symmetric_qmax(unsigned bits) {
     return (std::int64_t{1} << (bits - 1)) - 1;
 }
 
+bool within_half_step(const ScalarQuant& q) { return std::fabs(q.error) <= q.step / 2 * (1 + 1e-12); }
+
 ScalarQuant quantize_scalar(double x, double step, std::int64_t qmax, Rounding rule, Rng* rng) {
     if (!(step > 0) || !std::isfinite(step)) throw InputError("step Δ", format_real(step), N_("must be greater than 0"));
     if (qmax < 1) throw InputError("Q", std::to_string(qmax), N_("must be a positive integer"));

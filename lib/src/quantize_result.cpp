@@ -35,7 +35,7 @@ ValueQuant quantize_value(const std::string& x_text, const std::string& step_tex
     v.q = exact ? *exact : quantize_scalar(x, step, qmax, rule, rng);
     v.half_step = step / 2;
     v.abs_error = std::fabs(v.q.error);
-    v.within_half_step = v.abs_error <= v.half_step * (1 + 1e-12);
+    v.within_half_step = within_half_step(v.q);
     return v;
 }
 

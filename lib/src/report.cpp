@@ -311,10 +311,6 @@ std::string format_short(double v, int max_sig) {
     return fmt::format("{:.{}g}", v, max_sig);
 }
 
-std::string count_noun(std::uint64_t n, const std::string& singular, const std::string& plural) {
-    return group_thousands(n) + " " + (n == 1 ? singular : (plural.empty() ? singular + "s" : plural));
-}
-
 void require_finite(const nlohmann::json& j, const std::string& path) {
     if (j.is_number_float()) {
         if (!std::isfinite(j.get<double>())) throw std::logic_error("non-finite number at " + path);

@@ -63,15 +63,10 @@ Acceptance<double> as_doubles(const Acceptance<Rational>& e) {
     return a;
 }
 
-// "3 entries" in English, "3 项" in Chinese (no plural there): the value an error shows.
-std::string entries(std::size_t n) {
-    return language() == Lang::zh ? trf(N_("{0} entries"), group_thousands(n)) : count_noun(n, "entry", "entries");
-}
-
 void require_same_size(const SpecAcceptInputs& in, std::size_t p, std::size_t q) {
     if (p != q)
-        throw InputError(in.where.q, entries(q), N_("has {0}; {1} has {2} (same vocabulary required)"),
-                         {entries(q), in.where.p, entries(p)});
+        throw InputError(N_("{0} has {1} entries and {2} has {3}: p and q must cover the same vocabulary"),
+                         {in.where.q, group_thousands(q), in.where.p, group_thousands(p)});
 }
 
 SpecPosition position(const SpecAcceptInputs& in) {

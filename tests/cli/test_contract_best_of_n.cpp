@@ -13,11 +13,6 @@ namespace {
 
 using Args = std::vector<std::string>;
 
-Args with(Args a, const Args& more) {
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-}
-
 struct Mode {
     const char* name;
     Args args;

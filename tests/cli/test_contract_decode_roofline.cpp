@@ -14,11 +14,6 @@ namespace {
 
 using Args = std::vector<std::string>;
 
-Args with(Args a, const Args& more) {
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-}
-
 const Args kDoc = {"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s"};
 
 // One command per mode, with the tables its output has.

@@ -14,11 +14,6 @@ using Args = std::vector<std::string>;
 
 const Args kFlags = {"kv-mem", "--layers", "32", "--kv-heads", "8", "--q-heads", "32", "--head-dim", "128", "--kv-dtype", "bf16"};
 
-Args with(Args base, const Args& more) {
-    base.insert(base.end(), more.begin(), more.end());
-    return base;
-}
-
 // One run of each mode: flags with every option, a list of lengths, a sliding-window model,
 // an MLA model, the budget question alone, and the list of models.
 std::vector<Args> modes() {

@@ -13,11 +13,6 @@ using namespace inferlab::test;
 
 namespace {
 
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-}
-
 // Text and --explain of `args` fit 80 columns under COLUMNS=80, and exit 0.
 void check_text_width(const std::vector<std::string>& args) {
     for (const char* mode : {"", "--explain"}) {

@@ -8,10 +8,6 @@
 using namespace inferlab::test;
 
 namespace {
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-}
 const std::vector<std::string> kValue = {"quantize", "--x", "0.37", "--step", "0.1", "--qmax", "7"};
 const std::vector<std::string> kValues = {"quantize", "--gen", "normal:8x64", "--bits", "4", "--group-size", "16",
                                           "--scheme", "both"};

@@ -12,10 +12,6 @@ const std::vector<std::string> kPosition = {"spec-accept", "--p", "0.6,0.3,0.1",
 const std::vector<std::string> kAll = {"spec-accept", "--p",          "0.6,0.3,0.1", "--q",     "0.4,0.4,0.2",
                                        "--gamma",     "3",            "--cost-ratio", "0.1",    "--outcomes",
                                        "accept,reject", "--simulate", "2000",        "--seed", "2"};
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-}
 }  // namespace
 
 TEST_CASE("spec-accept --csv: every table by name parses, the first is what the inputs were about", "[cli][contract]") {

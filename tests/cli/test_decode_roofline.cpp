@@ -23,8 +23,6 @@ std::string unwrapped(const std::string& text) {
     return out;
 }
 
-const std::vector<std::string> kDoc = {"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB",
-                                       "--bandwidth", "1TB/s", "--batch", "1,8"};
 void check_doc_rows(const nlohmann::json& j) {
     REQUIRE(j["rows"].size() == 2);
     const auto& a = j["rows"][0];
@@ -48,7 +46,7 @@ void check_doc_rows(const nlohmann::json& j) {
 }  // namespace
 
 TEST_CASE("decode-roofline must-show: the document's table as JSON", "[cli][decode-roofline]") {
-    auto j = parse_json(run_inferlab([] { auto a = kDoc; a.push_back("--json"); return a; }()));
+    auto j = parse_json(run_inferlab([] { auto a = kDoc1Roofline; a.push_back("--json"); return a; }()));
     check_doc_rows(j);
     // 0.005 absolute: the document prints "约1.50倍" and "约5.34倍" (two decimals).
     CHECK_THAT(j["comparison"]["reads_ratio"].get<double>(), WithinAbs(1.50, 0.005));
@@ -65,15 +63,15 @@ TEST_CASE("decode-roofline: the same rows from a model config", "[cli][decode-ro
 }
 
 TEST_CASE("decode-roofline: human output, explain with the GiB caution, CSV", "[cli][decode-roofline]") {
-    auto h = run_inferlab(kDoc);
+    auto h = run_inferlab(kDoc1Roofline);
     CHECK(h.status == 0);
     CHECK(h.out.find("15.074") != std::string::npos);
     CHECK(h.out.find("354.14") != std::string::npos);
     CHECK(h.out.find("reads ×1.50, aggregate ×5.34, per-request down to 0.67×") != std::string::npos);
-    auto x = run_inferlab([] { auto a = kDoc; a.push_back("--explain"); return a; }());
+    auto x = run_inferlab([] { auto a = kDoc1Roofline; a.push_back("--explain"); return a; }());
     CHECK(x.out.find("1 GiB = 1.073741824 GB") != std::string::npos);
     CHECK(unwrapped(x.out).find("= 14 GB + 8 × 1.073741824 GB = 22.589934592 GB") != std::string::npos);
-    auto c = run_inferlab([] { auto a = kDoc; a.push_back("--csv"); return a; }());
+    auto c = run_inferlab([] { auto a = kDoc1Roofline; a.push_back("--csv"); return a; }());
     // Issue #15: numbers only in the cells, the unit in the header ("step bound (ms)", not "22.590 ms").
     CHECK(c.out.rfind("batch,bytes/step (GB),bytes/step (GiB),step bound (ms),aggregate tok/s,per-request tok/s\n", 0) == 0);
     CHECK(c.out.find("8,22.590,21.039,22.590,354.14,44.27") != std::string::npos);
@@ -170,7 +168,7 @@ TEST_CASE("decode-roofline: decode total, TPOT and end-to-end count the same N �
 
 // Issue #15: refused where they would mislead, and no value printed as 0.00 or as 35 digits.
 TEST_CASE("decode-roofline: --memory 0, a batch past the maximum, and flags beside --list-hw are refused", "[cli][decode-roofline][errors]") {
-    auto a = kDoc;
+    auto a = kDoc1Roofline;
     a.insert(a.end(), {"--memory", "0"});
     expect_error(a, "--memory '0': must be positive");
     expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",

@@ -18,9 +18,6 @@ using namespace inferlab::test;
 
 namespace {
 
-const std::vector<std::string> kZh = {"INFERLAB_LANG=zh"};
-const std::string kZhError = "inferlab: 错误: ";
-
 // Every subcommand path listed under the top-level and nested "Subcommands:" headings.
 std::vector<std::string> subcommand_paths() {
     std::vector<std::string> out, todo = {""};
@@ -67,7 +64,7 @@ TEST_CASE("verify in Chinese: from LANG and from --lang, the same table", "[cli]
     CHECK(widest_line(by_locale.out) <= 80);
     // LC_ALL outranks LANG, and --lang outranks both (on the kv examples only: a full verify takes seconds).
     const std::vector<std::string> kv = {"verify", "--id", "kv."};
-    const std::string kv_en = run_inferlab(kv).out, kv_zh = run_inferlab(kv, "", kZh).out;
+    const std::string kv_en = run_inferlab(kv).out, kv_zh = run_inferlab(kv, "", zh_env()).out;
     CHECK(kv_en != kv_zh);
     CHECK(run_inferlab(kv, "", {"LANG=zh_CN.UTF-8", "LC_ALL=C.UTF-8"}).out == kv_en);
     CHECK(run_inferlab({"verify", "--id", "kv.", "--lang", "en"}, "", {"LANG=zh_CN.UTF-8"}).out == kv_en);
@@ -78,7 +75,7 @@ TEST_CASE("verify --json and --csv are byte-identical in Chinese and English", "
     for (const char* form : {"--json", "--csv"}) {
         INFO(form);
         const CliResult en = run_inferlab({"verify", form});
-        const CliResult zh = run_inferlab({"verify", form}, "", kZh);
+        const CliResult zh = run_inferlab({"verify", form}, "", zh_env());
         CHECK(en.status == 0);
         CHECK(zh.status == 0);
         CHECK(zh.out == en.out);
@@ -129,7 +126,7 @@ TEST_CASE("kv-mem in Chinese on the first document's 2.1.1 example", "[cli][i18n
           "模型        层数 L=32，每层 K/V 头数 H_kv=8，d=128，bf16（b = 2 B）   [选项]\n"
           "每 token    s_token = 2·L·H_kv·d·b = 131,072 B = 128 KiB = 131.072 kB （每层\n"
           "            4,096 B = 4 KiB = 4.096 kB）\n"
-          "请求        1 × S=8,192 token\n"
+          "请求        1 × S=8,192 个 token\n"
           "总计        M_KV = 1,073,741,824 B = 1 GiB = 1.073741824 GB\n");
     std::vector<std::string> explain = args;
     explain.push_back("--explain");
@@ -155,7 +152,7 @@ TEST_CASE("every --help page fits 80 columns, in English and in Chinese", "[cli]
     CHECK(paths.size() >= 9);  // the top level and its eight subcommands at least
     CHECK(paths.size() <= 40);
     for (const auto& path : paths) {
-        for (const auto& env : {std::vector<std::string>{}, kZh}) {
+        for (const auto& env : {std::vector<std::string>{}, zh_env()}) {
             std::vector<std::string> args;
             std::istringstream words(path);
             for (std::string w; words >> w;) args.push_back(w);

@@ -7,10 +7,6 @@ using namespace inferlab::test;
 namespace {
 const std::vector<std::string> kDoc1 = {"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128",
                                         "--seq-len", "8192", "--kv-dtype", "bf16"};
-std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
-    base.insert(base.end(), more.begin(), more.end());
-    return base;
-}
 }  // namespace
 
 TEST_CASE("kv-mem must-show: 1 GiB, 8 GiB with --batch 8, 4 GiB with --kv-heads 32", "[cli][kv-mem]") {

@@ -58,11 +58,6 @@ std::vector<std::vector<std::string>> commands_taking(const std::string& flag) {
     return found;
 }
 
-std::vector<std::string> with(std::vector<std::string> path, const std::vector<std::string>& more) {
-    path.insert(path.end(), more.begin(), more.end());
-    return path;
-}
-
 }  // namespace
 
 TEST_CASE("the help walk finds the model subcommands", "[cli][options]") {

@@ -18,11 +18,6 @@ namespace fs = std::filesystem;
 namespace {
 
 
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-}
-
 // Runs args with and without --svg FILE: the same stdout, exit 0, nothing on stderr; returns the SVG.
 std::string run_with_svg(const std::vector<std::string>& args, const fs::path& file) {
     const CliResult plain = run_inferlab(args);
@@ -50,17 +45,15 @@ void check_renders(const fs::path& svg) {
     CHECK(st.ink * 100 > st.pixels);
 }
 
-const std::vector<std::string> kDoc = {"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB",
-                                       "--bandwidth", "1TB/s", "--batch", "1,8"};
 
 }  // namespace
 
 TEST_CASE("decode-roofline --svg draws the rows --json prints and the usual output is unchanged", "[cli][decode-roofline][svg]") {
     Scratch dir("roofline-doc");
-    const auto j = parse_json(run_inferlab(with(kDoc, {"--json"})));
-    const std::string svg = run_with_svg(kDoc, dir.path / "doc.svg");
-    run_with_svg(with(kDoc, {"--json"}), dir.path / "doc-json.svg");
-    run_with_svg(with(kDoc, {"--csv"}), dir.path / "doc-csv.svg");
+    const auto j = parse_json(run_inferlab(with(kDoc1Roofline, {"--json"})));
+    const std::string svg = run_with_svg(kDoc1Roofline, dir.path / "doc.svg");
+    run_with_svg(with(kDoc1Roofline, {"--json"}), dir.path / "doc-json.svg");
+    run_with_svg(with(kDoc1Roofline, {"--csv"}), dir.path / "doc-csv.svg");
     const auto pts = svg_values(svg, "point");
     REQUIRE(pts.size() == 4);
     for (std::size_t i = 0; i < 2; ++i) {
@@ -89,7 +82,7 @@ TEST_CASE("decode-roofline --svg with a model and a preset adds the roofline cha
 }
 
 TEST_CASE("decode-roofline --svg refuses an unwritable file and --list-hw", "[cli][decode-roofline][svg][errors]") {
-    expect_error(with(kDoc, {"--svg", "/nonexistent-inferlab-dir/r.svg"}), "--svg '/nonexistent-inferlab-dir/r.svg': cannot be created");
+    expect_error(with(kDoc1Roofline, {"--svg", "/nonexistent-inferlab-dir/r.svg"}), "--svg '/nonexistent-inferlab-dir/r.svg': cannot be created");
     expect_error({"decode-roofline", "--list-hw", "--svg", "hw.svg"}, "--svg 'hw.svg': --list-hw draws no figure");
     CHECK_FALSE(fs::exists("hw.svg"));
 }
@@ -116,9 +109,9 @@ TEST_CASE("best-of-n --svg draws coverage, selection and the target the --json h
 // New-user trial: CLI11 takes the next word as an option's value, so "--svg --json" used to write
 // a file named --json and print text; "--svg ''" wrote nothing and exited 0.
 TEST_CASE("svg and figure out files: --svg and --out refuse a flag, an empty name and a dash as the file", "[cli][svg][errors]") {
-    expect_error(with(kDoc, {"--svg", "--json"}), "--svg: '--json' is not a file name");
-    expect_error(with(kDoc, {"--svg", ""}), "--svg: '' is not a file name");
-    expect_error(with(kDoc, {"--svg", "-"}), "--svg: '-' is not a file name");
+    expect_error(with(kDoc1Roofline, {"--svg", "--json"}), "--svg: '--json' is not a file name");
+    expect_error(with(kDoc1Roofline, {"--svg", ""}), "--svg: '' is not a file name");
+    expect_error(with(kDoc1Roofline, {"--svg", "-"}), "--svg: '-' is not a file name");
     CHECK_FALSE(fs::exists("--json"));
     expect_error({"figure", "doc1-fig9", "--out", "--json"}, "--out: '--json' is not a file name");
     // figure --out - is its documented standard output, and --lang is everyone's flag.

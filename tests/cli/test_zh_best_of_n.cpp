@@ -18,11 +18,6 @@ namespace {
 
 using Args = std::vector<std::string>;
 
-Args with(Args args, const Args& more) {
-    args.insert(args.end(), more.begin(), more.end());
-    return args;
-}
-
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Every section best-of-n prints: each strategy, the inverse, the budget and the simulation.
@@ -48,8 +43,6 @@ const std::vector<Args> kRuns = {
     {"best-of-n", "--p", "0.9", "--n", "1,2,8", "--judge-bias", "0.3", "--explain"},
     {"best-of-n", "--help"},
 };
-
-const std::string kZhError = "inferlab: 错误: ";
 
 }  // namespace
 

@@ -18,25 +18,14 @@ using namespace inferlab::test;
 
 namespace {
 
-const std::vector<std::string> kZh80 = {"INFERLAB_LANG=zh", "COLUMNS=80"};
-
-// The first document's §2.1.3 example: W = 14 GB, M_KV = 1 GiB per request, β = 1 TB/s, B = 1 and 8.
-const std::vector<std::string> kDoc = {"decode-roofline", "--weights-bytes",  "14GB",  "--kv-bytes-per-request",
-                                       "1GiB",            "--bandwidth",      "1TB/s", "--batch",
-                                       "1,8"};
-
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-    args.insert(args.end(), more.begin(), more.end());
-    return args;
-}
 
 // Runs that print every part of decode-roofline's output: the plain table, --explain, the MoE note
 // with the table as records, the NO marks, the compute limit, the whole generation, prefill without
 // FLOPs, a sweep's chart, the hardware list and its notes, and --help.
 const std::vector<std::vector<std::string>>& every_kind_of_run() {
     static const std::vector<std::vector<std::string>> runs = {
-        kDoc,
-        with(kDoc, {"--explain"}),
+        kDoc1Roofline,
+        with(kDoc1Roofline, {"--explain"}),
         {"decode-roofline", "--model", "mixtral-8x7b", "--hw", "h100-sxm", "--seq-len", "4096", "--batch", "1,8,64",
          "--memory", "80GiB"},
         {"decode-roofline", "--model", "mixtral-8x7b", "--hw", "h100-sxm", "--seq-len", "4096", "--batch", "1,8,64",
@@ -67,7 +56,7 @@ const std::vector<std::string> kQuotedConfigRule = {"embeddings false in the con
 // 这部分理想时间下界 15.074 / 22.590 ms, 聚合生成量的上界 66.34 / 354.14 token/s, 单请求前进量的上界
 // 66.34 / 44.27 token/s, and 读量 ×1.50 against 聚合上界 ×5.34.
 TEST_CASE("decode-roofline in Chinese on the first document's 2.1.3 table", "[cli][i18n][textbook][decode-roofline]") {
-    const CliResult r = run_inferlab(kDoc, "", kZh80);
+    const CliResult r = run_inferlab(kDoc1Roofline, "", kZh80);
     REQUIRE(r.status == 0);
     CHECK(r.err.empty());
     CHECK(r.out ==
@@ -89,14 +78,14 @@ TEST_CASE("decode-roofline in Chinese on the first document's 2.1.3 table", "[cl
     for (const char* term : {"Decode", "读量", "本步读取量", "理想时间下界", "聚合上界", "单请求前进量", "权重", "显存带宽"})
         CHECK(r.out.find(term) != std::string::npos);
     // Wide enough, the headers are the document's row names whole, each with its unit.
-    const CliResult wide = run_inferlab(kDoc, "", {"INFERLAB_LANG=zh", "COLUMNS=200"});
+    const CliResult wide = run_inferlab(kDoc1Roofline, "", {"INFERLAB_LANG=zh", "COLUMNS=200"});
     REQUIRE(wide.status == 0);
     CHECK(wide.out.find("  B  本步读取量 (GB)  本步读取量 (GiB)  理想时间下界 (ms)  聚合生成量的上界 (token/s)  "
                         "单请求前进量的上界 (token/s)\n") != std::string::npos);
     CHECK(wide.out.find("  8           22.590            21.039             22.590                      354.14        "
                         "                 44.27\n") != std::string::npos);
 
-    const CliResult x = run_inferlab(with(kDoc, {"--explain"}), "", kZh80);
+    const CliResult x = run_inferlab(with(kDoc1Roofline, {"--explain"}), "", kZh80);
     REQUIRE(x.status == 0);
     CHECK(x.err.empty());
     const auto lines = lines_of(x.out);
@@ -161,8 +150,8 @@ TEST_CASE("decode-roofline in Chinese: the notes, marks and tables of the other 
 
 TEST_CASE("decode-roofline --json and --csv are byte-identical in Chinese and English", "[cli][i18n][decode-roofline]") {
     const std::vector<std::vector<std::string>> runs = {
-        with(kDoc, {"--json"}),
-        with(kDoc, {"--csv"}),
+        with(kDoc1Roofline, {"--json"}),
+        with(kDoc1Roofline, {"--csv"}),
         {"decode-roofline", "--model", "mixtral-8x7b", "--hw", "h100-sxm", "--seq-len", "4096", "--batch", "1,8,64",
          "--memory", "80GiB", "--json"},
         {"decode-roofline", "--model", "mixtral-8x7b", "--hw", "h100-sxm", "--seq-len", "4096", "--batch", "1,8,64",

@@ -3,6 +3,7 @@
 // memory budget, MLA), verify's --explain for every example, and kv-mem's errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -133,4 +134,25 @@ TEST_CASE("config-key errors in Chinese name the file and the key in Chinese and
     const CliResult en = run_inferlab({"kv-mem", "--config", bad_heads, "--seq-len", "8", "--lang", "en"});
     CHECK(en.err == "inferlab: error: config '" + bad_heads +
                         "' key 'num_attention_heads' '8': must be divisible by num_key_value_heads 3\n");
+}
+
+TEST_CASE("the config reader's rules are said in Chinese: windows, defaults, the tied head", "[cli][i18n][kv-mem][real]") {
+    // Gemma-3 4B's text_config leaves out keys that Gemma3TextConfig's defaults fill, and lays out
+    // its windows by the default sliding_window_pattern; --budget counts its weights, tied head included.
+    const std::vector<std::string> gemma3 = {"kv-mem", "--config", data_path("configs/gemma-3-4b-it.json"),
+                                             "--seq-len", "8192", "--budget", "80GB"};
+    check_chinese_output(gemma3);
+    std::string flat;  // the text with its wrapped lines joined
+    for (const auto& line : lines_of(run_zh(gemma3).out)) flat += line.substr(std::min(line.find_first_not_of(' '), line.size()));
+    CHECK(flat.find("每 6 层中有一层用全注意力（第 5、11、… 层），其余以窗口 1024 滑动（Gemma3TextConfig 的默认 "
+                    "sliding_window_pattern 6）") != std::string::npos);
+    CHECK(flat.find("vocab_size = 262208（Gemma3TextConfig 的默认值）") != std::string::npos);
+    CHECK(flat.find("未给出 tie_word_embeddings：") != std::string::npos);
+    // JSON keeps the English, in every language.
+    const nlohmann::json j = parse_json(run_inferlab(with(gemma3, {"--json"}), "", zh_env()));
+    CHECK(j["model"]["window_rule"] ==
+          "gemma3_text: one layer in 6 is full attention (layers 5, 11, …), the others slide with window 1024 "
+          "(Gemma3TextConfig's default sliding_window_pattern 6)");
+    CHECK(j["model"]["defaults_applied"][0] == "vocab_size = 262208 (Gemma3TextConfig default)");
+    CHECK_THAT(j["budget"]["weights_from"].get<std::string>(), Catch::Contains("(counted from the config; tie_word_embeddings"));
 }

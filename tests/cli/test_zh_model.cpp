@@ -19,11 +19,6 @@ using namespace inferlab::test;
 namespace {
 
 
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-    args.insert(args.end(), more.begin(), more.end());
-    return args;
-}
-
 const std::vector<std::string> kGenerate = {"model", "generate", "--model", "demo-gqa", "--prompt", "1,2,3,4", "--steps", "3"};
 const std::vector<std::string> kLogits = {"model", "logits", "--model", "demo-gqa", "--tokens", "1,2,3"};
 const std::vector<std::string> kCheck = {"model", "check-cache", "--model", "demo-gqa", "--seq-len", "12"};

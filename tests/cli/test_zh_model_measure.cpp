@@ -19,8 +19,6 @@ namespace {
 
 using Args = std::vector<std::string>;
 
-const std::vector<std::string> kZh80 = {"INFERLAB_LANG=zh", "COLUMNS=80"};
-
 std::string joined(const Args& args) {
     std::string s = "inferlab";
     for (const auto& a : args) s += " " + a;

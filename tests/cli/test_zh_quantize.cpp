@@ -3,6 +3,7 @@
 // errors in Chinese, and the text within 80 columns.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -14,11 +15,6 @@
 using namespace inferlab::test;
 
 namespace {
-
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-}
 
 const std::vector<std::string> kValue = {"quantize", "--x", "0.37", "--step", "0.1", "--qmax", "7"};
 const std::vector<std::string> kClipped = {"quantize", "--x", "5", "--step", "0.1", "--bits", "4"};
@@ -34,8 +30,6 @@ const std::vector<std::string> kElements = {"quantize", "--elements", "32", "--b
 const std::vector<std::string> kModel = {"quantize", "--model", "llama-3-8b", "--seq-len", "8192", "--group-size", "64"};
 // Sliding layers add a note that quotes the config reader's window rule (model_config.cpp, in English).
 const std::vector<std::string> kSliding = {"quantize", "--model", "gemma-2-9b", "--seq-len", "8192"};
-
-const std::string kZhError = "inferlab: 错误: ";
 
 }  // namespace
 
@@ -117,20 +111,11 @@ TEST_CASE("quantize in Chinese: no English prose in any kind of run", "[cli][i18
         check_chinese_output(args);
         check_chinese_output(with(args, {"--explain"}));
     }
-    // The sliding note quotes the window rule as the config reader states it (model_config.cpp, not
-    // this subcommand's text): everything else in that run is Chinese.
-    const std::string rule =
-        parse_json(run_inferlab({"kv-mem", "--model", "gemma-2-9b", "--seq-len", "1", "--json"}))["model"]["window_rule"];
-    check_no_english(kSliding);
+    // The sliding note quotes the config reader's window rule, in Chinese too (model_config.cpp).
+    check_chinese_output(kSliding);
     std::string flat;  // the text with its wrapped lines joined
-    for (const auto& line : lines_of(run_zh(kSliding).out)) {
-        const std::size_t lead = line.find_first_not_of(' ');
-        if (lead != std::string::npos) flat += line.substr(lead) + " ";
-    }
-    const std::size_t at = flat.find(rule);
-    REQUIRE(at != std::string::npos);
-    flat.erase(at, rule.size());
-    CHECK(english_runs(flat).empty());
+    for (const auto& line : lines_of(run_zh(kSliding).out)) flat += line.substr(std::min(line.find_first_not_of(' '), line.size()));
+    CHECK(flat.find("gemma2：层交替，偶数层（0、2、…）以窗口 4096 滑动") != std::string::npos);
     check_chinese_output({"quantize", "--help"});
     // Errors: a flag's value (library and app rules), a combination, a file, the --gen rule kept from the library.
     for (const auto& args : std::vector<std::vector<std::string>>{

@@ -15,8 +15,6 @@ using namespace inferlab::test;
 
 namespace {
 
-const std::string kZhError = "inferlab: 错误: ";
-
 // The first document's §3.1.2 example: p = [0.6, 0.3, 0.1], q = [0.4, 0.4, 0.2].
 const std::vector<std::string> kDoc = {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2"};
 // A Chinese run at the default width (COLUMNS=80 set, so the test does not read the caller's).
@@ -33,11 +31,6 @@ const std::string kOnes65 = [] {
     for (int i = 1; i < 65; ++i) s += ",1";
     return s;
 }();
-
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-}
 
 // Every kind of spec-accept run: each section, each note, --explain, --help.
 const std::vector<std::vector<std::string>>& every_kind_of_run() {
@@ -195,7 +188,7 @@ TEST_CASE("spec-accept errors in Chinese: the flag, the value and the rule, exit
         CHECK(r.out.empty());
         CHECK(r.err == kZhError + line + "\n");
     };
-    expect_zh_error({"spec-accept", "--p", "0.6,0.4", "--q", "0.4,0.4,0.2"}, "--q '3 项': 有 3 项；--p 有 2 项（必须是同一词表）");
+    expect_zh_error({"spec-accept", "--p", "0.6,0.4", "--q", "0.4,0.4,0.2"}, "--q 有 3 项，--p 有 2 项：p 与 q 必须覆盖同一词表");
     expect_zh_error({"spec-accept", "--p", "0.6,0.6,0.1", "--q", "0.4,0.4,0.2"},
                     "--p '总和 1.3': 总和必须在 1e-9 以内等于 1（或使用 --normalize）");
     expect_zh_error({"spec-accept", "--p", "0.6,0.5,-0.1", "--q", "0.4,0.4,0.2"}, "--p '-0.1': 各项不能为负");

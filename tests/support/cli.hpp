@@ -18,6 +18,18 @@ struct CliResult {
 CliResult run_inferlab(const std::vector<std::string>& args, const std::string& cwd = "",
                        const std::vector<std::string>& env = {});
 
+// `args` followed by `more`: a run's arguments with a flag or two added ({"--json"}).
+inline std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+}
+
+// The first document's §2.1.3 example (000_5f2b20623495609b.txt): W = 14 GB, M_KV = 1 GiB per
+// request, β = 1 TB/s, B = 1 and 8.
+inline const std::vector<std::string> kDoc1Roofline = {"decode-roofline", "--weights-bytes", "14GB",
+                                                       "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
+                                                       "--batch", "1,8"};
+
 // Path of a file under tests/data/.
 std::string data_path(const std::string& name);
 

@@ -27,7 +27,7 @@ void expect_zh_error(const std::vector<std::string>& args, const std::string& li
     INFO("stderr: " << r.err);
     CHECK(r.status == 2);
     CHECK(r.out.empty());
-    CHECK(r.err == "inferlab: 错误: " + line + "\n");
+    CHECK(r.err == kZhError + line + "\n");
 }
 
 const std::vector<std::string>& zh_env() {
@@ -123,6 +123,15 @@ void check_chinese_output(const std::vector<std::string>& args, const std::vecto
     const CliResult r = run_zh(args);
     std::string cmd = "inferlab";
     for (const auto& a : args) cmd += " " + a;
+    // It succeeds, or fails as the bad-input contract says (exit 2, nothing on stdout, one line
+    // on stderr that starts "inferlab: 错误: "): a crash fails the check, whatever its language.
+    INFO(cmd << " (exit " << r.status << "):\n" << r.out << r.err);
+    CHECK((r.status == 0 || r.status == 2));
+    if (r.status == 2) {
+        CHECK(r.out.empty());
+        CHECK(r.err.rfind(kZhError, 0) == 0);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
     for (const auto& run : english_runs(r.out + r.err)) {
         if (std::find(allowed.begin(), allowed.end(), run) != allowed.end()) continue;
         INFO(cmd << ": English prose \"" << run << "\" in a Chinese run:\n" << r.out << r.err);

@@ -18,6 +18,10 @@ bool has_line(const std::string& text, const std::string& line);
 // on stderr.
 void expect_zh_error(const std::vector<std::string>& args, const std::string& line);
 
+// The start of a Chinese error line, and the environment of a Chinese run at 80 columns.
+inline const std::string kZhError = "inferlab: 错误: ";
+inline const std::vector<std::string> kZh80 = {"INFERLAB_LANG=zh", "COLUMNS=80"};
+
 // The environment of a Chinese run (INFERLAB_LANG=zh).
 const std::vector<std::string>& zh_env();
 

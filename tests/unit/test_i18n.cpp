@@ -106,13 +106,13 @@ TEST_CASE("the language: --lang, then INFERLAB_LANG, then LC_ALL, LC_MESSAGES, L
 
 TEST_CASE("the value of --lang is read from argv before parsing, up to the separator", "[i18n]") {
     const char* a[] = {"inferlab", "verify", "--lang", "zh"};
-    CHECK(lang_flag_of(4, a) == std::optional<std::string>("zh"));
+    CHECK(flag_value_of("--lang", 4, a) == std::optional<std::string>("zh"));
     const char* b[] = {"inferlab", "--lang=en", "verify"};
-    CHECK(lang_flag_of(3, b) == std::optional<std::string>("en"));
+    CHECK(flag_value_of("--lang", 3, b) == std::optional<std::string>("en"));
     const char* c[] = {"inferlab", "verify", "--", "--lang", "zh"};
-    CHECK_FALSE(lang_flag_of(5, c).has_value());
+    CHECK_FALSE(flag_value_of("--lang", 5, c).has_value());
     const char* d[] = {"inferlab", "verify", "--lang"};
-    CHECK(lang_flag_of(3, d) == std::optional<std::string>(""));  // a missing value is then refused
+    CHECK(flag_value_of("--lang", 3, d) == std::optional<std::string>(""));  // a missing value is then refused
 }
 
 TEST_CASE("substitute fills positional placeholders and keeps the rest", "[i18n]") {
@@ -133,6 +133,34 @@ TEST_CASE("tr translates through the embedded catalogue only in Chinese", "[i18n
     CHECK(e.localized() == "--layers '0': 必须是正整数");
     set_language(Lang::en);
     CHECK(e.localized() == "--layers '0': must be a positive integer");
+}
+
+TEST_CASE("a count takes its noun's number in English and the one Chinese form", "[i18n][report]") {
+    set_language(Lang::en);
+    CHECK(counted(1, "{0} token", "{0} tokens") == "1 token");
+    CHECK(counted(0, "{0} token", "{0} tokens") == "0 tokens");
+    CHECK(counted(1024, "{0} token", "{0} tokens") == "1,024 tokens");
+    set_language(Lang::zh);
+    CHECK(counted(1, "{0} token", "{0} tokens") == "1 个 token");
+    CHECK(counted(8, "{0} device", "{0} devices") == "8 台设备");
+    // The English a JSON document keeps, whatever the reader's language.
+    CHECK(counted(1, "{0} token", "{0} tokens", Lang::en) == "1 token");
+    CHECK(tr_in(Lang::en, "PASS") == "PASS");
+    CHECK(tr_in(Lang::zh, "PASS") == "通过");
+    set_language(Lang::en);
+}
+
+TEST_CASE("a Prose sentence keeps its English and translates its msgid arguments", "[i18n]") {
+    const Prose p{"seq {0} admitted", {"7"}};
+    const Prose nested{"{0}: {1}", {"x", "PASS"}, {1}};
+    set_language(Lang::zh);
+    CHECK(p.text() == "seq 7 admitted");
+    CHECK(p.localized() == "序列 7 被接纳");
+    CHECK(nested.localized() == "x：通过");
+    CHECK(nested.in(Lang::en) == "x: PASS");
+    CHECK(texts({p, nested}) == std::vector<std::string>{"seq 7 admitted", "x: PASS"});
+    set_language(Lang::en);
+    CHECK(p.localized() == "seq 7 admitted");
 }
 
 TEST_CASE("every translation keeps exactly its msgid's placeholders", "[i18n]") {

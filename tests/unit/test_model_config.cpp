@@ -92,11 +92,11 @@ TEST_CASE("window layouts per model type without layer_types", "[config]") {
     // Gemma2Config: even layers slide, odd layers are global (issue #14: all sliding was wrong).
     ModelConfig g2 = parse_hf_config(base("gemma2"), "g2");
     CHECK(g2.window_per_layer == std::vector<std::uint64_t>{16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0});
-    CHECK_THAT(g2.window_rule, Catch::Contains("Gemma2Config"));
+    CHECK_THAT(g2.window_rule.text(), Catch::Contains("Gemma2Config"));
     // Gemma3TextConfig: layer i global when (i + 1) % 6 == 0 (default pattern 6).
     ModelConfig g3 = parse_hf_config(base("gemma3_text"), "g3");
     CHECK(g3.window_per_layer == std::vector<std::uint64_t>{16, 16, 16, 16, 16, 0, 16, 16, 16, 16, 16, 0});
-    CHECK_THAT(g3.window_rule, Catch::Contains("default sliding_window_pattern 6"));
+    CHECK_THAT(g3.window_rule.text(), Catch::Contains("default sliding_window_pattern 6"));
     auto j3 = base("gemma3_text");
     j3["sliding_window_pattern"] = 3;
     CHECK(parse_hf_config(j3, "g3p").window_per_layer ==
@@ -122,11 +122,11 @@ TEST_CASE("tied LM head defaults follow the model type and say so", "[config]") 
     j["model_type"] = "gemma";
     ModelConfig g = parse_hf_config(j, "g");
     CHECK(g.tied_embeddings);
-    CHECK(g.tied_rule == "tie_word_embeddings absent: GemmaConfig's default (tied)");
+    CHECK(g.tied_rule.text() == "tie_word_embeddings absent: GemmaConfig's default (tied)");
     j["model_type"] = "llama";
     ModelConfig l = parse_hf_config(j, "l");
     CHECK_FALSE(l.tied_embeddings);
-    CHECK(l.tied_rule == "tie_word_embeddings absent: LlamaConfig's default (untied)");
+    CHECK(l.tied_rule.text() == "tie_word_embeddings absent: LlamaConfig's default (untied)");
     // The head is 100 × 64 = 6,400 parameters: counted only when untied.
     CHECK(count_params(l).total - count_params(g).total == 6400);
     j["tie_word_embeddings"] = false;
@@ -134,7 +134,7 @@ TEST_CASE("tied LM head defaults follow the model type and say so", "[config]") 
     CHECK_FALSE(parse_hf_config(j, "g2").tied_embeddings);
     j.erase("tie_word_embeddings");
     j["model_type"] = "newthing";
-    CHECK_THAT(parse_hf_config(j, "n").tied_rule, Catch::Contains("unknown to inferlab"));
+    CHECK_THAT(parse_hf_config(j, "n").tied_rule.text(), Catch::Contains("unknown to inferlab"));
 }
 
 TEST_CASE("keys are asked for only where they are used", "[config]") {

@@ -2,6 +2,7 @@
 // generate's steps and trace, and the bench's tables, each checked against values worked here.
 #include <catch2/catch.hpp>
 
+#include "../support/small_model.hpp"
 #include "../support/test_backend.hpp"
 #include "inferlab/error.hpp"
 #include "inferlab/model/bench.hpp"
@@ -14,23 +15,6 @@ using inferlab::test::test_cpu;
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
-namespace {
-
-// A model small enough that every path runs in milliseconds: GQA with H_q/H_kv = 2.
-Dims tiny() {
-    Dims d;
-    d.dim = 32;
-    d.hidden_dim = 64;
-    d.n_layers = 2;
-    d.n_heads = 4;
-    d.n_kv_heads = 2;
-    d.vocab_size = 40;
-    d.seq_len = 32;
-    d.shared_classifier = true;
-    return d;
-}
-
-}  // namespace
 
 TEST_CASE("compare_logits: the largest absolute and row-relative differences, and where", "[model][compare]") {
     MatrixRM ref(2, 3), got(2, 3);
@@ -77,10 +61,10 @@ TEST_CASE("row_max_abs and max_abs_diff: compare_logits' absolute difference per
 }
 
 TEST_CASE("check_cache: the paths agree on a tiny model, and a broken path is caught", "[model][check-cache]") {
-    auto w = random_weights(tiny(), 5);
+    auto w = random_weights(inferlab::test::tiny_dims(), 5);
     Transformer m(*w, test_cpu());
     CheckCacheInputs in;
-    in.tokens = random_tokens(tiny(), 12, 3);
+    in.tokens = random_tokens(inferlab::test::tiny_dims(), 12, 3);
     in.chunk = 5;       // 5 + 5 + 2: the last chunk shorter than the rest
     in.block_size = 4;  // three blocks: the paged cache crosses block boundaries
     ForwardOptions opt;
@@ -107,7 +91,7 @@ TEST_CASE("check_cache: the paths agree on a tiny model, and a broken path is ca
 }
 
 TEST_CASE("generate: steps tokens, one trace row per forward, 0 steps refused", "[model][generate]") {
-    auto w = random_weights(tiny(), 5);
+    auto w = random_weights(inferlab::test::tiny_dims(), 5);
     Transformer m(*w, test_cpu());
     GenerateInputs in;
     in.prompt = {1, 2, 3};
@@ -119,7 +103,7 @@ TEST_CASE("generate: steps tokens, one trace row per forward, 0 steps refused", 
     CHECK(r.trace[0].cache_len == std::vector<int>{3, 3});
     CHECK(r.trace[3].cache_len == std::vector<int>{6, 6});
     // Greedy: the first token is the argmax of the prompt's last row, computed here on its own.
-    ContiguousCache c(tiny());
+    ContiguousCache c(inferlab::test::tiny_dims());
     const MatrixRM l = m.forward(in.prompt, c);
     Eigen::Index best = 0;
     l.row(l.rows() - 1).maxCoeff(&best);
@@ -134,7 +118,7 @@ TEST_CASE("generate: steps tokens, one trace row per forward, 0 steps refused", 
 }
 
 TEST_CASE("bench: one batch row per dtype and batch, ratios from the rows' own rates", "[model][bench]") {
-    auto w = random_weights(tiny(), 5);
+    auto w = random_weights(inferlab::test::tiny_dims(), 5);
     BenchInputs in;
     in.prompt_len = 4;
     in.steps = 2;
@@ -159,7 +143,7 @@ TEST_CASE("bench: one batch row per dtype and batch, ratios from the rows' own r
     CHECK(*b2.bound_ratio_to_batch_1 >= 1 - 1e-12);
     REQUIRE(r.dtypes.size() == 2);
     CHECK(r.dtypes[0].speed_ratio_to_fp32 == 1.0);  // float32 against itself
-    CHECK(r.bytes_per_step == decode_step_bytes(tiny(), 4 + 2 / 2, WeightDtype::Int8));
+    CHECK(r.bytes_per_step == decode_step_bytes(inferlab::test::tiny_dims(), 4 + 2 / 2, WeightDtype::Int8));
     REQUIRE(r.contexts.size() == 1);
     CHECK(r.contexts[0].nocache_step_s.has_value());
     in.contexts = {30};  // 30 + 3 timed steps > S_max = 32

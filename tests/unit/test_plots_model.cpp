@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/small_model.hpp"
 #include "../support/svg_check.hpp"
 #include "inferlab/model/bench.hpp"
 #include "inferlab/model/runs.hpp"
@@ -21,20 +22,6 @@ using Catch::Matchers::WithinRel;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A model small enough that every cache path runs in milliseconds: GQA with H_q/H_kv = 2.
-Dims tiny() {
-    Dims d;
-    d.dim = 32;
-    d.hidden_dim = 64;
-    d.n_layers = 2;
-    d.n_heads = 4;
-    d.n_kv_heads = 2;
-    d.vocab_size = 40;
-    d.seq_len = 32;
-    d.shared_classifier = true;
-    return d;
-}
 
 // The cy of every circle of class `cls`, in document order.
 std::vector<double> circle_ys(const std::string& svg, const std::string& cls) {
@@ -72,10 +59,10 @@ void check_svg(const std::string& svg, const std::string& name) {
 
 TEST_CASE("plots: model check-cache draws each path's differences, zeros in their own strip, and the tolerance",
           "[unit][plots][model]") {
-    auto w = random_weights(tiny(), 5);
+    auto w = random_weights(inferlab::test::tiny_dims(), 5);
     Transformer m(*w);
     CheckCacheInputs in;
-    in.tokens = random_tokens(tiny(), 12, 3);
+    in.tokens = random_tokens(inferlab::test::tiny_dims(), 12, 3);
     in.block_size = 4;
     ForwardOptions opt;
     const CheckCacheResult ok = check_cache(m, in, opt);

@@ -138,7 +138,7 @@ TEST_CASE("real config GPT-2: every bias and LayerNorm, 124,439,808 parameters",
 TEST_CASE("real config Gemma 7B: no tie key, Gemma's tied default, 8,537,680,896 parameters", "[config][real]") {
     ModelConfig c = cfg("gemma-7b.json");
     CHECK(c.tied_embeddings);
-    CHECK_THAT(c.tied_rule, Catch::Contains("GemmaConfig's default (tied)"));
+    CHECK_THAT(c.tied_rule.text(), Catch::Contains("GemmaConfig's default (tied)"));
     // emb 256000·3072 = 786,432,000 (tied)
     // per layer: q,k,v,o 4·3072·4096 = 50,331,648; FFN 3·3072·24576 = 226,492,416; norms 6,144 → 276,830,208;
     //   ×28 = 7,751,245,824; final 3,072 → 8,537,680,896 (published 8.54B)
@@ -158,7 +158,7 @@ TEST_CASE("real config Gemma 2 9B: alternating windows, four norms, 9,241,705,98
     REQUIRE(c.window_per_layer.size() == 42);
     CHECK(c.window_per_layer[0] == 4096);
     CHECK(c.window_per_layer[1] == 0);
-    CHECK_THAT(c.window_rule, Catch::Contains("alternate"));
+    CHECK_THAT(c.window_rule.text(), Catch::Contains("alternate"));
     // fp32: 2·8·256·4 = 16,384 B per layer-token
     CHECK(kv_at(c, 32, 1024) == 704643072ULL);     // 42 × 1,024 × 16,384
     // 21 full layers × 8,192 + 21 sliding × 4,096, × 16,384 = 4,227,858,432 (issue #14's value)

@@ -49,15 +49,6 @@ TEST_CASE("short numbers print as typed, long ones at six digits", "[report][iss
     CHECK(format_short(std::numeric_limits<double>::quiet_NaN()) == "n/a");
 }
 
-TEST_CASE("counts take the noun's number", "[report][issue14]") {
-    CHECK(count_noun(1, "device") == "1 device");
-    CHECK(count_noun(8, "device") == "8 devices");
-    CHECK(count_noun(0, "token") == "0 tokens");
-    CHECK(count_noun(1024, "token") == "1,024 tokens");
-    CHECK(count_noun(2, "entry", "entries") == "2 entries");
-    CHECK(count_noun(1, "entry", "entries") == "1 entry");
-}
-
 namespace {
 std::size_t widest(const std::string& text) {
     std::size_t w = 0, start = 0;

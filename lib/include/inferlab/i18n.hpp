@@ -64,9 +64,10 @@ Lang lang_of_locale(const std::string& locale);
 // `getenv` is std::getenv in the binary and a table in the tests.
 Lang choose_language(const std::optional<std::string>& lang_flag,
                      const std::function<const char*(const char*)>& getenv);
-// The value of --lang in argv ("--lang zh" or "--lang=zh"), before any option parser runs, so
-// that --help pages are built in that language too. Words after "--" are not options.
-std::optional<std::string> lang_flag_of(int argc, const char* const* argv);
+// The value of `flag` in argv ("--lang zh" or "--lang=zh"; the last one given), before any option
+// parser runs, so that --help pages are built in that language too. Words after "--" are not
+// options; a flag without a value gives "".
+std::optional<std::string> flag_value_of(const std::string& flag, int argc, const char* const* argv);
 
 // The language tr() translates into; English until set (each run of the CLI sets it).
 void set_language(Lang lang);
@@ -77,6 +78,9 @@ std::string tr(const std::string& msgid);
 // `msgid` in the current language as `context` means it (the catalogue's msgctxt entry), else as
 // tr(msgid) gives it: a context needs an entry only where its meaning differs.
 std::string trc(const std::string& context, const std::string& msgid);
+// `msgid` as a text in `lang` says it: itself in English (what --json and --csv print in every
+// language), tr(msgid) otherwise. `lang` is Lang::en or language().
+std::string tr_in(Lang lang, const std::string& msgid);
 // Replaces {0}, {1}, ... in `pattern` by args[0], args[1], ...; "{{" and "}}" stand for braces.
 // A placeholder with no argument is kept as written (never an exception at print time).
 std::string substitute(std::string_view pattern, const std::vector<std::string>& args);
@@ -85,5 +89,38 @@ template <class... Args>
 std::string trf(const std::string& msgid, const Args&... args) {
     return substitute(tr(msgid), {fmt::format("{}", args)...});
 }
+
+// A count with its noun: "1 token", "1,024 tokens". `one` and `many` are msgids with {0} for the
+// count ("{0} token", "{0} tokens"), which is grouped in thousands. English picks the form by `n`;
+// Chinese has no plural, so its text is the catalogue's form of `many` for every count (only
+// `many` needs a catalogue entry). `lang` as for tr_in().
+std::string counted(std::uint64_t n, const std::string& one, const std::string& many, Lang lang = language());
+
+// A sentence of a result, kept as an English msgid with its values apart (paged's events, a
+// pitfall's derivation, the config reader's rules). JSON prints text(), the same English in every
+// language; the text printer prints localized(), the msgid through the catalogue with the same
+// values. A clause that is a sentence of its own (the tied-head rule inside the weights' origin)
+// is a Prose too, said in the same language as the sentence around it.
+//
+//   Prose p{N_("seq {0} admitted"), {"1"}};
+//   p.text();       // "seq 1 admitted"
+//   p.localized();  // "序列 1 被接纳" under --lang zh
+//   Prose w{N_("{0} parameters ({1})"), {"8"}, {}, {Prose{N_("tie_word_embeddings true in the config"), {}}}};
+struct Prose {
+    std::string msgid;               // English, marked N_ where it is written
+    std::vector<std::string> args;   // {0}, {1}, ...: numbers, names and token lists, never translated
+    std::vector<std::size_t> msgid_args = {};  // indexes of args that are msgids themselves (translated too)
+    std::vector<Prose> clauses = {};  // the placeholders after args: {args.size()}, {args.size() + 1}, ...
+
+    bool empty() const { return msgid.empty(); }
+    // The sentence in English ("{{" and "}}" in the msgid print as braces, values or none).
+    std::string text() const { return in(Lang::en); }
+    std::string localized() const { return in(language()); }
+    // text() for Lang::en, localized() otherwise.
+    std::string in(Lang lang) const;
+};
+
+// Each sentence's text(): the English a JSON document holds.
+std::vector<std::string> texts(const std::vector<Prose>& v);
 
 }  // namespace inferlab

@@ -56,7 +56,7 @@ struct KvMemBudget {
     std::uint64_t weights_bytes = 0;         // W, all devices
     std::uint64_t devices = 1;               // each holds ceil(W / devices) and 1/devices of the heads
     std::uint64_t bytes_per_token_per_device = 0;
-    std::string weights_from;                // "--weights-bytes" given, or how W was counted
+    Prose weights_from;                      // how W was counted (empty when weights_given)
     bool weights_given = false;
     std::uint64_t params = 0;                // counted parameters (weights_given: 0)
     std::optional<DType> weight_dtype;       // their precision (weights_given: none)

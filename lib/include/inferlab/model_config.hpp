@@ -9,6 +9,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "inferlab/dtype.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/kv.hpp"
 
 namespace inferlab {
@@ -28,7 +29,7 @@ struct ModelConfig {
     std::uint64_t learned_positions = 0;  // GPT-2 style position table rows
     bool gated_mlp = true;            // SwiGLU (3 matrices) vs GELU MLP (2)
     bool tied_embeddings = false;
-    std::string tied_rule;            // where tied_embeddings came from (the key, or the model type's default)
+    Prose tied_rule;                  // where tied_embeddings came from (the key, or the model type's default)
     bool qkv_bias = false;            // biases on Q, K and V (Qwen2, GPT-2, attention_bias)
     bool out_bias = false;            // bias on the attention output projection (GPT-2, Llama attention_bias)
     bool mlp_bias = false;            // biases on the FFN matrices (GPT-2, Llama mlp_bias)
@@ -38,11 +39,11 @@ struct ModelConfig {
     bool router_bias = false;         // DeepSeek-V3 (topk_method noaux_tc): one correction bias per expert
     bool text_config = false;         // read from a multimodal wrapper's text_config
     std::uint64_t mtp_layers = 0;     // DeepSeek num_nextn_predict_layers: not part of the main model's count
-    std::vector<std::string> defaults_applied;  // "key = value (Gemma3TextConfig default)" for keys the file leaves out
+    std::vector<Prose> defaults_applied;  // "key = value (Gemma3TextConfig default)" for keys the file leaves out
     std::optional<DType> dtype;       // torch_dtype / dtype
     // Sliding window: one entry per layer, 0 = full attention.
     std::vector<std::uint64_t> window_per_layer;
-    std::string window_rule;          // which rule laid out the windows, and why
+    Prose window_rule;                // which rule laid out the windows, and why (empty: no window)
     // MLA (DeepSeek-V2/V3): cache a latent of kv_lora_rank + qk_rope_head_dim per token and layer.
     bool mla = false;
     std::uint64_t kv_lora_rank = 0, q_lora_rank = 0, qk_rope_head_dim = 0, qk_nope_head_dim = 0, v_head_dim = 0;

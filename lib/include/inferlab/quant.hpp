@@ -48,6 +48,9 @@ struct ScalarQuant {
     std::string scaled_fraction;  // x / Δ as a reduced fraction when exact ("3/2")
 };
 ScalarQuant quantize_scalar(double x, double step, std::int64_t qmax, Rounding rule, Rng* rng);
+// |x̂ − x| ≤ Δ/2, the rounding bound (relative slack 1e-12 for the double path's rounding). A
+// clipped value may break it: that is what clipping costs.
+bool within_half_step(const ScalarQuant& q);
 // The same quantizer in exact fractions, for decimals typed by a person (0.15 and 0.1 are 3/20
 // and 1/10, not the binary doubles nearest them). Throws OverflowError when a fraction leaves
 // 64 bits; the caller then uses quantize_scalar.

@@ -109,7 +109,7 @@ struct KvModelQuant {
     std::vector<KvPrecisionRow> rows;
     std::vector<WeightPrecisionRow> weights;  // the config's own precision (when it names one), int8, int4
     std::size_t sliding_layers = 0;  // layers whose window caps the totals (bytes/token counts them all)
-    std::string window_rule;
+    Prose window_rule;  // the config reader's rule for the windows (empty: no sliding layer)
 };
 KvModelQuant kv_model_quant(const ModelConfig& cfg, std::uint64_t seq_len, std::optional<std::uint64_t> group,
                             const DType& base, unsigned scale_bits, unsigned zero_bits,

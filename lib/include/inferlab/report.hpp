@@ -49,9 +49,6 @@ std::size_t display_width(const std::string& s);
 // zeros dropped (0.30000000000000004 → "0.3", 1/3 → "0.333333"). NaN and infinity print as "n/a".
 std::string format_short(double v, int max_sig = 6);
 
-// "1 device", "8 devices", "1,024 tokens": the count (thousands grouped) and the noun in the
-// number it takes. `plural` defaults to `singular` + "s".
-std::string count_noun(std::uint64_t n, const std::string& singular, const std::string& plural = "");
 
 // One formatting per quantity (issue #15), so no value prints as "0.00" or as 35 digits:
 // A time with its unit: "15.074 ms" below 1000 ms, "1.5 s" (up to 6 significant digits) past it,

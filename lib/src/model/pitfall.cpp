@@ -29,43 +29,44 @@ constexpr int kPrompt = 8;   // prompt tokens of every model pitfall
 constexpr int kDecode = 8;   // tokens generated after it
 constexpr int kPad = 3;      // unmasked-padding: the other request of the batch is 3 tokens longer
 constexpr int kWindow = 5;   // cache-then-window: the model's sliding window
+constexpr double kThreshold = 0.3;  // threshold-accept: the shortcut keeps a draft when q(x) ≥ this
 constexpr int kChunk = 4;    // top-left-mask: new tokens arriving in one step after the prompt
 
 // Every prose field is a msgid (N_): the text output translates it, JSON keeps the English.
 const std::vector<PitfallInfo> kPitfalls = {
     {"stale-cache", N_("a prompt edited in the middle, its old cache kept"),
      N_("first document, Figure 5 (the cache depends on the request prefix)"),
-     N_("the cache is reused for every position the new prompt covers, without comparing tokens"), true},
+     {N_("the cache is reused for every position the new prompt covers, without comparing tokens"), {}}, true},
     {"wrong-layer-cache", N_("one layer's cache fed to another"),
      N_("first document, Figure 5 (layer 2's K/V come from layer 2's input)"),
-     N_("every decode step reads layer 0's K/V in every layer"), true},
+     {N_("every decode step reads layer 0's K/V in every layer"), {}}, true},
     {"top-left-mask", N_("a top-left causal mask for new tokens after history"),
      N_("first document, §1.3.1 (the mask must use the real history offset)"),
-     N_("row r of a step sees positions ≤ r, as if the step began at position 0"), true},
+     {N_("row r of a step sees positions ≤ r, as if the step began at position 0"), {}}, true},
     {"position-restart", N_("RoPE positions that restart at 0 in decode"),
      N_("first document, §4.3 (positions must continue)"),
-     N_("each step rotates its rows by their offset within the step (0 for one new token)"), true},
+     {N_("each step rotates its rows by their offset within the step (0 for one new token)"), {}}, true},
     {"skipped-cache-update", N_("one layer's cache not extended in decode"),
      N_("first document, §4.3 (cache length +1 per layer per step)"),
-     N_("each decode step writes no K/V into the last layer's cache and leaves its length as it was"), true},
+     {N_("each decode step writes no K/V into the last layer's cache and leaves its length as it was"), {}}, true},
     {"unmasked-padding", N_("a batch of two lengths padded and not masked"),
      N_("first document, §4.3 (padding must stay masked)"),
-     N_("the short row's attention also sees its 3 left-padding positions"), true},
+     {N_("the short row's attention also sees its {0} left-padding positions"), {std::to_string(kPad)}}, true},
     {"cache-then-window", N_("a window model's cache keeps old positions, all attended"),
      N_("first document, §1 (sliding windows change the memory formula) and §4.3"),
-     N_("the model has a window of 5; the cache keeps every position and decode attends to all"), true},
+     {N_("the model has a window of {0}; the cache keeps every position and decode attends to all"), {std::to_string(kWindow)}}, true},
     {"window-on-dense", N_("a dense model's cache that drops old positions"),
      N_("first document, §1 (sliding windows change the memory formula) and §4.3"),
-     N_("the model is dense; the cache keeps only the last 5 positions and decode attends to those"), true},
+     {N_("the model is dense; the cache keeps only the last {0} positions and decode attends to those"), {std::to_string(kWindow)}}, true},
     {"gib-as-gb", N_("GiB added as GB"), N_("first document, §2.1.3 (1 GiB = 2^30 bytes)"),
-     N_("bytes divided by 10^9 and labelled GiB"), false, false},
+     {N_("bytes divided by 10^9 and labelled GiB"), {}}, false, false},
     {"mean-length", N_("an average length used for a peak"), N_("first document, §2.1.2"),
-     N_("blocks for B requests of the mean length instead of each request's own"), false, false},
+     {N_("blocks for B requests of the mean length instead of each request's own"), {}}, false, false},
     {"threshold-accept", N_("a threshold that accepts confident drafts"),
      N_("first document, §3.1.2 (acceptance and the residual)"),
-     N_("keep a draft whenever q(x) ≥ 0.3, else sample from p, instead of min(1, p/q)"), false},
+     {N_("keep a draft whenever q(x) ≥ {0}, else sample from p, instead of min(1, p/q)"), {fmt::format("{}", kThreshold)}}, false},
     {"same-distribution", N_("same distribution, different text"), N_("first document, §3.1.2 (acceptance and the residual)"),
-     N_("none: speculative and plain sampling, one seed each, then many seeds"), true},
+     {N_("none: speculative and plain sampling, one seed each, then many seeds"), {}}, true},
 };
 
 // One call of a path: truncate the caches (keep ≥ 0), then feed each sequence its tokens in one
@@ -279,12 +280,12 @@ void model_derivation(PitfallResult& r) {
                             {fmt::format("{:.3e}", r.correct_max_err), fmt::format("{:.0e}", r.tolerance)}}
                     : Prose{N_("correct path: max_t err(t) = {0} > tolerance {1}: DISAGREES"),
                             {fmt::format("{:.3e}", r.correct_max_err), fmt::format("{:.0e}", r.tolerance)}});
-    // The deviation ({0}) is a msgid itself: translated with the sentence.
+    // The deviation (the last placeholder) is a sentence of its own, said in the same language.
     e.push_back(r.first_wrong_pos
-                    ? Prose{N_("broken path ({0}): max_t err(t) = {1}, past the tolerance from position {2}"),
-                            {r.info.deviation, fmt::format("{:.3e}", r.broken_max_err), std::to_string(*r.first_wrong_pos)}, {0}}
-                    : Prose{N_("broken path ({0}): max_t err(t) = {1}, never past the tolerance"),
-                            {r.info.deviation, fmt::format("{:.3e}", r.broken_max_err)}, {0}});
+                    ? Prose{N_("broken path ({2}): max_t err(t) = {0}, past the tolerance from position {1}"),
+                            {fmt::format("{:.3e}", r.broken_max_err), std::to_string(*r.first_wrong_pos)}, {}, {r.info.deviation}}
+                    : Prose{N_("broken path ({1}): max_t err(t) = {0}, never past the tolerance"),
+                            {fmt::format("{:.3e}", r.broken_max_err)}, {}, {r.info.deviation}});
     for (const auto& c : r.checks)
         e.push_back(c.broken_step ? Prose{N_("check {0} ({1}): fires on the broken path at step {2}, position {3}"),
                                           {c.name, c.rule, std::to_string(*c.broken_step), std::to_string(*c.broken_position)},
@@ -471,7 +472,7 @@ void mean_length(PitfallResult& r) {
 void threshold_accept(PitfallResult& r, std::uint64_t seed) {
     // spec-accept's default pair: the target p and a draft q that is confident where p is not.
     const std::vector<double> p{0.5, 0.3, 0.2}, q{0.2, 0.3, 0.5};
-    const double tau = 0.3;
+    const double tau = kThreshold;
     constexpr std::uint64_t kDraws = 20000;
     const Acceptance<double> exact = acceptance(p, q);
     const std::vector<double> shortcut = threshold_shortcut_distribution(p, q, tau);

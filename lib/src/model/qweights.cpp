@@ -239,19 +239,23 @@ std::unique_ptr<CpuBackend> WeightsAt::cpu_backend_like(const Backend& like) con
     return std::make_unique<CpuBackend>(o);
 }
 
-std::string WeightsAt::arithmetic() const {
+Prose WeightsAt::arithmetic() const {
     switch (dtype) {
-        case WeightDtype::F32: return "float32";
-        case WeightDtype::BF16: return "bf16 weights widened to float32, float32 FMAs";
+        case WeightDtype::F32: return {"float32", {}};
+        case WeightDtype::BF16: return {N_("bf16 weights widened to float32, float32 FMAs"), {}};
         default: break;
     }
     const bool vnni = cpu_has_avx512_vnni();
     if (q->arith() == QArith::Int8Dot)
-        return fmt::format("int8 activations (one float32 scale per 32) · {} levels as exact int32 group sums ({}), then "
-                           "× fp16 group scales in float32",
-                           to_string(dtype), vnni ? "AVX-512 VNNI vpdpbusd" : "plain loops: this CPU has no AVX-512 VNNI");
-    return fmt::format("levels × fp16 group scales widened to float32, float32 FMAs ({})",
-                       vnni ? "INFERLAB_QUANT_ARITH=float; the VNNI integer path is off" : "this CPU has no AVX-512 VNNI");
+        return {vnni ? N_("int8 activations (one float32 scale per 32) · {0} levels as exact int32 group sums (AVX-512 "
+                          "VNNI vpdpbusd), then × fp16 group scales in float32")
+                     : N_("int8 activations (one float32 scale per 32) · {0} levels as exact int32 group sums (plain "
+                          "loops: this CPU has no AVX-512 VNNI), then × fp16 group scales in float32"),
+                {to_string(dtype)}};
+    return {vnni ? N_("levels × fp16 group scales widened to float32, float32 FMAs (INFERLAB_QUANT_ARITH=float; the "
+                      "VNNI integer path is off)")
+                 : N_("levels × fp16 group scales widened to float32, float32 FMAs (this CPU has no AVX-512 VNNI)"),
+            {}};
 }
 
 WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads, QArith arith) {

@@ -172,7 +172,7 @@ struct BenchResult {
     std::optional<double> bf16_speedup, bf16_logit_change;  // where bf16 is in the run
     std::vector<BenchDtypeRow> dtypes;   // int8, int4 or all: float32 first
     std::uint64_t last_level_cache_bytes = 0;
-    std::string quantized_arithmetic;    // int8, int4 or all: what the products do
+    Prose quantized_arithmetic;          // int8, int4 or all: what the products do
     std::vector<BenchContextRow> contexts;
     int batch_context = 0;               // each batch sequence's cached tokens
     std::vector<BenchBatchRow> batches;  // per dtype of the run (float32 first), then per batch

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "inferlab/model/prose.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/model/transformer.hpp"
 
 namespace inferlab::model {

@@ -10,18 +10,18 @@
 #include <string>
 #include <vector>
 
-#include "inferlab/model/prose.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/model/transformer.hpp"
 
 namespace inferlab::model {
 
-// The prose fields (warning, source, deviation) are English msgids: JSON prints them as they are,
+// The prose fields (warning, source; deviation a Prose) are English msgids: JSON prints them as they are,
 // the text output through tr().
 struct PitfallInfo {
     std::string name;       // "stale-cache"
     std::string warning;    // what the document warns against, one line
     std::string source;     // document and section
-    std::string deviation;  // what the broken path does differently
+    Prose deviation;        // what the broken path does differently (with the run's constants)
     bool uses_model = false;
     bool uses_seed = true;  // false: a calculator whose numbers are the document's (no draws)
 };

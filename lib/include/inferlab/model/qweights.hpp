@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "inferlab/i18n.hpp"
 #include "inferlab/model/backend.hpp"
 #include "inferlab/model/transformer.hpp"
 
@@ -123,7 +124,7 @@ struct WeightsAt {
     // keep this object alive while the backend is used.
     std::unique_ptr<CpuBackend> cpu_backend_like(const Backend& like) const;
     // What the products do, for output (for int8/int4: which QArith ran, and why).
-    std::string arithmetic() const;
+    Prose arithmetic() const;
 };
 WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads, QArith arith = default_quant_arith());
 
