@@ -167,7 +167,8 @@ json bench_json(const BenchResult& b, const std::string& model_name) {
                                {"speed_ratio_to_fp32", x.speed_ratio_to_fp32}, {"bound_tokens_per_s", x.bound_tokens_per_s},
                                {"fraction_of_bound", x.fraction_of_bound}, {"max_rel_logit_diff", x.decode.max_rel_logit_diff},
                                {"mean_kl", x.decode.mean_kl}, {"greedy_agreement", x.decode.greedy_agreement},
-                               {"weights_fit_in_last_level_cache", x.weights_fit_in_last_level_cache}});
+                               {"weights_fit_in_last_level_cache", x.weights_fit_in_last_level_cache},
+                               {"probe_defect", x.probe_defect}});
     for (const auto& c : b.contexts)
         j["context_scaling"].push_back({{"seq_len", c.seq_len}, {"cached_step_s", c.cached_step_s},
                                         {"nocache_step_s", or_null(c.nocache_step_s)}, {"ratio", or_null(c.ratio)}});
@@ -256,6 +257,12 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
                                 "bytes fall faster than the speed rises."),
                              b.last_level_cache_bytes ? bytes_all_units(b.last_level_cache_bytes) : tr("unknown")), "", "");
         h += render_table(in_words(dtype_table(b)));
+        for (const auto& x : b.dtypes)
+            if (x.probe_defect)
+                h += wrap(trf(N_("PROBE DEFECT: {0} decoded at {1}% of its bound, faster than the probe read memory; that "
+                                 "fraction is not a result"),
+                              to_string(x.decode.dtype), fmt::format("{:.0f}", 100 * x.fraction_of_bound)),
+                          "  ", "  ");
         h += wrap(trf(N_("int8/int4 arithmetic: {0}"), b.quantized_arithmetic.localized()), "  ", "  ");
     }
     h += "\n" + wrap(tr("One decode step at context S: the cached step grows with S (reads S positions); without a cache each step "

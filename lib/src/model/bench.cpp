@@ -387,6 +387,7 @@ void measure_decode(const Transformer& m, const BenchInputs& in, const std::vect
             row.fraction_of_bound = x.tokens_per_s / row.bound_tokens_per_s;
             row.weights_fit_in_last_level_cache =
                 r.last_level_cache_bytes > 0 && decode_step_bytes(m.dims(), 0, x.dtype) <= r.last_level_cache_bytes;
+            row.probe_defect = row.fraction_of_bound > 1 && !row.weights_fit_in_last_level_cache;
             r.dtypes.push_back(row);
         }
         r.quantized_arithmetic = ats.back().arithmetic();
