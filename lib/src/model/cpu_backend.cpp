@@ -646,29 +646,53 @@ bool cpu_has_avx512_vnni() {
 // vpdpbusd multiplies UNSIGNED bytes (first operand) by SIGNED bytes (second). The activations
 // are signed, so the levels go first as unsigned: int8 q + 128 (the sign bit flipped, one XOR),
 // int4 q + 8 (as stored). Then Σ (q + K)·x = Σ q·x + K·Σ x, so each step's sums start at
-// −K·Σ x (vpdpbusd of the bytes K against x: once per input row, shared by the NW weight rows).
+// −K·Σ x (vpdpbusd of the bytes K against x, computed once per input row by qdot_starts_avx512).
 // Every lane stays exact in int32: |Σ| ≤ 4 · 255 · 127 per step.
 //
 // Scales: 16 groups' fp16 Δ_w of a row are converted in one instruction, and with one input row
 // multiplied by its 16 d's at once; a step then moves its two groups' Δ_w·d into the halves with
 // one permute. (Converting two scales per step cost five instructions of the twelve in the int4
 // step, so the kernel was bound by instructions before memory on two threads.)
+// The int32 lanes of one activation row's starts: 16 per step of two groups (an odd count's last
+// step covers one group, its upper lanes 0).
+inline std::size_t qdot_start_lanes(int n) { return std::size_t((n / kQGroup + 1) / 2) * 16; }
+
+// Each step's sums start at −K·Σx (see above): computed once per activation row, not once per
+// weight row and step as in a tile (a decode step has one activation row and thousands of weight
+// rows). The same integers either way, so the products are unchanged bit for bit.
+template <unsigned BITS>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void qdot_starts_avx512(const QActivations& a,
+                                                                                            std::vector<std::int32_t>& out) {
+    const int n = a.in, groups = n / kQGroup;
+    const std::size_t lanes = qdot_start_lanes(n);
+    out.resize(std::size_t(a.rows) * lanes);
+    const __m512i K = _mm512_set1_epi8(static_cast<char>(BITS == 8 ? 0x80 : 8));
+    const __m512i zero = _mm512_setzero_si512();
+    for (int b = 0; b < a.rows; ++b)
+        for (int g = 0; g < groups; g += 2) {
+            const std::int8_t* p = a.q.data() + std::size_t(b) * std::size_t(n) + std::size_t(g) * kQGroup;
+            const __m512i xv = g + 2 <= groups ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p);
+            _mm512_storeu_si512(out.data() + std::size_t(b) * lanes + std::size_t(g / 2) * 16,
+                                _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, K, xv)));
+        }
+}
+
 // One step of qdot_tile_avx512: groups g and g + 1 (PAIR) or g alone, NW weight rows × NB input rows.
 template <unsigned BITS, int NW, int NB, bool PAIR>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"), always_inline)) static inline void qdot_step_avx512(
     __m512 (&acc)[NW][NB], const __m512 (&ws)[NW], const __m512 (&xs16)[NB], __m512i idx, const std::uint8_t* lv, std::size_t rb,
-    const std::int8_t* xq, int n, int g) {
+    const std::int8_t* xq, const std::int32_t* st, int n, int g) {
     constexpr int kGroupBytes = kQGroup * int(BITS) / 8;
     constexpr bool pair = PAIR;
     const __m512i K = _mm512_set1_epi8(static_cast<char>(BITS == 8 ? 0x80 : 8));
-    const __m512i zero = _mm512_setzero_si512();
+    const std::size_t st_row = qdot_start_lanes(n);
     __m512i xv[NB], start[NB];
     __m512 xsv[NB] = {};
 #pragma GCC unroll 16
     for (int b = 0; b < NB; ++b) {
         const std::int8_t* p = xq + std::size_t(b) * std::size_t(n) + std::size_t(g) * kQGroup;
         xv[b] = pair ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p);
-        start[b] = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, K, xv[b]));
+        start[b] = _mm512_loadu_si512(st + std::size_t(b) * st_row + std::size_t(g / 2) * 16);
         if constexpr (NB > 1) xsv[b] = _mm512_maskz_permutexvar_ps(0xFFFF, idx, xs16[b]);
     }
 #pragma GCC unroll 16
@@ -703,13 +727,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"), always_inlin
 
 template <unsigned BITS, int NW, int NB>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"))) static void qdot_tile_avx512(
-    const QMatrix& w, int r0, const QActivations& a, int b0, float* y, std::size_t ldy) {
+    const QMatrix& w, int r0, const QActivations& a, const std::int32_t* starts, int b0, float* y, std::size_t ldy) {
     const int n = w.in, groups = n / kQGroup;
     const std::size_t rb = w.row_bytes();
     const std::uint8_t* lv = w.levels + std::size_t(r0) * rb;                    // [NW, in·BITS/8]
     const std::uint16_t* sc = w.scales + std::size_t(r0) * std::size_t(groups);  // [NW, groups] fp16
     const std::int8_t* xq = a.q.data() + std::size_t(b0) * std::size_t(n);       // [NB, in]
     const float* xs = a.scale.data() + std::size_t(b0) * std::size_t(groups);    // [NB, groups]
+    const std::int32_t* st = starts + std::size_t(b0) * qdot_start_lanes(n);     // [NB, steps, 16]
     const __m512i two = _mm512_set1_epi32(2);
     __m512 acc[NW][NB];
 #pragma GCC unroll 16
@@ -732,8 +757,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"))) static void
         __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
         int g = blk;
         for (; g + 2 <= blk + ng; g += 2, idx = _mm512_add_epi32(idx, two))
-            qdot_step_avx512<BITS, NW, NB, true>(acc, ws, xs16, idx, lv, rb, xq, n, g);
-        if (g < blk + ng) qdot_step_avx512<BITS, NW, NB, false>(acc, ws, xs16, idx, lv, rb, xq, n, g);  // an odd count's last group
+            qdot_step_avx512<BITS, NW, NB, true>(acc, ws, xs16, idx, lv, rb, xq, st, n, g);
+        if (g < blk + ng) qdot_step_avx512<BITS, NW, NB, false>(acc, ws, xs16, idx, lv, rb, xq, st, n, g);  // an odd count's last group
 
     }
 #pragma GCC unroll 16
@@ -743,25 +768,28 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"))) static void
 }
 
 template <unsigned BITS, int NW, int K>
-static void qdot_tail_avx512(const QMatrix& w, int r0, const QActivations& a, int b0, int k, float* y, std::size_t ldy) {
+static void qdot_tail_avx512(const QMatrix& w, int r0, const QActivations& a, const std::int32_t* starts, int b0, int k,
+                             float* y, std::size_t ldy) {
     if constexpr (K >= 1) {
-        if (k == K) qdot_tile_avx512<BITS, NW, K>(w, r0, a, b0, y, ldy);
-        else qdot_tail_avx512<BITS, NW, K - 1>(w, r0, a, b0, k, y, ldy);
+        if (k == K) qdot_tile_avx512<BITS, NW, K>(w, r0, a, starts, b0, y, ldy);
+        else qdot_tail_avx512<BITS, NW, K - 1>(w, r0, a, starts, b0, k, y, ldy);
     }
 }
 
 // NW weight rows from r0 against the activations' rows [b0, b0 + rows), in blocks of NB = 16/NW.
 template <unsigned BITS, int NW>
-static void qdot_group_avx512(const QMatrix& w, int r0, const QActivations& a, int b0, int rows, float* y, std::size_t ldy) {
+static void qdot_group_avx512(const QMatrix& w, int r0, const QActivations& a, const std::int32_t* starts, int b0, int rows,
+                              float* y, std::size_t ldy) {
     constexpr int NB = 16 / NW;
     int b = 0;
-    for (; b + NB <= rows; b += NB) qdot_tile_avx512<BITS, NW, NB>(w, r0, a, b0 + b, y + std::size_t(b) * ldy, ldy);
-    if (b < rows) qdot_tail_avx512<BITS, NW, NB - 1>(w, r0, a, b0 + b, rows - b, y + std::size_t(b) * ldy, ldy);
+    for (; b + NB <= rows; b += NB) qdot_tile_avx512<BITS, NW, NB>(w, r0, a, starts, b0 + b, y + std::size_t(b) * ldy, ldy);
+    if (b < rows) qdot_tail_avx512<BITS, NW, NB - 1>(w, r0, a, starts, b0 + b, rows - b, y + std::size_t(b) * ldy, ldy);
 }
 
 // Up to 16 activation rows from b0; the weight rows split over threads in whole tiles of four.
 template <unsigned BITS>
-static void qdot_rows_avx512(const QMatrix& w, const QActivations& a, int b0, int rows, float* y, int threads) {
+static void qdot_rows_avx512(const QMatrix& w, const QActivations& a, const std::int32_t* starts, int b0, int rows, float* y,
+                             int threads) {
     const std::size_t ldy = std::size_t(w.out);
     const int chunk = ((w.out + threads - 1) / threads + 3) / 4 * 4;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
@@ -771,9 +799,9 @@ static void qdot_rows_avx512(const QMatrix& w, const QActivations& a, int b0, in
         // One input row (decode): one weight row at a time, so the levels are read as one
         // sequential stream (measured faster than four interleaved row streams; see docs/bench-cpu.md).
         if (rows == 1)
-            for (; r < r1; ++r) qdot_tile_avx512<BITS, 1, 1>(w, r, a, b0, y + r, ldy);
-        for (; r + 4 <= r1; r += 4) qdot_group_avx512<BITS, 4>(w, r, a, b0, rows, y + r, ldy);
-        for (; r < r1; ++r) qdot_group_avx512<BITS, 1>(w, r, a, b0, rows, y + r, ldy);
+            for (; r < r1; ++r) qdot_tile_avx512<BITS, 1, 1>(w, r, a, starts, b0, y + r, ldy);
+        for (; r + 4 <= r1; r += 4) qdot_group_avx512<BITS, 4>(w, r, a, starts, b0, rows, y + r, ldy);
+        for (; r < r1; ++r) qdot_group_avx512<BITS, 1>(w, r, a, starts, b0, rows, y + r, ldy);
     }
 }
 #endif
@@ -782,11 +810,14 @@ void matmul_quantized_int8dot(const QMatrix& w, const float* x, int rows, float*
 #if defined(__x86_64__)
     if (cpu_has_avx512_vnni()) {
         thread_local QActivations a;  // [rows, in] levels and [rows, in/32] scales, reused across calls
+        thread_local std::vector<std::int32_t> starts;  // [rows, steps, 16]: each step's −K·Σx lanes
         quantize_activations(x, rows, w.in, a);
+        if (w.bits == 8) qdot_starts_avx512<8>(a, starts);
+        else qdot_starts_avx512<4>(a, starts);
         for (int b0 = 0; b0 < rows; b0 += 16) {
             float* yb = y + std::size_t(b0) * std::size_t(w.out);
-            if (w.bits == 8) qdot_rows_avx512<8>(w, a, b0, std::min(16, rows - b0), yb, threads);
-            else qdot_rows_avx512<4>(w, a, b0, std::min(16, rows - b0), yb, threads);
+            if (w.bits == 8) qdot_rows_avx512<8>(w, a, starts.data(), b0, std::min(16, rows - b0), yb, threads);
+            else qdot_rows_avx512<4>(w, a, starts.data(), b0, std::min(16, rows - b0), yb, threads);
         }
         return;
     }
