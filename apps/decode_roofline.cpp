@@ -61,15 +61,7 @@ void parse_weights(const RooflineFlags& o, Inputs& in) {
         const std::uint64_t total = in.counted ? in.counted->total : *m.params;
         const StorageCost sc = weight_storage(total, *wdt);
         m.weight_bytes = sc.total_bytes;
-        in.weights_from = sc.metadata_bytes
-                              ? Prose{N_("{0} parameters × {1} B ({2} + {3} B of fp16 scales, one per {4})"),
-                                      {group_thousands(total), exact_ratio(wdt->bits, 8, 3), wdt->name,
-                                       group_thousands(sc.metadata_bytes), std::to_string(kWeightGroup)}}
-                              : Prose{N_("{0} parameters × {1} B ({2})"),
-                                      {group_thousands(total), exact_ratio(wdt->bits, 8, 3), wdt->name}};
-        // The config reader's tied-head rule, in the same language as the sentence.
-        if (in.counted)
-            in.weights_from = {N_("{0}, counted from the config; {1}"), {}, {}, {in.weights_from, in.config->tied_rule}};
+        in.weights_from = weight_bytes_origin(total, *wdt, sc, in.counted ? &in.config->tied_rule : nullptr);
         if (in.counted && in.config->experts) m.moe = moe_weights_of(*in.config, *in.counted, *wdt);
     } else {
         throw InputError(N_("no weights: give --weights-bytes (e.g. 14GB), --params with --weight-dtype, or --config/--model"));
@@ -151,7 +143,7 @@ void parse_kv(const RooflineFlags& o, Inputs& in) {
     } else if (o.kv_shape) {
         if (rq.seq_lens.empty()) throw InputError(N_("--seq-len is required to derive the KV bytes from the shape"));
         rq.model.kv_spec = *o.kv_shape;
-        // The caller's own words (figure's --layers/--kv-heads/--head-dim), in both fields.
+        // The caller's own words (figure's --layers/--kv-heads/--head-dim), already in the reader's language.
         in.kv_from = {"{0}", {o.kv_shape_from}};
     } else {
         throw InputError(N_("no KV size: give --kv-bytes-per-request (e.g. 1GiB), or a model with --config/--model and --seq-len"));
@@ -220,6 +212,8 @@ void list_hw(const RooflineOptions& o) {
                           h.memory_bytes ? format_short(bytes_in_gib(*h.memory_bytes), 6) : "", h.source});
         text.rows.push_back(t.rows.back());
         text.rows.back().back() = h.source_text();
+        for (auto& cell : text.rows.back())  // "—" in the text where the preset gives none (CSV: an empty cell)
+            if (cell.empty()) cell = "—";
         r.json["hardware"].push_back({{"name", h.name}, {"kind", h.kind}, {"bandwidth_bytes_per_s", h.bandwidth},
                                       {"bandwidth_text", h.bandwidth_text}, {"notes", h.notes}, {"source", h.source},
                                       {"peak_flops", or_null(h.peak_flops)}, {"memory_bytes", or_null(h.memory_bytes)}});
@@ -357,7 +351,7 @@ std::string inputs_text(const Inputs& in, const RooflineResult& res) {
                   "  ", "       ");
     }
     h += wrap(trf(N_("M_KV = {0}"), in.kv_from.localized()), "  ", "      ");
-    // The window rule is the config reader's English fact, quoted as it is.
+    // The config reader's window rule, in the reader's language.
     if (in.config && !in.config->window_rule.empty())
         h += wrap(trf(N_("sliding window: {0}; KV bytes and attention FLOPs both honour it"), in.config->window_rule.localized()),
                   "       ", "       ");
@@ -392,8 +386,8 @@ std::string findings_text(const Inputs& in, const RooflineResult& res) {
                              "point {1} FLOP/B)"),
                           group_thousands(*res.compute_bound_from_batch), format_real(*res.ridge_flops_per_byte, 4)));
         else
-            h += wrap(tr("Compute limit: memory-bound at every batch size (each added request reads its KV faster than "
-                         "it computes)"));
+            h += wrap(tr("Compute limit: memory-bound at every batch size (reading each added request's KV takes longer than "
+                         "computing with it)"));
         if (!in.req.model.has_attention_shape())
             h += wrap(tr("(attention FLOPs not counted: no model shape; give --config/--model)"), "  ", "  ");
     }

@@ -23,6 +23,7 @@
 #include "inferlab/model/kv_cache.hpp"
 #include "inferlab/model/paged_sim.hpp"
 #include "inferlab/model/transformer.hpp"
+#include "inferlab/spec_accept.hpp"
 #include "inferlab/svg.hpp"
 #include "inferlab/units.hpp"
 
@@ -302,9 +303,7 @@ std::string draw_doc1_fig13(const FigureOptions& o) {
     figures::AcceptanceInputs in;
     if (!o.p.empty()) in.p = distribution("--p", o.p);
     if (!o.q.empty()) in.q = distribution("--q", o.q);
-    if (in.p.size() != in.q.size())
-        throw InputError(N_("--p has {0} tokens and --q {1}: they share one vocabulary"),
-                         {std::to_string(in.p.size()), std::to_string(in.q.size())});
+    require_same_vocabulary("--p", in.p.size(), "--q", in.q.size());
     return figures::fig13_acceptance(in);
 }
 

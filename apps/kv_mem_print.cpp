@@ -253,10 +253,15 @@ std::string human_model(const KvMemResult& r) {
         h += fit(label(N_("model")) + trf(N_("L={0} layers, {1}   [{2}]"), r.layers, tr(m.dtype_name), tr(m.source)));
         for (const auto& line : layer_summary(m.spec)) h += fit("  " + line, "    ");
     }
-    if (m.config && !m.config->window_rule.empty())
-        h += fit(trf(N_("  sliding window: {0} (a sliding layer keeps the last W positions, the newest included)"),
+    if (m.config && !m.config->window_rule.empty()) {
+        // The convention of a sliding layer, where one slides (a rule may leave every layer full).
+        const auto& w = m.config->window_per_layer;
+        const bool slides = std::any_of(w.begin(), w.end(), [](std::uint64_t x) { return x != 0; });
+        h += fit(trf(slides ? N_("  sliding window: {0} (a sliding layer keeps the last W positions, the newest included)")
+                            : N_("  sliding window: {0}"),
                      m.config->window_rule.localized()),
                  "    ");
+    }
     if (m.config && !m.config->defaults_applied.empty()) {
         std::string keys;
         for (const Prose& d : m.config->defaults_applied) keys += (keys.empty() ? "" : tr(N_("; "))) + d.localized();

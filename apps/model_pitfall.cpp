@@ -110,7 +110,7 @@ std::string calculator_text(const PitfallResult& r) {
 Table same_table(const SameDistribution& s, bool text) {
     Table t{{say(text, N_("first token")), "p", say(text, N_("plain")), say(text, N_("speculative"))}, {}, {}};
     for (std::size_t c = 0; c < s.cells.size(); ++c)
-        t.rows.push_back({s.cells[c], fmt::format("{:.4f}", s.cell_p[c]), std::to_string(s.plain_counts[c]),
+        t.rows.push_back({s.cells[c].in(words_lang(text)), fmt::format("{:.4f}", s.cell_p[c]), std::to_string(s.plain_counts[c]),
                           std::to_string(s.speculative_counts[c])});
     return t;
 }
@@ -158,7 +158,7 @@ nlohmann::json result_json(const PitfallResult& r) {
         j["quantities"].push_back({{"name", q.name.text()}, {"correct", q.correct}, {"shortcut", q.broken}, {"unit", q.unit}});
     if (r.same)
         j["same_distribution"] = {{"prompt", r.same->prompt}, {"plain_text", r.same->plain_text}, {"speculative_text", r.same->speculative_text},
-                                  {"sample_seed", r.same->first_seed}, {"seeds", r.same->seeds}, {"cells", r.same->cells},
+                                  {"sample_seed", r.same->first_seed}, {"seeds", r.same->seeds}, {"cells", texts(r.same->cells)},
                                   {"cell_p", r.same->cell_p}, {"plain_counts", r.same->plain_counts},
                                   {"speculative_counts", r.same->speculative_counts},
                                   {"plain_p_value", r.same->plain_p_value}, {"speculative_p_value", r.same->speculative_p_value}};

@@ -259,8 +259,8 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
         h += render_table(in_words(dtype_table(b)));
         for (const auto& x : b.dtypes)
             if (x.probe_defect)
-                h += wrap(trf(N_("PROBE DEFECT: {0} decoded at {1}% of its bound, faster than the probe read memory; that "
-                                 "fraction is not a result"),
+                h += wrap(trf(N_("PROBE DEFECT: {0} decoded at {1}% of its bound, faster than the measured β and π allow; "
+                                 "that fraction is not a result"),
                               to_string(x.decode.dtype), fmt::format("{:.0f}", 100 * x.fraction_of_bound)),
                           "  ", "  ");
         h += wrap(trf(N_("int8/int4 arithmetic: {0}"), b.quantized_arithmetic.localized()), "  ", "  ");

@@ -148,7 +148,7 @@ std::string doc2_fig1_projections(const ProjectionInputs& in) {
     std::uint64_t kv_width = 0;
     for (const HeadSharing& h : compare_head_sharing(1, in.q_heads, in.kv_heads, in.head_dim, in.bits, one))
         if (h.kv_heads == in.kv_heads) kv_width = h.kv_proj_width;
-    const std::uint64_t q_width = checked_mul(in.q_heads, in.head_dim, "H_q·d");
+    const std::uint64_t q_width = checked_mul(in.q_heads, in.head_dim, N_("H_q·d"));
     const std::uint64_t widest = std::max({in.hidden, q_width, kv_width});
     const double scale = 240.0 / static_cast<double>(widest), top = 70;
     svg::Document doc(760, top + 250 + 16 + 15.0 * 3, tr("Second document, Figure 1: Q, K and V from the hidden state"));
@@ -162,7 +162,7 @@ std::string doc2_fig1_projections(const ProjectionInputs& in) {
                         {"V", kv_width, svg::kAmber, tr("cached")}};
     for (int i = 0; i < 3; ++i) {
         const double y = top + 20 + 80.0 * i, x = 440;
-        const std::uint64_t wbytes = checked_mul(checked_mul(in.hidden, outs[i].width, "weight elements"), in.bits, "weight bits") / 8;
+        const std::uint64_t wbytes = checked_mul(checked_mul(in.hidden, outs[i].width, N_("weight elements")), in.bits, N_("weight bits")) / 8;
         doc.arrow(hx + std::max(hw, 40.0) + 4, top + 115, x - 160, y + 15, svg::kGrey);
         doc.text(x - 154, y + 20, fmt::format("W_{} [{} × {}]", outs[i].name, in.hidden, outs[i].width), {.size = 11});
         doc.text(x - 154, y + 36, trf("{0} per layer", binary_size(wbytes)), {.size = 10, .fill = "#555555"});

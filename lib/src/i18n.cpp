@@ -119,11 +119,7 @@ std::optional<std::string> flag_value_of(const std::string& flag, int argc, cons
 void set_language(Lang lang) { g_language = lang; }
 Lang language() { return g_language; }
 
-std::string tr(const std::string& msgid) {
-    if (g_language == Lang::en || msgid.empty()) return msgid;
-    const std::string* s = zh_catalog().find(msgid);
-    return s != nullptr && !s->empty() ? *s : msgid;
-}
+std::string tr(const std::string& msgid) { return tr_in(g_language, msgid); }
 
 std::string trc(const std::string& context, const std::string& msgid) {
     if (g_language == Lang::en || msgid.empty()) return msgid;
@@ -132,10 +128,14 @@ std::string trc(const std::string& context, const std::string& msgid) {
     return s != nullptr && !s->empty() ? *s : tr(msgid);
 }
 
-std::string tr_in(Lang lang, const std::string& msgid) { return lang == Lang::en ? msgid : tr(msgid); }
+std::string tr_in(Lang lang, const std::string& msgid) {
+    if (lang == Lang::en || msgid.empty()) return msgid;
+    const std::string* s = zh_catalog().find(msgid);
+    return s != nullptr && !s->empty() ? *s : msgid;
+}
 
 std::string counted(std::uint64_t n, const std::string& one, const std::string& many, Lang lang) {
-    if (lang != Lang::en) return substitute(tr(many), {group_thousands(n)});
+    if (lang != Lang::en) return substitute(tr_in(lang, many), {group_thousands(n)});
     return substitute(n == 1 ? one : many, {group_thousands(n)});
 }
 
@@ -145,6 +145,15 @@ std::string Prose::in(Lang lang) const {
         if (i < a.size()) a[i] = tr_in(lang, a[i]);
     for (const Prose& c : clauses) a.push_back(c.in(lang));
     return substitute(tr_in(lang, msgid), a);
+}
+
+Prose and_list(const std::vector<std::string>& items) {
+    if (items.empty()) return {"", {}};
+    // Each step: {0} the next item, {1} (a clause) the list before it.
+    Prose head{"{0}", {items[0]}};
+    for (std::size_t i = 1; i + 1 < items.size(); ++i) head = Prose{N_("{1}, {0}"), {items[i]}, {}, {head}};
+    if (items.size() == 1) return head;
+    return {N_("{1} and {0}"), {items.back()}, {}, {head}};
 }
 
 std::vector<std::string> texts(const std::vector<Prose>& v) {

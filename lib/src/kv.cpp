@@ -34,7 +34,7 @@ KvSpec uniform_kv(std::uint64_t layers, std::uint64_t h_kv, std::uint64_t d, std
 }
 
 u128 layer_token_bits(const KvLayer& l) {
-    const std::string what = "KV bits of one token in one layer";
+    const std::string what = N_("KV bits of one token in one layer");
     return mul128(l.h_kv, mul128(l.d_k, l.bits_k, what) + mul128(l.d_v, l.bits_v, what), what);
 }
 
@@ -43,13 +43,13 @@ std::uint64_t positions_cached(const KvLayer& layer, std::uint64_t seq_len) {
 }
 
 std::uint64_t layer_bytes_per_token(const KvLayer& layer) {
-    return bits_to_bytes(layer_token_bits(layer), "KV bytes per token");
+    return bits_to_bytes(layer_token_bits(layer), N_("KV bytes per token"));
 }
 
 std::uint64_t bytes_per_token(const KvSpec& spec) {
     u128 bits = 0;
     for (const auto& l : spec.layers) bits += layer_token_bits(l);
-    return bits_to_bytes(bits, "KV bytes per token");
+    return bits_to_bytes(bits, N_("KV bytes per token"));
 }
 
 std::vector<Requests> one_each(const std::vector<std::uint64_t>& seq_lens) {
@@ -60,14 +60,14 @@ std::vector<Requests> one_each(const std::vector<std::uint64_t>& seq_lens) {
 
 std::uint64_t request_count(std::span<const Requests> requests) {
     std::uint64_t n = 0;
-    for (const auto& r : requests) n = checked_add(n, r.count, "number of requests");
+    for (const auto& r : requests) n = checked_add(n, r.count, N_("number of requests"));
     return n;
 }
 
 KvBreakdown kv_bytes(const KvSpec& spec, std::span<const Requests> requests) {
     KvBreakdown out;
     out.per_layer_bytes.assign(spec.layers.size(), 0);
-    const std::string what = "total KV bytes";
+    const std::string what = N_("total KV bytes");
     for (const auto& [s, count] : requests) {
         std::uint64_t request = 0;
         for (std::size_t li = 0; li < spec.layers.size(); ++li) {
@@ -90,7 +90,7 @@ KvBreakdown kv_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_l
 
 std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::uint64_t seq_len, std::uint64_t h_kv,
                                std::uint64_t d, std::uint32_t bits) {
-    const std::string what = "KV bytes 2·L·B·S·H_kv·d·b";
+    const std::string what = N_("KV bytes 2·L·B·S·H_kv·d·b");
     u128 total_bits = mul128(mul128(mul128(mul128(mul128(2, layers, what), batch, what), seq_len, what), h_kv, what),
                              mul128(d, bits, what), what);
     return bits_to_bytes(total_bits, what);
@@ -101,7 +101,7 @@ PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std:
     if (block_size == 0) throw InputError(where.block_size, "0", N_("must be a positive integer"));
     PagedUsage out;
     out.block_size = block_size;
-    const std::string what = "paged KV bytes";
+    const std::string what = N_("paged KV bytes");
     out.used_bytes = kv_bytes(spec, requests).total_bytes;
     // Group layers by window; a layer's block is rounded up to whole bytes on its own, so every
     // layer's allocation covers its exact bytes and waste is never negative.
@@ -145,7 +145,7 @@ SharedPrefixUsage kv_shared_prefix(const KvSpec& spec, std::uint64_t requests, s
     if (!spec.uniform())
         throw InputError(N_("{0} needs layers that are all alike (full attention, K and V of one width)"), {where.prefix});
     if (requests == 0) throw InputError("requests", "0", N_("must be at least 1"));
-    const std::string what = "shared-prefix KV bytes";
+    const std::string what = N_("shared-prefix KV bytes");
     const PagedUsage one = kv_paged(spec, one_each({seq_len}), block_size, where);  // blocks per request, block bytes
     SharedPrefixUsage u;
     u.requests = requests;
@@ -216,7 +216,7 @@ TpShare kv_tensor_parallel(const KvSpec& spec, std::span<const Requests> request
     TpShare out;
     KvSpec share = kv_spec_per_device(spec, devices, &out, where);
     out.per_device_bytes = kv_bytes(share, requests).total_bytes;
-    out.all_devices_bytes = checked_mul(out.per_device_bytes, devices, "KV bytes over all devices");
+    out.all_devices_bytes = checked_mul(out.per_device_bytes, devices, N_("KV bytes over all devices"));
     return out;
 }
 
@@ -245,7 +245,7 @@ std::vector<HeadSharing> compare_head_sharing(std::uint64_t layers, std::uint64_
         r.ratio_num = h / g;
         r.ratio_den = q_heads / g;
         r.ratio = static_cast<double>(r.ratio_num) / static_cast<double>(r.ratio_den);
-        r.kv_proj_width = checked_mul(h, d, "K/V projection width");
+        r.kv_proj_width = checked_mul(h, d, N_("K/V projection width"));
         r.total_bytes = kv_bytes(uniform_kv(layers, h, d, bits), seq_lens).total_bytes;
         out.push_back(r);
     }

@@ -24,7 +24,7 @@ void totals(const KvMemInputs& in, KvMemResult& r) {
     r.total_gib = static_cast<double>(r.kv->total_bytes) / kBytesPerGiB;
     r.total_gb = static_cast<double>(r.kv->total_bytes) / kBytesPerGB;
     for (const auto& [len, count] : in.requests)
-        r.total_tokens = checked_add(r.total_tokens, checked_mul(len, count, "tokens cached"), "tokens cached");
+        r.total_tokens = checked_add(r.total_tokens, checked_mul(len, count, N_("tokens cached")), N_("tokens cached"));
     if (r.uniform && r.same_length) {
         const KvLayer& l0 = spec.layers.front();
         // The documents' formula, kept as a check on the layer-by-layer sum.
@@ -54,8 +54,8 @@ void options(const KvMemInputs& in, KvMemResult& r) {
     if (r.uniform && in.model.q_heads) {
         const KvLayer& l0 = spec.layers.front();
         r.head_sharing = compare_head_sharing(r.layers, *in.model.q_heads, l0.h_kv, l0.d_k, l0.bits_k, in.requests, in.where);
-        r.q_proj_width = checked_mul(*in.model.q_heads, l0.d_k, "Q projection width");
-        r.kv_proj_width = checked_mul(l0.h_kv, l0.d_k, "K/V projection width");
+        r.q_proj_width = checked_mul(*in.model.q_heads, l0.d_k, N_("Q projection width"));
+        r.kv_proj_width = checked_mul(l0.h_kv, l0.d_k, N_("K/V projection width"));
     }
     if (in.block_size) {
         r.paged = kv_paged(spec, in.requests, *in.block_size, in.where);
@@ -90,14 +90,7 @@ KvMemBudget budget(const KvMemInputs& in, const KvMemResult& r) {
         // quantize's storage rule (int8/int4 with their fp16 group scales), as decode-roofline counts.
         const StorageCost sc = weight_storage(b.params, *b.weight_dtype);
         b.weights_bytes = sc.total_bytes;
-        const std::vector<std::string> args = {group_thousands(b.params), exact_ratio(b.weight_dtype->bits, 8, 3),
-                                               b.weight_dtype->name, group_thousands(sc.metadata_bytes),
-                                               std::to_string(kWeightGroup)};
-        // {5}: the config reader's tied-head rule, said in the sentence's language.
-        b.weights_from = {sc.metadata_bytes ? N_("{0} parameters (counted from the config; {5}) × {1} B ({2}) + {3} B of "
-                                                 "fp16 scales, one per {4}")
-                                            : N_("{0} parameters (counted from the config; {5}) × {1} B ({2})"),
-                          args, {}, {c.tied_rule}};
+        b.weights_from = weight_bytes_origin(b.params, *b.weight_dtype, sc, &c.tied_rule);
     } else {
         throw InputError(N_("{0} needs the weights: give their bytes, or a model config to count them"), {in.where.budget});
     }
@@ -157,7 +150,7 @@ KvMemResult kv_mem(const KvMemInputs& in) {
         r.bytes_per_token_per_layer.push_back(layer_bytes_per_token(l));
         bits += layer_token_bits(l);
     }
-    r.token_bits = to_u64(bits, "KV bits per token");
+    r.token_bits = to_u64(bits, N_("KV bits per token"));
     if (!in.requests.empty()) {
         totals(in, r);
         options(in, r);

@@ -147,13 +147,28 @@ void apply_window_rule(const json& j, const std::string& name, ModelConfig& c, s
                              {t, W}};
             return;
         }
-        const std::uint64_t full_first = std::min(optional_positive(j, name, {"max_window_layers"}, 28), c.layers);
-        for (std::uint64_t i = full_first; i < c.layers; ++i) c.window_per_layer[i] = window;
-        c.window_rule = {j.contains("max_window_layers")
-                             ? N_("{0}: use_sliding_window, layers {1} on slide with window {2} (max_window_layers {1})")
-                             : N_("{0}: use_sliding_window, layers {1} on slide with window {2} (max_window_layers {1}, "
-                                  "Qwen2Config's default 28)"),
-                         {t, std::to_string(full_first), W}};
+        // max_window_layers may be 0 (every layer slides) or at least the layer count (none does).
+        std::uint64_t max_window_layers = 28;
+        if (const json* m = find_key(j, {"max_window_layers"}, nullptr)) {
+            if (!m->is_number_integer() || m->get<std::int64_t>() < 0)
+                throw InputError(key_where(name, "max_window_layers"), m->dump(), N_("must be a non-negative integer"));
+            max_window_layers = m->get<std::uint64_t>();
+        }
+        const bool given = j.contains("max_window_layers") && !j["max_window_layers"].is_null();
+        const std::vector<std::string> args = {t, std::to_string(max_window_layers), W, std::to_string(c.layers)};
+        if (max_window_layers >= c.layers) {
+            c.window_rule = {given ? N_("{0}: use_sliding_window, but max_window_layers {1} ≥ the {3} layers: no layer "
+                                        "slides (window {2} unused)")
+                                   : N_("{0}: use_sliding_window, but max_window_layers {1} (Qwen2Config's default) ≥ "
+                                        "the {3} layers: no layer slides (window {2} unused)"),
+                             args};
+            return;
+        }
+        for (std::uint64_t i = max_window_layers; i < c.layers; ++i) c.window_per_layer[i] = window;
+        c.window_rule = {given ? N_("{0}: use_sliding_window, layers {1} on slide with window {2} (max_window_layers {1})")
+                               : N_("{0}: use_sliding_window, layers {1} on slide with window {2} (max_window_layers {1}, "
+                                    "Qwen2Config's default 28)"),
+                         args};
     } else if (t == "mistral" || t == "mixtral" || t == "phi3") {
         if (!optional_bool(j, "use_sliding_window", true)) {
             c.window_rule = full_everywhere;
@@ -188,9 +203,17 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
     if (c.model_type.empty())
         if (auto it = top.find("model_type"); it != top.end() && it->is_string()) c.model_type = it->get<std::string>();
     if (c.model_type == "gemma3_text" || c.model_type == "gemma3") apply_gemma3_defaults(j, c);
-    if (c.model_type == "gemma2" && !j.contains("sliding_window")) {
-        j["sliding_window"] = 4096;
-        c.defaults_applied.push_back({N_("{0} = {1} ({2} default)"), {"sliding_window", "4096", "Gemma2Config"}});
+    // Hugging Face's class defaults for a sliding_window the file leaves out (null means none):
+    // Gemma2Config, MistralConfig and the Qwen2/Qwen3 configs default it to 4096 (Qwen only uses
+    // it with use_sliding_window).
+    if (!j.contains("sliding_window")) {
+        const std::string& t = c.model_type;
+        const bool qwen = t == "qwen2" || t == "qwen2_moe" || t == "qwen3" || t == "qwen3_moe";
+        const char* cls = t == "gemma2" ? "Gemma2Config" : t == "mistral" ? "MistralConfig" : qwen ? "Qwen2Config" : nullptr;
+        if (cls && (!qwen || optional_bool(j, "use_sliding_window", false))) {
+            j["sliding_window"] = 4096;
+            c.defaults_applied.push_back({N_("{0} = {1} ({2} default)"), {"sliding_window", "4096", cls}});
+        }
     }
     const TypeRules* rules = type_rules(c.model_type);
 
@@ -244,8 +267,11 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
                            {rules->config_class}};
         } else {
             c.tied_embeddings = true;
-            c.tied_rule = {N_("tie_word_embeddings absent and model_type '{0}' unknown to inferlab: Hugging Face's "
-                              "PretrainedConfig default (tied) assumed"),
+            c.tied_rule = {c.model_type.empty()
+                               ? N_("tie_word_embeddings and model_type absent: Hugging Face's PretrainedConfig default "
+                                    "(tied) assumed")
+                               : N_("tie_word_embeddings absent and model_type '{0}' unknown to inferlab: Hugging Face's "
+                                    "PretrainedConfig default (tied) assumed"),
                            {c.model_type}};
         }
         const bool attention_bias = optional_bool(j, "attention_bias", false);
@@ -329,12 +355,11 @@ void require_precision_flags(const ModelConfig& cfg, const std::vector<std::pair
     for (const auto& [flag, given] : flags)
         if (!given) missing.push_back(flag);
     if (missing.empty()) return;
-    std::string list;
-    for (std::size_t i = 0; i < missing.size(); ++i)
-        list += (i == 0 ? "" : (i + 1 == missing.size() ? " and " : ", ")) + missing[i];
-    throw InputError(N_("config '{0}' names no torch_dtype, and inferlab does not guess a precision: give {1} (fp32, "
-                        "bf16, fp16, fp8, int8, int4)"),
-                     {cfg.name, list});
+    throw InputError(Prose{N_("config '{0}' names no torch_dtype, and inferlab does not guess a precision: give {1} "
+                              "(fp32, bf16, fp16, fp8, int8, int4)"),
+                           {cfg.name},
+                           {},
+                           {and_list(missing)}});
 }
 
 ModelConfig load_config_file(const std::string& path, const std::string& where) {
@@ -387,7 +412,7 @@ KvSpec kv_spec_from_config(const ModelConfig& c, std::uint32_t bits) {
 }
 
 ParamCount count_params(const ModelConfig& c) {
-    const std::string what = "parameter count";
+    const std::string what = N_("parameter count");
     auto mul = [&](std::initializer_list<std::uint64_t> f) { return checked_product(f, what); };
     auto add = [&](std::uint64_t a, std::uint64_t b) { return checked_add(a, b, what); };
     // Keys asked for only here, where they are used (kv-mem needs neither).

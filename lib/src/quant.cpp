@@ -273,12 +273,24 @@ StorageCost weight_storage(std::uint64_t params, const DType& dtype) {
     return storage_cost(params, params ? params : 1, dtype.bits, 32, 0, 0);
 }
 
+Prose weight_bytes_origin(std::uint64_t params, const DType& dtype, const StorageCost& cost, const Prose* tied_rule) {
+    const std::vector<std::string> args = {group_thousands(params), exact_ratio(dtype.bits, 8, 3), dtype.name,
+                                           group_thousands(cost.metadata_bytes), std::to_string(kWeightGroup)};
+    const bool scales = cost.metadata_bytes != 0;
+    if (tied_rule == nullptr)
+        return {scales ? N_("{0} parameters × {1} B ({2}) + {3} B of fp16 scales, one per {4}") : N_("{0} parameters × {1} B ({2})"),
+                args};
+    return {scales ? N_("{0} parameters (counted from the config; {5}) × {1} B ({2}) + {3} B of fp16 scales, one per {4}")
+                   : N_("{0} parameters (counted from the config; {5}) × {1} B ({2})"),
+            args, {}, {*tied_rule}};
+}
+
 std::uint64_t params_of_weight_bytes(std::uint64_t bytes, const DType& dtype) {
     const bool grouped = dtype.name == "int8" || dtype.name == "int4";
     // Bits per group of kWeightGroup weights: their levels plus the group's scale.
     const u128 group_bits = grouped ? kWeightGroup * dtype.bits + kWeightScaleBits : dtype.bits;
     const u128 per_group = grouped ? kWeightGroup : 1;
-    return to_u64(static_cast<u128>(bytes) * 8 * per_group / group_bits, "parameter count of " + std::to_string(bytes) + " bytes");
+    return to_u64(static_cast<u128>(bytes) * 8 * per_group / group_bits, N_("the parameter count of a weight size"));
 }
 
 KvQuantBytes kv_quantized_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens, unsigned bits,

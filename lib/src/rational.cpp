@@ -27,7 +27,7 @@ Rational make(i128 n, i128 d) {
         n /= a;
         d /= a;
     }
-    if (n > INT64_MAX || n < INT64_MIN || d > INT64_MAX) throw OverflowError("an exact fraction");
+    if (n > INT64_MAX || n < INT64_MIN || d > INT64_MAX) throw OverflowError(N_("an exact fraction"));
     return Rational(static_cast<std::int64_t>(n), static_cast<std::int64_t>(d));
 }
 

@@ -63,17 +63,11 @@ Acceptance<double> as_doubles(const Acceptance<Rational>& e) {
     return a;
 }
 
-void require_same_size(const SpecAcceptInputs& in, std::size_t p, std::size_t q) {
-    if (p != q)
-        throw InputError(N_("{0} has {1} entries and {2} has {3}: p and q must cover the same vocabulary"),
-                         {in.where.q, group_thousands(q), in.where.p, group_thousands(p)});
-}
-
 SpecPosition position(const SpecAcceptInputs& in) {
     SpecPosition pos;
     pos.source = in.source;
     if (in.source == PositionSource::Exact) {
-        require_same_size(in, in.p_exact.size(), in.q_exact.size());
+        require_same_vocabulary(in.where.p, in.p_exact.size(), in.where.q, in.q_exact.size());
         SpecPosition::Exact e;
         e.p = checked_distribution(in.where.p, in.p_exact, in.normalize, in.where.normalize);
         e.q = checked_distribution(in.where.q, in.q_exact, in.normalize, in.where.normalize);
@@ -84,7 +78,7 @@ SpecPosition position(const SpecAcceptInputs& in) {
         pos.exact = std::move(e);
         return pos;
     }
-    require_same_size(in, in.p.size(), in.q.size());
+    require_same_vocabulary(in.where.p, in.p.size(), in.where.q, in.q.size());
     if (in.source == PositionSource::Logits) {
         pos.temperature = in.temperature;
         pos.top_k = in.top_k;
@@ -148,6 +142,19 @@ SpecSimulation simulation(const SpecPosition& pos, const SpecAcceptInputs& in) {
 }
 
 }  // namespace
+
+namespace {
+// "1 entry", "3 entries": a clause of an error, said in the error's language when it is printed.
+Prose entries(std::size_t n) { return {n == 1 ? N_("{0} entry") : N_("{0} entries"), {group_thousands(n)}}; }
+}  // namespace
+
+void require_same_vocabulary(const std::string& where_p, std::size_t p_size, const std::string& where_q, std::size_t q_size) {
+    if (p_size != q_size)
+        throw InputError(Prose{N_("{0} has {2} and {1} has {3}: p and q must cover the same vocabulary"),
+                               {where_q, where_p},
+                               {},
+                               {entries(q_size), entries(p_size)}});
+}
 
 SpecAcceptResult spec_accept(const SpecAcceptInputs& in) {
     SpecAcceptResult r;

@@ -87,7 +87,7 @@ std::vector<Example> build() {
     ex.push_back({"kv.doc2.q-proj-width", kDoc2, kDoc2GqaSection, N_("Q projection width H_q·d"), "H_q=32 d=128",
                   "4096", true, [] {
                       // Every query head keeps its own d-wide slice, whatever the K/V sharing.
-                      const std::uint64_t q_heads = 32, d = 128, w = checked_mul(q_heads, d, "Q projection width");
+                      const std::uint64_t q_heads = 32, d = 128, w = checked_mul(q_heads, d, N_("Q projection width"));
                       return Computed{static_cast<double>(w), std::to_string(w)};
                   }});
     ex.push_back({"kv.doc2.kv-proj-width", kDoc2, kDoc2GqaSection, N_("K (and V) projection width H_kv·d"),

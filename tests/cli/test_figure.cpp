@@ -240,7 +240,7 @@ TEST_CASE("figure: bad input is exit 2 with one line naming the flag or name", "
     // The library names these by the documents' symbols (H_kv, W); the figure command names its flags.
     expect_error({"figure", "doc1-fig6", "--kv-heads", "1,1,1,1,1"}, "--kv-heads '5 values': give 1 to 4 values to compare");
     expect_error({"figure", "doc1-fig10", "--seq-len", "8", "--window", "9"}, "--window '9': must be between 1 and S = 8");
-    expect_error({"figure", "doc1-fig13", "--p", "0.5,0.5"}, "--p has 2 tokens and --q 3");
+    expect_error({"figure", "doc1-fig13", "--p", "0.5,0.5"}, "--q has 3 entries and --p has 2 entries: p and q must cover the same vocabulary");
     expect_error({"figure", "doc1-fig13", "--p", "1.5,0,0"}, "--p");
     expect_error({"figure", "doc1-fig15", "--bits", "1"}, "--bits '1'");
     expect_error({"figure", "doc1-fig10", "--seq-len", "65"}, "--seq-len '65'");

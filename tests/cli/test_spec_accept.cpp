@@ -73,7 +73,8 @@ TEST_CASE("spec-accept: logits with temperature and top-k", "[cli][spec-accept]"
 }
 
 TEST_CASE("spec-accept: bad input exits 2 with one clear line", "[cli][spec-accept][errors]") {
-    expect_error({"spec-accept", "--p", "0.6,0.4", "--q", "0.4,0.4,0.2"}, "--q has 3 entries and --p has 2: p and q must cover the same vocabulary");
+    expect_error({"spec-accept", "--p", "0.6,0.4", "--q", "0.4,0.4,0.2"}, "--q has 3 entries and --p has 2 entries: p and q must cover the same vocabulary");
+    expect_error({"spec-accept", "--p", "0.5,0.5", "--q", "1"}, "--q has 1 entry and --p has 2 entries");
     expect_error({"spec-accept", "--p", "0.6,0.5,-0.1", "--q", "0.4,0.4,0.2"}, "entries must not be negative");
     expect_error({"spec-accept", "--p", "0.6,0.6,0.1", "--q", "0.4,0.4,0.2"}, "must sum to 1 within 1e-9");
     expect_error({"spec-accept", "--p", "", "--q", "0.4,0.4,0.2"}, "is an empty list");

@@ -132,7 +132,7 @@ TEST_CASE("best-of-n errors in Chinese: the flag, the value and the translated r
 
 TEST_CASE("best-of-n in Chinese fits 80 columns", "[cli][i18n][best-of-n]") {
     for (const auto& args : kRuns) {
-        const CliResult r = run_inferlab(args, "", {"INFERLAB_LANG=zh", "COLUMNS=80"});
+        const CliResult r = run_inferlab(args, "", kZh80);
         INFO(r.out);
         CHECK(r.status == 0);
         CHECK(widest_line(r.out) <= 80);

@@ -172,24 +172,17 @@ TEST_CASE("figure --json and --csv are byte-identical in English and Chinese", "
 }
 
 TEST_CASE("figure errors in Chinese name the flag, the value and the rule", "[cli][zh][figure]") {
-    const auto expect = [](const std::vector<std::string>& args, const std::string& line) {
-        const CliResult r = run_zh(args);
-        INFO(r.err);
-        CHECK(r.status == 2);
-        CHECK(r.out.empty());
-        CHECK(r.err == "inferlab: 错误: " + line + "\n");
-    };
     // The drawing's rule names H_kv; the figure maps it back to the flag the user gave.
-    expect({"figure", "doc1-fig6", "--kv-heads", "3"}, "--kv-heads '3': 必须整除 H_q = 4（每个 K/V 头对应完整的一组）");
-    expect({"figure", "doc1-fig99"}, "NAME 'doc1-fig99': 不是图名（见 'inferlab figure --list'）");
-    expect({"figure", "doc1-fig1"}, "NAME 'doc1-fig1': 不绘制：示意图：本文的阅读路线，没有数值或状态");
-    expect({"figure", "--list", "--batch", "2"}, "--batch 不能与 --list 同用（它不画图）");
-    expect({"figure", "doc1-fig10", "--tile", "20"}, "--tile '20': 必须在 1 到 S = 12 之间");
-    expect({"figure", "doc1-fig13", "--p", "0.5,0.5", "--q", "0.2,0.3,0.5"}, "--p 有 2 个 token，--q 有 3 个：二者必须共用同一词表");
+    expect_zh_error({"figure", "doc1-fig6", "--kv-heads", "3"}, "--kv-heads '3': 必须整除 H_q = 4（每个 K/V 头对应完整的一组）");
+    expect_zh_error({"figure", "doc1-fig99"}, "NAME 'doc1-fig99': 不是图名（见 'inferlab figure --list'）");
+    expect_zh_error({"figure", "doc1-fig1"}, "NAME 'doc1-fig1': 不绘制：示意图：本文的阅读路线，没有数值或状态");
+    expect_zh_error({"figure", "--list", "--batch", "2"}, "--batch 不能与 --list 同用（它不画图）");
+    expect_zh_error({"figure", "doc1-fig10", "--tile", "20"}, "--tile '20': 必须在 1 到 S = 12 之间");
+    expect_zh_error({"figure", "doc1-fig13", "--p", "0.5,0.5", "--q", "0.2,0.3,0.5"}, "--q 有 3 项，--p 有 2 项：p 与 q 必须覆盖同一词表");
 }
 
 TEST_CASE("figure in Chinese fits 80 columns: --list, --help and every --explain", "[cli][zh][figure]") {
-    const std::vector<std::string> env = {"INFERLAB_LANG=zh", "COLUMNS=80"};
+    const std::vector<std::string>& env = kZh80;
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"figure", "--list"}, {"figure", "--help"}}) {
         const CliResult r = run_inferlab(args, "", env);
         REQUIRE(r.status == 0);

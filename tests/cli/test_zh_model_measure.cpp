@@ -159,7 +159,7 @@ TEST_CASE("model measure and paged commands: JSON and CSV are byte-identical in 
     for (const auto& args : runs) {
         INFO(joined(args));
         const CliResult en = run_inferlab(args, "", {"INFERLAB_LANG=en"});
-        const CliResult zh = run_inferlab(args, "", {"INFERLAB_LANG=zh"});
+        const CliResult zh = run_inferlab(args, "", zh_env());
         CHECK(en.status == 0);
         CHECK(zh.status == 0);
         CHECK(!en.out.empty());
@@ -168,13 +168,13 @@ TEST_CASE("model measure and paged commands: JSON and CSV are byte-identical in 
     // roofline: the CSV header (its numbers are timings) reads the same in both languages.
     const Args roofline = {"model", "roofline", "--probe-mib", "8", "--repeats", "1", "--batch", "1", "--contexts", "8", "--csv"};
     const CliResult ren = run_inferlab(roofline, "", {"INFERLAB_LANG=en"});
-    const CliResult rzh = run_inferlab(roofline, "", {"INFERLAB_LANG=zh"});
+    const CliResult rzh = run_inferlab(roofline, "", zh_env());
     REQUIRE(ren.status == 0);
     REQUIRE(rzh.status == 0);
     CHECK(lines_of(rzh.out).front() == lines_of(ren.out).front());
     CHECK(lines_of(ren.out).front().rfind("S,batch,bytes/step (B),", 0) == 0);
     // The prose fields stay English in JSON.
-    const auto j = parse_json(run_inferlab({"model", "paged", "--json"}, "", {"INFERLAB_LANG=zh"}));
+    const auto j = parse_json(run_inferlab({"model", "paged", "--json"}, "", zh_env()));
     CHECK(j["saving_note"].get<std::string>().rfind("sharing saves 1 block at its peak", 0) == 0);
     CHECK(j["steps"][0]["events"][0] == "seq 0 admitted");
 }

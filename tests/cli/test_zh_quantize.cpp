@@ -28,7 +28,7 @@ const std::vector<std::string> kKvPlain = {"quantize", "--kv-gen", "16x8", "--ou
 const std::vector<std::string> kElements = {"quantize", "--elements", "32", "--bits", "8", "--group-size", "32",
                                             "--scheme", "asymmetric"};
 const std::vector<std::string> kModel = {"quantize", "--model", "llama-3-8b", "--seq-len", "8192", "--group-size", "64"};
-// Sliding layers add a note that quotes the config reader's window rule (model_config.cpp, in English).
+// Sliding layers add a note that quotes the config reader's window rule (model_config.cpp).
 const std::vector<std::string> kSliding = {"quantize", "--model", "gemma-2-9b", "--seq-len", "8192"};
 
 }  // namespace
@@ -146,27 +146,20 @@ TEST_CASE("quantize in Chinese: no English prose in any kind of run", "[cli][i18
 }
 
 TEST_CASE("quantize errors in Chinese name the flag, the value and the rule", "[cli][i18n][quantize][errors]") {
-    auto expect = [](const std::vector<std::string>& args, const std::string& line) {
-        const CliResult r = run_zh(args);
-        INFO(r.err);
-        CHECK(r.status == 2);
-        CHECK(r.out.empty());
-        CHECK(r.err == kZhError + line + "\n");
-    };
-    expect({"quantize", "--x", "0.37", "--step", "0.1", "--bits", "1"}, "--bits '1': 必须在 2 到 16 之间");
-    expect({"quantize", "--gen", "normal:4x10", "--group-size", "4"}, "--group-size '4': 必须整除行长 10（不做 padding）");
+    expect_zh_error({"quantize", "--x", "0.37", "--step", "0.1", "--bits", "1"}, "--bits '1': 必须在 2 到 16 之间");
+    expect_zh_error({"quantize", "--gen", "normal:4x10", "--group-size", "4"}, "--group-size '4': 必须整除行长 10（不做 padding）");
     // The library's rule, rethrown with the value as typed (#15): still a msgid with its values.
-    expect({"quantize", "--gen", "normal:99999x99999"}, "--gen 'normal:99999x99999': 最多只能有 10,000,000 个值");
-    expect({"quantize", "--gen", "normal:1x2x3"}, "--gen 'normal:1x2x3': 必须是 N 或 ROWSxCOLS，且只含一个 'x'");
-    expect({"quantize", "--x", "1"}, "使用 --x 时必须给出 --step（Δ，量化步长）");
-    expect(with(kValue, {"--scheme", "asymmetric"}),
+    expect_zh_error({"quantize", "--gen", "normal:99999x99999"}, "--gen 'normal:99999x99999': 最多只能有 10,000,000 个值");
+    expect_zh_error({"quantize", "--gen", "normal:1x2x3"}, "--gen 'normal:1x2x3': 必须是 N 或 ROWSxCOLS，且只含一个 'x'");
+    expect_zh_error({"quantize", "--x", "1"}, "使用 --x 时必须给出 --step（Δ，量化步长）");
+    expect_zh_error(with(kValue, {"--scheme", "asymmetric"}),
            "--scheme 对 --x 不起作用（运行 inferlab quantize --help 查看每种输入读取哪些选项）");
-    expect({"quantize", "--values", "1,2", "--outliers", "0.1:2"}, "--outliers 只适用于 --gen");
-    expect({"quantize", "--model", "llama-3-8b", "--seq-len", "10", "--group-size", "7"},
+    expect_zh_error({"quantize", "--values", "1,2", "--outliers", "0.1:2"}, "--outliers 只适用于 --gen");
+    expect_zh_error({"quantize", "--model", "llama-3-8b", "--seq-len", "10", "--group-size", "7"},
            "--group-size '7': 必须整除头宽度（d_k = 128）");
-    expect({"quantize", "--values", "1e30", "--source-dtype", "fp16"},
+    expect_zh_error({"quantize", "--values", "1e30", "--source-dtype", "fp16"},
            "--values '1e+30': 超出量化前精度 fp16（--source-dtype）的范围：[-65504, 65504]");
-    expect({"quantize", "--file", data_path("empty.txt")}, "--file '" + data_path("empty.txt") + "': 不含任何数");
+    expect_zh_error({"quantize", "--file", data_path("empty.txt")}, "--file '" + data_path("empty.txt") + "': 不含任何数");
     // English keeps its words: the same errors, as before.
     expect_error({"quantize", "--gen", "normal:99999x99999"}, "--gen 'normal:99999x99999': must hold at most 10,000,000 values");
     expect_error({"quantize", "--model", "llama-3-8b", "--seq-len", "10", "--group-size", "7"},

@@ -181,13 +181,6 @@ TEST_CASE("spec-accept --json and --csv are the same bytes in Chinese and Englis
 }
 
 TEST_CASE("spec-accept errors in Chinese: the flag, the value and the rule, exit 2", "[cli][i18n][spec-accept][errors]") {
-    auto expect_zh_error = [](const std::vector<std::string>& args, const std::string& line) {
-        const CliResult r = run_zh(args);
-        INFO(r.err);
-        CHECK(r.status == 2);
-        CHECK(r.out.empty());
-        CHECK(r.err == kZhError + line + "\n");
-    };
     expect_zh_error({"spec-accept", "--p", "0.6,0.4", "--q", "0.4,0.4,0.2"}, "--q 有 3 项，--p 有 2 项：p 与 q 必须覆盖同一词表");
     expect_zh_error({"spec-accept", "--p", "0.6,0.6,0.1", "--q", "0.4,0.4,0.2"},
                     "--p '总和 1.3': 总和必须在 1e-9 以内等于 1（或使用 --normalize）");

@@ -150,6 +150,24 @@ TEST_CASE("a count takes its noun's number in English and the one Chinese form",
     set_language(Lang::en);
 }
 
+TEST_CASE("a list of values joins with the reader's words, and Chinese is looked up whatever the run's language", "[i18n]") {
+    set_language(Lang::en);
+    CHECK(and_list({"--kv-dtype"}).text() == "--kv-dtype");
+    CHECK(and_list({"a", "b"}).text() == "a and b");
+    CHECK(and_list({"a", "b", "c"}).text() == "a, b and c");
+    CHECK(and_list({"a", "b", "c"}).in(Lang::zh) == "a、b 和 c");
+    CHECK(tr_in(Lang::zh, "PASS") == "通过");  // an English run asking for the Chinese text
+    CHECK(counted(1, "{0} token", "{0} tokens", Lang::zh) == "1 个 token");
+}
+
+TEST_CASE("an error keeps the value the user typed, braces included", "[i18n]") {
+    const InputError e("--seq-len", "{{1}}", N_("must be a positive integer"));
+    CHECK(std::string(e.what()) == "--seq-len '{{1}}': must be a positive integer");
+    set_language(Lang::zh);
+    CHECK(e.localized() == "--seq-len '{{1}}': 必须是正整数");
+    set_language(Lang::en);
+}
+
 TEST_CASE("a Prose sentence keeps its English and translates its msgid arguments", "[i18n]") {
     const Prose p{"seq {0} admitted", {"7"}};
     const Prose nested{"{0}: {1}", {"x", "PASS"}, {1}};

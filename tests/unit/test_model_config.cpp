@@ -116,6 +116,40 @@ TEST_CASE("window layouts per model type without layer_types", "[config]") {
     CHECK(parse_hf_config(off, "x.json").window_per_layer == std::vector<std::uint64_t>(12, 0));
 }
 
+TEST_CASE("a sliding_window the config leaves out takes its class's default, and max_window_layers 0 or past the layers", "[config]") {
+    auto base = [](const std::string& type) {
+        return nlohmann::json{{"model_type", type}, {"num_hidden_layers", 12}, {"num_attention_heads", 4},
+                              {"hidden_size", 64}, {"intermediate_size", 128}, {"vocab_size", 100},
+                              {"torch_dtype", "bfloat16"}};
+    };
+    // MistralConfig's sliding_window defaults to 4096; null means none.
+    const ModelConfig m = parse_hf_config(base("mistral"), "m");
+    CHECK(m.window_per_layer == std::vector<std::uint64_t>(12, 4096));
+    REQUIRE(m.defaults_applied.size() == 1);
+    CHECK(m.defaults_applied[0].text() == "sliding_window = 4096 (MistralConfig default)");
+    auto none = base("mistral");
+    none["sliding_window"] = nullptr;
+    CHECK(parse_hf_config(none, "m").window_per_layer == std::vector<std::uint64_t>(12, 0));
+    // Qwen2Config: 4096 too, used only with use_sliding_window (from max_window_layers on, default 28).
+    auto q = base("qwen2");
+    q["use_sliding_window"] = true;
+    q["max_window_layers"] = 8;
+    CHECK(parse_hf_config(q, "q").window_per_layer ==
+          std::vector<std::uint64_t>{0, 0, 0, 0, 0, 0, 0, 0, 4096, 4096, 4096, 4096});
+    CHECK(parse_hf_config(base("qwen2"), "q").defaults_applied.empty());  // no use_sliding_window: nothing applied
+    q["max_window_layers"] = 0;  // every layer slides
+    CHECK(parse_hf_config(q, "q").window_per_layer == std::vector<std::uint64_t>(12, 4096));
+    q["max_window_layers"] = 40;  // past the layers: none slides, and the rule says so with the config's 40
+    const ModelConfig past = parse_hf_config(q, "q");
+    CHECK(past.window_per_layer == std::vector<std::uint64_t>(12, 0));
+    CHECK(past.window_rule.text() == "qwen2: use_sliding_window, but max_window_layers 40 ≥ the 12 layers: no layer slides "
+                                     "(window 4096 unused)");
+    q.erase("max_window_layers");  // the default 28 is past 12 layers too
+    CHECK_THAT(parse_hf_config(q, "q").window_rule.text(), Catch::Contains("max_window_layers 28 (Qwen2Config's default)"));
+    q["max_window_layers"] = -1;
+    CHECK_THROWS_WITH(parse_hf_config(q, "q"), "config 'q' key 'max_window_layers' '-1': must be a non-negative integer");
+}
+
 TEST_CASE("tied LM head defaults follow the model type and say so", "[config]") {
     nlohmann::json j = {{"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"hidden_size", 64},
                         {"intermediate_size", 128}, {"vocab_size", 100}};

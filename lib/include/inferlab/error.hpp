@@ -17,7 +17,8 @@ namespace inferlab {
 // sentence: what() is its English text(), localized() the same sentence in the reader's language.
 class Error : public std::runtime_error {
 public:
-    // A message that is itself a msgid: translated whole when the catalogue has it.
+    // A message that is itself a msgid: translated whole when the catalogue has it ("{{" and "}}"
+    // print as braces; a value the user typed goes in as an argument, never into the msgid).
     explicit Error(const std::string& message) : Error(Prose{message, {}}) {}
     // A msgid with values: Error(N_("unknown subcommand '{0}' (the subcommands: {1})"), {word, names}).
     Error(const std::string& msgid, std::vector<std::string> args) : Error(Prose{msgid, std::move(args)}) {}
@@ -40,11 +41,13 @@ public:
     InputError(const std::string& where, const std::string& value, const std::string& rule,
                std::vector<std::string> rule_args = {})
         : InputError(where, value, Prose{rule, std::move(rule_args)}) {}
+    // where and value are values of the sentence, never patterns: a "{{" the user typed stays.
     InputError(const std::string& where, const std::string& value, Prose rule)
-        : Error(where + " '" + value + "': " + rule.text()), where_(where), value_(value), rule_(std::move(rule)) {}
+        : Error(Prose{"{0} '{1}': {2}", {where, value}, {}, {rule}}), where_(where), value_(value), rule_(std::move(rule)) {}
     // For rules that concern a combination of flags rather than one value.
     explicit InputError(const std::string& message) : Error(message) {}
     InputError(const std::string& msgid, std::vector<std::string> args) : Error(msgid, std::move(args)) {}
+    explicit InputError(Prose message) : Error(std::move(message)) {}
     const std::string& where() const { return where_; }
     const std::string& value() const { return value_; }
     // The rule in English ("must be a positive integer").
@@ -59,10 +62,6 @@ public:
     InputError renamed(const std::string& where) const {
         if (rule_.empty()) return *this;  // a message-only error names no input
         return InputError(where, value_, rule_);
-    }
-    std::string localized() const override {
-        if (rule_.empty()) return Error::localized();
-        return where_ + " '" + value_ + "': " + rule_.localized();
     }
 
 private:

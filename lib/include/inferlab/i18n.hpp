@@ -64,9 +64,9 @@ Lang lang_of_locale(const std::string& locale);
 // `getenv` is std::getenv in the binary and a table in the tests.
 Lang choose_language(const std::optional<std::string>& lang_flag,
                      const std::function<const char*(const char*)>& getenv);
-// The value of `flag` in argv ("--lang zh" or "--lang=zh"; the last one given), before any option
-// parser runs, so that --help pages are built in that language too. Words after "--" are not
-// options; a flag without a value gives "".
+// The value of `flag` in argv ("--flag v" or "--flag=v"; the last one given), before any option
+// parser runs (the CLI reads --lang so, to build --help pages in that language). Words after "--"
+// are not options; a flag without a value gives "".
 std::optional<std::string> flag_value_of(const std::string& flag, int argc, const char* const* argv);
 
 // The language tr() translates into; English until set (each run of the CLI sets it).
@@ -79,7 +79,7 @@ std::string tr(const std::string& msgid);
 // tr(msgid) gives it: a context needs an entry only where its meaning differs.
 std::string trc(const std::string& context, const std::string& msgid);
 // `msgid` as a text in `lang` says it: itself in English (what --json and --csv print in every
-// language), tr(msgid) otherwise. `lang` is Lang::en or language().
+// language), the catalogue's msgstr in Chinese (msgid itself where the catalogue has none).
 std::string tr_in(Lang lang, const std::string& msgid);
 // Replaces {0}, {1}, ... in `pattern` by args[0], args[1], ...; "{{" and "}}" stand for braces.
 // A placeholder with no argument is kept as written (never an exception at print time).
@@ -93,7 +93,7 @@ std::string trf(const std::string& msgid, const Args&... args) {
 // A count with its noun: "1 token", "1,024 tokens". `one` and `many` are msgids with {0} for the
 // count ("{0} token", "{0} tokens"), which is grouped in thousands. English picks the form by `n`;
 // Chinese has no plural, so its text is the catalogue's form of `many` for every count (only
-// `many` needs a catalogue entry). `lang` as for tr_in().
+// `many` needs a catalogue entry). `lang` as for tr_in(); language() by default.
 std::string counted(std::uint64_t n, const std::string& one, const std::string& many, Lang lang = language());
 
 // A sentence of a result, kept as an English msgid with its values apart (paged's events, a
@@ -119,6 +119,10 @@ struct Prose {
     // text() for Lang::en, localized() otherwise.
     std::string in(Lang lang) const;
 };
+
+// "a", "a and b", "a, b and c" (values, never translated) as a sentence: "and" and the commas
+// in the reader's language when it is printed.
+Prose and_list(const std::vector<std::string>& items);
 
 // Each sentence's text(): the English a JSON document holds.
 std::vector<std::string> texts(const std::vector<Prose>& v);

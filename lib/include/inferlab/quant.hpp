@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "inferlab/dtype.hpp"
+#include "inferlab/i18n.hpp"
 #include "inferlab/kv.hpp"
 #include "inferlab/rational.hpp"
 
@@ -128,6 +129,10 @@ StorageCost weight_storage(std::uint64_t params, const DType& dtype);
 // The inverse: how many weights `bytes` hold at `dtype` by that rule (rounded down), for a
 // model given by its weight bytes alone.
 std::uint64_t params_of_weight_bytes(std::uint64_t bytes, const DType& dtype);
+// How weight_storage's bytes were counted, as the output says it: "P parameters × b B (dtype)",
+// "+ m B of fp16 scales, one per 32" at int8/int4, and with `tied_rule` (the config reader's
+// rule for the LM head) "(counted from the config; ...)" after the parameters.
+Prose weight_bytes_origin(std::uint64_t params, const DType& dtype, const StorageCost& cost, const Prose* tied_rule = nullptr);
 
 // The KV cache of a model stored quantized: kv-mem's bytes at `bits` per element plus one scale
 // (and zero point) per group of `group` elements of each head vector. `group` must divide d.

@@ -122,4 +122,8 @@ std::vector<T> checked_distribution(const std::string& where, std::vector<T> v, 
 // a simulation without p and q) are InputErrors naming the inputs by `where`.
 SpecAcceptResult spec_accept(const SpecAcceptInputs& in);
 
+// p (given as `where_p`, p_size entries) and q over the same vocabulary; an InputError naming
+// both and their sizes otherwise.
+void require_same_vocabulary(const std::string& where_p, std::size_t p_size, const std::string& where_q, std::size_t q_size);
+
 }  // namespace inferlab

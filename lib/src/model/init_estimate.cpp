@@ -17,7 +17,7 @@ RandomInitEstimate estimate_random_init(const Dims& d, double draws_per_second) 
     if (!(draws_per_second > 0)) throw std::logic_error("estimate_random_init: the draw rate must be positive");
     RandomInitEstimate e;
     e.values = weight_floats(d);
-    e.weight_bytes = checked_mul(e.values, std::uint64_t{sizeof(float)}, "random weight bytes");
+    e.weight_bytes = checked_mul(e.values, std::uint64_t{sizeof(float)}, N_("random weight bytes"));
     e.seconds = static_cast<double>(e.values) / draws_per_second;
     return e;
 }
@@ -42,7 +42,7 @@ std::optional<std::uint64_t> available_memory_bytes() {
         std::uint64_t kib = 0;
         std::string unit;
         if (!(ss >> kib >> unit) || unit != "kB") return std::nullopt;
-        return checked_mul(kib, std::uint64_t{1024}, "available memory");
+        return checked_mul(kib, std::uint64_t{1024}, N_("available memory"));
     }
     return std::nullopt;
 }

@@ -536,7 +536,7 @@ SameDistribution same_distribution(const Transformer& target, std::uint64_t seed
         pc.back() += s.p[std::size_t(order[i])];
         const bool last = i + 1 == order.size();
         if (last || (pc.back() >= 1.0 / kCells && static_cast<int>(pc.size()) < kCells)) {
-            s.cells.push_back(fmt::format("ranks {}-{}", first_rank, i + 1));
+            s.cells.push_back({N_("ranks {0}-{1}"), {std::to_string(first_rank), std::to_string(i + 1)}});
             first_rank = static_cast<int>(i) + 2;
             if (!last) pc.push_back(0.0);
         }

@@ -93,7 +93,7 @@ Dims dims_from_config(const ModelConfig& c) {
 
 std::uint64_t weight_floats(const Dims& d) {
     const u128 n = weight_floats_wide(d);
-    if (n > static_cast<u128>(UINT64_MAX)) throw OverflowError("weight count of the model");
+    if (n > static_cast<u128>(UINT64_MAX)) throw OverflowError(N_("weight count of the model"));
     return static_cast<std::uint64_t>(n);
 }
 

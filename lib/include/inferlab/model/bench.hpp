@@ -147,8 +147,8 @@ struct BenchDtypeRow {
     double bytes_ratio_to_fp32 = 1, speed_ratio_to_fp32 = 1;
     double bound_tokens_per_s = 0, fraction_of_bound = 0;
     bool weights_fit_in_last_level_cache = false;  // then the DRAM bound does not apply
-    // Faster than its bound while the weights do not fit in cache: the probe read slower than
-    // this decode, so the fraction is a probe defect, not a result.
+    // Faster than its bound while the weights do not fit in cache: the measured β (or π, where
+    // the bound is compute) is below what this decode did, so the fraction is not a result.
     bool probe_defect = false;
 };
 

@@ -15,8 +15,8 @@
 
 namespace inferlab::model {
 
-// The prose fields (warning, source; deviation a Prose) are English msgids: JSON prints them as they are,
-// the text output through tr().
+// The prose fields are English: warning and source msgids, deviation a Prose (with the run's
+// constants). JSON prints the English; the text output translates (tr(), Prose::localized()).
 struct PitfallInfo {
     std::string name;       // "stale-cache"
     std::string warning;    // what the document warns against, one line
@@ -75,7 +75,7 @@ struct SameDistribution {
     double plain_p_value = 1, speculative_p_value = 1;            // χ² against p
     std::uint64_t seeds = 0, first_seed = 0;
     std::vector<double> cell_p;      // p summed over each cell
-    std::vector<std::string> cells;  // the χ² cells: a token, or "other" for the tokens lumped together
+    std::vector<Prose> cells;  // the χ² cells: "ranks 1-29", the first tokens by p lumped together
 };
 
 struct PitfallResult {
