@@ -3,6 +3,7 @@
 // --json, --csv, --explain: the printers sit together below).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "common.hpp"
@@ -351,10 +352,14 @@ std::string inputs_text(const Inputs& in, const RooflineResult& res) {
                   "  ", "       ");
     }
     h += wrap(trf(N_("M_KV = {0}"), in.kv_from.localized()), "  ", "      ");
-    // The config reader's window rule, in the reader's language.
-    if (in.config && !in.config->window_rule.empty())
-        h += wrap(trf(N_("sliding window: {0}; KV bytes and attention FLOPs both honour it"), in.config->window_rule.localized()),
+    // The config reader's window rule, in the reader's language ("honour it" only where a layer slides).
+    if (in.config && !in.config->window_rule.empty()) {
+        const auto& w = in.config->window_per_layer;
+        const bool slides = std::any_of(w.begin(), w.end(), [](std::uint64_t x) { return x != 0; });
+        h += wrap(trf(slides ? N_("sliding window: {0}; KV bytes and attention FLOPs both honour it") : N_("sliding window: {0}"),
+                      in.config->window_rule.localized()),
                   "       ", "       ");
+    }
     h += wrap(trf(N_("β = {0}   [{1}]"), format_bandwidth(hw.bandwidth), in.bandwidth_text), "  ", "      ");
     if (hw.peak_flops)
         h += wrap(trf(N_("π = {0}   [{1}]; ridge point π/β = {2} FLOP/B"), format_flops(*hw.peak_flops), in.flops_from.localized(),

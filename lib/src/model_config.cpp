@@ -155,19 +155,21 @@ void apply_window_rule(const json& j, const std::string& name, ModelConfig& c, s
             max_window_layers = m->get<std::uint64_t>();
         }
         const bool given = j.contains("max_window_layers") && !j["max_window_layers"].is_null();
-        const std::vector<std::string> args = {t, std::to_string(max_window_layers), W, std::to_string(c.layers)};
+        const TypeRules* rules = type_rules(t);  // the class that gives the default: Qwen2Config, Qwen3MoeConfig, …
+        const std::vector<std::string> args = {t, std::to_string(max_window_layers), W, std::to_string(c.layers),
+                                               rules ? rules->config_class : "Qwen2Config"};
         if (max_window_layers >= c.layers) {
             c.window_rule = {given ? N_("{0}: use_sliding_window, but max_window_layers {1} ≥ the {3} layers: no layer "
                                         "slides (window {2} unused)")
-                                   : N_("{0}: use_sliding_window, but max_window_layers {1} (Qwen2Config's default) ≥ "
-                                        "the {3} layers: no layer slides (window {2} unused)"),
+                                   : N_("{0}: use_sliding_window, but max_window_layers {1} ({4}'s default) ≥ the {3} "
+                                        "layers: no layer slides (window {2} unused)"),
                              args};
             return;
         }
         for (std::uint64_t i = max_window_layers; i < c.layers; ++i) c.window_per_layer[i] = window;
         c.window_rule = {given ? N_("{0}: use_sliding_window, layers {1} on slide with window {2} (max_window_layers {1})")
                                : N_("{0}: use_sliding_window, layers {1} on slide with window {2} (max_window_layers {1}, "
-                                    "Qwen2Config's default 28)"),
+                                    "{4}'s default 28)"),
                          args};
     } else if (t == "mistral" || t == "mixtral" || t == "phi3") {
         if (!optional_bool(j, "use_sliding_window", true)) {
@@ -204,12 +206,13 @@ ModelConfig parse_hf_config(const json& top, const std::string& name) {
         if (auto it = top.find("model_type"); it != top.end() && it->is_string()) c.model_type = it->get<std::string>();
     if (c.model_type == "gemma3_text" || c.model_type == "gemma3") apply_gemma3_defaults(j, c);
     // Hugging Face's class defaults for a sliding_window the file leaves out (null means none):
-    // Gemma2Config, MistralConfig and the Qwen2/Qwen3 configs default it to 4096 (Qwen only uses
-    // it with use_sliding_window).
+    // Gemma2Config, MistralConfig and the Qwen2/Qwen3 (MoE) configs default it to 4096 (Qwen's
+    // only apply it with use_sliding_window).
     if (!j.contains("sliding_window")) {
         const std::string& t = c.model_type;
         const bool qwen = t == "qwen2" || t == "qwen2_moe" || t == "qwen3" || t == "qwen3_moe";
-        const char* cls = t == "gemma2" ? "Gemma2Config" : t == "mistral" ? "MistralConfig" : qwen ? "Qwen2Config" : nullptr;
+        const TypeRules* rules = type_rules(t);
+        const char* cls = (t == "gemma2" || t == "mistral" || qwen) && rules ? rules->config_class : nullptr;
         if (cls && (!qwen || optional_bool(j, "use_sliding_window", false))) {
             j["sliding_window"] = 4096;
             c.defaults_applied.push_back({N_("{0} = {1} ({2} default)"), {"sliding_window", "4096", cls}});

@@ -157,7 +157,7 @@ struct BenchResult {
     std::uint64_t parameters = 0;
     bool weights_on_huge_pages = false;
     BandwidthProbe probe;
-    bool probe_defect = false;           // the decode read faster than the probe: the fraction is not a result
+    bool probe_defect = false;           // the decode read faster than the probe (β): the fraction is not a result
     double matmul_gflops = 0;            // Eigen 512³
     int matmul_n = 512;
     std::map<WeightDtype, double> product_gflops;  // π per dtype of the run (batch product, 8 rows)
