@@ -3,7 +3,6 @@
 // --json, --csv, --explain: the printers sit together below).
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <memory>
 
 #include "common.hpp"
@@ -354,9 +353,7 @@ std::string inputs_text(const Inputs& in, const RooflineResult& res) {
     h += wrap(trf(N_("M_KV = {0}"), in.kv_from.localized()), "  ", "      ");
     // The config reader's window rule, in the reader's language ("honour it" only where a layer slides).
     if (in.config && !in.config->window_rule.empty()) {
-        const auto& w = in.config->window_per_layer;
-        const bool slides = std::any_of(w.begin(), w.end(), [](std::uint64_t x) { return x != 0; });
-        h += wrap(trf(slides ? N_("sliding window: {0}; KV bytes and attention FLOPs both honour it") : N_("sliding window: {0}"),
+        h += wrap(trf(sliding_layer_count(*in.config) > 0 ? N_("sliding window: {0}; KV bytes and attention FLOPs both honour it") : N_("sliding window: {0}"),
                       in.config->window_rule.localized()),
                   "       ", "       ");
     }

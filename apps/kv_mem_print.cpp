@@ -255,9 +255,7 @@ std::string human_model(const KvMemResult& r) {
     }
     if (m.config && !m.config->window_rule.empty()) {
         // The convention of a sliding layer, where one slides (a rule may leave every layer full).
-        const auto& w = m.config->window_per_layer;
-        const bool slides = std::any_of(w.begin(), w.end(), [](std::uint64_t x) { return x != 0; });
-        h += fit(trf(slides ? N_("  sliding window: {0} (a sliding layer keeps the last W positions, the newest included)")
+        h += fit(trf(sliding_layer_count(*m.config) > 0 ? N_("  sliding window: {0} (a sliding layer keeps the last W positions, the newest included)")
                             : N_("  sliding window: {0}"),
                      m.config->window_rule.localized()),
                  "    ");

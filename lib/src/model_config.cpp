@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -412,6 +413,11 @@ KvSpec kv_spec_from_config(const ModelConfig& c, std::uint32_t bits) {
         }
     }
     return spec;
+}
+
+std::size_t sliding_layer_count(const ModelConfig& cfg) {
+    return static_cast<std::size_t>(
+        std::count_if(cfg.window_per_layer.begin(), cfg.window_per_layer.end(), [](std::uint64_t w) { return w != 0; }));
 }
 
 ParamCount count_params(const ModelConfig& c) {

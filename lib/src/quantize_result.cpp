@@ -164,8 +164,7 @@ KvModelQuant kv_model_quant(const ModelConfig& cfg, std::uint64_t seq_len, std::
     std::vector<DType> wdts = {parse_dtype("int8", "int8"), parse_dtype("int4", "int4")};
     if (cfg.dtype) wdts.insert(wdts.begin(), *cfg.dtype);
     for (const DType& d : wdts) out.weights.push_back({d.name, params, weight_storage(params, d)});
-    out.sliding_layers = static_cast<std::size_t>(
-        std::count_if(cfg.window_per_layer.begin(), cfg.window_per_layer.end(), [](auto w) { return w != 0; }));
+    out.sliding_layers = sliding_layer_count(cfg);
     out.window_rule = cfg.window_rule;
     return out;
 }

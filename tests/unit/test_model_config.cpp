@@ -93,6 +93,7 @@ TEST_CASE("window layouts per model type without layer_types", "[config]") {
     ModelConfig g2 = parse_hf_config(base("gemma2"), "g2");
     CHECK(g2.window_per_layer == std::vector<std::uint64_t>{16, 0, 16, 0, 16, 0, 16, 0, 16, 0, 16, 0});
     CHECK_THAT(g2.window_rule.text(), Catch::Contains("Gemma2Config"));
+    CHECK(sliding_layer_count(g2) == 6);
     // Gemma3TextConfig: layer i global when (i + 1) % 6 == 0 (default pattern 6).
     ModelConfig g3 = parse_hf_config(base("gemma3_text"), "g3");
     CHECK(g3.window_per_layer == std::vector<std::uint64_t>{16, 16, 16, 16, 16, 0, 16, 16, 16, 16, 16, 0});
@@ -142,6 +143,7 @@ TEST_CASE("a sliding_window the config leaves out takes its class's default, and
     q["max_window_layers"] = 40;  // past the layers: none slides, and the rule says so with the config's 40
     const ModelConfig past = parse_hf_config(q, "q");
     CHECK(past.window_per_layer == std::vector<std::uint64_t>(12, 0));
+    CHECK(sliding_layer_count(past) == 0);
     CHECK(past.window_rule.text() == "qwen2: use_sliding_window, but max_window_layers 40 ≥ the 12 layers: no layer slides "
                                      "(window 4096 unused)");
     q.erase("max_window_layers");  // the default 28 is past 12 layers too

@@ -100,6 +100,9 @@ struct ParamCount {
 };
 ParamCount count_params(const ModelConfig& cfg);
 
+// How many layers slide (a window_per_layer entry ≠ 0): 0 where the rule leaves every layer full.
+std::size_t sliding_layer_count(const ModelConfig& cfg);
+
 // Which missing flags a config without torch_dtype needs, for one error naming all of them.
 // `flags` lists (flag, given) pairs; throws InputError naming every flag not given when the
 // config names no precision, and does nothing otherwise.
