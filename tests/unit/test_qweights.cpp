@@ -1,6 +1,7 @@
 // int8 and int4 weights (qweights.hpp): the packing, the fast kernels against the reference, the
 // model against a float model holding the dequantized weights, and the bytes against quantize's.
 #include <catch2/catch.hpp>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <vector>
@@ -161,6 +162,40 @@ TEST_CASE("int8 activations: llama.cpp's Q8_0 levels and float32 scales, zeros a
     CHECK(std::isnan(a.scale[3]));
 }
 
+TEST_CASE("int8 activations: the fast quantizer writes the reference's levels and scales bit for bit", "[qweights][kernels]") {
+    // Random groups at scales from 1e-30 to 1e30, groups of ties (x·(1/d) = k + 0.5 after a max of
+    // 127), zeros, and one group each holding NaN, +inf and −inf: every byte and scale equal.
+    Rng rng(29);
+    const int rows = 5, in = 32 * 40;
+    std::vector<float> x(std::size_t(rows) * std::size_t(in));
+    for (std::size_t g = 0; g < x.size() / 32; ++g) {
+        const double scale = std::pow(10.0, static_cast<double>(rng.below(61)) - 30.0);
+        for (std::size_t j = 0; j < 32; ++j) {
+            float& v = x[g * 32 + j];
+            switch (g % 8) {
+                case 0: v = j == 0 ? 127.0f : static_cast<float>(rng.below(254)) - 126.5f; break;  // ties
+                case 1: v = 0.0f; break;
+                default: v = static_cast<float>(scale * rng.normal());
+            }
+        }
+    }
+    x[32 * 9 + 3] = NAN, x[32 * 17 + 31] = INFINITY, x[32 * 25] = -INFINITY;
+    QActivations fast, plain;
+    quantize_activations(x.data(), rows, in, fast);
+    ref::quantize_activations(x.data(), rows, in, plain);
+    REQUIRE(fast.q == plain.q);
+    REQUIRE(fast.scale.size() == plain.scale.size());
+    for (std::size_t g = 0; g < plain.scale.size(); ++g) {
+        INFO("group " << g);
+        if (std::isnan(plain.scale[g])) REQUIRE(std::isnan(fast.scale[g]));
+        else REQUIRE(fast.scale[g] == plain.scale[g]);
+    }
+    CHECK(std::isnan(plain.scale[9]));
+    CHECK(std::isnan(plain.scale[17]));
+    CHECK(std::isnan(plain.scale[25]));
+    CHECK(plain.scale[1] == 0.0f);
+}
+
 TEST_CASE("int8 dot-product kernels: fast (VNNI) equals the reference exactly on exact data", "[qweights][kernels]") {
     // Weights with Δ = 2^−6 (int8) or 2^−3 (int4) and activations with d = 2^−4: every scale is
     // a power of two, so Δ·d·Σ q_w·q_x is an integer multiple of 2^−10 below 2^14 in magnitude
@@ -227,6 +262,30 @@ TEST_CASE("int8 dot-product kernels: fast equals the reference on random data", 
                             REQUIRE_THAT(fast[std::size_t(b * out + r)],
                                          WithinAbs(plain[std::size_t(b * out + r)], 2.0 * (in / 32 + 16) * FLT_EPSILON * abs_sum));
                         }
+                }
+            }
+}
+
+TEST_CASE("int8 dot-product kernels: a decode product (one row) equals the same row of a batch bit for bit", "[qweights][kernels]") {
+    // Decode reads each weight row as one stream (qdot_stream_avx512), batches go through the
+    // tiles; both sum each lane in the same order and scale by the same Δ_w·d, so a greedy
+    // speculation that verifies a batch picks what one-row decode picks.
+    Rng rng(31);
+    for (unsigned bits : {8u, 4u})
+        for (int in : {32, 96, 320, 544})  // 1, 3, 10 and 17 groups: partial steps and blocks
+            for (int threads : {1, 2}) {
+                const int out = 37, rows = 6;
+                const auto w = normal(rng, std::size_t(out) * std::size_t(in), 0.1);
+                const auto x = normal(rng, std::size_t(rows) * std::size_t(in), 1.0);
+                const Packed p(w, out, in, bits);
+                std::vector<float> batch(std::size_t(rows) * std::size_t(out)), one(static_cast<std::size_t>(out));
+                matmul_quantized_int8dot(p.m, x.data(), rows, batch.data(), threads);
+                for (int b = 0; b < rows; ++b) {
+                    matmul_quantized_int8dot(p.m, x.data() + std::size_t(b) * std::size_t(in), 1, one.data(), threads);
+                    INFO("int" << bits << ", in " << in << ", threads " << threads << ", row " << b);
+                    for (int r = 0; r < out; ++r)
+                        REQUIRE(std::bit_cast<std::uint32_t>(one[std::size_t(r)]) ==
+                                std::bit_cast<std::uint32_t>(batch[std::size_t(b) * std::size_t(out) + std::size_t(r)]));
                 }
             }
 }

@@ -81,6 +81,7 @@ QArith default_quant_arith() {
 
 std::string to_string(QArith a) { return a == QArith::Float ? "float" : "int8"; }
 
+namespace ref {
 void quantize_activations(const float* x, int rows, int in, QActivations& out) {
     const int groups = in / kQGroup;
     out.rows = rows;
@@ -105,10 +106,11 @@ void quantize_activations(const float* x, int rows, int in, QActivations& out) {
             for (int j = 0; j < kQGroup; ++j) {
                 // x·(1/d) can land a rounding step above 127: clip (never more than one level).
                 const float t = std::nearbyint(v[j] * id);  // ties to even, the default rounding mode
-                q[j] = static_cast<std::int8_t>(std::clamp(t, -127.0f, 127.0f));
+                q[j] = finite ? static_cast<std::int8_t>(std::clamp(t, -127.0f, 127.0f)) : std::int8_t{0};
             }
         }
 }
+}  // namespace ref
 
 int QMatrix::level(int r, int i) const {
     const std::uint8_t* row = levels + std::size_t(r) * row_bytes();
@@ -280,7 +282,7 @@ void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int 
 
 void matmul_quantized_int8dot(const QMatrix& w, const float* x, int rows, float* y, int threads) {
     QActivations a;
-    quantize_activations(x, rows, w.in, a);
+    ref::quantize_activations(x, rows, w.in, a);
     const int groups = w.in / kQGroup;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int r = 0; r < w.out; ++r)

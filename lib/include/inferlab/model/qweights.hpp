@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -53,14 +54,32 @@ bool cpu_has_avx512_vnni();
 QArith default_quant_arith();
 std::string to_string(QArith a);
 
+// An allocator of 64-byte (cache line) aligned storage, so that the kernels' 64-byte loads from a
+// buffer never straddle two lines (measured: a misaligned activation buffer halved the int4
+// decode's speed on one thread, docs/bench-cpu.md).
+template <class T>
+struct CacheLineAllocator {
+    using value_type = T;
+    CacheLineAllocator() = default;
+    template <class U>
+    CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
+    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{64}); }
+    template <class U>
+    bool operator==(const CacheLineAllocator<U>&) const noexcept { return true; }
+};
+template <class T>
+using LineVector = std::vector<T, CacheLineAllocator<T>>;
+
 // Activations X [rows, in] quantized per group of 32 for Int8Dot: d = max|x|/127 in float32,
 // q = round-half-to-even(x · (1/d)) (a group of zeros: d = 0, every level 0; a group holding a
-// non-finite value keeps it in d, so that it reaches the output as it would through Float).
+// non-finite value: d = NaN and every level 0, so that it reaches the output as NaN).
 struct QActivations {
     int rows = 0, in = 0;
-    std::vector<std::int8_t> q;  // [rows, in]
-    std::vector<float> scale;    // [rows, in/32]
+    LineVector<std::int8_t> q;  // [rows, in]
+    LineVector<float> scale;    // [rows, in/32]
 };
+// AVX-512 where the CPU has it (F, BW, DQ), else the plain loops: the same bytes either way.
 void quantize_activations(const float* x, int rows, int in, QActivations& out);
 
 // One quantized matrix [out, in], in % 32 == 0, pointing into QWeights' buffer.
@@ -129,9 +148,11 @@ struct WeightsAt {
 WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads, QArith arith = default_quant_arith());
 
 namespace ref {
+// quantize_activations in plain loops.
+void quantize_activations(const float* x, int rows, int in, QActivations& out);
 // Float: Y [rows, out] = X [rows, in] · Ŵᵀ with Ŵ = the dequantized weights, one running sum per output.
 void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int threads);
-// Int8Dot: X quantized by quantize_activations, then per output
+// Int8Dot: X quantized by ref::quantize_activations, then per output
 //   y = Σ_g (Δ_w,g · d_g) · float(Σ_{j∈g} q_w,j · q_x,j)   (the inner sum an exact int32).
 void matmul_quantized_int8dot(const QMatrix& w, const float* x, int rows, float* y, int threads);
 }  // namespace ref
