@@ -154,7 +154,7 @@ json bench_json(const BenchResult& b, const std::string& model_name) {
               {"decode_tokens_per_s", b.decode_tokens_per_s}, {"bytes_per_step", b.bytes_per_step},
               {"achieved_gbs", b.achieved_gbs}, {"measured_read_gbs", b.probe.read_gbs}, {"probe_kernel_gbs", b.probe.kernel_gbs},
               {"probe_sum_gbs", b.probe.sum_gbs}, {"probe_defect", b.probe_defect}, {"probe_bytes", b.probe.bytes},
-              {"probe_huge_pages", b.probe.huge_pages}, {"bandwidth_fraction", b.bandwidth_fraction},
+              {"probe_huge_pages", b.probe.huge_pages}, {"probe_passes", b.probe.passes}, {"bandwidth_fraction", b.bandwidth_fraction},
               {"weight_dtype", b.all_dtypes ? std::string("all") : to_string(b.decode_dtype)},
               {"measured_batch_product_gflops", b.batch_product_gflops}, {"fp32_decode_tokens_per_s", b.fp32_decode_tokens_per_s},
               {"bf16_speedup", or_null(b.bf16_speedup)}, {"bf16_logit_change", or_null(b.bf16_logit_change)},
@@ -186,9 +186,9 @@ std::string bench_measurements(const BenchResult& b, const std::string& model_na
                              threads_count(std::uint64_t(b.threads))), "", "  ") +
                     wrap(dims_text(d), "  ", "  ");
     h += wrap(trf(N_("Read bandwidth over {0} (huge pages {1}): {2} GB/s, the faster of the decode kernel's own stream "
-                     "({3} GB/s) and a plain sum loop ({4} GB/s)"),
+                     "({3} GB/s) and a plain sum loop ({4} GB/s), best of {5} passes of each"),
                   bytes_all_units(b.probe.bytes), b.probe.huge_pages ? tr("on") : tr("refused"), f2(b.probe.read_gbs),
-                  f2(b.probe.kernel_gbs), f2(b.probe.sum_gbs)), "", "  ");
+                  f2(b.probe.kernel_gbs), f2(b.probe.sum_gbs), b.probe.passes), "", "  ");
     h += wrap(trf(N_("Matrix multiply (Eigen, {0}³): {1} GFLOP/s"), b.matmul_n, f2(b.matmul_gflops)), "", "  ");
     h += wrap(trf(N_("Batch product (the decode kernel, {0} weights, 8 rows, in cache): {1} GFLOP/s, this machine's compute "
                      "roof π"), to_string(b.decode_dtype), f2(b.batch_product_gflops)), "", "  ");
@@ -251,7 +251,8 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
     std::string& h = r.human;
     h = bench_measurements(b, model_shown, d);
     if (!b.dtypes.empty()) {
-        h += "\n" + wrap(trf(N_("Weight dtypes decoded in one run, interleaved step by step (each reads float32's greedy token); "
+        h += "\n" + wrap(trf(N_("Weight dtypes decoded in one run, interleaved step by step (each reads float32's greedy token), "
+                                "with a pass of the read probe after each round of steps; tok/s from each dtype's median step; "
                                 "bound: decode-roofline for each dtype's bytes on the measured β and π; last-level cache {0} "
                                 "(a model that fits there is read from cache and the DRAM bound does not apply). §4.1: the "
                                 "bytes fall faster than the speed rises."),

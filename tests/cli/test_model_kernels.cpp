@@ -111,6 +111,7 @@ TEST_CASE("model bench --weight-dtype all: four dtypes in one run, bytes equal q
     CHECK(j["fp32_decode_tokens_per_s"] == j["dtypes"][0]["tokens_per_s"]);
     CHECK(j["probe_kernel_gbs"].get<double>() > 0);
     CHECK(j["measured_read_gbs"].get<double>() >= j["probe_kernel_gbs"].get<double>());
+    CHECK(j["probe_passes"] == 5 + 4);  // five before the run, then one after each of the 4 rounds of steps
     expect_error({"model", "bench", "--weight-dtype", "int3"}, "--weight-dtype 'int3': must be fp32, bf16, int8, int4 or all");
     expect_error({"model", "bench", "--config", data_path("tiny-model.json"), "--weight-dtype", "int8", "--prompt-len", "2", "--steps", "2"},
                  "'16': is a product's input width (dim or hidden); int8/int4 weights need multiples of 32");

@@ -127,14 +127,15 @@ double kl_logits(const MatrixRM& a, const MatrixRM& b) {
 }  // namespace
 
 std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::vector<int>& prompt, int steps,
-                                               const ForwardOptions& opt, const std::vector<const WeightsAt*>& at) {
+                                               const ForwardOptions& opt, const std::vector<const WeightsAt*>& at,
+                                               ReadProbe* probe) {
     if (at.empty() || at[0]->dtype != WeightDtype::F32) throw std::logic_error("compare_decode_dtypes: float32 first");
     const Dims& d = m.dims();
     const std::size_t n = at.size();
     std::vector<std::unique_ptr<CpuBackend>> backends;   // [n]: m's threads and kernels, dtype k's weights
     std::vector<Transformer> models;                      // [n]: the same weights through backends[k]
     std::vector<std::unique_ptr<ContiguousCache>> caches;
-    std::vector<double> seconds(n, 0.0);
+    std::vector<std::vector<double>> seconds(n);  // [n][steps]
     std::vector<DtypeDecode> out(n);
     MatrixRM last;
     for (std::size_t k = 0; k < n; ++k) {
@@ -153,8 +154,9 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
             const std::size_t k = (std::size_t(s) + i) % n;
             const auto t0 = std::chrono::steady_clock::now();
             logits[k] = models[k].forward(std::vector<int>{static_cast<int>(next)}, *caches[k], opt);
-            seconds[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            seconds[k].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
+        if (probe) probe->pass();
         Eigen::Index ref_arg = 0;
         logits[0].row(0).maxCoeff(&ref_arg);
         for (std::size_t k = 0; k < n; ++k) {
@@ -166,57 +168,63 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
         }
         next = ref_arg;
     }
-    for (std::size_t k = 0; k < n; ++k) out[k].tokens_per_s = steps / seconds[k];
+    for (std::size_t k = 0; k < n; ++k) {
+        std::sort(seconds[k].begin(), seconds[k].end());
+        const std::size_t h = seconds[k].size() / 2;  // the median: the middle step, or the mean of the middle two
+        const double median = seconds[k].size() % 2 ? seconds[k][h] : (seconds[k][h - 1] + seconds[k][h]) / 2;
+        out[k].tokens_per_s = 1 / median;
+    }
     return out;
 }
 
-BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repeats) {
-    BandwidthProbe p;
-    p.threads = threads;
-    HugePageBuffer mem(bytes);  // the same placement as the weights
-    const std::size_t size = mem.bytes();
-    p.bytes = size;
-    p.huge_pages = mem.huge();
-    float* buf = static_cast<float*>(mem.data());
-    const std::size_t n = size / sizeof(float);
+ReadProbe::ReadProbe(std::uint64_t bytes, int threads) : mem_(bytes) {  // the same placement as the weights
+    p_.threads = threads;
+    p_.bytes = mem_.bytes();
+    p_.huge_pages = mem_.huge();
+    float* buf = static_cast<float*>(mem_.data());
+    const std::size_t n = mem_.bytes() / sizeof(float);
     for (std::size_t i = 0; i < n; ++i) buf[i] = static_cast<float>(i & 1023) * 1e-3f;
-    double best = 0;
+}
+
+void ReadProbe::pass() {
+    float* buf = static_cast<float*>(mem_.data());
+    const std::size_t size = mem_.bytes(), n = size / sizeof(float);
+    const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
+    const int threads = p_.threads;
     volatile float sink = 0;
-    for (int rep = 0; rep < repeats; ++rep) {
-        auto t0 = std::chrono::steady_clock::now();
-        float total = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    float total = 0;
 #pragma omp parallel for num_threads(threads) reduction(+ : total) schedule(static) if (threads > 1)
-        for (std::size_t blk = 0; blk < n / 4096; ++blk) {
-            const float* a = buf + blk * 4096;
-            float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-            for (int i = 0; i < 4096; i += 8)
-                for (int k = 0; k < 8; ++k) acc[k] += a[i + k];
-            total += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-        }
-        auto t1 = std::chrono::steady_clock::now();
-        sink = sink + total;
-        const double s = std::chrono::duration<double>(t1 - t0).count();
-        best = std::max(best, static_cast<double>(size) / s / 1e9);
+    for (std::size_t blk = 0; blk < n / 4096; ++blk) {
+        const float* a = buf + blk * 4096;
+        float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int i = 0; i < 4096; i += 8)
+            for (int k = 0; k < 8; ++k) acc[k] += a[i + k];
+        total += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
     }
-    p.sum_gbs = best;
+    sink = sink + total;
+    p_.sum_gbs = std::max(p_.sum_gbs, static_cast<double>(size) / seconds_since(t0) / 1e9);
     // The decode kernel's stream over the same pages: W [rows, 4096] float32 times x.
     constexpr int kCols = 4096;
     const Eigen::Index rows = static_cast<Eigen::Index>(n / kCols);
     if (rows > 0) {
         const MatMap w(buf, rows, kCols);
         std::vector<float> x(kCols, 1e-3f), y(static_cast<std::size_t>(rows));
-        double kbest = 0;
-        for (int rep = 0; rep < repeats; ++rep) {
-            auto t0 = std::chrono::steady_clock::now();
-            matvec(w, x.data(), y.data(), threads);
-            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            kbest = std::max(kbest, double(rows) * kCols * sizeof(float) / s / 1e9);
-        }
+        t0 = std::chrono::steady_clock::now();
+        matvec(w, x.data(), y.data(), threads);
+        p_.kernel_gbs = std::max(p_.kernel_gbs, double(rows) * kCols * sizeof(float) / seconds_since(t0) / 1e9);
         sink = sink + y[0];
-        p.kernel_gbs = kbest;
     }
-    p.read_gbs = std::max(p.sum_gbs, p.kernel_gbs);
-    return p;
+    p_.read_gbs = std::max(p_.sum_gbs, p_.kernel_gbs);
+    ++p_.passes;
+}
+
+BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repeats) {
+    ReadProbe probe(bytes, threads);
+    for (int rep = 0; rep < repeats; ++rep) probe.pass();
+    return probe.result();
 }
 
 double measure_matmul_gflops(int n, int threads, int repeats) {
@@ -242,7 +250,9 @@ double measure_batch_product_gflops(int rows, int threads, int repeats, unsigned
     for (std::size_t i = 0; i < w.size(); ++i) wb[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(w[i]) >> 16);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 89) * 1e-3f;
     const MatMap wm(w.data(), out, n);
-    // int8/int4: the same matrix quantized (qweights.hpp's layout), through the quantized kernel.
+    // int8/int4: the same matrix quantized (qweights.hpp's layout), through the quantized kernel of
+    // the arithmetic the run's weights use (make_weights_at's default: Int8Dot where VNNI is).
+    const bool int8dot = default_quant_arith() == QArith::Int8Dot;
     const unsigned qbits = weight_bits == 8 || weight_bits == 4 ? weight_bits : 8;
     std::vector<std::uint8_t> levels(std::size_t(out) * n * qbits / 8);
     std::vector<std::uint16_t> scales(std::size_t(out) * (n / kQGroup));
@@ -254,7 +264,8 @@ double measure_batch_product_gflops(int rows, int threads, int repeats, unsigned
         auto t0 = std::chrono::steady_clock::now();
         for (int c = 0; c < kCalls; ++c) {
             if (weight_bits == 16) matmul_few_rows_bf16(wb.data(), out, n, x.data(), rows, y.data(), threads);
-            else if (weight_bits == 8 || weight_bits == 4) matmul_quantized(qm, x.data(), rows, y.data(), threads);
+            else if (weight_bits == 8 || weight_bits == 4)
+                (int8dot ? matmul_quantized_int8dot : matmul_quantized)(qm, x.data(), rows, y.data(), threads);
             else matmul_few_rows(wm, x.data(), rows, y.data(), threads);
         }
         auto t1 = std::chrono::steady_clock::now();
@@ -365,11 +376,12 @@ double time_greedy_decode(const Transformer& m, KvCache& cache, int first_token,
 // The decode figures of the three modes: float32 alone, bf16 alternated with float32, and the
 // int8/int4/all comparison.
 void measure_decode(const Transformer& m, const BenchInputs& in, const std::vector<int>& prompt, KvCache& cache, int tok,
-                    const ForwardOptions& opt, const std::vector<WeightsAt>& ats, BenchResult& r) {
+                    const ForwardOptions& opt, const std::vector<WeightsAt>& ats, ReadProbe& probe, BenchResult& r) {
     if (by_dtype(in)) {
         std::vector<const WeightsAt*> ptrs;
         for (const auto& a : ats) ptrs.push_back(&a);
-        const std::vector<DtypeDecode> dt = compare_decode_dtypes(m, prompt, in.steps, opt, ptrs);
+        const std::vector<DtypeDecode> dt = compare_decode_dtypes(m, prompt, in.steps, opt, ptrs, &probe);
+        r.probe = probe.result();  // β: the passes before the run and those between its rounds of steps
         r.decode_tokens_per_s = dt.back().tokens_per_s;
         r.fp32_decode_tokens_per_s = dt[0].tokens_per_s;
         if (in.all_dtypes) {  // bf16 is the second of the four
@@ -481,7 +493,9 @@ BenchResult bench(const Weights& w, const BenchInputs& in) {
     ats.reserve(list.size());  // backends point into these: no reallocation after one is made
     for (WeightDtype t : list) ats.push_back(make_weights_at(w, t, in.threads));
 
-    r.probe = measure_read_bandwidth(in.probe_bytes, in.threads, 5);
+    ReadProbe probe(in.probe_bytes, in.threads);
+    for (int pass = 0; pass < 5; ++pass) probe.pass();
+    r.probe = probe.result();
     r.matmul_gflops = measure_matmul_gflops(r.matmul_n, in.threads, 3);
     for (WeightDtype t : list) r.product_gflops[t] = measure_batch_product_gflops(8, in.threads, 3, weight_dtype_bits(t));
     r.batch_product_gflops = r.product_gflops.at(r.decode_dtype);
@@ -504,7 +518,7 @@ BenchResult bench(const Weights& w, const BenchInputs& in) {
     logits.row(logits.rows() - 1).maxCoeff(&tok);
 
     r.decode_tokens = in.steps;
-    measure_decode(m, in, prompt, cache, static_cast<int>(tok), opt, ats, r);
+    measure_decode(m, in, prompt, cache, static_cast<int>(tok), opt, ats, probe, r);
     const std::uint64_t S = std::uint64_t(in.prompt_len) + std::uint64_t(in.steps) / 2;
     r.bytes_per_step = by_dtype(in) ? decode_step_bytes(d, S, r.decode_dtype) : decode_step_bytes(d, S, weight_dtype_bits(r.decode_dtype));
     r.achieved_gbs = achieved_gbs(r.bytes_per_step, r.decode_tokens_per_s);

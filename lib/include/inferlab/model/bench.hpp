@@ -41,21 +41,26 @@ DecodeModel reference_decode_model(const Dims& d, WeightDtype t);
 struct DtypeDecode {
     WeightDtype dtype = WeightDtype::F32;
     std::uint64_t bytes_per_step = 0;  // at the middle of the decode (S = prompt + steps/2)
-    double tokens_per_s = 0;
+    double tokens_per_s = 0;           // 1 / the median step time (a shared machine's slow steps aside)
     double max_rel_logit_diff = 0;     // max over steps of compare_logits(l, l_fp32).max_rel (floor 1)
     double mean_kl = 0;                // mean over steps of KL(softmax(l_fp32) ‖ softmax(l)), nats
     double greedy_agreement = 0;       // fraction of steps whose argmax equals float32's
 };
 // m runs on a CPU backend (its threads and kernels serve every dtype; std::logic_error otherwise).
+// With a probe, one pass of it runs after each round of steps (one step of every dtype), so that β
+// is measured in the same minutes as the steps: on a shared machine the read bandwidth drifts.
+class ReadProbe;
 std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::vector<int>& prompt, int steps,
-                                               const ForwardOptions& opt, const std::vector<const WeightsAt*>& at);
+                                               const ForwardOptions& opt, const std::vector<const WeightsAt*>& at,
+                                               ReadProbe* probe = nullptr);
 
 // The last-level cache's size in bytes from /sys (0 when the system does not say): a model whose
 // weights fit there is read from cache, and the DRAM bound does not apply to it.
 std::uint64_t last_level_cache_bytes();
 
 struct BandwidthProbe {
-    double read_gbs = 0;       // best of `repeats` passes, decimal GB/s
+    double read_gbs = 0;       // best of the passes, decimal GB/s
+    int passes = 0;            // passes of each loop
     std::uint64_t bytes = 0;   // buffer size
     bool huge_pages = false;   // madvise(MADV_HUGEPAGE) accepted
     int threads = 1;
@@ -67,6 +72,19 @@ struct BandwidthProbe {
 // matvec over the buffer as a [rows, 4096] float32 matrix, threads splitting rows as in decode).
 // read_gbs is the faster of the two: a bound the decode can beat is not a bound.
 BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repeats);
+
+// The same probe as an object whose passes can be spread over a run (compare_decode_dtypes):
+// each pass() reads the buffer once with each loop and keeps the best.
+class ReadProbe {
+public:
+    ReadProbe(std::uint64_t bytes, int threads);
+    void pass();
+    const BandwidthProbe& result() const { return p_; }
+
+private:
+    HugePageBuffer mem_;
+    BandwidthProbe p_;
+};
 
 // decode-roofline's read-volume model of this reference model: W = the weight bytes one step
 // reads, M_KV from kv-mem's formula at float32, P = the parameter count for FLOPs.
@@ -80,7 +98,8 @@ double time_decode_step(const Transformer& m, int batch, int context, int repeat
 double measure_matmul_gflops(int n, int threads, int repeats);
 
 // GFLOP/s of the batch-decode product (matmul_few_rows, matmul_few_rows_bf16 for weight_bits
-// 16, matmul_quantized for 8 and 4; `rows` input rows) over weights small enough to stay in cache (256 rows of 768
+// 16, for 8 and 4 matmul_quantized_int8dot or matmul_quantized as default_quant_arith() says;
+// `rows` input rows) over weights small enough to stay in cache (256 rows of 768
 // per thread): this machine's compute roof π for a decode step, where the read bandwidth is its
 // β. Best of `repeats`.
 double measure_batch_product_gflops(int rows, int threads, int repeats, unsigned weight_bits = 32);
