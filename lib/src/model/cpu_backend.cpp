@@ -132,28 +132,29 @@ bool has_avx512() {
 
 #if defined(__x86_64__)
 
-// Horizontal sum by halving (extracts through the maskz forms: GCC 12's plain ones trip
-// -Wuninitialized in its own header).
-__attribute__((target("avx512f"))) inline float hsum512(__m512 v) {
+// Horizontal reductions by halving, 512 → 256 → 128 → 64 → 32 bits, with Op's add or max (the
+// extracts through the maskz forms: GCC 12's plain ones trip -Wuninitialized in its own header).
+struct AddLanes {
+    __attribute__((target("avx512f"))) __m256 operator()(__m256 a, __m256 b) const { return _mm256_add_ps(a, b); }
+    __attribute__((target("avx512f"))) __m128 operator()(__m128 a, __m128 b) const { return _mm_add_ps(a, b); }
+};
+struct MaxLanes {  // of lanes that are not NaN
+    __attribute__((target("avx512f"))) __m256 operator()(__m256 a, __m256 b) const { return _mm256_max_ps(a, b); }
+    __attribute__((target("avx512f"))) __m128 operator()(__m128 a, __m128 b) const { return _mm_max_ps(a, b); }
+};
+template <class Op>
+__attribute__((target("avx512f"))) inline float reduce512(__m512 v) {
+    const Op op;
     const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 0));
     const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 1));
-    const __m256 s8 = _mm256_add_ps(lo, hi);
-    __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-    s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-    s4 = _mm_add_ss(s4, _mm_movehdup_ps(s4));
-    return _mm_cvtss_f32(s4);
+    const __m256 r8 = op(lo, hi);
+    __m128 r4 = op(_mm256_castps256_ps128(r8), _mm256_extractf128_ps(r8, 1));
+    r4 = op(r4, _mm_movehl_ps(r4, r4));
+    r4 = op(r4, _mm_movehdup_ps(r4));
+    return _mm_cvtss_f32(r4);
 }
-
-// Horizontal max of lanes that are not NaN, by halving as hsum512.
-__attribute__((target("avx512f"))) inline float hmax512(__m512 v) {
-    const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 0));
-    const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 1));
-    const __m256 m8 = _mm256_max_ps(lo, hi);
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps(m8, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-    return _mm_cvtss_f32(m4);
-}
+__attribute__((target("avx512f"))) inline float hsum512(__m512 v) { return reduce512<AddLanes>(v); }
+__attribute__((target("avx512f"))) inline float hmax512(__m512 v) { return reduce512<MaxLanes>(v); }
 
 __attribute__((target("avx512f"))) float dot_avx512(const float* a, const float* b, int n) {
     __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
