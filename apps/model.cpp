@@ -62,7 +62,10 @@ struct Prepared {
     RunFacts facts;
 };
 
-std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, const CLI::App& sub) {
+// `arith`: how int8/int4 products multiply (check-cache: float32 activations unless the
+// environment says otherwise).
+std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, const CLI::App& sub,
+                                  QArith arith = default_quant_arith()) {
     auto r = std::make_unique<Prepared>();
     r->w = load(src);
     if (p.attention == "plain") r->opt.attention = AttentionKind::Plain;
@@ -73,7 +76,7 @@ std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, 
     const WeightDtype t = parse_weight_dtype("--weight-dtype", p.weight_dtype);
     if (t != WeightDtype::F32 && p.backend != "cpu")
         throw InputError("--weight-dtype", p.weight_dtype, N_("applies to the cpu backend only"));
-    r->at = weights_at(*r->w, t, threads);
+    r->at = weights_at(*r->w, t, threads, arith);
     const CpuBackendOptions cpu = cpu_backend_options(threads, p.kernels, &r->at);
     r->backend = make_backend(p.backend, *r->w, cpu);
     r->m = std::make_unique<Transformer>(*r->w, *r->backend);
@@ -162,7 +165,7 @@ void run_check(const CheckOptions& o, const CLI::App& sub) {
         throw InputError("--weight-dtype", o.path.weight_dtype,
                          N_("cannot compare cache paths: bf16 weights serve steps of up to 16 rows only, so the no-cache "
                             "pass would read float32 (use fp32, int8 or int4)"));
-    auto p = prepare(o.src, o.path, sub);
+    auto p = prepare(o.src, o.path, sub, quant_arith_or(QArith::Float));
     const Dims& d = p->w->dims();
     CheckCacheInputs in;
     if (!o.tokens.empty()) {

@@ -107,9 +107,9 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const Weights& w,
 #endif
 }
 
-WeightsAt weights_at(const Weights& w, WeightDtype t, int threads) {
+WeightsAt weights_at(const Weights& w, WeightDtype t, int threads, QArith arith) {
     if (t == WeightDtype::Int8 || t == WeightDtype::Int4) require_quantizable(w.dims(), "--weight-dtype " + to_string(t) + ": width");
-    return make_weights_at(w, t, threads);
+    return make_weights_at(w, t, threads, arith);
 }
 
 std::string dims_text(const Dims& d) {

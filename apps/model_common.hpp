@@ -51,7 +51,8 @@ using model::parse_prompt_list;
 using model::parse_token_list;
 // model::make_weights_at, with int8/int4's rule on the model's widths checked first in
 // --weight-dtype's terms (the library names the dtype, not the flag).
-model::WeightsAt weights_at(const model::Weights& w, model::WeightDtype t, int threads);
+model::WeightsAt weights_at(const model::Weights& w, model::WeightDtype t, int threads,
+                           model::QArith arith = model::default_quant_arith());
 
 // The measured-against-predicted commands: speculate, kv-quant, roofline.
 void setup_model_measure(CLI::App* model);

@@ -78,8 +78,8 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
     Table t{{N_("pos"), N_("contiguous"), N_("paged"),
              res.other_attention == AttentionKind::Online ? N_("online attn") : N_("plain attn"), N_("chunked prefill")},
             {}, {}};
-    r.json = {{"backend", f.backend}, {"tokens", res.tokens}, {"relative_tolerance", res.rel_tolerance},
-              {"other_attention", other}, {"rows", json::array()}, {"max_abs_diff", res.worst.max_abs},
+    r.json = {{"backend", f.backend}, {"weight_dtype", f.weight_dtype}, {"tokens", res.tokens},
+              {"relative_tolerance", res.rel_tolerance}, {"other_attention", other}, {"rows", json::array()}, {"max_abs_diff", res.worst.max_abs},
               {"max_rel_diff", res.worst.max_rel}, {"worst_path", res.worst_path},
               {"worst_position", res.worst.rel_row}, {"agree", res.agree}};
     for (const auto& row : res.rows) {
@@ -96,6 +96,10 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
                         fmt::format("{:.3e}", res.worst.max_abs), fmt::format("{:.3e}", res.worst.max_rel), res.worst_path,
                         res.worst.rel_row, fmt::format("{:.0e}", res.rel_tolerance),
                         res.agree ? tr("all paths agree") : tr("PATHS DISAGREE")), "  ", "  ");
+    if (f.weight_dtype == "int8" || f.weight_dtype == "int4")
+        r.human += wrap(trf(N_("{0} weights with float32 activations (levels × fp16 group scales widened to float32): int8 "
+                               "activations would turn the paths' last-bit differences into whole level steps"),
+                            f.weight_dtype), "  ", "  ");
     r.human += wrap(tr("(the first document's Figure 17: the same fixed tokens through each cache path, compared by logits with "
                        "the no-cache path)"), "  ", "  ");
     r.explain = r.human + wrap(tr("The reference recomputes every prefix with no cache; each path's difference is max over the "

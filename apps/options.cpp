@@ -12,7 +12,7 @@ namespace inferlab::app {
 
 int parse_threads(const std::string& text) {
     const std::uint64_t t = parse_positive_int("--threads", text);
-    if (t > kMaxThreads) throw InputError("--threads", text, fmt::format("must be between 1 and {}", kMaxThreads));
+    if (t > kMaxThreads) throw InputError("--threads", text, N_("must be between 1 and {0}"), {std::to_string(kMaxThreads)});
     return static_cast<int>(t);
 }
 

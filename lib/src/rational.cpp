@@ -85,7 +85,7 @@ bool is_short_decimal(const std::string& text, int max_frac) {
 }
 
 Rational parse_rational(const std::string& where, const std::string& text) {
-    if (!is_short_decimal(text)) throw InputError(where, text, "is not a short decimal (at most 18 digits, 9 after the point)");
+    if (!is_short_decimal(text)) throw InputError(where, text, N_("is not a short decimal (at most 18 digits, 9 after the point)"));
     bool neg = !text.empty() && text[0] == '-';
     std::int64_t n = 0, d = 1;
     bool frac = false;

@@ -152,6 +152,28 @@ TEST_CASE("model logits and generate --weight-dtype int8/int4: fast equals refer
                  "int8/int4 weights need multiples of 32");
 }
 
+TEST_CASE("model check-cache --weight-dtype int8/int4: float32 activations, paths agree, int8 activations refused", "[cli][model][qweights]") {
+    for (const char* t : {"int8", "int4"}) {
+        INFO(t);
+        const std::vector<std::string> args = {"model", "check-cache", "--model", "demo-gqa", "--seq-len", "24", "--weight-dtype", t};
+        const auto r = run_inferlab(args);
+        CHECK(r.status == 0);
+        CHECK(r.err.empty());
+        std::string flat;  // the text with its line wrapping undone
+        for (char c : r.out)
+            if (!(c == ' ' || c == '\n') || (!flat.empty() && flat.back() != ' ')) flat += c == '\n' ? ' ' : c;
+        CHECK(flat.find("all paths agree") != std::string::npos);
+        CHECK(flat.find(std::string(t) + " weights with float32 activations") != std::string::npos);
+        const auto j = parse_json(run_inferlab(with(args, {"--json"})));
+        CHECK(j["weight_dtype"] == t);
+        CHECK(j["agree"] == true);
+        // Asked for int8 activations, it says why it cannot compare rather than failing the paths.
+        ::setenv("INFERLAB_QUANT_ARITH", "int8", 1);
+        expect_error(args, "INFERLAB_QUANT_ARITH 'int8': cannot compare cache paths through int8 activations");
+        ::unsetenv("INFERLAB_QUANT_ARITH");
+    }
+}
+
 TEST_CASE("model roofline --weight-dtype int8: the timed steps and the bound use the int8 bytes", "[cli][model][qweights]") {
     const std::vector<std::string> base = {"model", "roofline", "--model", "demo-gqa", "--batch", "1", "--contexts", "16", "--probe-mib", "8",
                                            "--repeats", "2", "--json"};

@@ -110,7 +110,8 @@ TEST_CASE("model --help in Chinese: the group and its init, logits, check-cache,
              {"generate", "先对提示做 Prefill，再逐步 Decode"},
              {"bench", "测量 Prefill 与 Decode，并与本机的读带宽和算力对比"}}) {
         INFO(name << "\n" << r.out);
-        const auto at = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind("  " + name + " ", 0) == 0; });
+        const std::string prefix = "  " + name + " ";  // (clang 14 cannot capture a structured binding)
+        const auto at = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
         REQUIRE(at != lines.end());
         CHECK(r.out.find(text) != std::string::npos);
     }
@@ -151,6 +152,10 @@ TEST_CASE("model errors in Chinese: a flag value, a token list, a file, a checkp
     expect_zh_error({"model", "bench", "--model", "demo-gqa", "--weight-dtype", "fp8"},
                     "--weight-dtype 'fp8': 必须是 fp32、bf16、int8、int4 或 all");
     expect_zh_error({"model", "logits", "--model", "demo-gqa", "--tokens", "1,99999"}, "--tokens '99999': 超出词表范围 [0, 511]");
+    // The rules of the weight dtype, the kernels and the threads (English before 2026-11-30).
+    expect_zh_error({"model", "generate", "--model", "demo-gqa", "--weight-dtype", "int3"}, "--weight-dtype 'int3': 必须是 fp32、bf16、int8 或 int4");
+    expect_zh_error({"model", "generate", "--model", "demo-gqa", "--kernels", "slow"}, "--kernels 'slow': 必须是 fast 或 reference");
+    expect_zh_error({"model", "generate", "--model", "demo-gqa", "--threads", "257"}, "--threads '257': 必须在 1 到 256 之间");
     expect_zh_error({"model", "logits", "--model", "demo-gqa"}, "需要 --tokens（例如 1,2,3）");
     expect_zh_error({"model", "generate", "--model", "demo-gqa", "--steps", "5000"},
                     "--steps '5000': 加上之前的 4 个 token 后超过模型的最大序列长度 1024");

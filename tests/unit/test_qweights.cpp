@@ -140,36 +140,49 @@ TEST_CASE("fast int8 and int4 kernels equal the reference loops", "[qweights][ke
 TEST_CASE("int8 activations: llama.cpp's Q8_0 levels and float32 scales, zeros and non-finite groups", "[qweights]") {
     // Group 0: 0.5·(−127..127 in steps) with max 63.5 → d = 0.5 exactly and q = x / 0.5; group 1
     // has ties at x·(1/d) = ±2.5 and 3.5 (d = 1: max 127), which round to even (2, −2, 4); group 2
-    // is zeros (d = 0, levels 0); group 3 holds an inf (d = NaN, levels 0).
-    std::vector<float> x(128, 0.0f);
+    // is zeros (d = 0, levels 0); group 3 holds an inf beside values that would quantize to
+    // nonzero levels (d = NaN, levels 0); group 4 is too small for 1/d to be a float (max 1e−38:
+    // d = 0, levels 0, not 0·inf = NaN). Both the dispatcher's quantizer and the plain loops.
+    std::vector<float> x(160, 0.0f);
     for (int j = 0; j < 32; ++j) x[std::size_t(j)] = 0.5f * static_cast<float>(j * 8 - 127);
     x[31] = 63.5f;
     x[32] = 127.0f, x[33] = 2.5f, x[34] = -2.5f, x[35] = 3.5f;
-    x[96] = INFINITY;
-    QActivations a;
-    quantize_activations(x.data(), 1, 128, a);
-    REQUIRE(a.q.size() == 128);
-    REQUIRE(a.scale.size() == 4);
-    CHECK(a.scale[0] == 0.5f);
-    for (int j = 0; j < 32; ++j) CHECK(a.q[std::size_t(j)] == (j == 31 ? 127 : j * 8 - 127));
-    CHECK(a.scale[1] == 1.0f);
-    CHECK(a.q[32] == 127);
-    CHECK(a.q[33] == 2);
-    CHECK(a.q[34] == -2);
-    CHECK(a.q[35] == 4);
-    CHECK(a.scale[2] == 0.0f);
-    for (int j = 64; j < 96; ++j) CHECK(a.q[std::size_t(j)] == 0);
-    CHECK(std::isnan(a.scale[3]));
+    for (int j = 96; j < 128; ++j) x[std::size_t(j)] = static_cast<float>(j);
+    x[100] = INFINITY;
+    x[128] = 1e-38f, x[129] = -5e-39f;
+    for (auto quantize : {&quantize_activations, &ref::quantize_activations}) {
+        INFO((quantize == &quantize_activations ? "dispatcher" : "reference"));
+        QActivations a;
+        quantize(x.data(), 1, 160, a);
+        REQUIRE(a.q.size() == 160);
+        REQUIRE(a.scale.size() == 5);
+        CHECK(a.scale[0] == 0.5f);
+        for (int j = 0; j < 32; ++j) CHECK(a.q[std::size_t(j)] == (j == 31 ? 127 : j * 8 - 127));
+        CHECK(a.scale[1] == 1.0f);
+        CHECK(a.q[32] == 127);
+        CHECK(a.q[33] == 2);
+        CHECK(a.q[34] == -2);
+        CHECK(a.q[35] == 4);
+        CHECK(a.scale[2] == 0.0f);
+        CHECK(std::isnan(a.scale[3]));
+        CHECK(a.scale[4] == 0.0f);
+        for (int j = 64; j < 160; ++j) CHECK(a.q[std::size_t(j)] == 0);
+    }
 }
 
 TEST_CASE("int8 activations: the fast quantizer writes the reference's levels and scales bit for bit", "[qweights][kernels]") {
-    // Random groups at scales from 1e-30 to 1e30, groups of ties (x·(1/d) = k + 0.5 after a max of
-    // 127), zeros, and one group each holding NaN, +inf and −inf: every byte and scale equal.
+    // Random groups at scales from 1e−45 (denormal) to 1e30, groups of ties (x·(1/d) = k + 0.5
+    // after a max of 127), zeros, and three random groups holding a NaN, a +inf and a −inf
+    // among values that would quantize to nonzero levels: every byte and scale equal.
+    if (!cpu_has_avx512_vnni()) {
+        WARN("no AVX-512 VNNI here: the dispatcher runs the plain loops, nothing to compare");
+        return;
+    }
     Rng rng(29);
     const int rows = 5, in = 32 * 40;
     std::vector<float> x(std::size_t(rows) * std::size_t(in));
     for (std::size_t g = 0; g < x.size() / 32; ++g) {
-        const double scale = std::pow(10.0, static_cast<double>(rng.below(61)) - 30.0);
+        const double scale = std::pow(10.0, static_cast<double>(rng.below(76)) - 45.0);
         for (std::size_t j = 0; j < 32; ++j) {
             float& v = x[g * 32 + j];
             switch (g % 8) {
@@ -179,7 +192,7 @@ TEST_CASE("int8 activations: the fast quantizer writes the reference's levels an
             }
         }
     }
-    x[32 * 9 + 3] = NAN, x[32 * 17 + 31] = INFINITY, x[32 * 25] = -INFINITY;
+    x[32 * 10 + 3] = NAN, x[32 * 18 + 31] = INFINITY, x[32 * 26] = -INFINITY;  // groups ≡ 2 mod 8: random
     QActivations fast, plain;
     quantize_activations(x.data(), rows, in, fast);
     ref::quantize_activations(x.data(), rows, in, plain);
@@ -190,10 +203,14 @@ TEST_CASE("int8 activations: the fast quantizer writes the reference's levels an
         if (std::isnan(plain.scale[g])) REQUIRE(std::isnan(fast.scale[g]));
         else REQUIRE(fast.scale[g] == plain.scale[g]);
     }
-    CHECK(std::isnan(plain.scale[9]));
-    CHECK(std::isnan(plain.scale[17]));
-    CHECK(std::isnan(plain.scale[25]));
+    for (std::size_t g : {10, 18, 26}) {
+        CHECK(std::isnan(plain.scale[g]));
+        for (std::size_t j = 0; j < 32; ++j) CHECK(plain.q[g * 32 + j] == 0);
+    }
     CHECK(plain.scale[1] == 0.0f);
+    int tiny = 0;  // groups whose 1/d would overflow: quantized as zeros
+    for (std::size_t g = 0; g < plain.scale.size(); ++g) tiny += g % 8 >= 2 && plain.scale[g] == 0.0f;
+    CHECK(tiny > 0);
 }
 
 TEST_CASE("int8 dot-product kernels: fast (VNNI) equals the reference exactly on exact data", "[qweights][kernels]") {
@@ -270,6 +287,10 @@ TEST_CASE("int8 dot-product kernels: a decode product (one row) equals the same 
     // Decode reads each weight row as one stream (qdot_stream_avx512), batches go through the
     // tiles; both sum each lane in the same order and scale by the same Δ_w·d, so a greedy
     // speculation that verifies a batch picks what one-row decode picks.
+    if (!cpu_has_avx512_vnni()) {
+        WARN("no AVX-512 VNNI here: one row and a batch both run the plain loops");
+        return;
+    }
     Rng rng(31);
     for (unsigned bits : {8u, 4u})
         for (int in : {32, 96, 320, 544})  // 1, 3, 10 and 17 groups: partial steps and blocks

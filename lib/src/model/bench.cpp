@@ -109,6 +109,14 @@ std::uint64_t last_level_cache_bytes() {
 }
 
 namespace {
+// Steps per second from the median step time (the middle step, or the mean of the middle two): a
+// shared machine's slow steps, and the first step's cold start, do not weigh as in a mean.
+double median_rate(std::vector<double> seconds) {
+    std::sort(seconds.begin(), seconds.end());
+    const std::size_t h = seconds.size() / 2;
+    return 1 / (seconds.size() % 2 ? seconds[h] : (seconds[h - 1] + seconds[h]) / 2);
+}
+
 // Σ_i softmax(a)_i·(log softmax(a)_i − log softmax(b)_i), in double.
 double kl_logits(const MatrixRM& a, const MatrixRM& b) {
     const double ma = a.maxCoeff(), mb = b.maxCoeff();
@@ -130,6 +138,7 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
                                                const ForwardOptions& opt, const std::vector<const WeightsAt*>& at,
                                                ReadProbe* probe) {
     if (at.empty() || at[0]->dtype != WeightDtype::F32) throw std::logic_error("compare_decode_dtypes: float32 first");
+    if (steps < 1) throw std::logic_error("compare_decode_dtypes: at least one step");
     const Dims& d = m.dims();
     const std::size_t n = at.size();
     std::vector<std::unique_ptr<CpuBackend>> backends;   // [n]: m's threads and kernels, dtype k's weights
@@ -168,12 +177,7 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
         }
         next = ref_arg;
     }
-    for (std::size_t k = 0; k < n; ++k) {
-        std::sort(seconds[k].begin(), seconds[k].end());
-        const std::size_t h = seconds[k].size() / 2;  // the median: the middle step, or the mean of the middle two
-        const double median = seconds[k].size() % 2 ? seconds[k][h] : (seconds[k][h - 1] + seconds[k][h]) / 2;
-        out[k].tokens_per_s = 1 / median;
-    }
+    for (std::size_t k = 0; k < n; ++k) out[k].tokens_per_s = median_rate(seconds[k]);
     return out;
 }
 
@@ -300,8 +304,9 @@ DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCa
     with.qweights = nullptr;
     CpuBackend bf16_backend(with);
     const Transformer mb(m.weights(), bf16_backend);
+    if (steps < 1) throw std::logic_error("compare_fp32_bf16_decode: at least one step");
     DecodeComparison c;
-    double fp32_s = 0, bf16_s = 0;
+    std::vector<double> fp32_s, bf16_s;  // [steps]
     int tok = first_token;
     for (int i = 0; i < steps; ++i) {
         auto t0 = std::chrono::steady_clock::now();
@@ -309,15 +314,15 @@ DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCa
         auto t1 = std::chrono::steady_clock::now();
         MatrixRM lb = mb.forward(std::vector<int>{tok}, b, opt);
         auto t2 = std::chrono::steady_clock::now();
-        fp32_s += std::chrono::duration<double>(t1 - t0).count();
-        bf16_s += std::chrono::duration<double>(t2 - t1).count();
+        fp32_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+        bf16_s.push_back(std::chrono::duration<double>(t2 - t1).count());
         c.max_logit_change = std::max(c.max_logit_change, compare_logits(lb, la).max_rel);
         Eigen::Index next = 0;
         la.row(0).maxCoeff(&next);
         tok = static_cast<int>(next);
     }
-    c.fp32_tokens_per_s = steps / fp32_s;
-    c.bf16_tokens_per_s = steps / bf16_s;
+    c.fp32_tokens_per_s = median_rate(fp32_s);
+    c.bf16_tokens_per_s = median_rate(bf16_s);
     return c;
 }
 
@@ -360,17 +365,20 @@ void check_bench_inputs(const Dims& d, const BenchInputs& in) {
     if (by_dtype(in)) require_quantizable(d, "int8/int4 weights: width");
 }
 
-// Greedy decode of G tokens after the prefill in `cache` (the decode dtype alone: float32).
+// Greedy decode of G tokens after the prefill in `cache` (the decode dtype alone: float32), in
+// steps per second from the median step.
 double time_greedy_decode(const Transformer& m, KvCache& cache, int first_token, int steps, const ForwardOptions& opt) {
     int tok = first_token;
-    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<double> seconds;  // [steps]
     for (int i = 0; i < steps; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
         const MatrixRM logits = m.forward(std::vector<int>{tok}, cache, opt);
+        seconds.push_back(seconds_since(t0));
         Eigen::Index next = 0;
         logits.row(0).maxCoeff(&next);
         tok = static_cast<int>(next);
     }
-    return steps / seconds_since(t0);
+    return median_rate(seconds);
 }
 
 // The decode figures of the three modes: float32 alone, bf16 alternated with float32, and the
@@ -389,9 +397,9 @@ void measure_decode(const Transformer& m, const BenchInputs& in, const std::vect
             r.bf16_logit_change = dt[1].max_rel_logit_diff;
         }
         r.last_level_cache_bytes = last_level_cache_bytes();
-        const Machine here = measured_machine(r.probe, r.batch_product_gflops);
         const std::uint64_t ctx = prompt.size() + std::uint64_t(in.steps) / 2;
         for (const auto& x : dt) {
+            const Machine here = measured_machine(r.probe, r.product_gflops.at(x.dtype));  // β, and this dtype's π
             BenchDtypeRow row{x};
             row.bytes_ratio_to_fp32 = double(dt[0].bytes_per_step) / double(x.bytes_per_step);
             row.speed_ratio_to_fp32 = x.tokens_per_s / dt[0].tokens_per_s;
@@ -493,9 +501,9 @@ BenchResult bench(const Weights& w, const BenchInputs& in) {
     ats.reserve(list.size());  // backends point into these: no reallocation after one is made
     for (WeightDtype t : list) ats.push_back(make_weights_at(w, t, in.threads));
 
-    ReadProbe probe(in.probe_bytes, in.threads);
-    for (int pass = 0; pass < 5; ++pass) probe.pass();
-    r.probe = probe.result();
+    std::optional<ReadProbe> probe(std::in_place, in.probe_bytes, in.threads);  // freed after the decode
+    for (int pass = 0; pass < 5; ++pass) probe->pass();
+    r.probe = probe->result();
     r.matmul_gflops = measure_matmul_gflops(r.matmul_n, in.threads, 3);
     for (WeightDtype t : list) r.product_gflops[t] = measure_batch_product_gflops(8, in.threads, 3, weight_dtype_bits(t));
     r.batch_product_gflops = r.product_gflops.at(r.decode_dtype);
@@ -518,7 +526,8 @@ BenchResult bench(const Weights& w, const BenchInputs& in) {
     logits.row(logits.rows() - 1).maxCoeff(&tok);
 
     r.decode_tokens = in.steps;
-    measure_decode(m, in, prompt, cache, static_cast<int>(tok), opt, ats, probe, r);
+    measure_decode(m, in, prompt, cache, static_cast<int>(tok), opt, ats, *probe, r);
+    probe.reset();
     const std::uint64_t S = std::uint64_t(in.prompt_len) + std::uint64_t(in.steps) / 2;
     r.bytes_per_step = by_dtype(in) ? decode_step_bytes(d, S, r.decode_dtype) : decode_step_bytes(d, S, weight_dtype_bits(r.decode_dtype));
     r.achieved_gbs = achieved_gbs(r.bytes_per_step, r.decode_tokens_per_s);

@@ -664,8 +664,9 @@ bool cpu_has_avx512_vnni() {
 //         nibbles weights 16–31, so the activations are laid out once per row to match (per four
 //         groups, 128 bytes: the first 16 of each group, then the last 16 of each): two vpdpbusd,
 //         low nibbles then high, end with group g + k's sums in lanes 4k..4k+3, and the levels
-//         need one shift and two ANDs, no shuffle (measured 1.3× faster on one thread than
-//         widening two groups per step, docs/bench-cpu.md).
+//         need one shift and two ANDs, no shuffle (one thread over one large matrix: 25–28
+//         against 19–20 GB/s for two groups a step widened by a broadcast and a shuffle,
+//         docs/bench-cpu.md).
 // Each lane is then converted to float32 and multiplied by its group's Δ_w·d, and the lanes are
 // summed once at the end of the row.
 //
@@ -675,10 +676,12 @@ bool cpu_has_avx512_vnni() {
 // step, so the kernel was bound by instructions before memory on two threads.)
 template <unsigned BITS>
 constexpr int kStepGroups = BITS == 8 ? 2 : 4;
+// An int4 step's activations as laid out: the first 16 of each of its four groups, then the last 16.
+constexpr std::size_t kInt4StepBytes = std::size_t(kStepGroups<4>) * kQGroup;  // 128
 
 // The activation rows as the steps read them.
 struct QDotRows {
-    const std::int8_t* x = nullptr;  // [rows, x_row]: int8 the levels in order; int4 128 bytes a step
+    const std::int8_t* x = nullptr;  // [rows, x_row]: int8 the levels in order; int4 kInt4StepBytes a step
     std::size_t x_row = 0;
     const std::int32_t* start = nullptr;  // [rows, steps, 16]: each step's −K·Σx lanes
     std::size_t start_row = 0;
@@ -702,7 +705,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static QDotRows 
         r.x = a.q.data();
         r.x_row = std::size_t(n);
     } else {
-        r.x_row = std::size_t(steps) * 128;
+        r.x_row = std::size_t(steps) * kInt4StepBytes;
         xbuf.resize(std::size_t(a.rows) * r.x_row);
         r.x = xbuf.data();
     }
@@ -722,7 +725,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static QDotRows 
                 const __m512i v1 = _mm512_maskz_loadu_epi8(first_bytes(std::max(bytes - 64, 0)), p + 64);
                 const __m512i lo = _mm512_maskz_shuffle_i64x2(0xFF, v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
                 const __m512i hi = _mm512_maskz_shuffle_i64x2(0xFF, v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
-                std::int8_t* out = xbuf.data() + std::size_t(b) * r.x_row + std::size_t(s) * 128;
+                std::int8_t* out = xbuf.data() + std::size_t(b) * r.x_row + std::size_t(s) * kInt4StepBytes;
                 _mm512_storeu_si512(out, lo);
                 _mm512_storeu_si512(out + 64, hi);
                 sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, K, lo), K, hi);
@@ -749,7 +752,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"), always_inlin
             const std::int8_t* p = in.x + std::size_t(b) * in.x_row + std::size_t(g) * kQGroup;
             xv[b] = FULL ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(first_bytes(live * kQGroup), p);
         } else {
-            const std::int8_t* p = in.x + std::size_t(b) * in.x_row + std::size_t(s) * 128;  // zeros past the row
+            const std::int8_t* p = in.x + std::size_t(b) * in.x_row + std::size_t(s) * kInt4StepBytes;  // zeros past the row
             xv[b] = _mm512_loadu_si512(p);
             xh[b] = _mm512_loadu_si512(p + 64);
         }
@@ -760,8 +763,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"), always_inlin
     for (int i = 0; i < NW; ++i) {
         const std::uint8_t* q = lv + std::size_t(i) * rb + std::size_t(g) * kGroupBytes;
         // The next tile's rows, same slice (a hint: past the matrix's end it never faults). Not
-        // in the one-row int8 stream, where the hardware's prefetch alone measured 1.3× faster.
-        if constexpr (BITS == 4 || NW > 1) _mm_prefetch(reinterpret_cast<const char*>(q + kQPrefetchRows * rb), _MM_HINT_T0);
+        // in the one-row int8 stream, where the hardware's prefetch alone read 27–30 GB/s on one
+        // thread against 19–21 with it (docs/bench-cpu.md).
+        if constexpr (BITS == 4 || NW > 1 || NB > 1) _mm_prefetch(reinterpret_cast<const char*>(q + kQPrefetchRows * rb), _MM_HINT_T0);
         const __m512i v = FULL ? _mm512_loadu_si512(q) : _mm512_maskz_loadu_epi8(levels, q);
         __m512i lo, hi = _mm512_setzero_si512();
         if constexpr (BITS == 8) {
@@ -819,7 +823,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"))) static void
         }
         __m512i idx = first;
         int g = blk;
-        if (end - blk == 16) {  // a whole block: its steps unrolled (measured 1.1× on one thread)
+        if (end - blk == 16) {  // a whole block: its steps unrolled
 #pragma GCC unroll 8
             for (int k = 0; k < 16 / S; ++k, g += S, idx = _mm512_add_epi32(idx, next))
                 qdot_step_avx512<BITS, NW, NB, true>(acc, ws, xs16, idx, lv, rb, in, g, S);
@@ -881,30 +885,31 @@ static void qdot_rows_avx512(const QMatrix& w, const QDotRows& a, int b0, int ro
 }
 
 // quantize_activations (qweights.hpp) in AVX-512 (the maskz forms with every lane set, as in
-// hsum512, for GCC 12's header): a group of 32 is two vectors; its max |x|, d and
-// 1/d are the reference's scalars, and each level round-half-to-even(x·(1/d)) clipped to ±127,
-// so the bytes and scales equal ref::quantize_activations' bit for bit.
-__attribute__((target("avx512f,avx512bw,avx512dq"))) static void quantize_activations_avx512(const float* x, int rows, int in,
+// reduce512, for GCC 12's header): a group of 32 is two vectors; its max |x|, d and 1/d are the
+// reference's scalars, and each level round-half-to-even(x·(1/d)) clipped to ±127, so the bytes
+// and scales equal ref::quantize_activations' bit for bit.
+__attribute__((target("avx512f,avx512bw"))) static void quantize_activations_avx512(const float* x, int rows, int in,
                                                                                             QActivations& out) {
     const int groups = in / kQGroup;
     out.rows = rows;
     out.in = in;
     out.q.resize(std::size_t(rows) * std::size_t(in));
     out.scale.resize(std::size_t(rows) * std::size_t(groups));
-    const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
-    constexpr int kNonFinite = 0x01 | 0x08 | 0x10 | 0x80;  // vfpclassps: quiet NaN, +inf, −inf, signalling NaN
+    const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f), inf = _mm512_set1_ps(INFINITY);
     for (std::size_t gi = 0; gi < std::size_t(rows) * std::size_t(groups); ++gi) {
         const float* v = x + gi * kQGroup;
         std::int8_t* q = out.q.data() + gi * kQGroup;
         const __m512 v0 = _mm512_loadu_ps(v), v1 = _mm512_loadu_ps(v + 16);
-        if (_mm512_fpclass_ps_mask(v0, kNonFinite) | _mm512_fpclass_ps_mask(v1, kNonFinite)) {
+        // |x| not below inf (an inf) or unordered (a NaN)
+        if (_mm512_cmp_ps_mask(_mm512_abs_ps(v0), inf, _CMP_NLT_UQ) | _mm512_cmp_ps_mask(_mm512_abs_ps(v1), inf, _CMP_NLT_UQ)) {
             out.scale[gi] = NAN;  // as the reference: d = NaN, every level 0
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), _mm256_setzero_si256());
             continue;
         }
         const float mx = hmax512(_mm512_maskz_max_ps(0xFFFF, _mm512_abs_ps(v0), _mm512_abs_ps(v1)));
-        const float d = mx / 127.0f;
-        const __m512 id = _mm512_set1_ps(mx > 0 ? 1.0f / d : 0.0f);
+        float d = mx / 127.0f;
+        if (!(d > 0 && std::isfinite(1.0f / d))) d = 0;  // as the reference: too small for 1/d, a zero group
+        const __m512 id = _mm512_set1_ps(d > 0 ? 1.0f / d : 0.0f);
         out.scale[gi] = d;
         for (int h = 0; h < 2; ++h) {
             const __m512 t = _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(h ? v1 : v0, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -917,7 +922,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq"))) static void quantize_activa
 
 void quantize_activations(const float* x, int rows, int in, QActivations& out) {
 #if defined(__x86_64__)
-    if (has_avx512() && __builtin_cpu_supports("avx512dq")) {
+    if (cpu_has_avx512_vnni()) {  // where the Int8Dot kernels that read them run
         quantize_activations_avx512(x, rows, in, out);
         return;
     }

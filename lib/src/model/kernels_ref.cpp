@@ -16,7 +16,7 @@ namespace inferlab::model {
 Kernels parse_kernels(const std::string& where, const std::string& text) {
     if (text == "fast") return Kernels::Fast;
     if (text == "reference") return Kernels::Reference;
-    throw InputError(where, text, "must be fast or reference");
+    throw InputError(where, text, N_("must be fast or reference"));
 }
 
 std::string to_string(Kernels k) { return k == Kernels::Fast ? "fast" : "reference"; }

@@ -44,8 +44,8 @@ KvPlacement ContiguousCache::placement(int layer) const {
 
 BlockPool::BlockPool(const Dims& d, int block_size, int num_blocks, std::uint64_t seed, Backend& memory)
     : layers_(d.n_layers), heads_(d.n_kv_heads), d_(d.head_dim()), block_(block_size), blocks_(num_blocks) {
-    if (block_size <= 0) throw InputError("block size", std::to_string(block_size), "must be a positive number of tokens");
-    if (num_blocks <= 0) throw InputError("pool blocks", std::to_string(num_blocks), "must be a positive integer");
+    if (block_size <= 0) throw InputError("block size", std::to_string(block_size), N_("must be a positive number of tokens"));
+    if (num_blocks <= 0) throw InputError("pool blocks", std::to_string(num_blocks), N_("must be a positive integer"));
     const std::size_t per_block = std::size_t(layers_) * heads_ * block_ * d_;
     k_ = Buffer(memory, per_block * std::size_t(num_blocks));
     v_ = Buffer(memory, per_block * std::size_t(num_blocks));

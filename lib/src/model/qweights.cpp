@@ -21,7 +21,7 @@ WeightDtype parse_weight_dtype(const std::string& where, const std::string& text
     if (text == "bf16") return WeightDtype::BF16;
     if (text == "int8") return WeightDtype::Int8;
     if (text == "int4") return WeightDtype::Int4;
-    throw InputError(where, text, "must be fp32, bf16, int8 or int4");
+    throw InputError(where, text, N_("must be fp32, bf16, int8 or int4"));
 }
 
 std::string to_string(WeightDtype t) {
@@ -68,15 +68,17 @@ float fp16_to_float(std::uint16_t h) {
     return std::bit_cast<float>(sign | ((exp - 15u + 127u) << 23) | (mant << 13));
 }
 
-QArith default_quant_arith() {
+QArith default_quant_arith() { return quant_arith_or(cpu_has_avx512_vnni() ? QArith::Int8Dot : QArith::Float); }
+
+QArith quant_arith_or(QArith fallback) {
     const char* env = std::getenv("INFERLAB_QUANT_ARITH");
     if (env && *env) {
         const std::string t = env;
         if (t == "float") return QArith::Float;
         if (t == "int8") return QArith::Int8Dot;
-        throw InputError("INFERLAB_QUANT_ARITH", t, "must be float or int8");
+        throw InputError("INFERLAB_QUANT_ARITH", t, N_("must be float or int8"));
     }
-    return cpu_has_avx512_vnni() ? QArith::Int8Dot : QArith::Float;
+    return fallback;
 }
 
 std::string to_string(QArith a) { return a == QArith::Float ? "float" : "int8"; }
@@ -100,8 +102,11 @@ void quantize_activations(const float* x, int rows, int in, QActivations& out) {
             }
             // A non-finite value: d = NaN and every level 0, so the outputs are NaN as the float
             // path's would be (an inf times a nonzero weight can be ±inf or NaN; NaN names both).
-            const float d = finite ? mx / 127.0f : NAN;
-            const float id = finite && mx > 0 ? 1.0f / d : 0.0f;
+            float d = finite ? mx / 127.0f : NAN;
+            // A group too small for 1/d to be a float (max |x| below about 127/FLT_MAX = 3.7e−37)
+            // quantizes as a zero group: d = 0, every level 0 (else 0·(1/d) would be 0·inf = NaN).
+            if (finite && !(d > 0 && std::isfinite(1.0f / d))) d = 0;
+            const float id = finite && d > 0 ? 1.0f / d : 0.0f;
             out.scale[std::size_t(b) * std::size_t(groups) + std::size_t(g)] = d;
             for (int j = 0; j < kQGroup; ++j) {
                 // x·(1/d) can land a rounding step above 127: clip (never more than one level).
@@ -126,7 +131,7 @@ float QMatrix::dequantized(int r, int i) const {
 
 void quantize_rows(const float* w, int out, int in, unsigned bits, std::uint8_t* levels, std::uint16_t* scales, int threads) {
     if (in % kQGroup != 0)
-        throw InputError("weight matrix width", std::to_string(in), fmt::format("must be a multiple of {} to quantize in groups of {}", kQGroup, kQGroup));
+        throw InputError("weight matrix width", std::to_string(in), N_("must be a multiple of {0} to quantize in groups of {0}"), {std::to_string(kQGroup)});
     const std::int64_t Q = symmetric_qmax(bits);
     const int groups = in / kQGroup;
     const std::size_t row_bytes = std::size_t(in) * bits / 8;
@@ -162,7 +167,8 @@ void quantize_rows(const float* w, int out, int in, unsigned bits, std::uint8_t*
     }
     if (bad)
         throw InputError("weight group max |w|", fmt::format("{:g}", bad_max),
-                         fmt::format("gives an int{} scale max|w|/{} outside fp16's normal range [2^-14, 65504]", bits, Q));
+                         N_("gives an int{0} scale max|w|/{1} outside fp16's normal range [2^-14, 65504]"),
+                         {std::to_string(bits), std::to_string(Q)});
 }
 
 namespace {
@@ -180,7 +186,8 @@ void require_quantizable(const Dims& d, const std::string& where) {
     for (int width : {d.dim, d.hidden_dim})
         if (width % kQGroup != 0)
             throw InputError(where, std::to_string(width),
-                             fmt::format("is a product's input width (dim or hidden); int8/int4 weights need multiples of {}", kQGroup));
+                             N_("is a product's input width (dim or hidden); int8/int4 weights need multiples of {0}"),
+                             {std::to_string(kQGroup)});
 }
 
 QWeights::QWeights(const Weights& w, WeightDtype dtype, int threads, QArith arith)

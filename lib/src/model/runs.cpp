@@ -6,6 +6,7 @@
 
 #include "inferlab/error.hpp"
 #include "inferlab/model/kv_cache.hpp"
+#include "inferlab/model/qweights.hpp"
 #include "inferlab/spec.hpp"
 
 namespace inferlab::model {
@@ -98,6 +99,11 @@ CheckCacheResult check_cache(const Transformer& m, const CheckCacheInputs& in, c
         throw InputError("weights", "bf16",
                          N_("cannot compare cache paths: bf16 weights serve steps of up to 16 rows only, so the no-cache "
                             "pass would read float32 (use fp32, int8 or int4)"));
+    if (const CpuBackendOptions* cpu = cpu_options(m.backend()); cpu && cpu->qweights && cpu->qweights->arith() == QArith::Int8Dot)
+        throw InputError("INFERLAB_QUANT_ARITH", "int8",
+                         N_("cannot compare cache paths through int8 activations: the attention forms' last-bit "
+                            "differences can move an activation across a rounding boundary, a whole level (check-cache "
+                            "runs int8/int4 weights with float32 activations unless this is set)"));
     CheckCacheResult r;
     r.tokens = in.tokens;
     r.rel_tolerance = in.rel_tolerance;

@@ -118,7 +118,7 @@ double prefill_gflops(std::uint64_t params, std::uint64_t tokens, double seconds
 // (both holding the same prompt). Both read the same token each step (the float32 model's pick).
 // m runs on a CPU backend with float32 weights; the bf16 steps run on one like it reading `bf16`.
 struct DecodeComparison {
-    double fp32_tokens_per_s = 0;
+    double fp32_tokens_per_s = 0;  // each 1 / the median step time, as every decode rate of the bench
     double bf16_tokens_per_s = 0;
     double max_logit_change = 0;  // largest |bf16 − fp32| logit over the steps, relative to the largest logit
     double speedup() const { return bf16_tokens_per_s / fp32_tokens_per_s; }  // bf16 ÷ float32 tokens/s

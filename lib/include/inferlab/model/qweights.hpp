@@ -52,11 +52,13 @@ bool cpu_has_avx512_vnni();
 // INFERLAB_QUANT_ARITH (float or int8) if set; otherwise Int8Dot where the CPU has VNNI and Float
 // where it does not. InputError naming the variable for any other value.
 QArith default_quant_arith();
+// INFERLAB_QUANT_ARITH if set, else `fallback` (model check-cache: Float).
+QArith quant_arith_or(QArith fallback);
 std::string to_string(QArith a);
 
-// An allocator of 64-byte (cache line) aligned storage, so that the kernels' 64-byte loads from a
-// buffer never straddle two lines (measured: a misaligned activation buffer halved the int4
-// decode's speed on one thread, docs/bench-cpu.md).
+// An allocator of 64-byte (cache line) aligned storage, so that the kernels' 64-byte loads from
+// the start of a buffer, and from each 64-byte step after it, never straddle two lines (measured:
+// a misaligned activation buffer halved the int4 decode's speed on one thread, docs/bench-cpu.md).
 template <class T>
 struct CacheLineAllocator {
     using value_type = T;
@@ -72,14 +74,16 @@ template <class T>
 using LineVector = std::vector<T, CacheLineAllocator<T>>;
 
 // Activations X [rows, in] quantized per group of 32 for Int8Dot: d = max|x|/127 in float32,
-// q = round-half-to-even(x · (1/d)) (a group of zeros: d = 0, every level 0; a group holding a
-// non-finite value: d = NaN and every level 0, so that it reaches the output as NaN).
+// q = round-half-to-even(x · (1/d)) (a group of zeros, or one so small that 1/d would overflow,
+// max |x| below about 3.7e−37: d = 0, every level 0; a group holding a non-finite value: d = NaN
+// and every level 0, so that it reaches the output as NaN). `in` is a multiple of 32.
 struct QActivations {
     int rows = 0, in = 0;
     LineVector<std::int8_t> q;  // [rows, in]
     LineVector<float> scale;    // [rows, in/32]
 };
-// AVX-512 where the CPU has it (F, BW, DQ), else the plain loops: the same bytes either way.
+// AVX-512 where the CPU has the Int8Dot kernels (cpu_has_avx512_vnni), else the plain loops: the
+// same bytes either way.
 void quantize_activations(const float* x, int rows, int in, QActivations& out);
 
 // One quantized matrix [out, in], in % 32 == 0, pointing into QWeights' buffer.

@@ -83,7 +83,9 @@ struct CheckCacheResult {
 };
 // InputError when `opt` carries bf16 weights (they serve steps of up to 16 rows only, so the
 // no-cache pass would read float32 and the paths would differ by rounding, not by a cache bug),
-// for no tokens, or for chunk < 1.
+// or int8/int4 weights through int8 activations (Int8Dot: the attention forms' last-bit
+// differences can move an activation across a rounding boundary, a whole level), for no tokens,
+// or for chunk < 1.
 CheckCacheResult check_cache(const Transformer& m, const CheckCacheInputs& in, const ForwardOptions& opt);
 
 // ---- generate ----
