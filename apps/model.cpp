@@ -62,8 +62,8 @@ struct Prepared {
     RunFacts facts;
 };
 
-// `arith`: how int8/int4 products multiply (check-cache: float32 activations unless the
-// environment says otherwise).
+// `arith`: how int8/int4 products multiply (check-cache: float32 activations, and
+// INFERLAB_QUANT_ARITH=int8 refused there).
 std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, const CLI::App& sub,
                                   QArith arith = default_quant_arith()) {
     auto r = std::make_unique<Prepared>();
@@ -197,7 +197,7 @@ void setup_check_cache(CLI::App* model) {
     s->footer(examples_footer({"inferlab model check-cache --model demo-gqa --seq-len 64",
                                "inferlab model check-cache --model demo-gqa --seq-len 32 --svg check-cache.svg"},
                               tr("Tables (--csv --table NAME): positions.\n"
-                                 "JSON keys: backend, tokens, relative_tolerance, other_attention, rows[]{pos, contiguous, "
+                                 "JSON keys: backend, weight_dtype, tokens, relative_tolerance, other_attention, rows[]{pos, contiguous, "
                                  "paged, other_attention, chunked}, max_abs_diff, max_rel_diff, worst_path, worst_position, "
                                  "agree.")));
     s->callback([o, s] { run_check(*o, *s); });

@@ -1,6 +1,7 @@
 // int8 and int4 weights (qweights.hpp): the packing, the fast kernels against the reference, the
 // model against a float model holding the dequantized weights, and the bytes against quantize's.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -142,20 +143,24 @@ TEST_CASE("int8 activations: llama.cpp's Q8_0 levels and float32 scales, zeros a
     // has ties at x·(1/d) = ±2.5 and 3.5 (d = 1: max 127), which round to even (2, −2, 4); group 2
     // is zeros (d = 0, levels 0); group 3 holds an inf beside values that would quantize to
     // nonzero levels (d = NaN, levels 0); group 4 is too small for 1/d to be a float (max 1e−38:
-    // d = 0, levels 0, not 0·inf = NaN). Both the dispatcher's quantizer and the plain loops.
-    std::vector<float> x(160, 0.0f);
+    // d = 0, levels 0, not 0·inf = NaN), as is group 6 (max 3e−37, just under 127/FLT_MAX), while
+    // group 5 (max 1e−36: d denormal, 1/d finite) is kept. Both the dispatcher's quantizer and the
+    // plain loops.
+    std::vector<float> x(224, 0.0f);
     for (int j = 0; j < 32; ++j) x[std::size_t(j)] = 0.5f * static_cast<float>(j * 8 - 127);
     x[31] = 63.5f;
     x[32] = 127.0f, x[33] = 2.5f, x[34] = -2.5f, x[35] = 3.5f;
     for (int j = 96; j < 128; ++j) x[std::size_t(j)] = static_cast<float>(j);
     x[100] = INFINITY;
     x[128] = 1e-38f, x[129] = -5e-39f;
+    x[160] = 1e-36f, x[161] = -4e-37f;
+    x[192] = 3e-37f, x[193] = -1e-37f;
     for (auto quantize : {&quantize_activations, &ref::quantize_activations}) {
         INFO((quantize == &quantize_activations ? "dispatcher" : "reference"));
         QActivations a;
-        quantize(x.data(), 1, 160, a);
-        REQUIRE(a.q.size() == 160);
-        REQUIRE(a.scale.size() == 5);
+        quantize(x.data(), 1, 224, a);
+        REQUIRE(a.q.size() == 224);
+        REQUIRE(a.scale.size() == 7);
         CHECK(a.scale[0] == 0.5f);
         for (int j = 0; j < 32; ++j) CHECK(a.q[std::size_t(j)] == (j == 31 ? 127 : j * 8 - 127));
         CHECK(a.scale[1] == 1.0f);
@@ -167,6 +172,11 @@ TEST_CASE("int8 activations: llama.cpp's Q8_0 levels and float32 scales, zeros a
         CHECK(std::isnan(a.scale[3]));
         CHECK(a.scale[4] == 0.0f);
         for (int j = 64; j < 160; ++j) CHECK(a.q[std::size_t(j)] == 0);
+        CHECK(a.scale[5] == 1e-36f / 127.0f);
+        CHECK(a.q[160] == 127);
+        CHECK(a.q[161] == -51);  // −4e−37 · 127 / 1e−36 = −50.8
+        CHECK(a.scale[6] == 0.0f);
+        for (int j = 192; j < 224; ++j) CHECK(a.q[std::size_t(j)] == 0);
     }
 }
 
@@ -208,8 +218,11 @@ TEST_CASE("int8 activations: the fast quantizer writes the reference's levels an
         for (std::size_t j = 0; j < 32; ++j) CHECK(plain.q[g * 32 + j] == 0);
     }
     CHECK(plain.scale[1] == 0.0f);
-    int tiny = 0;  // groups whose 1/d would overflow: quantized as zeros
-    for (std::size_t g = 0; g < plain.scale.size(); ++g) tiny += g % 8 >= 2 && plain.scale[g] == 0.0f;
+    int tiny = 0;  // groups with a nonzero value whose 1/d would overflow: quantized as zeros
+    for (std::size_t g = 0; g < plain.scale.size(); ++g) {
+        const bool nonzero = std::any_of(x.begin() + std::ptrdiff_t(g * 32), x.begin() + std::ptrdiff_t(g * 32 + 32), [](float v) { return v != 0.0f; });
+        tiny += nonzero && plain.scale[g] == 0.0f;
+    }
     CHECK(tiny > 0);
 }
 

@@ -177,7 +177,10 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
         }
         next = ref_arg;
     }
-    for (std::size_t k = 0; k < n; ++k) out[k].tokens_per_s = median_rate(seconds[k]);
+    for (std::size_t k = 0; k < n; ++k) {
+        out[k].tokens_per_s = median_rate(seconds[k]);
+        out[k].fastest_step_s = *std::min_element(seconds[k].begin(), seconds[k].end());
+    }
     return out;
 }
 
@@ -299,12 +302,12 @@ DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCa
                                           const ForwardOptions& opt, const Bf16Weights& bf16) {
     const CpuBackendOptions* fp32 = cpu_options(m.backend());
     if (!fp32) throw std::logic_error("compare_fp32_bf16_decode: the model runs on the " + m.backend().name() + " backend, not the CPU");
+    if (steps < 1) throw std::logic_error("compare_fp32_bf16_decode: at least one step");
     CpuBackendOptions with = *fp32;
     with.bf16 = &bf16;
     with.qweights = nullptr;
     CpuBackend bf16_backend(with);
     const Transformer mb(m.weights(), bf16_backend);
-    if (steps < 1) throw std::logic_error("compare_fp32_bf16_decode: at least one step");
     DecodeComparison c;
     std::vector<double> fp32_s, bf16_s;  // [steps]
     int tok = first_token;

@@ -102,8 +102,8 @@ CheckCacheResult check_cache(const Transformer& m, const CheckCacheInputs& in, c
     if (const CpuBackendOptions* cpu = cpu_options(m.backend()); cpu && cpu->qweights && cpu->qweights->arith() == QArith::Int8Dot)
         throw InputError("INFERLAB_QUANT_ARITH", "int8",
                          N_("cannot compare cache paths through int8 activations: the attention forms' last-bit "
-                            "differences can move an activation across a rounding boundary, a whole level (check-cache "
-                            "runs int8/int4 weights with float32 activations unless this is set)"));
+                            "differences can move an activation across a rounding boundary, a whole level (unset "
+                            "INFERLAB_QUANT_ARITH or set it to float: check-cache then runs float32 activations)"));
     CheckCacheResult r;
     r.tokens = in.tokens;
     r.rel_tolerance = in.rel_tolerance;

@@ -42,6 +42,7 @@ struct DtypeDecode {
     WeightDtype dtype = WeightDtype::F32;
     std::uint64_t bytes_per_step = 0;  // at the middle of the decode (S = prompt + steps/2)
     double tokens_per_s = 0;           // 1 / the median step time (a shared machine's slow steps aside)
+    double fastest_step_s = 0;         // the fastest step: the one the machine's other work disturbed least
     double max_rel_logit_diff = 0;     // max over steps of compare_logits(l, l_fp32).max_rel (floor 1)
     double mean_kl = 0;                // mean over steps of KL(softmax(l_fp32) ‖ softmax(l)), nats
     double greedy_agreement = 0;       // fraction of steps whose argmax equals float32's
@@ -118,7 +119,7 @@ double prefill_gflops(std::uint64_t params, std::uint64_t tokens, double seconds
 // (both holding the same prompt). Both read the same token each step (the float32 model's pick).
 // m runs on a CPU backend with float32 weights; the bf16 steps run on one like it reading `bf16`.
 struct DecodeComparison {
-    double fp32_tokens_per_s = 0;  // each 1 / the median step time, as every decode rate of the bench
+    double fp32_tokens_per_s = 0;  // each 1 / the median step time
     double bf16_tokens_per_s = 0;
     double max_logit_change = 0;  // largest |bf16 − fp32| logit over the steps, relative to the largest logit
     double speedup() const { return bf16_tokens_per_s / fp32_tokens_per_s; }  // bf16 ÷ float32 tokens/s
