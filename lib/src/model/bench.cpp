@@ -109,6 +109,10 @@ std::uint64_t last_level_cache_bytes() {
 }
 
 namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // Steps per second from the median step time (the middle step, or the mean of the middle two): a
 // shared machine's slow steps, and the first step's cold start, do not weigh as in a mean.
 double median_rate(std::vector<double> seconds) {
@@ -163,7 +167,7 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
             const std::size_t k = (std::size_t(s) + i) % n;
             const auto t0 = std::chrono::steady_clock::now();
             logits[k] = models[k].forward(std::vector<int>{static_cast<int>(next)}, *caches[k], opt);
-            seconds[k].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            seconds[k].push_back(seconds_since(t0));
         }
         if (probe) probe->pass();
         Eigen::Index ref_arg = 0;
@@ -196,9 +200,6 @@ ReadProbe::ReadProbe(std::uint64_t bytes, int threads) : mem_(bytes) {  // the s
 void ReadProbe::pass() {
     float* buf = static_cast<float*>(mem_.data());
     const std::size_t size = mem_.bytes(), n = size / sizeof(float);
-    const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-    };
     const int threads = p_.threads;
     volatile float sink = 0;
     auto t0 = std::chrono::steady_clock::now();
@@ -334,10 +335,6 @@ DecodeComparison compare_fp32_bf16_decode(const Transformer& m, KvCache& a, KvCa
 // ---- model bench ----
 namespace inferlab::model {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // The weight dtypes one run decodes: float32 alone, or float32 beside the chosen one (the
 // reference of every ratio), or all four.
