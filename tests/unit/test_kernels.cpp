@@ -97,10 +97,11 @@ TEST_CASE("fast products equal the reference loops: float32 and bf16, every row 
 }
 
 TEST_CASE("a decode product (one row) equals the same row of a batch bit for bit: float32 and bf16", "[kernels]") {
-    // Decode reads each weight row as one stream, batches go through the tiles; both sum in the
-    // same order, which is what lets a cached step equal the no-cache pass exactly.
+    // Decode reads each weight row as one stream (x up to 12 KiB) or through the 4-row tiles
+    // (longer x: 3,100 and 5,632), batches through the tiles; all sum in the same order, which is
+    // what lets a cached step equal the no-cache pass exactly.
     Rng rng(12);
-    for (int in : {1, 15, 16, 31, 32, 33, 64, 100, 768})
+    for (int in : {1, 15, 16, 31, 32, 33, 64, 100, 768, 3100, 5632})
         for (int threads : {1, 2}) {
             const int out = 37, rows = 3;
             const auto w = normal(rng, std::size_t(out) * std::size_t(in));

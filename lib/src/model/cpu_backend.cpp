@@ -380,6 +380,10 @@ __attribute__((target("avx512f,avx512bw"))) static void tile_avx512(const WT* w,
 // Prefetch distance of the one-row decode stream, in bytes ahead of the slice being read.
 constexpr std::size_t kRowPrefetchBytes = 1024;
 
+// The longest float32 x (bf16: its widened copy) the one-row stream reads: a row's weights and x
+// together within a 32 KiB L1. See few_rows_avx512_threads and docs/bench-cpu.md.
+constexpr std::size_t kRowStreamMaxXBytes = 12 * 1024;
+
 // One weight row against one input row (decode): the weights read as one sequential stream.
 // The sum runs in the tiles' order (one accumulator of 16 lanes, slice after slice; bf16's low
 // half before its high half), so a decode step's logits equal the no-cache pass's bit for bit.
@@ -464,8 +468,10 @@ static void few_rows_avx512_threads(const WT* w, Eigen::Index out, int n, const 
     for (int t = 0; t < threads; ++t) {
         const Eigen::Index r0 = std::min(out, Eigen::Index(t) * chunk), r1 = std::min(out, r0 + chunk);
         // One input row (decode): the weight rows one after another, one sequential stream (as
-        // the quantized kernels read them; see docs/bench-cpu.md).
-        if (rows == 1)
+        // the quantized kernels read them; see docs/bench-cpu.md), while x fits in L1 beside the
+        // stream. A longer x is reloaded from L2 on every row; the 4-row tiles share each of its
+        // loads between four rows (the same sums, bit for bit).
+        if (rows == 1 && std::size_t(n) * sizeof(float) <= kRowStreamMaxXBytes)
             for (Eigen::Index r = r0; r < r1; ++r) y[r] = row_avx512(w + std::size_t(r) * std::size_t(n), n, x);
         else if (r0 < r1)
             few_rows_avx512(w, out, n, x, rows, y, r0, r1);
