@@ -86,7 +86,8 @@ std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, 
     r->path.pool_seed = parse_nonnegative_int("--seed", src.seed);
     if (given(sub, "--block-size") && sub.get_option_no_throw("--path") && r->path.path != CachePath::Paged)
         throw InputError("--block-size", p.block_size, N_("has no effect without --path paged"));
-    r->facts = {r->w->dims(), p.backend, to_string(cpu.kernels), to_string(t), p.attention};
+    r->facts = {r->w->dims(), p.backend, to_string(cpu.kernels), to_string(t), p.attention, weights_line(r->at),
+                quantized_arithmetic_json(r->at)};
     return r;
 }
 
@@ -141,7 +142,7 @@ void setup_logits(CLI::App* model) {
     add_output_flags(*s, o->flags, true);
     s->footer(examples_footer({"inferlab model logits --model demo-gqa --tokens 1,2,3 --path paged --json"},
                               tr("Tables (--csv --table NAME): positions.\n"
-                                 "JSON keys: path, backend, kernels, weight_dtype, tokens, logits (one row per position).")));
+                                 "JSON keys: path, backend, kernels, weight_dtype, quantized_arithmetic (null: not int8/int4), tokens, logits (one row per position).")));
     s->callback([o, s] { run_logits(*o, *s); });
 }
 
@@ -197,7 +198,8 @@ void setup_check_cache(CLI::App* model) {
     s->footer(examples_footer({"inferlab model check-cache --model demo-gqa --seq-len 64",
                                "inferlab model check-cache --model demo-gqa --seq-len 32 --svg check-cache.svg"},
                               tr("Tables (--csv --table NAME): positions.\n"
-                                 "JSON keys: backend, weight_dtype, tokens, relative_tolerance, other_attention, rows[]{pos, contiguous, "
+                                 "JSON keys: backend, weight_dtype, quantized_arithmetic (null: not int8/int4), tokens, relative_tolerance, other_attention, "
+                                 "rows[]{pos, contiguous, "
                                  "paged, other_attention, chunked}, max_abs_diff, max_rel_diff, worst_path, worst_position, "
                                  "agree.")));
     s->callback([o, s] { run_check(*o, *s); });
@@ -242,7 +244,8 @@ void setup_generate(CLI::App* model) {
     add_output_flags(*s, o->flags, true);
     s->footer(examples_footer({"inferlab model generate --model demo-gqa --prompt 1,2,3,4 --steps 3 --trace"},
                               tr("Tables (--csv --table NAME): trace.\n"
-                                 "JSON keys: backend, prompt, sample_seed, generated, trace[]{step, phase, tokens, start_pos, "
+                                 "JSON keys: backend, weight_dtype, quantized_arithmetic (null: not int8/int4), prompt, sample_seed, generated, "
+                                 "trace[]{step, phase, tokens, start_pos, "
                                  "cache_len, q_shape, kv_new_shape, kv_cached_shape, scores_shape}.")));
     s->callback([o, s] { run_generate(*o, *s); });
 }

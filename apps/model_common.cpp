@@ -13,6 +13,7 @@
 #include "inferlab/model/qweights.hpp"
 #include "inferlab/model_config.hpp"
 #include "inferlab/units.hpp"
+#include "common.hpp"
 #include "model_common.hpp"
 
 namespace inferlab::app {
@@ -110,6 +111,16 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const Weights& w,
 WeightsAt weights_at(const Weights& w, WeightDtype t, int threads, QArith arith) {
     if (t == WeightDtype::Int8 || t == WeightDtype::Int4) require_quantizable(w.dims(), "--weight-dtype " + to_string(t) + ": width");
     return make_weights_at(w, t, threads, arith);
+}
+
+std::string weights_line(const WeightsAt& at) {
+    if (at.dtype == WeightDtype::F32) return "";
+    return wrap(trf(N_("weights: {0}; arithmetic: {1}"), to_string(at.dtype), at.arithmetic().localized()), "  ", "  ");
+}
+
+nlohmann::json quantized_arithmetic_json(const WeightsAt& at) {
+    if (at.dtype != WeightDtype::Int8 && at.dtype != WeightDtype::Int4) return nullptr;
+    return at.arithmetic().text();
 }
 
 std::string dims_text(const Dims& d) {

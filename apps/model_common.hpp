@@ -2,6 +2,7 @@
 // Shared by the model subcommands: where the weights come from, and token lists.
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,12 @@ using model::parse_token_list;
 // --weight-dtype's terms (the library names the dtype, not the flag).
 model::WeightsAt weights_at(const model::Weights& w, model::WeightDtype t, int threads,
                            model::QArith arith = model::default_quant_arith());
+// The line a model command prints when its weights are not float32: the dtype and how its
+// products multiply (WeightsAt::arithmetic), in the reader's language, wrapped and indented;
+// "" for float32 (the default, and the arithmetic the documents write).
+std::string weights_line(const model::WeightsAt& at);
+// --json's "quantized_arithmetic" (as model bench's): int8/int4's arithmetic in English, else null.
+nlohmann::json quantized_arithmetic_json(const model::WeightsAt& at);
 
 // The measured-against-predicted commands: speculate, kv-quant, roofline.
 void setup_model_measure(CLI::App* model);

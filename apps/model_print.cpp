@@ -55,7 +55,8 @@ Report init_report(const std::string& out, const std::string& source, const std:
 Report logits_report(const LogitsResult& res, const RunFacts& f) {
     Report r;
     r.json = {{"path", to_string(res.path)}, {"backend", f.backend}, {"kernels", f.kernels},
-              {"weight_dtype", f.weight_dtype}, {"tokens", res.tokens}, {"logits", json::array()}};
+              {"weight_dtype", f.weight_dtype}, {"quantized_arithmetic", f.quantized_arithmetic}, {"tokens", res.tokens},
+              {"logits", json::array()}};
     Table t{{N_("pos"), N_("token"), N_("top-5 next tokens (logit)")}, {}, {true, true, false}};
     for (Eigen::Index i = 0; i < res.logits.rows(); ++i) {
         r.json["logits"].push_back(std::vector<float>(res.logits.row(i).data(), res.logits.row(i).data() + res.logits.cols()));
@@ -64,7 +65,7 @@ Report logits_report(const LogitsResult& res, const RunFacts& f) {
         t.rows.push_back({std::to_string(i), std::to_string(res.tokens[std::size_t(i)]), top});
     }
     r.human = wrap(trf(N_("{0} path, {1} attention; {2}"), to_string(res.path), f.attention, dims_text(f.dims)), "", "  ") +
-              render_table(in_words(t));
+              f.weights_line + render_table(in_words(t));
     r.explain = r.human + wrap(tr("Each row holds the logits that predict the token after that position (row t reads "
                                   "positions 0..t); the five largest are shown."), "", "");
     r.add_table("positions", t);
@@ -78,7 +79,8 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
     Table t{{N_("pos"), N_("contiguous"), N_("paged"),
              res.other_attention == AttentionKind::Online ? N_("online attn") : N_("plain attn"), N_("chunked prefill")},
             {}, {}};
-    r.json = {{"backend", f.backend}, {"weight_dtype", f.weight_dtype}, {"tokens", res.tokens},
+    r.json = {{"backend", f.backend}, {"weight_dtype", f.weight_dtype}, {"quantized_arithmetic", f.quantized_arithmetic},
+              {"tokens", res.tokens},
               {"relative_tolerance", res.rel_tolerance}, {"other_attention", other}, {"rows", json::array()}, {"max_abs_diff", res.worst.max_abs},
               {"max_rel_diff", res.worst.max_rel}, {"worst_path", res.worst_path},
               {"worst_position", res.worst.rel_row}, {"agree", res.agree}};
@@ -119,8 +121,8 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
 // ---- generate ----
 Report generate_report(const GenerateResult& res, const Sampling& s, const RunFacts& f, bool trace) {
     Report r;
-    r.json = {{"backend", f.backend}, {"prompt", res.prompt}, {"sample_seed", s.seed}, {"generated", res.generated},
-              {"trace", json::array()}};
+    r.json = {{"backend", f.backend}, {"weight_dtype", f.weight_dtype}, {"quantized_arithmetic", f.quantized_arithmetic},
+              {"prompt", res.prompt}, {"sample_seed", s.seed}, {"generated", res.generated}, {"trace", json::array()}};
     Table t{{N_("step"), N_("phase"), N_("tokens fed"), N_("cache length per layer"), "Q", N_("new K/V"), N_("cached K/V"),
              N_("scores")},
             {}, {true, false, false}};
@@ -133,7 +135,7 @@ Report generate_report(const GenerateResult& res, const Sampling& s, const RunFa
                                    {"kv_cached_shape", st.kv_cached_shape}, {"scores_shape", st.scores_shape}});
     }
     r.human = trf(N_("generated {0}: {1}"), tokens_count(res.generated.size()), fmt::format("{}", fmt::join(res.generated, ","))) +
-              "\n";
+              "\n" + f.weights_line;
     if (trace) {
         r.human += "\n" + wrap(trf(N_("Trace ({0}; shapes [B, heads, tokens, d] as the first document's table):"), dims_text(f.dims)),
                                "", "  ");

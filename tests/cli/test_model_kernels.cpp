@@ -235,3 +235,41 @@ TEST_CASE("model kv-quant --weight-dtype int8: both caches serve the int8 model,
     CHECK(j["mean_kl"].get<double>() < 1e-3);
     expect_error({"model", "kv-quant", "--weight-dtype", "int5"}, "--weight-dtype 'int5': must be fp32, bf16, int8 or int4");
 }
+
+TEST_CASE("the model commands name the weights' dtype and arithmetic: a text line and quantized_arithmetic", "[cli][model][qweights]") {
+    const auto flat = [](const std::string& s) {  // the text with its line wrapping undone
+        std::string f;
+        for (char c : s)
+            if (!(c == ' ' || c == '\n') || (!f.empty() && f.back() != ' ')) f += c == '\n' ? ' ' : c;
+        return f;
+    };
+    const std::vector<std::vector<std::string>> commands = {
+        {"model", "logits", "--model", "demo-gqa", "--tokens", "1,2"},
+        {"model", "generate", "--model", "demo-gqa", "--prompt", "1,2", "--steps", "2"},
+        {"model", "speculate", "--model", "demo-gqa", "--steps", "8"},
+        {"model", "kv-quant", "--model", "demo-gqa", "--positions", "8", "--steps", "2"},
+        {"model", "roofline", "--model", "demo-gqa", "--batch", "1", "--contexts", "8", "--probe-mib", "8", "--repeats", "1"}};
+    // int8 activations, named the same with VNNI and with the plain loops.
+    ::setenv("INFERLAB_QUANT_ARITH", "int8", 1);
+    const std::string int4_arith = "int8 activations (one float32 scale per 32) · int4 levels as exact int32 group sums";
+    for (const auto& c : commands) {
+        INFO(c[1]);
+        const auto r = run_inferlab(with(c, {"--weight-dtype", "int4"}));
+        REQUIRE(r.status == 0);
+        CHECK(flat(r.out).find("weights: int4; arithmetic: " + int4_arith) != std::string::npos);
+        const auto j = parse_json(run_inferlab(with(c, {"--weight-dtype", "int4", "--json"})));
+        CHECK(j["weight_dtype"] == "int4");
+        CHECK(j["quantized_arithmetic"].get<std::string>().find(int4_arith) == 0);
+        // float32 weights: no line, and null in JSON; bf16: the line, still null.
+        const auto f = run_inferlab(c);
+        CHECK(f.out.find("arithmetic:") == std::string::npos);
+        CHECK(parse_json(run_inferlab(with(c, {"--json"})))["quantized_arithmetic"].is_null());
+        const auto b = run_inferlab(with(c, {"--weight-dtype", "bf16"}));
+        CHECK(flat(b.out).find("weights: bf16; arithmetic: bf16 weights widened to float32, float32 FMAs") != std::string::npos);
+        CHECK(parse_json(run_inferlab(with(c, {"--weight-dtype", "bf16", "--json"})))["quantized_arithmetic"].is_null());
+    }
+    ::unsetenv("INFERLAB_QUANT_ARITH");
+    // check-cache runs float32 activations (and says so in its text): the JSON names them too.
+    const auto cc = parse_json(run_inferlab({"model", "check-cache", "--model", "demo-gqa", "--seq-len", "8", "--weight-dtype", "int8", "--json"}));
+    CHECK(cc["quantized_arithmetic"].get<std::string>().find("levels × fp16 group scales widened to float32, float32 FMAs") == 0);
+}
