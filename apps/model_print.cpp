@@ -171,7 +171,8 @@ json bench_json(const BenchResult& b, const std::string& model_name) {
         j["dtypes"].push_back({{"dtype", to_string(x.decode.dtype)}, {"bytes_per_step", x.decode.bytes_per_step},
                                {"bytes_ratio_to_fp32", x.bytes_ratio_to_fp32}, {"tokens_per_s", x.decode.tokens_per_s},
                                {"speed_ratio_to_fp32", x.speed_ratio_to_fp32}, {"bound_tokens_per_s", x.bound_tokens_per_s},
-                               {"fraction_of_bound", x.fraction_of_bound}, {"max_rel_logit_diff", x.decode.max_rel_logit_diff},
+                               {"fraction_of_bound", x.fraction_of_bound}, {"fraction_of_best_bound", x.fraction_of_best_bound},
+                               {"max_rel_logit_diff", x.decode.max_rel_logit_diff},
                                {"mean_kl", x.decode.mean_kl}, {"greedy_agreement", x.decode.greedy_agreement},
                                {"weights_fit_in_last_level_cache", x.weights_fit_in_last_level_cache},
                                {"probe_defect", x.probe_defect}});
@@ -217,13 +218,14 @@ std::string bench_measurements(const BenchResult& b, const std::string& model_na
 
 Table dtype_table(const BenchResult& b) {
     Table t{{N_("weights"), N_("bytes/step"), N_("bytes ÷ fp32"), N_("tok/s"), N_("speed × fp32"), N_("bound tok/s"),
-             N_("of bound (%)"), N_("max rel Δlogit"), N_("KL (nats)"), N_("greedy agreement (%)"), N_("fits LLC")},
+             N_("of bound (%)"), N_("of best-β bound (%)"), N_("max rel Δlogit"), N_("KL (nats)"), N_("greedy agreement (%)"),
+             N_("fits LLC")},
             {}, {}};
     for (const auto& x : b.dtypes)
         t.rows.push_back({to_string(x.decode.dtype), std::to_string(x.decode.bytes_per_step), fmt::format("{:.2f}", x.bytes_ratio_to_fp32),
                           fmt::format("{:.2f}", x.decode.tokens_per_s), fmt::format("{:.2f}", x.speed_ratio_to_fp32),
                           fmt::format("{:.2f}", x.bound_tokens_per_s), fmt::format("{:.0f}", 100 * x.fraction_of_bound),
-                          fmt::format("{:.2e}", x.decode.max_rel_logit_diff), fmt::format("{:.2e}", x.decode.mean_kl),
+                          fmt::format("{:.0f}", 100 * x.fraction_of_best_bound), fmt::format("{:.2e}", x.decode.max_rel_logit_diff), fmt::format("{:.2e}", x.decode.mean_kl),
                           fmt::format("{:.0f}", 100 * x.decode.greedy_agreement), x.weights_fit_in_last_level_cache ? "yes" : "no"});
     return t;
 }
@@ -258,11 +260,15 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
     h = bench_measurements(b, model_shown, d);
     if (!b.dtypes.empty()) {
         h += "\n" + wrap(trf(N_("Weight dtypes decoded in one run, interleaved step by step (each reads float32's greedy token), "
-                                "with a pass of the read probe after each round of steps; tok/s from each dtype's median step; "
-                                "bound: decode-roofline for each dtype's bytes on the measured β and π; last-level cache {0} "
-                                "(a model that fits there is read from cache and the DRAM bound does not apply). §4.1: the "
-                                "bytes fall faster than the speed rises."),
-                             b.last_level_cache_bytes ? bytes_all_units(b.last_level_cache_bytes) : tr("unknown")), "", "");
+                                "with a pass of the read probe after each round of steps; tok/s from each dtype's median step. "
+                                "Bound: decode-roofline for each dtype's bytes and π on each round's β (the faster of the probe "
+                                "passes before and after the round: this machine's bandwidth changes within seconds), the "
+                                "median over rounds; of bound: the median over rounds of the step's rate ÷ its round's bound; "
+                                "of best-β bound: tok/s ÷ the bound on the best pass's β ({1} GB/s). Last-level cache {0} (a "
+                                "model that fits there is read from cache and the DRAM bound does not apply). §4.1: the bytes "
+                                "fall faster than the speed rises."),
+                             b.last_level_cache_bytes ? bytes_all_units(b.last_level_cache_bytes) : tr("unknown"),
+                             fmt::format("{:.2f}", b.probe.read_gbs)), "", "");
         h += render_table(in_words(dtype_table(b)));
         for (const auto& x : b.dtypes)
             if (x.probe_defect)

@@ -112,6 +112,15 @@ TEST_CASE("model bench --weight-dtype all: four dtypes in one run, bytes equal q
     CHECK(j["probe_kernel_gbs"].get<double>() > 0);
     CHECK(j["measured_read_gbs"].get<double>() >= j["probe_kernel_gbs"].get<double>());
     CHECK(j["probe_passes"] == 5 + 4);  // five before the run, then one after each of the 4 rounds of steps
+    // Each round's bound uses the β beside it, at most the best pass's: paired, a dtype is at least
+    // as close to its bound as against the best β, and its median bound is at most the best one.
+    for (const auto& x : j["dtypes"]) {
+        INFO(x["dtype"]);
+        const double paired = x["fraction_of_bound"], best = x["fraction_of_best_bound"];
+        CHECK(best > 0);
+        CHECK(best <= paired * (1 + 1e-12));
+        CHECK(x["bound_tokens_per_s"].get<double>() <= x["tokens_per_s"].get<double>() / best * (1 + 1e-12));
+    }
     expect_error({"model", "bench", "--weight-dtype", "int3"}, "--weight-dtype 'int3': must be fp32, bf16, int8, int4 or all");
     expect_error({"model", "bench", "--config", data_path("tiny-model.json"), "--weight-dtype", "int8", "--prompt-len", "2", "--steps", "2"},
                  "'16': is a product's input width (dim or hidden); int8/int4 weights need multiples of 32");

@@ -1,5 +1,6 @@
 // The model subcommands' library calls (issue #15): compare_logits, check_cache's verdict,
 // generate's steps and trace, and the bench's tables, each checked against values worked here.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "../support/small_model.hpp"
@@ -7,6 +8,7 @@
 #include "inferlab/error.hpp"
 #include "inferlab/model/bench.hpp"
 #include "inferlab/model/compare.hpp"
+#include "inferlab/model/qweights.hpp"
 #include "inferlab/model/runs.hpp"
 
 using namespace inferlab;
@@ -148,4 +150,29 @@ TEST_CASE("bench: one batch row per dtype and batch, ratios from the rows' own r
     CHECK(r.contexts[0].nocache_step_s.has_value());
     in.contexts = {30};  // 30 + 3 timed steps > S_max = 32
     CHECK_THROWS_WITH(bench(*w, in), "context '30': exceeds the maximum sequence length 32 less the 3 timed steps");
+}
+
+TEST_CASE("compare_decode_dtypes: every round's step and the β beside it, from the probe passes around it", "[model][bench]") {
+    auto w = random_weights(inferlab::test::tiny_dims(), 5);
+    const Transformer m(*w, test_cpu());
+    const WeightsAt f32 = make_weights_at(*w, WeightDtype::F32, 1), i8 = make_weights_at(*w, WeightDtype::Int8, 1);
+    ReadProbe probe(4u << 20, 1);
+    const double before = probe.pass();
+    CHECK(before == probe.last_gbs());
+    const auto r = compare_decode_dtypes(m, {1, 2, 3}, 5, {}, {&f32, &i8}, &probe);
+    REQUIRE(r.size() == 2);
+    CHECK(probe.result().passes == 1 + 5);  // one after each round
+    for (const auto& x : r) {
+        REQUIRE(x.step_s.size() == 5);
+        REQUIRE(x.round_read_gbs.size() == 5);
+        CHECK(x.round_read_gbs == r[0].round_read_gbs);  // one β per round, whatever the dtype
+        CHECK(x.fastest_step_s == *std::min_element(x.step_s.begin(), x.step_s.end()));
+        // The first round is paired with the pass before it too; no round beats the best pass.
+        CHECK(x.round_read_gbs[0] >= before);
+        for (double g : x.round_read_gbs) CHECK(g <= probe.result().read_gbs);
+    }
+    // The last round's β includes the last pass.
+    CHECK(r[0].round_read_gbs.back() >= probe.last_gbs());
+    // Without a probe, no β.
+    CHECK(compare_decode_dtypes(m, {1, 2, 3}, 2, {}, {&f32, &i8})[1].round_read_gbs.empty());
 }

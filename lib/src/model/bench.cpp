@@ -113,13 +113,16 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Steps per second from the median step time (the middle step, or the mean of the middle two): a
-// shared machine's slow steps, and the first step's cold start, do not weigh as in a mean.
-double median_rate(std::vector<double> seconds) {
-    std::sort(seconds.begin(), seconds.end());
-    const std::size_t h = seconds.size() / 2;
-    return 1 / (seconds.size() % 2 ? seconds[h] : (seconds[h - 1] + seconds[h]) / 2);
+// The middle value, or the mean of the middle two: a shared machine's slow steps, and the first
+// step's cold start, do not weigh as in a mean.
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
+
+// Steps per second from the median step time.
+double median_rate(std::vector<double> seconds) { return 1 / median(std::move(seconds)); }
 
 // Σ_i softmax(a)_i·(log softmax(a)_i − log softmax(b)_i), in double.
 double kl_logits(const MatrixRM& a, const MatrixRM& b) {
@@ -169,7 +172,10 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
             logits[k] = models[k].forward(std::vector<int>{static_cast<int>(next)}, *caches[k], opt);
             seconds[k].push_back(seconds_since(t0));
         }
-        if (probe) probe->pass();
+        if (probe) {
+            const double before = probe->last_gbs(), after = probe->pass();
+            for (auto& x : out) x.round_read_gbs.push_back(std::max(before, after));
+        }
         Eigen::Index ref_arg = 0;
         logits[0].row(0).maxCoeff(&ref_arg);
         for (std::size_t k = 0; k < n; ++k) {
@@ -184,6 +190,7 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
     for (std::size_t k = 0; k < n; ++k) {
         out[k].tokens_per_s = median_rate(seconds[k]);
         out[k].fastest_step_s = *std::min_element(seconds[k].begin(), seconds[k].end());
+        out[k].step_s = seconds[k];
     }
     return out;
 }
@@ -197,7 +204,7 @@ ReadProbe::ReadProbe(std::uint64_t bytes, int threads) : mem_(bytes) {  // the s
     for (std::size_t i = 0; i < n; ++i) buf[i] = static_cast<float>(i & 1023) * 1e-3f;
 }
 
-void ReadProbe::pass() {
+double ReadProbe::pass() {
     float* buf = static_cast<float*>(mem_.data());
     const std::size_t size = mem_.bytes(), n = size / sizeof(float);
     const int threads = p_.threads;
@@ -213,7 +220,8 @@ void ReadProbe::pass() {
         total += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
     }
     sink = sink + total;
-    p_.sum_gbs = std::max(p_.sum_gbs, static_cast<double>(size) / seconds_since(t0) / 1e9);
+    const double sum_gbs = static_cast<double>(size) / seconds_since(t0) / 1e9;
+    double kernel_gbs = 0;
     // The decode kernel's stream over the same pages: W [rows, 4096] float32 times x.
     constexpr int kCols = 4096;
     const Eigen::Index rows = static_cast<Eigen::Index>(n / kCols);
@@ -222,11 +230,15 @@ void ReadProbe::pass() {
         std::vector<float> x(kCols, 1e-3f), y(static_cast<std::size_t>(rows));
         t0 = std::chrono::steady_clock::now();
         matvec(w, x.data(), y.data(), threads);
-        p_.kernel_gbs = std::max(p_.kernel_gbs, double(rows) * kCols * sizeof(float) / seconds_since(t0) / 1e9);
+        kernel_gbs = double(rows) * kCols * sizeof(float) / seconds_since(t0) / 1e9;
         sink = sink + y[0];
     }
+    p_.sum_gbs = std::max(p_.sum_gbs, sum_gbs);
+    p_.kernel_gbs = std::max(p_.kernel_gbs, kernel_gbs);
     p_.read_gbs = std::max(p_.sum_gbs, p_.kernel_gbs);
     ++p_.passes;
+    last_gbs_ = std::max(sum_gbs, kernel_gbs);
+    return last_gbs_;
 }
 
 BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repeats) {
@@ -399,12 +411,24 @@ void measure_decode(const Transformer& m, const BenchInputs& in, const std::vect
         r.last_level_cache_bytes = last_level_cache_bytes();
         const std::uint64_t ctx = prompt.size() + std::uint64_t(in.steps) / 2;
         for (const auto& x : dt) {
-            const Machine here = measured_machine(r.probe, r.product_gflops.at(x.dtype));  // β, and this dtype's π
+            const DecodeModel dm = reference_decode_model(m.dims(), x.dtype);
+            const double pi = r.product_gflops.at(x.dtype);  // this dtype's π
+            const auto bound_at = [&](double gbs) {
+                BandwidthProbe b = r.probe;
+                b.read_gbs = gbs;
+                return decode_step(dm, {ctx}, measured_machine(b, pi)).aggregate_tokens_per_s;
+            };
             BenchDtypeRow row{x};
             row.bytes_ratio_to_fp32 = double(dt[0].bytes_per_step) / double(x.bytes_per_step);
             row.speed_ratio_to_fp32 = x.tokens_per_s / dt[0].tokens_per_s;
-            row.bound_tokens_per_s = decode_step(reference_decode_model(m.dims(), x.dtype), {ctx}, here).aggregate_tokens_per_s;
-            row.fraction_of_bound = x.tokens_per_s / row.bound_tokens_per_s;
+            std::vector<double> bounds, fractions;
+            for (std::size_t s = 0; s < x.step_s.size(); ++s) {
+                bounds.push_back(bound_at(x.round_read_gbs.at(s)));
+                fractions.push_back(1 / x.step_s[s] / bounds.back());
+            }
+            row.bound_tokens_per_s = median(bounds);
+            row.fraction_of_bound = median(fractions);
+            row.fraction_of_best_bound = x.tokens_per_s / bound_at(r.probe.read_gbs);
             row.weights_fit_in_last_level_cache =
                 r.last_level_cache_bytes > 0 && decode_step_bytes(m.dims(), 0, x.dtype) <= r.last_level_cache_bytes;
             row.probe_defect = row.fraction_of_bound > 1 && !row.weights_fit_in_last_level_cache;

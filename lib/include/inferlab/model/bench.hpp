@@ -43,13 +43,18 @@ struct DtypeDecode {
     std::uint64_t bytes_per_step = 0;  // at the middle of the decode (S = prompt + steps/2)
     double tokens_per_s = 0;           // 1 / the median step time (a shared machine's slow steps aside)
     double fastest_step_s = 0;         // the fastest step: the one the machine's other work disturbed least
+    std::vector<double> step_s;        // [steps]: each round's step, in seconds
+    // [steps] with a probe: the β beside each round, the faster of the probe's passes just before
+    // and just after it (GB/s; the same for every dtype of the round); empty without one.
+    std::vector<double> round_read_gbs;
     double max_rel_logit_diff = 0;     // max over steps of compare_logits(l, l_fp32).max_rel (floor 1)
     double mean_kl = 0;                // mean over steps of KL(softmax(l_fp32) ‖ softmax(l)), nats
     double greedy_agreement = 0;       // fraction of steps whose argmax equals float32's
 };
 // m runs on a CPU backend (its threads and kernels serve every dtype; std::logic_error otherwise).
 // With a probe, one pass of it runs after each round of steps (one step of every dtype), so that β
-// is measured in the same minutes as the steps: on a shared machine the read bandwidth drifts.
+// is measured in the same seconds as the steps: on a shared machine the read bandwidth drifts (here
+// between about 34 and 60 GB/s within a minute).
 class ReadProbe;
 std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::vector<int>& prompt, int steps,
                                                const ForwardOptions& opt, const std::vector<const WeightsAt*>& at,
@@ -79,12 +84,15 @@ BandwidthProbe measure_read_bandwidth(std::uint64_t bytes, int threads, int repe
 class ReadProbe {
 public:
     ReadProbe(std::uint64_t bytes, int threads);
-    void pass();
+    // One pass of each loop; returns this pass's figure (the faster loop's GB/s).
+    double pass();
+    double last_gbs() const { return last_gbs_; }  // the latest pass's figure (0 before the first)
     const BandwidthProbe& result() const { return p_; }
 
 private:
     HugePageBuffer mem_;
     BandwidthProbe p_;
+    double last_gbs_ = 0;
 };
 
 // decode-roofline's read-volume model of this reference model: W = the weight bytes one step
@@ -165,7 +173,13 @@ struct BenchBatchRow {
 struct BenchDtypeRow {
     DtypeDecode decode;
     double bytes_ratio_to_fp32 = 1, speed_ratio_to_fp32 = 1;
+    // Paired by round: the bound is decode-roofline's for the dtype's bytes on each round's β
+    // (DtypeDecode::round_read_gbs), and fraction_of_bound the median over rounds of that round's
+    // step rate ÷ its bound; bound_tokens_per_s is the median of the rounds' bounds.
     double bound_tokens_per_s = 0, fraction_of_bound = 0;
+    // tokens_per_s ÷ the bound on the run's best β (BandwidthProbe::read_gbs): below the paired
+    // fraction where the machine's bandwidth changed during the run.
+    double fraction_of_best_bound = 0;
     bool weights_fit_in_last_level_cache = false;  // then the DRAM bound does not apply
     // Faster than its bound while the weights do not fit in cache: the measured β (or π, where
     // the bound is compute) is below what this decode did, so the fraction is not a result.
