@@ -183,7 +183,8 @@ json bench_json(const BenchResult& b, const std::string& model_name) {
         j["batch"].push_back({{"weight_dtype", to_string(x.dtype)}, {"batch", x.batch}, {"aggregate_tokens_per_s", x.aggregate_tokens_per_s},
                               {"per_request_tokens_per_s", x.per_request_tokens_per_s}, {"ratio_to_batch_1", or_null(x.ratio_to_batch_1)},
                               {"bound_aggregate_tokens_per_s", x.bound_aggregate_tokens_per_s},
-                              {"bound_ratio_to_batch_1", or_null(x.bound_ratio_to_batch_1)}, {"compute_bound", x.compute_bound}});
+                              {"bound_ratio_to_batch_1", or_null(x.bound_ratio_to_batch_1)}, {"compute_bound", x.compute_bound},
+                              {"probe_defect", x.probe_defect}});
     return j;
 }
 
@@ -287,6 +288,12 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
                             "weights once pays for every row until the arithmetic catches up (the ridge point)."),
                          b.batch_context), "", "");
     h += render_table(in_words(batch_table(b)));
+    for (const auto& x : b.batches)
+        if (x.probe_defect)
+            h += wrap(trf(N_("PROBE DEFECT: {0} at batch {1} decoded at {2}% of its bound, faster than the measured β and π "
+                             "allow; that row is not a result"),
+                          to_string(x.dtype), x.batch, fmt::format("{:.0f}", 100 * x.aggregate_tokens_per_s / x.bound_aggregate_tokens_per_s)),
+                      "  ", "  ");
     // The batch table first (what a plain --csv prints): every mode has it.
     r.add_table("batch", batch_table(b));
     r.add_table("context-scaling", context_table(b));

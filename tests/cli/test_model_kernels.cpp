@@ -121,6 +121,10 @@ TEST_CASE("model bench --weight-dtype all: four dtypes in one run, bytes equal q
         CHECK(best <= paired * (1 + 1e-12));
         CHECK(x["bound_tokens_per_s"].get<double>() <= x["tokens_per_s"].get<double>() / best * (1 + 1e-12));
     }
+    // demo-gqa's step (3 MB) is read from cache where the machine says its cache is larger: the
+    // DRAM bound does not apply, so a batch row faster than it is no probe defect.
+    if (j["last_level_cache_bytes"].get<std::uint64_t>() > 8u << 20)
+        for (const auto& row : j["batch"]) CHECK(row["probe_defect"] == false);
     expect_error({"model", "bench", "--weight-dtype", "int3"}, "--weight-dtype 'int3': must be fp32, bf16, int8, int4 or all");
     expect_error({"model", "bench", "--config", data_path("tiny-model.json"), "--weight-dtype", "int8", "--prompt-len", "2", "--steps", "2"},
                  "'16': is a product's input width (dim or hidden); int8/int4 weights need multiples of 32");

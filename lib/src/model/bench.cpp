@@ -486,6 +486,7 @@ void measure_batches(const Transformer& m, const BenchInputs& in, const ForwardO
                      const std::vector<WeightsAt>& ats, BenchResult& r) {
     const Dims& d = m.dims();
     r.batch_context = std::min(in.prompt_len, 16);
+    const std::uint64_t llc = last_level_cache_bytes();
     for (const auto& at : ats) {
         const auto backend = at.cpu_backend_like(m.backend());
         const Transformer mt(m.weights(), *backend);  // m's threads and kernels, this dtype's weights
@@ -497,6 +498,8 @@ void measure_batches(const Transformer& m, const BenchInputs& in, const ForwardO
             const DecodeStep bound = decode_step(dm, std::vector<std::uint64_t>(b, std::uint64_t(r.batch_context) + 1), here);
             BenchBatchRow row{at.dtype, b, double(b) / step, 1 / step, std::nullopt, bound.aggregate_tokens_per_s, std::nullopt,
                               bound.compute_bound};
+            const bool fits = llc > 0 && bound.bytes <= llc;
+            row.probe_defect = row.aggregate_tokens_per_s > row.bound_aggregate_tokens_per_s && !fits;
             if (b == 1) batch1 = row.aggregate_tokens_per_s, bound1 = row.bound_aggregate_tokens_per_s;
             if (batch1) row.ratio_to_batch_1 = row.aggregate_tokens_per_s / *batch1;
             if (bound1) row.bound_ratio_to_batch_1 = row.bound_aggregate_tokens_per_s / *bound1;

@@ -167,6 +167,9 @@ struct BenchBatchRow {
     double bound_aggregate_tokens_per_s = 0;
     std::optional<double> bound_ratio_to_batch_1;  // the bound's own ratio: what the roofline predicts
     bool compute_bound = false;
+    // Faster than its bound while the weights do not fit in cache: the best step ran while the
+    // machine read faster than every probe pass (or computed faster than π); not a result.
+    bool probe_defect = false;
 };
 
 // A dtype of the comparison, with its ratios to float32 and its bound.
