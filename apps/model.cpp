@@ -37,9 +37,16 @@ void add_path_options(CLI::App* sub, PathOptions& p, bool with_path = true) {
     add_threads_option(sub, p.threads);
     sub->add_option("--backend", p.backend, tr("cpu (default) or cuda (a build with -DINFERLAB_CUDA=ON and a GPU)"));
     add_kernels_option(sub, p.kernels);
-    sub->add_option("--weight-dtype", p.weight_dtype,
-                    tr("fp32 (default), bf16 (steps of up to 16 rows), int8 or int4 (every product; groups of 32, fp16 "
-                       "scales): the weights the products read; cpu backend only"));
+    // check-cache (no --path) compares every path, the no-cache pass too: bf16 cannot serve it.
+    if (with_path)
+        sub->add_option("--weight-dtype", p.weight_dtype,
+                        tr("fp32 (default), bf16 (steps of up to 16 rows), int8 or int4 (every product; groups of 32, fp16 "
+                           "scales; arithmetic: INFERLAB_QUANT_ARITH=float|int8): the weights the products read; cpu "
+                           "backend only"));
+    else
+        sub->add_option("--weight-dtype", p.weight_dtype,
+                        tr("fp32 (default), int8 or int4 (every product; groups of 32, fp16 scales; float32 activations): "
+                           "the weights the products read; cpu backend only"));
 }
 
 CachePath parse_path(const std::string& text) {
@@ -86,8 +93,8 @@ std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, 
     r->path.pool_seed = parse_nonnegative_int("--seed", src.seed);
     if (given(sub, "--block-size") && sub.get_option_no_throw("--path") && r->path.path != CachePath::Paged)
         throw InputError("--block-size", p.block_size, N_("has no effect without --path paged"));
-    r->facts = {r->w->dims(), p.backend, to_string(cpu.kernels), to_string(t), p.attention, weights_line(r->at),
-                quantized_arithmetic_json(r->at)};
+    r->facts = {r->w->dims(), p.backend, to_string(cpu.kernels), to_string(t), p.attention, weights_line(r->at, cpu.kernels),
+                quantized_arithmetic_json(r->at, cpu.kernels)};
     return r;
 }
 

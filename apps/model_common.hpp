@@ -57,9 +57,15 @@ model::WeightsAt weights_at(const model::Weights& w, model::WeightDtype t, int t
 // The line a model command prints when its weights are not float32: the dtype and how its
 // products multiply (WeightsAt::arithmetic), in the reader's language, wrapped and indented;
 // "" for float32 (the default, and the arithmetic the documents write).
-std::string weights_line(const model::WeightsAt& at);
+std::string weights_line(const model::WeightsAt& at, model::Kernels kernels);
 // --json's "quantized_arithmetic" (as model bench's): int8/int4's arithmetic in English, else null.
-nlohmann::json quantized_arithmetic_json(const model::WeightsAt& at);
+nlohmann::json quantized_arithmetic_json(const model::WeightsAt& at, model::Kernels kernels);
+// Both, with the dtype's name: what the measuring commands print of their weights.
+struct WeightsFacts {
+    std::string dtype, line;
+    nlohmann::json quantized_arithmetic;
+};
+WeightsFacts weights_facts(const model::WeightsAt& at, model::Kernels kernels);
 
 // The measured-against-predicted commands: speculate, kv-quant, roofline.
 void setup_model_measure(CLI::App* model);

@@ -88,11 +88,11 @@ Table speculate_table(const SpeculateStats& s, bool text) {
 }
 
 nlohmann::json speculate_json(const SpeculateSetup& su, const SpeculateOptions& so, const SpeculateExperiment& e,
-                              const WeightsAt& at) {
+                              const WeightsFacts& wf) {
     const SpeculateResult& r = e.run;
     const SpeculateStats& s = e.stats;
-    nlohmann::json j = {{"target", su.target}, {"draft", draft_text(su, false)}, {"gamma", so.gamma}, {"weight_dtype", to_string(at.dtype)},
-                        {"quantized_arithmetic", quantized_arithmetic_json(at)}, {"tokens", r.tokens}, {"tokens_generated", r.tokens.size()}, {"rounds", r.rounds},
+    nlohmann::json j = {{"target", su.target}, {"draft", draft_text(su, false)}, {"gamma", so.gamma}, {"weight_dtype", wf.dtype},
+                        {"quantized_arithmetic", wf.quantized_arithmetic}, {"tokens", r.tokens}, {"tokens_generated", r.tokens.size()}, {"rounds", r.rounds},
                         {"target_forward_passes", r.target_passes}, {"draft_forward_passes", r.draft_passes},
                         {"drafts_discarded", r.drafts_discarded}, {"acceptance_rate", s.acceptance_rate},
                         {"predicted_acceptance_rate", s.predicted_acceptance_rate},
@@ -106,7 +106,7 @@ nlohmann::json speculate_json(const SpeculateSetup& su, const SpeculateOptions& 
 }
 
 std::string speculate_text(const SpeculateSetup& su, const SpeculateOptions& so, const SpeculateExperiment& e,
-                           const WeightsAt& at, std::optional<double> cost) {
+                           const WeightsFacts& wf, std::optional<double> cost) {
     const SpeculateResult& r = e.run;
     const SpeculateStats& s = e.stats;
     const std::string sampling = so.sampling.greedy ? tr(N_("greedy"))
@@ -119,7 +119,7 @@ std::string speculate_text(const SpeculateSetup& su, const SpeculateOptions& so,
                     counted(r.target_passes, "{0} target forward pass", N_("{0} target forward passes")),
                     counted(r.draft_passes, "{0} draft forward pass", N_("{0} draft forward passes")),
                     counted(r.drafts_discarded, "{0} draft", N_("{0} drafts"))) + "\n";
-    h = prose(h) + weights_line(at) + render_table(speculate_table(s, true));
+    h = prose(h) + wf.line + render_table(speculate_table(s, true));
     std::string t = "  " + trf(N_("acceptance rate {0} against spec-accept's Σ min(p, q) = {1} (99% interval ±{2}: {3})"),
                                fmt::format("{:.4f}", s.acceptance_rate), fmt::format("{:.4f}", s.predicted_acceptance_rate),
                                fmt::format("{:.4f}", s.interval_half_width_99),
@@ -172,8 +172,9 @@ void run_speculate(const SpeculateOptionsCli& o, const CLI::App& sub) {
     const WeightsAt at_t = weights_at(*tw, wdt, threads), at_d = weights_at(*dw, wdt, threads);
     const SpeculateExperiment e = run_speculate(target, draft, prompt, so, &at_t, &at_d, cost);
     Report rep;
-    rep.json = speculate_json(su, so, e, at_t);
-    rep.human = speculate_text(su, so, e, at_t, cost);
+    const WeightsFacts wf = weights_facts(at_t, cpu.options().kernels);
+    rep.json = speculate_json(su, so, e, wf);
+    rep.human = speculate_text(su, so, e, wf, cost);
     rep.explain = rep.human + "\n" +
                   prose(tr(N_("Acceptance follows spec-accept's rule on the two models' actual next-token distributions at "
                               "each position; the prediction Σ_x min(p(x), q(x)) is computed from those same distributions.")) +
@@ -190,12 +191,12 @@ struct KvQuantOptions {
     OutputFlags flags;
 };
 
-std::string kv_quant_text(const std::string& what, const KvQuantExperiment& e, const KvQuantResult& r, const WeightsAt& at) {
+std::string kv_quant_text(const std::string& what, const KvQuantExperiment& e, const KvQuantResult& r, const WeightsFacts& wf) {
     const std::string scheme =
         e.scheme == KvQuantScheme::Kivi ? trf(N_("KIVI: K per channel over groups of {0} tokens, V per token"), e.group_tokens)
                                         : tr(N_("per token for K and V"));
     std::string h = trf(N_("KV cache at int{0} ({1}) on {2}; weights {3} for both caches"), e.bits, scheme, what,
-                        to_string(at.dtype)) + "\n";
+                        wf.dtype) + "\n";
     h += "  " + trf(N_("over {0} positions: max |logit error| {1}; KL(float ‖ quantized) mean {2}, max {3}; greedy next "
                        "token agrees at {4}/{5} positions"),
                     r.positions, fmt::format("{:.3e}", r.max_abs_logit_error), fmt::format("{:.3e}", r.mean_kl),
@@ -209,7 +210,7 @@ std::string kv_quant_text(const std::string& what, const KvQuantExperiment& e, c
                     r.bytes_per_token_measured == r.bytes_per_token_kv_mem
                         ? tr(N_(" (equal)"))
                         : tr(N_(" (KIVI's per-channel K scales differ in count)"))) + "\n";
-    return prose(h) + weights_line(at);
+    return prose(h) + wf.line;
 }
 
 void run_kv_quant(const KvQuantOptions& o, const CLI::App& sub) {
@@ -235,15 +236,16 @@ void run_kv_quant(const KvQuantOptions& o, const CLI::App& sub) {
     CpuBackend cpu(cpu_backend_options(1, o.kernels, &at));
     const Transformer m(*w, cpu);
     const KvQuantResult r = run_kv_quant(m, e);
+    const WeightsFacts wf = weights_facts(at, cpu.options().kernels);
     Report rep;
     rep.json = {{"model", what}, {"bits", e.bits}, {"scheme", o.scheme}, {"group_tokens", e.group_tokens},
-                {"weight_dtype", to_string(wdt)}, {"quantized_arithmetic", quantized_arithmetic_json(at)}, {"positions", r.positions}, {"max_abs_logit_error", r.max_abs_logit_error},
+                {"weight_dtype", to_string(wdt)}, {"quantized_arithmetic", wf.quantized_arithmetic}, {"positions", r.positions}, {"max_abs_logit_error", r.max_abs_logit_error},
                 {"max_kl", r.max_kl}, {"mean_kl", r.mean_kl}, {"greedy_agreement", r.greedy_agreement},
                 {"generated", r.generated},
                 {"greedy_first_divergence", r.first_divergence ? nlohmann::json(*r.first_divergence) : nlohmann::json(nullptr)},
                 {"bytes_per_token_measured", r.bytes_per_token_measured}, {"bytes_per_token_kv_mem", r.bytes_per_token_kv_mem},
                 {"bytes_per_token_fp32", r.bytes_per_token_fp32}};
-    rep.human = kv_quant_text(shown, e, r, at);
+    rep.human = kv_quant_text(shown, e, r, wf);
     rep.explain = rep.human;
     emit(rep, o.flags);
 }
@@ -272,10 +274,10 @@ Table roofline_table(const RooflineResult& r, bool text) {
     return t;
 }
 
-nlohmann::json roofline_json(const std::string& what, const RooflineResult& r, int threads, const WeightsAt& at) {
+nlohmann::json roofline_json(const std::string& what, const RooflineResult& r, int threads, const WeightsFacts& wf) {
     nlohmann::json j = {{"model", what}, {"measured_read_gbs", r.bandwidth.read_gbs},
                         {"measured_batch_product_gflops", r.batch_product_gflops}, {"threads", threads},
-                        {"weight_dtype", to_string(at.dtype)}, {"quantized_arithmetic", quantized_arithmetic_json(at)},
+                        {"weight_dtype", wf.dtype}, {"quantized_arithmetic", wf.quantized_arithmetic},
                         {"rows", nlohmann::json::array()},
                         {"last_level_cache_bytes", r.last_level_cache_bytes ? nlohmann::json(*r.last_level_cache_bytes) : nlohmann::json(nullptr)},
                         {"fits_in_last_level_cache", r.fits_in_last_level_cache ? nlohmann::json(*r.fits_in_last_level_cache) : nlohmann::json(nullptr)}};
@@ -290,7 +292,7 @@ nlohmann::json roofline_json(const std::string& what, const RooflineResult& r, i
     return j;
 }
 
-std::string roofline_text(const std::string& what, const RooflineResult& r, int threads, const WeightsAt& at) {
+std::string roofline_text(const std::string& what, const RooflineResult& r, int threads, const WeightsFacts& wf) {
     std::string h = trf(N_("The first document's read-volume bound on this machine: {0} ({1})"), what,
                         counted(static_cast<std::uint64_t>(threads), "{0} thread", N_("{0} threads"))) + "\n";
     h += "  " + trf(N_("β = {0} GB/s measured (STREAM-style read, {1}); D_B = W + B·M_KV with W = {2} read per step"),
@@ -300,7 +302,7 @@ std::string roofline_text(const std::string& what, const RooflineResult& r, int 
     h += "  " + trf(N_("π = {0} GFLOP/s measured (the decode kernel on cached weights) for the \"with π\" bound "
                        "max(D_B/β, F_B/π)"),
                     fmt::format("{:.2f}", r.batch_product_gflops)) + "\n";
-    h = prose(h) + weights_line(at) + render_table(roofline_table(r, true));
+    h = prose(h) + wf.line + render_table(roofline_table(r, true));
     std::string t;
     if (r.fits_in_last_level_cache.value_or(false))
         t += "  " + trf(N_("Not a bound here: every step reads at most {0}, which fits this machine's last-level cache "
@@ -327,8 +329,9 @@ void run_roofline(const RooflineCli& o, const CLI::App& sub) {
     e.probe_bytes = parse_positive_int("--probe-mib", o.probe_mib) << 20;
     const RooflineResult r = run_roofline(m, e);
     Report rep;
-    rep.json = roofline_json(what, r, threads, at);
-    rep.human = roofline_text(shown, r, threads, at);
+    const WeightsFacts wf = weights_facts(at, cpu.options().kernels);
+    rep.json = roofline_json(what, r, threads, wf);
+    rep.human = roofline_text(shown, r, threads, wf);
     rep.explain = rep.human;
     rep.add_table("rows", roofline_table(r, false));
     emit(rep, o.flags);

@@ -162,11 +162,14 @@ json bench_json(const BenchResult& b, const std::string& model_name) {
               {"probe_sum_gbs", b.probe.sum_gbs}, {"probe_defect", b.probe_defect}, {"probe_bytes", b.probe.bytes},
               {"probe_huge_pages", b.probe.huge_pages}, {"probe_passes", b.probe.passes}, {"bandwidth_fraction", b.bandwidth_fraction},
               {"weight_dtype", b.all_dtypes ? std::string("all") : to_string(b.decode_dtype)},
-              {"measured_batch_product_gflops", b.batch_product_gflops}, {"fp32_decode_tokens_per_s", b.fp32_decode_tokens_per_s},
+              {"measured_batch_product_gflops", b.batch_product_gflops},
+              {"measured_batch_product_gflops_by_dtype", json::array()}, {"fp32_decode_tokens_per_s", b.fp32_decode_tokens_per_s},
               {"bf16_speedup", or_null(b.bf16_speedup)}, {"bf16_logit_change", or_null(b.bf16_logit_change)},
               {"dtypes", json::array()}, {"context_scaling", json::array()}, {"batch", json::array()},
-              {"last_level_cache_bytes", b.dtypes.empty() ? json(nullptr) : json(b.last_level_cache_bytes)},
+              {"last_level_cache_bytes", b.last_level_cache_bytes ? json(b.last_level_cache_bytes) : json(nullptr)},
               {"quantized_arithmetic", b.dtypes.empty() ? json(nullptr) : json(b.quantized_arithmetic.text())}};
+    for (const auto& [t, pi] : b.product_gflops)
+        j["measured_batch_product_gflops_by_dtype"].push_back({{"dtype", to_string(t)}, {"gflops", pi}});
     for (const auto& x : b.dtypes)
         j["dtypes"].push_back({{"dtype", to_string(x.decode.dtype)}, {"bytes_per_step", x.decode.bytes_per_step},
                                {"bytes_ratio_to_fp32", x.bytes_ratio_to_fp32}, {"tokens_per_s", x.decode.tokens_per_s},
@@ -184,6 +187,8 @@ json bench_json(const BenchResult& b, const std::string& model_name) {
                               {"per_request_tokens_per_s", x.per_request_tokens_per_s}, {"ratio_to_batch_1", or_null(x.ratio_to_batch_1)},
                               {"bound_aggregate_tokens_per_s", x.bound_aggregate_tokens_per_s},
                               {"bound_ratio_to_batch_1", or_null(x.bound_ratio_to_batch_1)}, {"compute_bound", x.compute_bound},
+                              {"fraction_of_bound", x.fraction_of_bound},
+                              {"weights_fit_in_last_level_cache", x.weights_fit_in_last_level_cache},
                               {"probe_defect", x.probe_defect}});
     return j;
 }
@@ -198,9 +203,12 @@ std::string bench_measurements(const BenchResult& b, const std::string& model_na
                   bytes_all_units(b.probe.bytes), b.probe.huge_pages ? tr("on") : tr("refused"), f2(b.probe.read_gbs),
                   f2(b.probe.kernel_gbs), f2(b.probe.sum_gbs), b.probe.passes), "", "  ");
     h += wrap(trf(N_("Matrix multiply (Eigen, {0}³): {1} GFLOP/s"), b.matmul_n, f2(b.matmul_gflops)), "", "  ");
-    h += wrap(trf(N_("Batch product (the decode kernel, {0} weights, 8 rows, in cache): {1} GFLOP/s, this machine's compute "
-                     "roof π"), to_string(b.decode_dtype), f2(b.batch_product_gflops)), "", "  ");
-    h += wrap(trf(N_("Prefill {0} tokens (float32 products): {1} tokens/s, {2} GFLOP/s = {3} of π, {4} of Eigen's GEMM rate"),
+    std::vector<std::string> pis;
+    for (const auto& [t, pi] : b.product_gflops) pis.push_back(to_string(t) + " " + f2(pi));
+    h += wrap(trf(N_("Batch product (the decode kernel, 8 rows, in cache), this machine's compute roof π per weight dtype: {0} "
+                     "GFLOP/s"), fmt::format("{}", fmt::join(pis, ", "))), "", "  ");
+    h += wrap(trf(N_("Prefill {0} tokens (float32 products): {1} tokens/s, {2} GFLOP/s = {3} of float32's π, {4} of Eigen's "
+                     "GEMM rate"),
                   b.prefill_tokens, fmt::format("{:.1f}", b.prefill_tokens_per_s), f2(b.prefill_gflops),
                   percent(b.prefill_fraction_of_pi), percent(b.prefill_fraction_of_gemm)), "", "  ");
     h += wrap(trf(N_("Decode {0} tokens ({1} weights): {2} tokens/s; one step reads {3} → {4} GB/s = {5} of the measured "
@@ -261,10 +269,12 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
     h = bench_measurements(b, model_shown, d);
     if (!b.dtypes.empty()) {
         h += "\n" + wrap(trf(N_("Weight dtypes decoded in one run, interleaved step by step (each reads float32's greedy token), "
-                                "with a pass of the read probe after each round of steps; tok/s from each dtype's median step. "
+                                "with a pass of the read probe before the first round of steps and after each; tok/s from each "
+                                "dtype's median step. "
                                 "Bound: decode-roofline for each dtype's bytes and π on each round's β (the faster of the probe "
-                                "passes before and after the round: this machine's bandwidth changes within seconds), the "
-                                "median over rounds; of bound: the median over rounds of the step's rate ÷ its round's bound; "
+                                "passes before and after the round: a shared machine's bandwidth can change within seconds), "
+                                "the median over rounds; of bound: the median over rounds of the step's rate ÷ its round's "
+                                "bound (not tok/s ÷ bound tok/s); "
                                 "of best-β bound: tok/s ÷ the bound on the best pass's β ({1} GB/s). Last-level cache {0} (a "
                                 "model that fits there is read from cache and the DRAM bound does not apply). §4.1: the bytes "
                                 "fall faster than the speed rises."),
@@ -292,7 +302,7 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
         if (x.probe_defect)
             h += wrap(trf(N_("PROBE DEFECT: {0} at batch {1} decoded at {2}% of its bound, faster than the measured β and π "
                              "allow; that row is not a result"),
-                          to_string(x.dtype), x.batch, fmt::format("{:.0f}", 100 * x.aggregate_tokens_per_s / x.bound_aggregate_tokens_per_s)),
+                          to_string(x.dtype), x.batch, fmt::format("{:.0f}", 100 * x.fraction_of_bound)),
                       "  ", "  ");
     // The batch table first (what a plain --csv prints): every mode has it.
     r.add_table("batch", batch_table(b));

@@ -123,6 +123,21 @@ double median(std::vector<double> v) {
 
 // Steps per second from the median step time.
 double median_rate(std::vector<double> seconds) { return 1 / median(std::move(seconds)); }
+}  // namespace
+
+PairedBound paired_bound(const std::vector<double>& step_s, const std::vector<double>& round_read_gbs,
+                         const std::function<double(double)>& bound_at) {
+    if (step_s.empty() || step_s.size() != round_read_gbs.size())
+        throw std::logic_error("paired_bound: one β per step, at least one step");
+    std::vector<double> bounds, fractions;
+    for (std::size_t s = 0; s < step_s.size(); ++s) {
+        bounds.push_back(bound_at(round_read_gbs[s]));
+        fractions.push_back(1 / step_s[s] / bounds.back());
+    }
+    return {median(bounds), median(fractions)};
+}
+
+namespace {
 
 // Σ_i softmax(a)_i·(log softmax(a)_i − log softmax(b)_i), in double.
 double kl_logits(const MatrixRM& a, const MatrixRM& b) {
@@ -164,6 +179,7 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
     }
     Eigen::Index next = 0;
     last.row(last.rows() - 1).maxCoeff(&next);
+    if (probe) probe->pass();  // the pass just before the first round (the prefills took seconds)
     std::vector<MatrixRM> logits(n);
     for (int s = 0; s < steps; ++s) {
         for (std::size_t i = 0; i < n; ++i) {
@@ -393,6 +409,13 @@ double time_greedy_decode(const Transformer& m, KvCache& cache, int first_token,
     return median_rate(seconds);
 }
 
+// A model whose weights fit the last-level cache (`llc` bytes, 0: unknown) is read from cache.
+bool weights_fit(const DecodeModel& dm, std::uint64_t llc) { return llc > 0 && dm.weight_bytes <= llc; }
+
+// Faster than its bound (a fraction above 1) where the DRAM bound applies: β or π was measured
+// below what the step did, so the fraction is a defect of the probe, not a result.
+bool beats_bound(double fraction, bool weights_fit_in_cache) { return fraction > 1 && !weights_fit_in_cache; }
+
 // The decode figures of the three modes: float32 alone, bf16 alternated with float32, and the
 // int8/int4/all comparison.
 void measure_decode(const Transformer& m, const BenchInputs& in, const std::vector<int>& prompt, KvCache& cache, int tok,
@@ -408,7 +431,6 @@ void measure_decode(const Transformer& m, const BenchInputs& in, const std::vect
             r.bf16_speedup = dt[1].tokens_per_s / dt[0].tokens_per_s;
             r.bf16_logit_change = dt[1].max_rel_logit_diff;
         }
-        r.last_level_cache_bytes = last_level_cache_bytes();
         const std::uint64_t ctx = prompt.size() + std::uint64_t(in.steps) / 2;
         for (const auto& x : dt) {
             const DecodeModel dm = reference_decode_model(m.dims(), x.dtype);
@@ -421,17 +443,12 @@ void measure_decode(const Transformer& m, const BenchInputs& in, const std::vect
             BenchDtypeRow row{x};
             row.bytes_ratio_to_fp32 = double(dt[0].bytes_per_step) / double(x.bytes_per_step);
             row.speed_ratio_to_fp32 = x.tokens_per_s / dt[0].tokens_per_s;
-            std::vector<double> bounds, fractions;
-            for (std::size_t s = 0; s < x.step_s.size(); ++s) {
-                bounds.push_back(bound_at(x.round_read_gbs.at(s)));
-                fractions.push_back(1 / x.step_s[s] / bounds.back());
-            }
-            row.bound_tokens_per_s = median(bounds);
-            row.fraction_of_bound = median(fractions);
+            const PairedBound paired = paired_bound(x.step_s, x.round_read_gbs, bound_at);
+            row.bound_tokens_per_s = paired.bound_tokens_per_s;
+            row.fraction_of_bound = paired.fraction;
             row.fraction_of_best_bound = x.tokens_per_s / bound_at(r.probe.read_gbs);
-            row.weights_fit_in_last_level_cache =
-                r.last_level_cache_bytes > 0 && decode_step_bytes(m.dims(), 0, x.dtype) <= r.last_level_cache_bytes;
-            row.probe_defect = row.fraction_of_bound > 1 && !row.weights_fit_in_last_level_cache;
+            row.weights_fit_in_last_level_cache = weights_fit(dm, r.last_level_cache_bytes);
+            row.probe_defect = beats_bound(row.fraction_of_bound, row.weights_fit_in_last_level_cache);
             r.dtypes.push_back(row);
         }
         r.quantized_arithmetic = ats.back().arithmetic();
@@ -486,7 +503,6 @@ void measure_batches(const Transformer& m, const BenchInputs& in, const ForwardO
                      const std::vector<WeightsAt>& ats, BenchResult& r) {
     const Dims& d = m.dims();
     r.batch_context = std::min(in.prompt_len, 16);
-    const std::uint64_t llc = last_level_cache_bytes();
     for (const auto& at : ats) {
         const auto backend = at.cpu_backend_like(m.backend());
         const Transformer mt(m.weights(), *backend);  // m's threads and kernels, this dtype's weights
@@ -498,8 +514,9 @@ void measure_batches(const Transformer& m, const BenchInputs& in, const ForwardO
             const DecodeStep bound = decode_step(dm, std::vector<std::uint64_t>(b, std::uint64_t(r.batch_context) + 1), here);
             BenchBatchRow row{at.dtype, b, double(b) / step, 1 / step, std::nullopt, bound.aggregate_tokens_per_s, std::nullopt,
                               bound.compute_bound};
-            const bool fits = llc > 0 && bound.bytes <= llc;
-            row.probe_defect = row.aggregate_tokens_per_s > row.bound_aggregate_tokens_per_s && !fits;
+            row.fraction_of_bound = row.aggregate_tokens_per_s / row.bound_aggregate_tokens_per_s;
+            row.weights_fit_in_last_level_cache = weights_fit(dm, r.last_level_cache_bytes);
+            row.probe_defect = beats_bound(row.fraction_of_bound, row.weights_fit_in_last_level_cache);
             if (b == 1) batch1 = row.aggregate_tokens_per_s, bound1 = row.bound_aggregate_tokens_per_s;
             if (batch1) row.ratio_to_batch_1 = row.aggregate_tokens_per_s / *batch1;
             if (bound1) row.bound_ratio_to_batch_1 = row.bound_aggregate_tokens_per_s / *bound1;
@@ -522,6 +539,7 @@ BenchResult bench(const Weights& w, const BenchInputs& in) {
     r.parameters = w.floats();
     r.weights_on_huge_pages = w.huge_pages();
     r.all_dtypes = in.all_dtypes;
+    r.last_level_cache_bytes = last_level_cache_bytes();
     const std::vector<WeightDtype> list = run_dtypes(in);
     r.decode_dtype = list.back();
     std::vector<WeightsAt> ats;
@@ -547,7 +565,7 @@ BenchResult bench(const Weights& w, const BenchInputs& in) {
     r.prefill_tokens = in.prompt_len;
     r.prefill_tokens_per_s = in.prompt_len / prefill_s;
     r.prefill_gflops = prefill_gflops(w.floats(), std::uint64_t(in.prompt_len), prefill_s);
-    r.prefill_fraction_of_pi = r.prefill_gflops / r.batch_product_gflops;
+    r.prefill_fraction_of_pi = r.prefill_gflops / r.product_gflops.at(WeightDtype::F32);  // float32 products
     r.prefill_fraction_of_gemm = r.prefill_gflops / r.matmul_gflops;
     Eigen::Index tok = 0;
     logits.row(logits.rows() - 1).maxCoeff(&tok);

@@ -248,21 +248,26 @@ std::unique_ptr<CpuBackend> WeightsAt::cpu_backend_like(const Backend& like) con
     return std::make_unique<CpuBackend>(o);
 }
 
-Prose WeightsAt::arithmetic() const {
+Prose WeightsAt::arithmetic(bool reference_kernels) const {
     switch (dtype) {
         case WeightDtype::F32: return {"float32", {}};
         case WeightDtype::BF16: return {N_("bf16 weights widened to float32, float32 FMAs"), {}};
         default: break;
     }
     const bool vnni = cpu_has_avx512_vnni();
-    if (q->arith() == QArith::Int8Dot)
+    if (q->arith() == QArith::Int8Dot) {
+        if (reference_kernels)
+            return {N_("int8 activations (one float32 scale per 32) · {0} levels as exact int32 group sums (plain loops: "
+                       "the reference kernels), then × fp16 group scales in float32"),
+                    {to_string(dtype)}};
         return {vnni ? N_("int8 activations (one float32 scale per 32) · {0} levels as exact int32 group sums (AVX-512 "
                           "VNNI vpdpbusd), then × fp16 group scales in float32")
                      : N_("int8 activations (one float32 scale per 32) · {0} levels as exact int32 group sums (plain "
                           "loops: this CPU has no AVX-512 VNNI), then × fp16 group scales in float32"),
                 {to_string(dtype)}};
-    return {vnni ? N_("levels × fp16 group scales widened to float32, float32 FMAs (INFERLAB_QUANT_ARITH=float; the "
-                      "VNNI integer path is off)")
+    }
+    return {vnni ? N_("levels × fp16 group scales widened to float32, float32 FMAs (float32 activations: the VNNI integer "
+                      "path is not used)")
                  : N_("levels × fp16 group scales widened to float32, float32 FMAs (this CPU has no AVX-512 VNNI)"),
             {}};
 }

@@ -2,6 +2,7 @@
 // Measurements of the reference model on this machine: read bandwidth (STREAM-style, on huge
 // pages), matrix-multiply rate, and what one decode step must read.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -52,9 +53,10 @@ struct DtypeDecode {
     double greedy_agreement = 0;       // fraction of steps whose argmax equals float32's
 };
 // m runs on a CPU backend (its threads and kernels serve every dtype; std::logic_error otherwise).
-// With a probe, one pass of it runs after each round of steps (one step of every dtype), so that β
-// is measured in the same seconds as the steps: on a shared machine the read bandwidth drifts (here
-// between about 34 and 60 GB/s within a minute).
+// With a probe, one pass of it runs just before the first round of steps (one step of every
+// dtype) and one after each round, so that β is measured in the same seconds as the steps: on a
+// shared machine the read bandwidth changes (on docs/bench-cpu.md's, between about 34 and 60 GB/s
+// within seconds).
 class ReadProbe;
 std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::vector<int>& prompt, int steps,
                                                const ForwardOptions& opt, const std::vector<const WeightsAt*>& at,
@@ -63,6 +65,15 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
 // The last-level cache's size in bytes from /sys (0 when the system does not say): a model whose
 // weights fit there is read from cache, and the DRAM bound does not apply to it.
 std::uint64_t last_level_cache_bytes();
+
+// The dtype table's pairing (BenchDtypeRow): round s's bound is bound_at(round_read_gbs[s])
+// tokens/s; the result is the median of the rounds' bounds and the median over rounds of
+// (1 / step_s[s]) ÷ that round's bound. std::logic_error unless both have one entry per step.
+struct PairedBound {
+    double bound_tokens_per_s = 0, fraction = 0;
+};
+PairedBound paired_bound(const std::vector<double>& step_s, const std::vector<double>& round_read_gbs,
+                         const std::function<double(double)>& bound_at);
 
 struct BandwidthProbe {
     double read_gbs = 0;       // best of the passes, decimal GB/s
@@ -167,6 +178,8 @@ struct BenchBatchRow {
     double bound_aggregate_tokens_per_s = 0;
     std::optional<double> bound_ratio_to_batch_1;  // the bound's own ratio: what the roofline predicts
     bool compute_bound = false;
+    double fraction_of_bound = 0;                   // aggregate ÷ bound (from the best step)
+    bool weights_fit_in_last_level_cache = false;   // then the DRAM bound does not apply
     // Faster than its bound while the weights do not fit in cache: the best step ran while the
     // machine read faster than every probe pass (or computed faster than π); not a result.
     bool probe_defect = false;
@@ -180,8 +193,9 @@ struct BenchDtypeRow {
     // (DtypeDecode::round_read_gbs), and fraction_of_bound the median over rounds of that round's
     // step rate ÷ its bound; bound_tokens_per_s is the median of the rounds' bounds.
     double bound_tokens_per_s = 0, fraction_of_bound = 0;
-    // tokens_per_s ÷ the bound on the run's best β (BandwidthProbe::read_gbs): below the paired
-    // fraction where the machine's bandwidth changed during the run.
+    // tokens_per_s ÷ the bound on the run's best β (BandwidthProbe::read_gbs): at most the paired
+    // fraction (every round's β is at most the best, and 1 / the median step at most the median
+    // rate); well below it where the machine's bandwidth changed during the run.
     double fraction_of_best_bound = 0;
     bool weights_fit_in_last_level_cache = false;  // then the DRAM bound does not apply
     // Faster than its bound while the weights do not fit in cache: the measured β (or π, where
@@ -201,7 +215,7 @@ struct BenchResult {
     double batch_product_gflops = 0;     // π of the decode dtype
     int prefill_tokens = 0;
     double prefill_tokens_per_s = 0, prefill_gflops = 0;
-    double prefill_fraction_of_pi = 0, prefill_fraction_of_gemm = 0;
+    double prefill_fraction_of_pi = 0, prefill_fraction_of_gemm = 0;  // of float32's π; of Eigen's rate
     WeightDtype decode_dtype = WeightDtype::F32;  // with all_dtypes: int4, the last of the four
     bool all_dtypes = false;
     int decode_tokens = 0;

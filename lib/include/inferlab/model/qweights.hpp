@@ -146,8 +146,9 @@ struct WeightsAt {
     // std::logic_error for another backend (the dtypes are CPU backend options). It points here:
     // keep this object alive while the backend is used.
     std::unique_ptr<CpuBackend> cpu_backend_like(const Backend& like) const;
-    // What the products do, for output (for int8/int4: which QArith ran, and why).
-    Prose arithmetic() const;
+    // What the products do, for output (for int8/int4: which QArith ran, and why; with
+    // `reference_kernels`, the plain loops of --kernels reference).
+    Prose arithmetic(bool reference_kernels = false) const;
 };
 WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads, QArith arith = default_quant_arith());
 
