@@ -93,8 +93,8 @@ std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, 
     r->path.pool_seed = parse_nonnegative_int("--seed", src.seed);
     if (given(sub, "--block-size") && sub.get_option_no_throw("--path") && r->path.path != CachePath::Paged)
         throw InputError("--block-size", p.block_size, N_("has no effect without --path paged"));
-    r->facts = {r->w->dims(), p.backend, to_string(cpu.kernels), to_string(t), p.attention, weights_line(r->at, cpu.kernels),
-                quantized_arithmetic_json(r->at, cpu.kernels)};
+    const WeightsFacts wf = weights_facts(r->at, cpu.kernels);
+    r->facts = {r->w->dims(), p.backend, to_string(cpu.kernels), wf.dtype, p.attention, wf.line, wf.quantized_arithmetic};
     return r;
 }
 

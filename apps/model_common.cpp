@@ -113,20 +113,13 @@ WeightsAt weights_at(const Weights& w, WeightDtype t, int threads, QArith arith)
     return make_weights_at(w, t, threads, arith);
 }
 
-std::string weights_line(const WeightsAt& at, Kernels kernels) {
-    if (at.dtype == WeightDtype::F32) return "";
-    return wrap(trf(N_("weights: {0}; arithmetic: {1}"), to_string(at.dtype),
-                    at.arithmetic(kernels == Kernels::Reference).localized()),
-                "  ", "  ");
-}
-
-nlohmann::json quantized_arithmetic_json(const WeightsAt& at, Kernels kernels) {
-    if (at.dtype != WeightDtype::Int8 && at.dtype != WeightDtype::Int4) return nullptr;
-    return at.arithmetic(kernels == Kernels::Reference).text();
-}
-
 WeightsFacts weights_facts(const WeightsAt& at, Kernels kernels) {
-    return {to_string(at.dtype), weights_line(at, kernels), quantized_arithmetic_json(at, kernels)};
+    const Prose arith = at.arithmetic(kernels == Kernels::Reference);
+    WeightsFacts f{to_string(at.dtype), "", nullptr};
+    if (at.dtype != WeightDtype::F32)
+        f.line = wrap(trf(N_("weights: {0}; arithmetic: {1}"), f.dtype, arith.localized()), "  ", "  ");
+    if (at.dtype == WeightDtype::Int8 || at.dtype == WeightDtype::Int4) f.quantized_arithmetic = arith.text();
+    return f;
 }
 
 std::string dims_text(const Dims& d) {

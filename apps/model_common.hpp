@@ -54,13 +54,10 @@ using model::parse_token_list;
 // --weight-dtype's terms (the library names the dtype, not the flag).
 model::WeightsAt weights_at(const model::Weights& w, model::WeightDtype t, int threads,
                            model::QArith arith = model::default_quant_arith());
-// The line a model command prints when its weights are not float32: the dtype and how its
-// products multiply (WeightsAt::arithmetic), in the reader's language, wrapped and indented;
-// "" for float32 (the default, and the arithmetic the documents write).
-std::string weights_line(const model::WeightsAt& at, model::Kernels kernels);
+// What a model command prints of its weights, run with `kernels`: the dtype's name; `line`, the
+// dtype and how its products multiply (WeightsAt::arithmetic) in the reader's language, wrapped
+// and indented ("" for float32, the default and the arithmetic the documents write); and
 // --json's "quantized_arithmetic" (as model bench's): int8/int4's arithmetic in English, else null.
-nlohmann::json quantized_arithmetic_json(const model::WeightsAt& at, model::Kernels kernels);
-// Both, with the dtype's name: what the measuring commands print of their weights.
 struct WeightsFacts {
     std::string dtype, line;
     nlohmann::json quantized_arithmetic;

@@ -14,8 +14,8 @@ namespace inferlab::app {
 struct RunFacts {
     model::Dims dims;
     std::string backend = "cpu", kernels = "fast", weight_dtype = "fp32", attention = "plain";
-    std::string weights_line;                       // weights_line(at): "" for float32
-    nlohmann::json quantized_arithmetic = nullptr;  // quantized_arithmetic_json(at)
+    std::string weights_line;                       // WeightsFacts::line: "" for float32
+    nlohmann::json quantized_arithmetic = nullptr;  // WeightsFacts::quantized_arithmetic
 };
 
 // `source` is the English description (JSON), `source_shown` the reader's language (text).
