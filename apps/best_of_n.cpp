@@ -8,12 +8,12 @@
 
 #include "best_of_n.hpp"
 #include "common.hpp"
-#include "inferlab/bestofn_result.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/i18n.hpp"
-#include "inferlab/plots.hpp"
-#include "inferlab/report.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/answer/best_of_n.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/draw/plots.hpp"
+#include "inferlab/text/table.hpp"
 
 namespace inferlab::app {
 namespace {

@@ -3,7 +3,7 @@
 // doc1-fig14`, which takes the same flags (one parser, one set of rules and messages).
 #include <string>
 
-#include "inferlab/bestofn_result.hpp"
+#include "inferlab/answer/best_of_n.hpp"
 
 namespace inferlab::app {
 

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "common.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/i18n.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
 
 namespace inferlab::app {
 namespace {

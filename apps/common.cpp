@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "inferlab/error.hpp"
-#include "inferlab/files.hpp"
-#include "inferlab/i18n.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/files.hpp"
+#include "inferlab/base/i18n.hpp"
 
 namespace inferlab::app {
 

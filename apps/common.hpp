@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "inferlab/report.hpp"
+#include "inferlab/text/table.hpp"
 
 namespace inferlab::app {
 

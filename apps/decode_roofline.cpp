@@ -7,15 +7,15 @@
 
 #include "common.hpp"
 #include "decode_roofline.hpp"
-#include "inferlab/dtype.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/hardware.hpp"
-#include "inferlab/i18n.hpp"
-#include "inferlab/model_config.hpp"
-#include "inferlab/plots.hpp"
-#include "inferlab/quant.hpp"
-#include "inferlab/roofline_result.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/answer/decode_roofline.hpp"
+#include "inferlab/base/dtype.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/calc/quant.hpp"
+#include "inferlab/data/hardware.hpp"
+#include "inferlab/data/model_config.hpp"
+#include "inferlab/draw/plots.hpp"
 
 namespace inferlab::app {
 namespace {

@@ -4,10 +4,10 @@
 #include <optional>
 #include <string>
 
-#include "inferlab/kv.hpp"
-#include "inferlab/hardware.hpp"
-#include "inferlab/model_config.hpp"
-#include "inferlab/roofline_result.hpp"
+#include "inferlab/answer/decode_roofline.hpp"
+#include "inferlab/calc/kv.hpp"
+#include "inferlab/data/hardware.hpp"
+#include "inferlab/data/model_config.hpp"
 
 namespace inferlab::app {
 

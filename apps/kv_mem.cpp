@@ -3,13 +3,13 @@
 #include <memory>
 
 #include "common.hpp"
-#include "inferlab/dtype.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/i18n.hpp"
-#include "inferlab/kv_mem.hpp"
-#include "inferlab/layer_spec.hpp"
-#include "inferlab/model_config.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/answer/kv_mem.hpp"
+#include "inferlab/base/dtype.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/data/layer_spec.hpp"
+#include "inferlab/data/model_config.hpp"
 #include "kv_mem_print.hpp"
 
 namespace inferlab::app {

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "inferlab/i18n.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
 
 namespace inferlab::app {
 namespace {

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "common.hpp"
-#include "inferlab/kv_mem.hpp"
-#include "inferlab/model_config.hpp"
+#include "inferlab/answer/kv_mem.hpp"
+#include "inferlab/data/model_config.hpp"
 
 namespace inferlab::app {
 

@@ -7,12 +7,12 @@
 #include <memory>
 
 #include "common.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/i18n.hpp"
-#include "inferlab/model/bench.hpp"
-#include "inferlab/model/kernels.hpp"
-#include "inferlab/model/runs.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/model/ops/kernels.hpp"
+#include "inferlab/model/run/bench.hpp"
+#include "inferlab/model/run/runs.hpp"
 #include "model_common.hpp"
 #include "model_print.hpp"
 #include "options.hpp"

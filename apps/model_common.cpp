@@ -3,16 +3,16 @@
 
 #include <cstdio>
 
-#include "inferlab/error.hpp"
-#include "inferlab/i18n.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
 #ifdef INFERLAB_WITH_CUDA
 #include "inferlab/cuda/backend.hpp"
 #endif
-#include "inferlab/model/init_estimate.hpp"
-#include "inferlab/model/kernels.hpp"
-#include "inferlab/model/qweights.hpp"
-#include "inferlab/model_config.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/data/model_config.hpp"
+#include "inferlab/model/ops/kernels.hpp"
+#include "inferlab/model/ops/qweights.hpp"
+#include "inferlab/model/run/init_estimate.hpp"
 #include "common.hpp"
 #include "model_common.hpp"
 

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "inferlab/model/backend.hpp"
-#include "inferlab/model/qweights.hpp"
-#include "inferlab/model/cpu_backend.hpp"
-#include "inferlab/model/token_lists.hpp"
-#include "inferlab/model/weights.hpp"
+#include "inferlab/model/ops/backend.hpp"
+#include "inferlab/model/ops/cpu_backend.hpp"
+#include "inferlab/model/ops/qweights.hpp"
+#include "inferlab/model/ops/weights.hpp"
+#include "inferlab/model/run/token_lists.hpp"
 
 namespace inferlab::model {
 struct WeightsAt;

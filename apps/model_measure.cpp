@@ -8,10 +8,10 @@
 #include <optional>
 
 #include "common.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/i18n.hpp"
-#include "inferlab/model/measure.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/model/run/measure.hpp"
 #include "model_common.hpp"
 #include "model_text.hpp"
 #include "options.hpp"

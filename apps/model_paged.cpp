@@ -7,9 +7,9 @@
 
 #include "common.hpp"
 #include "options.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/model/paged_sim.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/model/run/paged_sim.hpp"
 #include "model_common.hpp"
 #include "model_text.hpp"
 #include "paged_options.hpp"

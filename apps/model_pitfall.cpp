@@ -5,11 +5,11 @@
 #include <memory>
 
 #include "common.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/i18n.hpp"
-#include "inferlab/model/pitfall.hpp"
-#include "inferlab/report.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/model/run/pitfall.hpp"
+#include "inferlab/text/table.hpp"
 #include "model_common.hpp"
 #include "model_text.hpp"
 

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "inferlab/i18n.hpp"
-#include "inferlab/plots.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/draw/plots.hpp"
 #include "model_common.hpp"
 
 namespace inferlab::app {

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "common.hpp"
-#include "inferlab/model/bench.hpp"
-#include "inferlab/model/runs.hpp"
+#include "inferlab/model/run/bench.hpp"
+#include "inferlab/model/run/runs.hpp"
 
 namespace inferlab::app {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "inferlab/i18n.hpp"
+#include "inferlab/base/i18n.hpp"
 
 namespace inferlab::app {
 

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "inferlab/error.hpp"
-#include "inferlab/i18n.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
 
 namespace inferlab::app {
 

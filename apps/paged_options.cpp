@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "inferlab/i18n.hpp"
-#include "inferlab/model/kv_cache.hpp"
-#include "inferlab/model/token_lists.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/model/ops/kv_cache.hpp"
+#include "inferlab/model/run/token_lists.hpp"
 #include "options.hpp"
 
 namespace inferlab::app {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "inferlab/model/paged_sim.hpp"
+#include "inferlab/model/run/paged_sim.hpp"
 
 namespace inferlab::app {
 

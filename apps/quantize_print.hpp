@@ -3,7 +3,7 @@
 #include <string>
 
 #include "common.hpp"
-#include "inferlab/quantize_result.hpp"
+#include "inferlab/answer/quantize.hpp"
 
 namespace inferlab::app {
 

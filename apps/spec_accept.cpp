@@ -7,12 +7,12 @@
 #include "common.hpp"
 #include "options.hpp"
 #include "spec_accept_print.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/i18n.hpp"
-#include "inferlab/readers.hpp"
-#include "inferlab/rational.hpp"
-#include "inferlab/spec_accept.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/answer/spec_accept.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/rational.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/data/readers.hpp"
 
 namespace inferlab::app {
 namespace {

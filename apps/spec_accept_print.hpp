@@ -1,7 +1,7 @@
 #pragma once
 // Printers of `inferlab spec-accept`: text, --json, --csv and --explain of one SpecAcceptResult.
 #include "common.hpp"
-#include "inferlab/spec_accept.hpp"
+#include "inferlab/answer/spec_accept.hpp"
 
 namespace inferlab::app {
 

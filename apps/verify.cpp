@@ -4,9 +4,9 @@
 #include <memory>
 
 #include "common.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/i18n.hpp"
-#include "inferlab/verify.hpp"
+#include "inferlab/answer/verify.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
 
 namespace inferlab::app {
 namespace {

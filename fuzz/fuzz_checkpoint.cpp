@@ -7,10 +7,10 @@
 #include <sstream>
 #include <string>
 
-#include "inferlab/error.hpp"
-#include "inferlab/model/kv_cache.hpp"
-#include "inferlab/model/transformer.hpp"
-#include "inferlab/model/weights.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/model/ops/kv_cache.hpp"
+#include "inferlab/model/ops/transformer.hpp"
+#include "inferlab/model/ops/weights.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::istringstream in(std::string(reinterpret_cast<const char*>(data), size), std::ios::binary);

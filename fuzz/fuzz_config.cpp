@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <string>
 
-#include "inferlab/error.hpp"
-#include "inferlab/files.hpp"
-#include "inferlab/model_config.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/files.hpp"
+#include "inferlab/data/model_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "inferlab/error.hpp"
-#include "inferlab/files.hpp"
-#include "inferlab/layer_spec.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/files.hpp"
+#include "inferlab/data/layer_spec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "inferlab/dtype.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/base/dtype.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/units.hpp"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "inferlab/base/error.hpp"
 #include "inferlab/cuda/ops.hpp"
-#include "inferlab/error.hpp"
 
 namespace inferlab::cuda {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "inferlab/error.hpp"
+#include "inferlab/base/error.hpp"
 
 namespace inferlab::cuda::detail {
 

@@ -2,8 +2,8 @@
 // compiles this same file.
 #include <cstring>
 
+#include "inferlab/base/error.hpp"
 #include "inferlab/cuda/ops.hpp"
-#include "inferlab/error.hpp"
 
 namespace inferlab::cuda {
 

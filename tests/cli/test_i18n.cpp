@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "inferlab/i18n.hpp"
-#include "inferlab/report.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/text/table.hpp"
 #include "../support/cli.hpp"
 #include "../support/i18n_check.hpp"
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "inferlab/error.hpp"
-#include "inferlab/hardware.hpp"
-#include "inferlab/report.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/data/hardware.hpp"
+#include "inferlab/text/table.hpp"
 #include "../support/cli.hpp"
 #include "../support/i18n_check.hpp"
 

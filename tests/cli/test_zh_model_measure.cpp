@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "inferlab/report.hpp"
+#include "inferlab/text/table.hpp"
 #include "../support/cli.hpp"
 #include "../support/i18n_check.hpp"
 

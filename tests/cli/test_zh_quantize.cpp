@@ -10,7 +10,7 @@
 #include "../support/cli.hpp"
 #include "../support/contracts.hpp"
 #include "../support/i18n_check.hpp"
-#include "inferlab/report.hpp"
+#include "inferlab/text/table.hpp"
 
 using namespace inferlab::test;
 

@@ -16,13 +16,13 @@
 #include <memory>
 #include <vector>
 
+#include "inferlab/base/rng.hpp"
+#include "inferlab/calc/roofline.hpp"
 #include "inferlab/cuda/backend.hpp"
 #include "inferlab/cuda/ops.hpp"
-#include "inferlab/model/bench.hpp"
-#include "inferlab/model/transformer.hpp"
-#include "inferlab/model_config.hpp"
-#include "inferlab/rng.hpp"
-#include "inferlab/roofline.hpp"
+#include "inferlab/data/model_config.hpp"
+#include "inferlab/model/ops/transformer.hpp"
+#include "inferlab/model/run/bench.hpp"
 
 using namespace inferlab;
 using namespace inferlab::cuda;

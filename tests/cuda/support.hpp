@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "inferlab/base/rng.hpp"
 #include "inferlab/cuda/ops.hpp"
-#include "inferlab/rng.hpp"
 
 namespace inferlab::cuda::test {
 

@@ -22,12 +22,12 @@
 #include <tuple>
 #include <vector>
 
+#include "inferlab/base/rng.hpp"
 #include "inferlab/cuda/backend.hpp"
 #include "inferlab/cuda/ops.hpp"
-#include "inferlab/model/compare.hpp"
-#include "inferlab/model/kv_cache.hpp"
-#include "inferlab/model/transformer.hpp"
-#include "inferlab/rng.hpp"
+#include "inferlab/model/ops/kv_cache.hpp"
+#include "inferlab/model/ops/transformer.hpp"
+#include "inferlab/model/run/compare.hpp"
 #include "support.hpp"
 
 using namespace inferlab;

@@ -17,15 +17,15 @@
 #include <numeric>
 #include <sstream>
 
-#include "inferlab/bestofn.hpp"
-#include "inferlab/kv.hpp"
-#include "inferlab/model/compare.hpp"
-#include "inferlab/model/kv_cache.hpp"
-#include "inferlab/model/transformer.hpp"
-#include "inferlab/model/weights.hpp"
-#include "inferlab/quant.hpp"
-#include "inferlab/rational.hpp"
-#include "inferlab/spec.hpp"
+#include "inferlab/base/rational.hpp"
+#include "inferlab/calc/best_of_n.hpp"
+#include "inferlab/calc/kv.hpp"
+#include "inferlab/calc/quant.hpp"
+#include "inferlab/calc/spec.hpp"
+#include "inferlab/model/ops/kv_cache.hpp"
+#include "inferlab/model/ops/transformer.hpp"
+#include "inferlab/model/ops/weights.hpp"
+#include "inferlab/model/run/compare.hpp"
 
 using namespace inferlab;
 

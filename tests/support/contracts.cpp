@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "cli.hpp"
-#include "inferlab/report.hpp"
+#include "inferlab/text/table.hpp"
 
 namespace inferlab::test {
 namespace {

@@ -6,7 +6,7 @@
 #include <cctype>
 #include <sstream>
 
-#include "inferlab/i18n.hpp"
+#include "inferlab/base/i18n.hpp"
 
 namespace inferlab::test {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <memory>
 
-#include "inferlab/model/weights.hpp"
+#include "inferlab/model/ops/weights.hpp"
 
 namespace inferlab::test {
 

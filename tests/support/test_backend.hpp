@@ -3,7 +3,7 @@
 // this harness reads it once where it makes its backend, so that tests/CMakeLists.txt can run the
 // model tests a second time through the reference kernels (INFERLAB_KERNELS=reference), and an
 // AVX-512 machine runs the paths it would not take. Unset: the fast kernels, one thread.
-#include "inferlab/model/cpu_backend.hpp"
+#include "inferlab/model/ops/cpu_backend.hpp"
 
 namespace inferlab::test {
 

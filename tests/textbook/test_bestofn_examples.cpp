@@ -1,7 +1,7 @@
 // 000_5f2b20623495609b.txt §3.2 并行采样、验证与搜索.
 #include <catch2/catch.hpp>
 
-#include "inferlab/bestofn.hpp"
+#include "inferlab/calc/best_of_n.hpp"
 
 using namespace inferlab;
 

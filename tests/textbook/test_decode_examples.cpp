@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "inferlab/roofline.hpp"
+#include "inferlab/calc/roofline.hpp"
 
 using namespace inferlab;
 

@@ -2,8 +2,8 @@
 // Golden values are the documents' printed numbers.
 #include <catch2/catch.hpp>
 
-#include "inferlab/kv.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/calc/kv.hpp"
 
 using namespace inferlab;
 

@@ -1,7 +1,7 @@
 // 000_5f2b20623495609b.txt §4.1 数值精度、权重量化与缓存量化 (Figure 15).
 #include <catch2/catch.hpp>
 
-#include "inferlab/quant.hpp"
+#include "inferlab/calc/quant.hpp"
 
 using namespace inferlab;
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "inferlab/verify.hpp"
+#include "inferlab/answer/verify.hpp"
 
 using namespace inferlab;
 

@@ -1,7 +1,7 @@
 // 000_5f2b20623495609b.txt §3.1: speculative decoding.
 #include <catch2/catch.hpp>
 
-#include "inferlab/spec.hpp"
+#include "inferlab/calc/spec.hpp"
 
 using namespace inferlab;
 

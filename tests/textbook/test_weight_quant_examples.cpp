@@ -4,9 +4,9 @@
 // (interleaved step by step), and int4's speed ratio to float32 is smaller than its bytes ratio.
 #include <catch2/catch.hpp>
 
-#include "inferlab/model/bench.hpp"
-#include "inferlab/model/qweights.hpp"
-#include "inferlab/model/transformer.hpp"
+#include "inferlab/model/ops/qweights.hpp"
+#include "inferlab/model/ops/transformer.hpp"
+#include "inferlab/model/run/bench.hpp"
 
 using namespace inferlab::model;
 

@@ -5,10 +5,10 @@
 #include <string>
 
 #include "../support/test_backend.hpp"
-#include "inferlab/model/backend.hpp"
-#include "inferlab/model/compare.hpp"
-#include "inferlab/model/cpu_backend.hpp"
-#include "inferlab/model/transformer.hpp"
+#include "inferlab/model/ops/backend.hpp"
+#include "inferlab/model/ops/cpu_backend.hpp"
+#include "inferlab/model/ops/transformer.hpp"
+#include "inferlab/model/run/compare.hpp"
 
 using namespace inferlab::model;
 using inferlab::test::test_cpu;

@@ -2,8 +2,8 @@
 #include <cmath>
 #include <functional>
 
-#include "inferlab/bestofn.hpp"
-#include "inferlab/error.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/calc/best_of_n.hpp"
 
 using namespace inferlab;
 using Catch::Matchers::WithinAbs;

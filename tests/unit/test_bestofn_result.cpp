@@ -1,8 +1,8 @@
 // best_of_n(): the whole of best-of-n's answer from one call (issue #15).
 #include <catch2/catch.hpp>
 
-#include "inferlab/bestofn_result.hpp"
-#include "inferlab/error.hpp"
+#include "inferlab/answer/best_of_n.hpp"
+#include "inferlab/base/error.hpp"
 
 using namespace inferlab;
 using Catch::Matchers::WithinAbs;

@@ -7,10 +7,10 @@
 
 #include "../support/small_model.hpp"
 #include "../support/svg_check.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/figures.hpp"
-#include "inferlab/model/kv_cache.hpp"
-#include "inferlab/model/transformer.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/draw/figures.hpp"
+#include "inferlab/model/ops/kv_cache.hpp"
+#include "inferlab/model/ops/transformer.hpp"
 
 using namespace inferlab;
 using Catch::Matchers::WithinAbs;

@@ -7,8 +7,8 @@
 #include <set>
 #include <string>
 
-#include "inferlab/error.hpp"
-#include "inferlab/i18n.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
 
 using namespace inferlab;
 
@@ -197,7 +197,7 @@ TEST_CASE("every translation keeps exactly its msgid's placeholders", "[i18n]") 
     }
 }
 
-#include "inferlab/report.hpp"
+#include "inferlab/text/table.hpp"
 
 TEST_CASE("display width counts a CJK or fullwidth character as two columns", "[i18n][report]") {
     CHECK(display_width("键值缓存") == 8);
@@ -238,7 +238,7 @@ TEST_CASE("a table of Chinese cells aligns by display columns", "[i18n][report]"
 #include <fstream>
 #include <sstream>
 
-#include "inferlab/verify.hpp"
+#include "inferlab/answer/verify.hpp"
 
 namespace {
 

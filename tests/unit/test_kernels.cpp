@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "inferlab/error.hpp"
-#include "inferlab/model/compare.hpp"
-#include "inferlab/model/kernels.hpp"
-#include "inferlab/model/transformer.hpp"
-#include "inferlab/rng.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/rng.hpp"
+#include "inferlab/model/ops/kernels.hpp"
+#include "inferlab/model/ops/transformer.hpp"
+#include "inferlab/model/run/compare.hpp"
 
 using namespace inferlab;
 using namespace inferlab::model;

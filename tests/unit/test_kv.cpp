@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "inferlab/error.hpp"
-#include "inferlab/kv.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/calc/kv.hpp"
 
 using namespace inferlab;
 

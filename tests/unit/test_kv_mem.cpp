@@ -2,8 +2,8 @@
 // hand and printed in the documents.
 #include <catch2/catch.hpp>
 
-#include "inferlab/error.hpp"
-#include "inferlab/kv_mem.hpp"
+#include "inferlab/answer/kv_mem.hpp"
+#include "inferlab/base/error.hpp"
 
 using namespace inferlab;
 using Catch::Matchers::WithinRel;

@@ -6,11 +6,11 @@
 #include <fstream>
 
 #include "../support/small_model.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/layer_spec.hpp"
-#include "inferlab/model/qweights.hpp"
-#include "inferlab/model/weights.hpp"
-#include "inferlab/model_config.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/data/layer_spec.hpp"
+#include "inferlab/data/model_config.hpp"
+#include "inferlab/model/ops/qweights.hpp"
+#include "inferlab/model/ops/weights.hpp"
 
 using namespace inferlab;
 using namespace inferlab::model;

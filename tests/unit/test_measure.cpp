@@ -6,7 +6,7 @@
 
 #include "../support/small_model.hpp"
 
-#include "inferlab/model/measure.hpp"
+#include "inferlab/model/run/measure.hpp"
 
 using namespace inferlab;
 using namespace inferlab::model;

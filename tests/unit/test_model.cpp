@@ -6,15 +6,15 @@
 #include <fstream>
 
 #include "../support/test_backend.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/kv.hpp"
-#include "inferlab/model/bench.hpp"
-#include "inferlab/model/compare.hpp"
-#include "inferlab/model/init_estimate.hpp"
-#include "inferlab/model/kv_cache.hpp"
-#include "inferlab/model/transformer.hpp"
-#include "inferlab/model/weights.hpp"
-#include "inferlab/rng.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/rng.hpp"
+#include "inferlab/calc/kv.hpp"
+#include "inferlab/model/ops/kv_cache.hpp"
+#include "inferlab/model/ops/transformer.hpp"
+#include "inferlab/model/ops/weights.hpp"
+#include "inferlab/model/run/bench.hpp"
+#include "inferlab/model/run/compare.hpp"
+#include "inferlab/model/run/init_estimate.hpp"
 
 using namespace inferlab;
 using namespace inferlab::model;

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "inferlab/error.hpp"
-#include "inferlab/model_config.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/data/model_config.hpp"
 
 using namespace inferlab;
 

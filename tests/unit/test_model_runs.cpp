@@ -5,11 +5,11 @@
 
 #include "../support/small_model.hpp"
 #include "../support/test_backend.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/model/bench.hpp"
-#include "inferlab/model/compare.hpp"
-#include "inferlab/model/qweights.hpp"
-#include "inferlab/model/runs.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/model/ops/qweights.hpp"
+#include "inferlab/model/run/bench.hpp"
+#include "inferlab/model/run/compare.hpp"
+#include "inferlab/model/run/runs.hpp"
 
 using namespace inferlab;
 using namespace inferlab::model;

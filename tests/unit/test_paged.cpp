@@ -4,10 +4,10 @@
 
 #include "../support/small_model.hpp"
 
-#include "inferlab/error.hpp"
-#include "inferlab/kv.hpp"
-#include "inferlab/model/kv_cache.hpp"
-#include "inferlab/model/paged_sim.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/calc/kv.hpp"
+#include "inferlab/model/ops/kv_cache.hpp"
+#include "inferlab/model/run/paged_sim.hpp"
 
 using namespace inferlab;
 using namespace inferlab::model;

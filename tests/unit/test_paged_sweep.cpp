@@ -7,11 +7,11 @@
 #include <map>
 #include <memory>
 
-#include "inferlab/error.hpp"
-#include "inferlab/model/compare.hpp"
-#include "inferlab/model/kv_cache.hpp"
-#include "inferlab/model/paged_sim.hpp"
-#include "inferlab/model/token_lists.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/model/ops/kv_cache.hpp"
+#include "inferlab/model/run/compare.hpp"
+#include "inferlab/model/run/paged_sim.hpp"
+#include "inferlab/model/run/token_lists.hpp"
 
 using namespace inferlab;
 using namespace inferlab::model;

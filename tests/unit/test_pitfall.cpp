@@ -5,8 +5,8 @@
 
 #include "../support/small_model.hpp"
 
-#include "inferlab/error.hpp"
-#include "inferlab/model/pitfall.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/model/run/pitfall.hpp"
 
 using namespace inferlab;
 using namespace inferlab::model;

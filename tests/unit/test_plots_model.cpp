@@ -11,9 +11,9 @@
 
 #include "../support/small_model.hpp"
 #include "../support/svg_check.hpp"
-#include "inferlab/model/bench.hpp"
-#include "inferlab/model/runs.hpp"
-#include "inferlab/plots.hpp"
+#include "inferlab/draw/plots.hpp"
+#include "inferlab/model/run/bench.hpp"
+#include "inferlab/model/run/runs.hpp"
 
 using namespace inferlab;
 using namespace inferlab::model;

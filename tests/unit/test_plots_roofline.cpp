@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "../support/svg_check.hpp"
-#include "inferlab/plots.hpp"
-#include "inferlab/svg.hpp"
+#include "inferlab/draw/plots.hpp"
+#include "inferlab/draw/svg.hpp"
 
 using namespace inferlab;
 using Catch::Matchers::Contains;

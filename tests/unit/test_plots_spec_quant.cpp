@@ -6,11 +6,11 @@
 #include <cmath>
 
 #include "../support/svg_check.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/model_config.hpp"
-#include "inferlab/figures.hpp"
-#include "inferlab/plots.hpp"
-#include "inferlab/rng.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/rng.hpp"
+#include "inferlab/data/model_config.hpp"
+#include "inferlab/draw/figures.hpp"
+#include "inferlab/draw/plots.hpp"
 
 using namespace inferlab;
 

@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "inferlab/error.hpp"
-#include "inferlab/quant.hpp"
-#include "inferlab/rng.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/rng.hpp"
+#include "inferlab/calc/quant.hpp"
 
 using namespace inferlab;
 using Catch::Matchers::WithinAbs;

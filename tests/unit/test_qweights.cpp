@@ -8,14 +8,14 @@
 #include <vector>
 
 #include "../support/test_backend.hpp"
-#include "inferlab/dtype.hpp"
-#include "inferlab/error.hpp"
-#include "inferlab/model/compare.hpp"
-#include "inferlab/model/kernels.hpp"
-#include "inferlab/model/qweights.hpp"
-#include "inferlab/model/transformer.hpp"
-#include "inferlab/quant.hpp"
-#include "inferlab/rng.hpp"
+#include "inferlab/base/dtype.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/rng.hpp"
+#include "inferlab/calc/quant.hpp"
+#include "inferlab/model/ops/kernels.hpp"
+#include "inferlab/model/ops/qweights.hpp"
+#include "inferlab/model/ops/transformer.hpp"
+#include "inferlab/model/run/compare.hpp"
 
 using namespace inferlab;
 using namespace inferlab::model;

@@ -7,8 +7,8 @@
 
 #include <unistd.h>
 
-#include "inferlab/error.hpp"
-#include "inferlab/readers.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/data/readers.hpp"
 
 using namespace inferlab;
 namespace fs = std::filesystem;

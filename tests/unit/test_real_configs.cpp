@@ -5,9 +5,9 @@
 // element, W sliding window; one token of one layer holds 2·H_kv·d·b bytes (K and V).
 #include <catch2/catch.hpp>
 
-#include "inferlab/error.hpp"
-#include "inferlab/kv.hpp"
-#include "inferlab/model_config.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/calc/kv.hpp"
+#include "inferlab/data/model_config.hpp"
 
 using namespace inferlab;
 

@@ -3,7 +3,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "inferlab/report.hpp"
+#include "inferlab/text/table.hpp"
 
 using namespace inferlab;
 

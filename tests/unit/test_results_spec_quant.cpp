@@ -2,11 +2,11 @@
 // (issue #15), checked against values worked by hand from the first document's §3.1 and §4.1.
 #include <catch2/catch.hpp>
 
-#include "inferlab/error.hpp"
-#include "inferlab/model_config.hpp"
-#include "inferlab/quantize_result.hpp"
-#include "inferlab/rng.hpp"
-#include "inferlab/spec_accept.hpp"
+#include "inferlab/answer/quantize.hpp"
+#include "inferlab/answer/spec_accept.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/rng.hpp"
+#include "inferlab/data/model_config.hpp"
 
 using namespace inferlab;
 using Catch::Matchers::WithinAbs;

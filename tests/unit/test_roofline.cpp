@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "inferlab/error.hpp"
-#include "inferlab/hardware.hpp"
-#include "inferlab/roofline.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/calc/roofline.hpp"
+#include "inferlab/data/hardware.hpp"
 
 using namespace inferlab;
 using Catch::Matchers::WithinRel;

@@ -1,9 +1,9 @@
 // decode_roofline(): the whole of decode-roofline's answer from one call (issue #15).
 #include <catch2/catch.hpp>
 
-#include "inferlab/error.hpp"
-#include "inferlab/report.hpp"
-#include "inferlab/roofline_result.hpp"
+#include "inferlab/answer/decode_roofline.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/text/table.hpp"
 
 using namespace inferlab;
 using Catch::Matchers::Contains;

@@ -1,11 +1,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "inferlab/error.hpp"
-#include "inferlab/rational.hpp"
-#include "inferlab/rng.hpp"
-#include "inferlab/spec.hpp"
-#include "inferlab/stats.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/rational.hpp"
+#include "inferlab/base/rng.hpp"
+#include "inferlab/base/stats.hpp"
+#include "inferlab/calc/spec.hpp"
 
 using namespace inferlab;
 using Catch::Matchers::WithinAbs;

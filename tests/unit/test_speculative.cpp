@@ -3,12 +3,12 @@
 #include <cmath>
 
 #include "../support/test_backend.hpp"
-#include "inferlab/kv.hpp"
-#include "inferlab/model/bench.hpp"
-#include "inferlab/model/quant_cache.hpp"
-#include "inferlab/model/speculative.hpp"
-#include "inferlab/quant.hpp"
-#include "inferlab/spec.hpp"
+#include "inferlab/calc/kv.hpp"
+#include "inferlab/calc/quant.hpp"
+#include "inferlab/calc/spec.hpp"
+#include "inferlab/model/ops/quant_cache.hpp"
+#include "inferlab/model/run/bench.hpp"
+#include "inferlab/model/run/speculative.hpp"
 
 using namespace inferlab;
 using namespace inferlab::model;

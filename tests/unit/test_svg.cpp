@@ -9,7 +9,7 @@
 #include <pugixml.hpp>
 
 #include "../support/svg_check.hpp"
-#include "inferlab/svg.hpp"
+#include "inferlab/draw/svg.hpp"
 
 using namespace inferlab;
 using Catch::Matchers::WithinAbs;

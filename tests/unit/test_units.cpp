@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "inferlab/error.hpp"
-#include "inferlab/units.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/units.hpp"
 
 using namespace inferlab;
 

@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "cuda_runtime.h"
+#include "inferlab/base/error.hpp"
 #include "inferlab/cuda/ops.hpp"
-#include "inferlab/error.hpp"
 
 namespace inferlab::cuda {
 

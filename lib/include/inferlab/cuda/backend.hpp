@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "inferlab/model/backend.hpp"
+#include "inferlab/model/ops/backend.hpp"
 
 namespace inferlab::cuda {
 

@@ -1,0 +1,122 @@
+#include "inferlab/answer/best_of_n.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/units.hpp"
+
+namespace inferlab {
+namespace {
+
+void check_request(const BestOfNRequest& r) {
+    const BestOfNNames& nm = r.names;
+    if (!(r.p >= 0 && r.p <= 1)) throw InputError(nm.p, fmt::format("{}", r.p), N_("must be a probability in [0, 1]"));
+    if (r.ns.empty()) throw InputError(N_("no candidate count {0} given"), {nm.n});
+    if (r.hard_fraction && (*r.hard_fraction >= 1 || r.p > 1 - *r.hard_fraction))
+        throw InputError(nm.hard_fraction, format_real(*r.hard_fraction, 10),
+                         N_("must leave room for mean p: need p ≤ 1 − h (p = {0})"), {format_real(r.p, 10)});
+    if (r.rho && (*r.rho >= 1 || *r.rho < 0))
+        throw InputError(nm.rho, format_real(*r.rho, 10), N_("must be in [0, 1) (1 means every sample of a problem is the same)"));
+    if (r.simulation && (r.simulation->trials == 0 || r.simulation->trials > kMaxSimulationTrials))
+        throw InputError(nm.trials, std::to_string(r.simulation->trials),
+                         N_("must be from 1 to {0}"), {group_thousands(kMaxSimulationTrials)});
+}
+
+BestOfNRow row_of(const BestOfNRequest& r, std::uint64_t n) {
+    BestOfNRow row;
+    row.n = n;
+    row.coverage = coverage(r.p, n);
+    row.none_correct = 1 - row.coverage;
+    if (r.verifier) row.verifier_selection = verifier_selection(r.p, n, *r.verifier);
+    if (r.answer_dist) row.majority_vote = majority_vote(*r.answer_dist, n);
+    if (r.judge_bias) row.biased_judge = biased_judge_selection(r.p, n, *r.judge_bias);
+    if (r.hard_fraction) row.coverage_hard_fraction = coverage_hard_fraction(r.p, *r.hard_fraction, n);
+    if (r.rho) row.coverage_beta = coverage_beta(r.p, *r.rho, n);
+    return row;
+}
+
+std::optional<BiasedJudgeDrop> biased_drop(const std::vector<BestOfNRow>& rows) {
+    for (std::size_t i = 1; i < rows.size(); ++i)
+        if (rows[i].biased_judge && *rows[i].biased_judge < *rows[i - 1].biased_judge)
+            return BiasedJudgeDrop{rows[i - 1].n, rows[i].n, *rows[i - 1].biased_judge, *rows[i].biased_judge};
+    return std::nullopt;
+}
+
+BudgetAnswer budget_of(const BestOfNRequest& r) {
+    const BestOfNRequest::Budget& b = *r.budget;
+    BudgetAnswer out{b, {}, 0};
+    if (!(b.cost_sample > 0)) throw InputError(r.names.cost_sample, format_real(b.cost_sample, 10), N_("must be positive"));
+    if (b.cost_judge < 0) throw InputError(r.names.cost_judge, format_real(b.cost_judge, 10), N_("must not be negative"));
+    // Voting depends on how many wrong answers split the votes: never guessed (empty: left out).
+    out.plans = compare_at_budget(r.p, b.budget, b.cost_sample, b.cost_judge, r.verifier ? *r.verifier : Verifier{},
+                                  r.answer_dist ? *r.answer_dist : std::vector<double>{});
+    out.samples_bought = static_cast<std::uint64_t>(std::floor(b.budget / b.cost_sample));
+    return out;
+}
+
+SimulationAnswer simulation_of(const BestOfNRequest& r) {
+    SimulationAnswer out{r.simulation->trials, r.simulation->seed, {}, true};
+    const Verifier v = r.verifier ? *r.verifier : Verifier{};
+    // No answer distribution: majority vote is not simulated (nobody asked for it).
+    const std::vector<double> d = r.answer_dist ? *r.answer_dist : std::vector<double>{};
+    for (std::uint64_t n : r.ns) {
+        const SimulationResult s = simulate_best_of_n(r.p, n, v, d, r.judge_bias.value_or(0), out.trials, out.seed);
+        const BestOfNRow exact = row_of(r, n);
+        auto add = [&](const char* name, const std::optional<double>& value, const Estimate& e) {
+            if (!value) return;
+            const bool ok = e.contains(*value);
+            out.all_agree = out.all_agree && ok;
+            out.rows.push_back({n, name, *value, e, ok});
+        };
+        add(N_("coverage"), exact.coverage, s.coverage);
+        add(N_("verifier"), exact.verifier_selection, s.verifier);
+        add(N_("majority"), exact.majority_vote, s.majority);
+        add(N_("biased judge"), exact.biased_judge, s.biased_judge);
+    }
+    return out;
+}
+
+
+// bestofn.hpp's functions name their inputs in its terms ("N", "wrong answers", "budget": the
+// where() of their errors, a documented part of their contract); said again in req.names'. The
+// rule keeps its msgid and arguments (renamed), so the error still translates.
+[[noreturn]] void rethrow_named(const InputError& e, const BestOfNNames& nm) {
+    const std::pair<const char*, const std::string*> terms[] = {{"N", &nm.n}, {"wrong answers", &nm.wrong_answers}, {"budget", &nm.budget}};
+    for (const auto& [term, name] : terms)
+        if (e.where() == term) throw e.renamed(*name);
+    throw;  // not one of bestofn.hpp's terms: already named by this library
+}
+
+BestOfNResult best_of_n_in_library_terms(const BestOfNRequest& req) {
+    check_request(req);
+    BestOfNResult res;
+    res.p = req.p;
+    res.p_wrong = 1 - req.p;
+    for (std::uint64_t n : req.ns) res.rows.push_back(row_of(req, n));
+    if (req.verifier)
+        res.verifier = VerifierFacts{verifier_accept_rate(req.p, *req.verifier), verifier_selection_limit(req.p, *req.verifier)};
+    if (req.judge_bias) res.biased_judge_drop = biased_drop(res.rows);
+    if (req.hard_fraction) res.p_on_solvable = req.p / (1 - *req.hard_fraction);
+    if (req.target) {
+        TargetAnswer t{*req.target, min_n_for_coverage(req.p, *req.target), 0};
+        if (t.min_n) t.coverage_at_min_n = coverage(req.p, *t.min_n);
+        res.target = t;
+    }
+    if (req.budget) res.budget = budget_of(req);
+    if (req.simulation) res.simulation = simulation_of(req);
+    return res;
+}
+
+}  // namespace
+
+BestOfNResult best_of_n(const BestOfNRequest& req) {
+    try {
+        return best_of_n_in_library_terms(req);
+    } catch (const InputError& e) {
+        rethrow_named(e, req.names);
+    }
+}
+
+}  // namespace inferlab

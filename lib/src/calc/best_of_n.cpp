@@ -1,0 +1,186 @@
+#include "inferlab/calc/best_of_n.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/rng.hpp"
+#include "inferlab/base/stats.hpp"
+#include "inferlab/base/units.hpp"
+
+namespace inferlab {
+
+double coverage(double p, std::uint64_t n) {
+    if (n == 0 || p <= 0) return 0;
+    if (p >= 1) return 1;
+    if (n == 1) return p;
+    return -std::expm1(static_cast<double>(n) * std::log1p(-p));
+}
+
+std::optional<std::uint64_t> min_n_for_coverage(double p, double target) {
+    if (target <= 0) return 1;
+    if (p >= 1) return 1;
+    if (p <= 0 || target >= 1) return std::nullopt;
+    double guess = std::ceil(std::log1p(-target) / std::log1p(-p));
+    // Past 2^64 the count does not fit (and the cast below would be undefined): say so rather
+    // than search from a wrapped value. (The message is a fixed msgid, so it translates.)
+    if (!(guess < 1.8e19)) throw OverflowError(N_("the smallest N with coverage ≥ target"));
+    std::uint64_t n = static_cast<std::uint64_t>(std::max(1.0, guess));
+    while (n > 1 && coverage(p, n - 1) >= target) --n;
+    while (coverage(p, n) < target) ++n;
+    return n;
+}
+
+double verifier_accept_rate(double p, const Verifier& v) { return p * v.tpr + (1 - p) * v.fpr; }
+
+double verifier_selection(double p, std::uint64_t n, const Verifier& v) {
+    const double q = verifier_accept_rate(p, v);
+    const double none = std::pow(1 - q, static_cast<double>(n));
+    // 1 − (1−q)^N is coverage() at q: the same cancellation-free form.
+    double picked = q > 0 ? coverage(q, n) * (p * v.tpr / q) : 0;
+    if (v.fallback_random && q < 1) picked += none * (p * (1 - v.tpr) / (1 - q));
+    return picked;
+}
+
+double verifier_selection_limit(double p, const Verifier& v) {
+    const double q = verifier_accept_rate(p, v);
+    if (q > 0) return p * v.tpr / q;
+    return v.fallback_random ? p : 0.0;
+}
+
+std::vector<double> spread_wrong(double p, std::uint64_t k) {
+    std::vector<double> d(1 + k, k ? (1 - p) / static_cast<double>(k) : 0);
+    d[0] = p;
+    return d;
+}
+
+double majority_vote(const std::vector<double>& dist, std::uint64_t n) {
+    if (n > 200) throw InputError("N", std::to_string(n), N_("majority vote is computed exactly for N ≤ 200"));
+    if (dist.size() < 2 || dist.size() > 33)
+        throw InputError("wrong answers", std::to_string(dist.size() - 1), N_("must be between 1 and 32 wrong answers"));
+    const std::size_t k = dist.size() - 1;
+    const int N = static_cast<int>(n);
+    if (static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(k * k) > 2e9)
+        throw InputError("N", std::to_string(n),
+                         N_("with {0} wrong answers is too large for the exact majority-vote DP (N³·k² must stay "
+                            "under 2·10^9)"),
+                         {std::to_string(k)});
+    // Probability of a vote vector (c, n_1..n_k) = N!/(c!·Π n_j!) · p^c · Π q_j^{n_j}.
+    std::vector<double> lfact(N + 1, 0);
+    for (int i = 1; i <= N; ++i) lfact[i] = lfact[i - 1] + std::log(static_cast<double>(i));
+    double total = 0;
+    for (int c = 1; c <= N; ++c) {  // c = 0 votes for the correct answer never wins
+        const int rest = N - c;
+        // dp[s][t]: Σ over the first j wrong answers with s votes in all, t of them tied at c,
+        // every one at most c votes, of Π q_j^{n_j}/n_j!.
+        std::vector<std::vector<double>> dp(rest + 1, std::vector<double>(k + 1, 0));
+        dp[0][0] = 1;
+        for (std::size_t j = 1; j <= k; ++j) {
+            std::vector<std::vector<double>> nx(rest + 1, std::vector<double>(k + 1, 0));
+            // w[m] = q_j^m / m!, the weight of m votes for wrong answer j.
+            std::vector<double> w(static_cast<std::size_t>(c) + 1, 0);
+            for (int m = 0; m <= c; ++m)
+                w[m] = m == 0 ? 1.0 : (dist[j] == 0 ? 0.0 : std::exp(m * std::log(dist[j]) - lfact[m]));
+            for (int s = 0; s <= rest; ++s)
+                for (std::size_t t = 0; t < j; ++t) {
+                    if (dp[s][t] == 0) continue;
+                    for (int m = 0; m <= std::min(c, rest - s); ++m)
+                        nx[s + m][t + (m == c ? 1 : 0)] += dp[s][t] * w[m];
+                }
+            dp.swap(nx);
+        }
+        const double lead = std::exp(lfact[N] - lfact[c] + c * std::log(dist[0]));
+        for (std::size_t t = 0; t <= k; ++t) total += lead * dp[rest][t] / static_cast<double>(t + 1);
+    }
+    return std::min(1.0, total);
+}
+
+double coverage_hard_fraction(double p, double h, std::uint64_t n) {
+    if (h >= 1) return 0;
+    const double p_easy = p / (1 - h);
+    return (1 - h) * coverage(p_easy, n);
+}
+
+double coverage_beta(double p, double rho, std::uint64_t n) {
+    if (rho <= 0) return coverage(p, n);
+    if (p <= 0) return 0;
+    if (p >= 1) return 1;
+    const double a = p * (1 - rho) / rho, b = (1 - p) * (1 - rho) / rho;
+    double all_fail = 1;
+    for (std::uint64_t i = 0; i < n; ++i) all_fail *= (b + static_cast<double>(i)) / (a + b + static_cast<double>(i));
+    return 1 - all_fail;
+}
+
+double biased_judge_selection(double p, std::uint64_t n, double bias) {
+    const double all_right = std::pow(p, static_cast<double>(n));
+    return all_right + (1 - bias) * (coverage(p, n) - all_right);
+}
+
+std::vector<BudgetPlan> compare_at_budget(double p, double budget, double cost_sample, double cost_judge,
+                                          const Verifier& v, const std::vector<double>& dist) {
+    if (budget < cost_sample)
+        throw InputError("budget", format_real(budget, 10), N_("is smaller than one sample (cost {0})"),
+                         {format_real(cost_sample, 10)});
+    std::vector<BudgetPlan> out;
+    out.push_back({N_("single sample"), 1, cost_sample, p});
+    const double per_verified = cost_sample + cost_judge;
+    std::uint64_t nv = static_cast<std::uint64_t>(std::floor(budget / per_verified));
+    if (nv >= 1) out.push_back({N_("best-of-N + verifier"), nv, static_cast<double>(nv) * per_verified, verifier_selection(p, nv, v)});
+    if (!dist.empty()) {
+        const std::uint64_t affordable = static_cast<std::uint64_t>(std::floor(budget / cost_sample));
+        const std::uint64_t nm = std::min<std::uint64_t>(200, affordable);
+        out.push_back({N_("majority vote"), nm, static_cast<double>(nm) * cost_sample, majority_vote(dist, nm), nm < affordable});
+    }
+    return out;
+}
+
+Estimate make_estimate(std::uint64_t hits, std::uint64_t trials) {
+    Estimate e;
+    e.trials = trials;
+    e.mean = static_cast<double>(hits) / static_cast<double>(trials);
+    e.half_width = std::max(proportion_half_width_99(e.mean, static_cast<double>(trials)),
+                            3.0 / static_cast<double>(trials));
+    return e;
+}
+
+SimulationResult simulate_best_of_n(double p, std::uint64_t n, const Verifier& v, const std::vector<double>& dist,
+                                    double bias, std::uint64_t trials, std::uint64_t seed) {
+    Rng rng(seed);
+    std::uint64_t cov = 0, ver = 0, maj = 0, judge = 0;
+    std::vector<int> correct(n);
+    std::vector<std::size_t> answers(n);
+    std::vector<std::uint64_t> votes(dist.size());
+    std::vector<std::size_t> accepted, tied;
+    for (std::uint64_t t = 0; t < trials; ++t) {
+        // Coverage, verifier and biased judge share one set of candidates.
+        int k = 0;
+        for (std::uint64_t i = 0; i < n; ++i) k += correct[i] = rng.bernoulli(p);
+        cov += k > 0;
+        accepted.clear();
+        for (std::uint64_t i = 0; i < n; ++i)
+            if (rng.bernoulli(correct[i] ? v.tpr : v.fpr)) accepted.push_back(i);
+        if (!accepted.empty()) ver += correct[accepted[rng.below(accepted.size())]];
+        else if (v.fallback_random) ver += correct[rng.below(n)];
+        const bool wrong_present = static_cast<std::uint64_t>(k) < n;
+        if (k == 0) {
+        } else if (wrong_present && rng.bernoulli(bias)) {
+        } else {
+            ++judge;
+        }
+        if (dist.empty()) continue;
+        // Majority vote draws its own answers from the answer distribution.
+        std::fill(votes.begin(), votes.end(), 0);
+        for (std::uint64_t i = 0; i < n; ++i) ++votes[rng.categorical(dist)];
+        std::uint64_t best = *std::max_element(votes.begin(), votes.end());
+        tied.clear();
+        for (std::size_t a = 0; a < votes.size(); ++a)
+            if (votes[a] == best) tied.push_back(a);
+        maj += tied[rng.below(tied.size())] == 0;
+    }
+    return {make_estimate(cov, trials), make_estimate(ver, trials),
+            dist.empty() ? Estimate{} : make_estimate(maj, trials), make_estimate(judge, trials)};
+}
+
+}  // namespace inferlab

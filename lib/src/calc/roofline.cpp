@@ -1,0 +1,202 @@
+#include "inferlab/calc/roofline.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "inferlab/base/checked.hpp"
+#include "inferlab/base/error.hpp"
+
+namespace inferlab {
+
+std::uint64_t weight_bytes_of(std::uint64_t params, unsigned bits) {
+    return to_u64((static_cast<u128>(params) * bits + 7) / 8, N_("weight bytes"));
+}
+
+std::uint64_t request_kv_bytes(const DecodeModel& m, std::uint64_t seq_len) {
+    if (m.kv_spec) return kv_bytes(*m.kv_spec, {seq_len}).total_bytes;
+    if (m.kv_bytes_per_request) return *m.kv_bytes_per_request;
+    return 0;
+}
+
+double expected_experts_read(std::uint64_t experts, std::uint64_t top_k, std::uint64_t tokens) {
+    if (experts == 0 || tokens == 0) return 0;
+    if (tokens == 1) return static_cast<double>(top_k);  // exact: one token reads its k experts
+    const long double miss = 1.0L - static_cast<long double>(top_k) / static_cast<long double>(experts);
+    return static_cast<double>(static_cast<long double>(experts) * (1.0L - std::pow(miss, static_cast<long double>(tokens))));
+}
+
+std::uint64_t weight_bytes_read(const DecodeModel& m, std::uint64_t tokens) {
+    if (!m.moe) return m.weight_bytes;
+    const MoeWeights& e = *m.moe;
+    const long double experts = expected_experts_read(e.experts, e.top_k, tokens);
+    const long double routed = static_cast<long double>(e.moe_layers) * experts * static_cast<long double>(e.expert_bytes);
+    const std::uint64_t r = static_cast<std::uint64_t>(std::llround(routed));
+    return checked_add(e.always_read_bytes, std::min(r, m.weight_bytes - e.always_read_bytes), N_("weight bytes read"));
+}
+
+namespace {
+
+// Attention FLOPs of one request holding `seq_len` tokens: per layer 2·H_q·(d_qk + d_v)·min(S, W)
+// (QKᵀ and the weighted sum of V, 2 FLOPs per multiply-add); uniform: 4·L·H_q·d·S.
+double attention_flops(const DecodeModel& m, std::uint64_t seq_len) {
+    if (!m.attn_per_layer.empty()) {
+        double f = 0;
+        for (const auto& a : m.attn_per_layer) {
+            const std::uint64_t pos = a.window && a.window < seq_len ? a.window : seq_len;
+            f += 2.0 * static_cast<double>(a.q_heads) * static_cast<double>(a.d_qk + a.d_v) * static_cast<double>(pos);
+        }
+        return f;
+    }
+    return 4.0 * static_cast<double>(m.attn_layers) * static_cast<double>(m.attn_q_heads) *
+           static_cast<double>(m.attn_head_dim) * static_cast<double>(seq_len);
+}
+
+// Causal prefill of P tokens: query p attends to min(p, W) keys; P²/2 pairs without a window
+// (the document's approximation), W²/2 + (P − W)·W with one.
+double prefill_attention_flops(const DecodeModel& m, std::uint64_t prompt_len) {
+    const double P = static_cast<double>(prompt_len);
+    auto pairs = [&](std::uint64_t w) {
+        if (w == 0 || w >= prompt_len) return P * P / 2;
+        const double W = static_cast<double>(w);
+        return W * W / 2 + (P - W) * W;
+    };
+    if (!m.attn_per_layer.empty()) {
+        double f = 0;
+        for (const auto& a : m.attn_per_layer)
+            f += 2.0 * static_cast<double>(a.q_heads) * static_cast<double>(a.d_qk + a.d_v) * pairs(a.window);
+        return f;
+    }
+    return 2.0 * static_cast<double>(m.attn_layers) * static_cast<double>(m.attn_q_heads) *
+           static_cast<double>(m.attn_head_dim) * P * P;
+}
+
+// The step from its totals: one formula for decode_step and compute_bound_from.
+DecodeStep finish_step(const DecodeModel& m, std::uint64_t batch, std::uint64_t kv, double attn_flops, const Machine& hw) {
+    DecodeStep s;
+    s.batch = batch;
+    s.weight_bytes = weight_bytes_read(m, batch);
+    if (m.moe) s.experts_read_per_layer = expected_experts_read(m.moe->experts, m.moe->top_k, batch);
+    s.kv_bytes = kv;
+    s.bytes = checked_add(s.weight_bytes, s.kv_bytes, N_("bytes per step"));
+    s.memory_time_s = static_cast<double>(s.bytes) / hw.bandwidth;
+    s.step_time_s = s.memory_time_s;
+    if (m.params) {
+        double f = 2.0 * static_cast<double>(*m.params) * static_cast<double>(s.batch);
+        if (m.has_attention_shape()) f += attn_flops;
+        s.flops = f;
+        s.intensity = f / static_cast<double>(s.bytes);
+        if (hw.peak_flops) {
+            s.compute_time_s = f / *hw.peak_flops;
+            if (*s.compute_time_s > s.memory_time_s) {
+                s.step_time_s = *s.compute_time_s;
+                s.compute_bound = true;
+            }
+        }
+    }
+    s.aggregate_tokens_per_s = static_cast<double>(s.batch) / s.step_time_s;
+    s.per_request_tokens_per_s = 1.0 / s.step_time_s;
+    if (hw.memory_bytes) s.fits = checked_add(m.weight_bytes, s.kv_bytes, N_("weights and KV")) <= *hw.memory_bytes;
+    return s;
+}
+
+}  // namespace
+
+DecodeStep decode_step(const DecodeModel& m, const std::vector<std::uint64_t>& seq_lens, const Machine& hw) {
+    if (!(hw.bandwidth > 0)) throw InputError(N_("the bandwidth β must be positive"));
+    std::uint64_t kv = 0;
+    double attn = 0;
+    for (std::uint64_t len : seq_lens) {
+        kv = checked_add(kv, request_kv_bytes(m, len), N_("KV bytes of the batch"));
+        if (m.has_attention_shape()) attn += attention_flops(m, len);
+    }
+    return finish_step(m, seq_lens.size(), kv, attn, hw);
+}
+
+DecodeStep decode_step_uniform(const DecodeModel& m, std::uint64_t batch, std::uint64_t seq_len, const Machine& hw) {
+    if (!(hw.bandwidth > 0)) throw InputError(N_("the bandwidth β must be positive"));
+    // B equal requests: one request's KV and FLOPs times B, so the cost does not grow with B.
+    const std::uint64_t kv = checked_mul(request_kv_bytes(m, seq_len), batch, N_("KV bytes of the batch"));
+    const double attn = m.has_attention_shape() ? attention_flops(m, seq_len) * static_cast<double>(batch) : 0.0;
+    return finish_step(m, batch, kv, attn, hw);
+}
+
+std::optional<std::uint64_t> compute_bound_from(const DecodeModel& m, std::uint64_t seq_len, const Machine& hw) {
+    if (!hw.peak_flops || !m.params) return std::nullopt;
+    if (!(hw.bandwidth > 0)) throw InputError(N_("the bandwidth β must be positive"));
+    // compute − memory time is B·(F1/π − M/β) − W(B)/β: linear minus a concave W(B) (MoE) or a
+    // constant (dense), so once a batch is compute-bound every larger one is: bisect.
+    const std::uint64_t per_request = request_kv_bytes(m, seq_len);
+    const double attn = m.has_attention_shape() ? attention_flops(m, seq_len) : 0.0;
+    auto is_compute = [&](std::uint64_t b) {
+        const u128 kv = static_cast<u128>(per_request) * b;
+        if (kv > UINT64_MAX) return false;
+        return finish_step(m, b, static_cast<std::uint64_t>(kv), attn * static_cast<double>(b), hw).compute_bound;
+    };
+    constexpr std::uint64_t kMaxBatch = 10000000;  // beyond ten million requests: not a batch anyone runs
+    if (!is_compute(kMaxBatch)) return std::nullopt;
+    std::uint64_t lo = 1, hi = kMaxBatch;
+    while (lo < hi) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        if (is_compute(mid)) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+GenerationBound decode_generation(const DecodeModel& m, std::uint64_t batch, std::uint64_t start_len,
+                                  std::uint64_t steps, const Machine& hw) {
+    GenerationBound g;
+    g.batch = batch;
+    g.start_len = start_len;
+    g.steps = steps;
+    if (steps == 0) return g;
+    g.last_len = checked_add(start_len, steps - 1, N_("the last step's length"));
+    for (std::uint64_t i = 0; i < steps; ++i) {
+        DecodeStep s = decode_step_uniform(m, batch, start_len + i, hw);
+        g.total_time_s += s.step_time_s;
+        g.bytes_read += static_cast<double>(s.bytes);
+        if (i == 0) g.first_step_s = s.step_time_s;
+        if (i + 1 == steps) g.last_step_s = s.step_time_s;
+    }
+    g.average_step_s = g.total_time_s / static_cast<double>(steps);
+    g.charged_at_final_s = g.last_step_s * static_cast<double>(steps);
+    return g;
+}
+
+PrefillBound prefill_bound(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len, const Machine& hw) {
+    if (!m.params) throw InputError(N_("prefill needs the parameter count P (2·P FLOPs per prompt token)"));
+    if (!hw.peak_flops) throw InputError(N_("prefill is mostly compute-bound: it needs the peak FLOP rate π"));
+    PrefillBound p;
+    p.batch = batch;
+    p.prompt_len = prompt_len;
+    const double B = static_cast<double>(batch), P = static_cast<double>(prompt_len);
+    // Weights: the experts that all B·P prompt tokens route to (a dense model: all of W).
+    p.bytes = static_cast<double>(weight_bytes_read(m, checked_mul(batch, prompt_len, N_("prompt tokens")))) +
+              B * static_cast<double>(request_kv_bytes(m, prompt_len));
+    p.flops = 2.0 * static_cast<double>(*m.params) * P * B;
+    if (m.has_attention_shape()) p.flops += prefill_attention_flops(m, prompt_len) * B;
+    p.memory_time_s = p.bytes / hw.bandwidth;
+    p.compute_time_s = p.flops / *hw.peak_flops;
+    p.compute_bound = p.compute_time_s > p.memory_time_s;
+    p.time_s = std::max(p.memory_time_s, p.compute_time_s);
+    return p;
+}
+
+GenerationBound generation_decode_steps(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len,
+                                        std::uint64_t output_len, const Machine& hw) {
+    if (output_len == 0) throw InputError(N_("a whole generation needs the output length N ≥ 1"));
+    return decode_generation(m, batch, prompt_len + 1, output_len - 1, hw);
+}
+
+LatencyBound latency_bound(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len,
+                           std::uint64_t output_len, const Machine& hw) {
+    LatencyBound l;
+    l.decode = generation_decode_steps(m, batch, prompt_len, output_len, hw);
+    l.prefill = prefill_bound(m, batch, prompt_len, hw);
+    l.ttft_s = l.prefill.time_s;
+    if (output_len > 1) l.tpot_s = l.decode.average_step_s;
+    l.end_to_end_s = l.ttft_s + l.decode.total_time_s;
+    return l;
+}
+
+}  // namespace inferlab
