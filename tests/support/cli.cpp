@@ -21,6 +21,16 @@ std::string slurp_and_remove(const std::string& path) {
     return ss.str();
 }
 
+// INFERLAB_TEST_RECORD=FILE appends each run's cwd, environment and arguments to FILE as one JSON
+// line, so that scripts/compare-outputs.py can replay the suite's own inputs against two binaries
+// (the check that a refactoring left every output byte-identical).
+void record_run(const std::vector<std::string>& args, const std::string& cwd, const std::vector<std::string>& env) {
+    const char* path = std::getenv("INFERLAB_TEST_RECORD");
+    if (path == nullptr || *path == '\0') return;
+    std::ofstream log(path, std::ios::app);
+    log << nlohmann::json{{"cwd", cwd}, {"env", env}, {"args", args}}.dump() << "\n";
+}
+
 int make_temp(std::string& path) {
     char tmpl[] = "/tmp/inferlab-test-XXXXXX";
     int fd = mkstemp(tmpl);
@@ -31,6 +41,7 @@ int make_temp(std::string& path) {
 }  // namespace
 
 CliResult run_inferlab(const std::vector<std::string>& args, const std::string& cwd, const std::vector<std::string>& env) {
+    record_run(args, cwd, env);
     std::string out_path, err_path;
     int out_fd = make_temp(out_path), err_fd = make_temp(err_path);
     REQUIRE(out_fd >= 0);
