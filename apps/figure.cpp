@@ -9,9 +9,9 @@
 #include <memory>
 #include <set>
 
-#include "best_of_n.hpp"
+#include "best_of_n_flags.hpp"
 #include "common.hpp"
-#include "decode_roofline.hpp"
+#include "roofline_flags.hpp"
 #include "model_common.hpp"
 #include "options.hpp"
 #include "paged_options.hpp"

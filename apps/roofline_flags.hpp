@@ -1,6 +1,7 @@
 #pragma once
-// decode-roofline's flags and their parsing into a RooflineRequest, shared with `inferlab figure
-// doc1-fig9`, which takes the same flags (one parser, one set of rules and messages).
+// decode-roofline's flags and their parsing into a RooflineRequest (roofline_flags.cpp), shared
+// with `inferlab figure doc1-fig9`, which takes the same flags (one parser, one set of rules and
+// messages).
 #include <optional>
 #include <string>
 

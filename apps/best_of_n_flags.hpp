@@ -1,6 +1,6 @@
 #pragma once
-// best-of-n's flags and their parsing into a BestOfNRequest, shared with `inferlab figure
-// doc1-fig14`, which takes the same flags (one parser, one set of rules and messages).
+// best-of-n's flags and their parsing into a BestOfNRequest (best_of_n_flags.cpp), shared with
+// `inferlab figure doc1-fig14`, which takes the same flags (one parser, one set of rules and messages).
 #include <string>
 
 #include "inferlab/answer/best_of_n.hpp"

@@ -1,0 +1,131 @@
+// best-of-n's flags read into a BestOfNRequest (best_of_n_flags.hpp): shared by `inferlab best-of-n`
+// and `inferlab figure doc1-fig14`, one parser with one set of rules and messages.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "best_of_n_flags.hpp"
+#include "inferlab/answer/best_of_n.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
+
+namespace inferlab::app {
+namespace {
+
+// --tpr/--fpr or --verifier-accuracy, with --fallback; none given: no verifier.
+std::optional<Verifier> parse_verifier(const BestOfNFlags& o) {
+    std::optional<Verifier> ver;
+    if (!o.verifier_accuracy.empty() && (!o.tpr.empty() || !o.fpr.empty()))
+        throw InputError(N_("--verifier-accuracy and --tpr/--fpr both given: choose one"));
+    if (!o.verifier_accuracy.empty()) {
+        double a = parse_probability("--verifier-accuracy", o.verifier_accuracy);
+        ver = Verifier{a, 1 - a, true};
+    } else if (!o.tpr.empty() || !o.fpr.empty()) {
+        if (o.tpr.empty() || o.fpr.empty()) throw InputError(N_("give both --tpr and --fpr (or --verifier-accuracy)"));
+        ver = Verifier{parse_probability("--tpr", o.tpr), parse_probability("--fpr", o.fpr), true};
+    }
+    if (o.fallback != "random" && o.fallback != "abstain")
+        throw InputError("--fallback", o.fallback, N_("must be 'random' (pick any candidate) or 'abstain'"));
+    if (!ver && o.fallback_given)
+        throw InputError("--fallback", o.fallback,
+                         N_("has no effect without a verifier: it says what the verifier does when it accepts no "
+                            "candidate (give --tpr and --fpr, or --verifier-accuracy)"));
+    if (ver) ver->fallback_random = o.fallback == "random";
+    return ver;
+}
+
+// The answer distribution majority vote needs: --answer-dist, or --alternatives k equally likely
+// wrong answers; none given: no vote.
+std::optional<std::vector<double>> parse_answer_dist(const BestOfNFlags& o, double p) {
+    if (!o.answer_dist.empty() && !o.alternatives.empty())
+        throw InputError(N_("--answer-dist and --alternatives both given: choose one"));
+    if (!o.answer_dist.empty()) {
+        std::vector<double> d;
+        double sum = 0;
+        for (const auto& item : split_list("--answer-dist", o.answer_dist)) {
+            double v = parse_probability("--answer-dist", item);
+            d.push_back(v);
+            sum += v;
+        }
+        if (d.size() < 2)
+            throw InputError("--answer-dist", o.answer_dist, N_("needs the correct answer and at least one wrong one"));
+        if (std::fabs(sum - 1) > 1e-9)
+            throw InputError("--answer-dist", o.answer_dist, N_("must sum to 1 (sums to {0})"), {fmt::format("{}", sum)});
+        if (std::fabs(d[0] - p) > 1e-12)
+            throw InputError("--answer-dist", o.answer_dist, N_("its first entry (the correct answer) must equal --p {0}"),
+                             {o.p});
+        return d;
+    } else if (!o.alternatives.empty()) {
+        std::uint64_t k = parse_positive_int("--alternatives", o.alternatives);
+        if (k > 32) throw InputError("--alternatives", o.alternatives, N_("must be at most {0}"), {"32"});
+        return spread_wrong(p, k);
+    }
+    return std::nullopt;
+}
+
+// A flag whose only job is to tune a section that was not asked for would be silently ignored.
+void refuse_without_effect(const BestOfNFlags& o) {
+    if (o.budget.empty() && (o.cost_sample_given || !o.cost_judge.empty()))
+        throw InputError(N_("{0} has no effect without --budget: costs only price the strategies compared at equal cost"),
+                         {o.cost_sample_given ? "--cost-sample" : "--cost-judge"});
+    if (o.simulate.empty() && o.seed_given)
+        throw InputError(N_("--seed has no effect without --simulate: only the Monte Carlo draws random numbers"));
+}
+
+void parse_sections(const BestOfNFlags& o, BestOfNRequest& rq) {
+    // Their rules (p ≤ 1 − h, ρ < 1) are best_of_n's; compute() says them with these flags.
+    if (!o.hard_fraction.empty()) rq.hard_fraction = parse_probability("--hard-fraction", o.hard_fraction);
+    if (!o.rho.empty()) rq.rho = parse_probability("--rho", o.rho);
+    if (!o.judge_bias.empty()) rq.judge_bias = parse_probability("--judge-bias", o.judge_bias);
+    if (!o.target.empty()) rq.target = parse_probability("--target", o.target);
+    if (!o.budget.empty()) {
+        BestOfNRequest::Budget b;
+        b.budget = parse_positive_real("--budget", o.budget);
+        b.cost_sample = parse_positive_real("--cost-sample", o.cost_sample);
+        b.cost_judge = o.cost_judge.empty() ? 0 : parse_real("--cost-judge", o.cost_judge);
+        if (b.cost_judge < 0) throw InputError("--cost-judge", o.cost_judge, N_("must not be negative"));
+        if (b.budget < b.cost_sample)
+            throw InputError("--budget", o.budget, N_("is smaller than one sample (--cost-sample {0})"), {o.cost_sample});
+        rq.budget = b;
+    }
+    if (!o.simulate.empty()) {
+        const std::uint64_t trials = parse_positive_int("--simulate", o.simulate);
+        if (trials > kMaxSimulationTrials)
+            throw InputError("--simulate", o.simulate, N_("must be at most {0} trials"), {group_thousands(kMaxSimulationTrials)});
+        rq.simulation = BestOfNRequest::Simulation{trials, parse_nonnegative_int("--seed", o.seed)};
+    }
+}
+
+BestOfNRequest parse_request(const BestOfNFlags& o) {
+    if (o.p.empty()) throw InputError(N_("--p is required: the probability that one candidate is correct (e.g. 0.3)"));
+    refuse_without_effect(o);
+    BestOfNRequest rq;
+    rq.p = parse_probability("--p", o.p);
+    if (o.n_given && o.n.empty()) throw InputError("--n", "", N_("is an empty list"));
+    rq.ns = parse_int_list_or_range("--n", o.n.empty() ? "1" : o.n, 1024);
+    rq.verifier = parse_verifier(o);
+    rq.answer_dist = parse_answer_dist(o, rq.p);
+    parse_sections(o, rq);
+    return rq;
+}
+
+// best_of_n with this command's flags as the names of its inputs: its errors say the flag.
+BestOfNResult compute(const BestOfNFlags& o, const BestOfNRequest& request) {
+    BestOfNRequest rq = request;
+    rq.names = {"--p", "--n", o.answer_dist.empty() ? "--alternatives" : "--answer-dist", "--budget", "--cost-sample",
+                "--cost-judge", "--hard-fraction", "--rho", "--simulate"};
+    BestOfNResult res = best_of_n(rq);
+    if (res.target && !res.target->min_n)
+        throw InputError("--target", o.target,
+                         rq.p > 0 ? N_("cannot be reached with p < 1: coverage 1 − (1 − p)^N stays below 1 for every N")
+                                  : N_("cannot be reached with p = 0"));
+    return res;
+}
+
+}  // namespace
+
+BestOfNRequest parse_best_of_n(const BestOfNFlags& f) { return parse_request(f); }
+BestOfNResult compute_best_of_n(const BestOfNFlags& f, const BestOfNRequest& rq) { return compute(f, rq); }
+
+}  // namespace inferlab::app

@@ -1,0 +1,288 @@
+// best-of-n's printers (best_of_n_print.hpp): one BestOfNResult as text, --json, --csv tables and
+// --explain.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "best_of_n_print.hpp"
+#include "inferlab/answer/best_of_n.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/text/table.hpp"
+
+namespace inferlab::app {
+namespace {
+
+using nlohmann::json;
+
+// Probabilities in tables: the shortest exact form when short (0.3, 0.7599, 1e-16), else 6 digits.
+std::string pr(double v) { return format_short(v, 6); }
+
+// ---------------------------------------------------------------- printers
+// Every number below comes from the BestOfNResult; these functions only choose what to show.
+
+json row_json(const BestOfNRow& r) {
+    return {{"n", r.n}, {"coverage", r.coverage}, {"verifier_selection", or_null(r.verifier_selection)},
+            {"majority_vote", or_null(r.majority_vote)}, {"biased_judge", or_null(r.biased_judge)},
+            {"coverage_hard_fraction", or_null(r.coverage_hard_fraction)}, {"coverage_beta", or_null(r.coverage_beta)}};
+}
+
+json sections_json(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfNResult& res) {
+    json j = {{"verifier", nullptr}, {"budget", nullptr}, {"simulation", nullptr}};
+    if (res.verifier)
+        j["verifier"] = {{"tpr", rq.verifier->tpr}, {"fpr", rq.verifier->fpr}, {"fallback", o.fallback},
+                         {"accept_rate", res.verifier->accept_rate}, {"limit_large_n", res.verifier->limit_large_n}};
+    if (const auto& b = res.budget) {
+        j["budget"] = {{"budget", b->costs.budget}, {"cost_sample", b->costs.cost_sample},
+                       {"cost_judge", b->costs.cost_judge}, {"plans", json::array()}};
+        for (const auto& pl : b->plans)
+            j["budget"]["plans"].push_back(
+                {{"strategy", pl.strategy}, {"n", pl.n}, {"cost", pl.cost}, {"p_correct", pl.p_correct}, {"capped", pl.capped}});
+    }
+    if (const auto& s = res.simulation) {
+        j["simulation"] = {{"trials", s->trials}, {"seed", s->seed}, {"rows", json::array()}, {"all_agree", s->all_agree}};
+        for (const auto& r : s->rows)
+            j["simulation"]["rows"].push_back({{"n", r.n}, {"strategy", r.strategy}, {"exact", r.exact},
+                                               {"estimate", r.estimate.mean}, {"half_width_99", r.estimate.half_width},
+                                               {"agrees", r.agrees}});
+    }
+    return j;
+}
+
+// The whole document: every key in every run, null where there is no value. With one N its
+// row's values also stand at the top level (null with several).
+json result_json(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfNResult& res) {
+    json j = {{"p", res.p}, {"rows", json::array()}};
+    for (const auto& r : res.rows) j["rows"].push_back(row_json(r));
+    const json single = res.rows.size() == 1 ? row_json(res.rows.front()) : json(nullptr);
+    for (const char* key : {"coverage", "verifier_selection", "majority_vote", "biased_judge", "coverage_hard_fraction",
+                            "coverage_beta"})
+        j[key] = single.is_null() ? json(nullptr) : single[key];
+    j.update(sections_json(o, rq, res));
+    j["answer_distribution"] = or_null(rq.answer_dist);
+    j["judge_bias"] = or_null(rq.judge_bias);
+    j["hard_fraction"] = or_null(rq.hard_fraction);
+    j["rho"] = or_null(rq.rho);
+    j["target"] = res.target ? json(res.target->target) : json(nullptr);
+    j["min_n_for_target"] = res.target ? or_null(res.target->min_n) : json(nullptr);
+    return j;
+}
+
+// The tables are built in English (--csv prints them so in every language); the text shows them
+// through in_words().
+Table rows_table(const BestOfNRequest& rq, const BestOfNResult& res) {
+    Table t{{"N", N_("coverage P≥1")}, {}, {}};
+    if (rq.verifier) t.columns.push_back(N_("verifier picks correct"));
+    if (rq.answer_dist) t.columns.push_back(N_("majority vote correct"));
+    if (rq.judge_bias) t.columns.push_back(N_("biased judge correct"));
+    if (rq.hard_fraction) t.columns.push_back(N_("coverage, hard fraction"));
+    if (rq.rho) t.columns.push_back(N_("coverage, beta spread"));
+    for (const auto& r : res.rows) {
+        std::vector<std::string> cells = {std::to_string(r.n), pr(r.coverage)};
+        for (const auto* v : {&r.verifier_selection, &r.majority_vote, &r.biased_judge, &r.coverage_hard_fraction,
+                              &r.coverage_beta})
+            if (*v) cells.push_back(pr(**v));
+        t.rows.push_back(cells);
+    }
+    return t;
+}
+
+// Strategy names are the library's msgids (BudgetPlan::strategy, SimulationRow::strategy).
+Table budget_table(const BudgetAnswer& b) {
+    Table t{{N_("strategy"), "N", N_("cost"), N_("P(correct)")}, {}, {false, true, true, true}};
+    for (const auto& pl : b.plans)
+        t.rows.push_back({pl.strategy, std::to_string(pl.n), format_real(pl.cost, 6), pr(pl.p_correct)});
+    return t;
+}
+
+Table simulation_table(const SimulationAnswer& s) {
+    Table t{{"N", N_("strategy"), N_("exact"), N_("Monte Carlo"), N_("99% interval ±"),
+             N_("agrees")},
+            {},
+            {true, false}};
+    for (const auto& r : s.rows)
+        t.rows.push_back({std::to_string(r.n), r.strategy, pr(r.exact), pr(r.estimate.mean),
+                          pr(r.estimate.half_width), r.agrees ? N_("yes") : N_("NO")});
+    return t;
+}
+
+// One note under the table, wrapped with the notes' indent.
+std::string note(const std::string& text) { return wrap(text, "  ", "  "); }
+
+std::string verifier_text(const BestOfNFlags& o, const BestOfNRequest& rq, const VerifierFacts& v) {
+    std::string h = note(trf(N_("Verifier: TPR {0}, FPR {1}; picks uniformly among accepted candidates (or the first: "
+                                "same probability); none accepted → {2}."),
+                             format_short(rq.verifier->tpr), format_short(rq.verifier->fpr),
+                             o.fallback == "random" ? tr(N_("pick any candidate")) : tr(N_("abstain"))));
+    if (v.accept_rate > 0)
+        return h + note(rq.p > 0 ? trf(N_("As N grows selection tends to p·TPR/q = {0}, while coverage tends to 1."),
+                                       pr(v.limit_large_n))
+                                 : trf(N_("As N grows selection tends to p·TPR/q = {0}; coverage stays 0: no candidate is "
+                                          "correct (p = 0)."),
+                                       pr(v.limit_large_n)));
+    return h + note(rq.verifier->fallback_random
+                        ? trf(N_("The verifier accepts no candidate (q = p·TPR + (1−p)·FPR = 0), so every N gives the "
+                                 "fallback: a random candidate, correct with probability p = {0}."),
+                              pr(v.limit_large_n))
+                        : tr(N_("The verifier accepts no candidate (q = p·TPR + (1−p)·FPR = 0), so every N gives the "
+                                "fallback: abstain, never correct (0).")));
+}
+
+// What each strategy asked for assumes (text).
+std::string strategies_text(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfNResult& res) {
+    std::string h;
+    if (res.verifier) h += verifier_text(o, rq, *res.verifier);
+    if (rq.answer_dist)
+        h += note(trf(N_("Majority vote over {0} answers (correct one at p); ties broken uniformly at random."),
+                      rq.answer_dist->size()));
+    if (rq.judge_bias)
+        h += note(trf(N_("Biased judge: picks a wrong candidate with probability {0} whenever one is present."),
+                      format_real(*rq.judge_bias, 6)));
+    if (const auto& d = res.biased_judge_drop)
+        h += note(trf(N_("More candidates lower the biased judge's accuracy: N = {0} → {1} gives {2} → {3}."), d->from_n,
+                      d->to_n, pr(d->from_p), pr(d->to_p)));
+    if (res.p_on_solvable)
+        h += note(trf(N_("Correlated errors: {0} of problems are hard for every sample (p = 0 there, {1} elsewhere); "
+                         "same mean p, coverage below the independent formula."),
+                      format_real(*rq.hard_fraction, 6), format_real(*res.p_on_solvable, 6)));
+    if (rq.rho)
+        h += note(trf(N_("Beta spread of p across problems (correlation ρ = {0} between samples of a problem)."),
+                      format_real(*rq.rho, 6)));
+    return h;
+}
+
+std::string budget_text(const BestOfNRequest& rq, const BudgetAnswer& b) {
+    const std::string cost = format_real(b.costs.budget, 6), sample = format_real(b.costs.cost_sample, 6),
+                      judge = format_real(b.costs.cost_judge, 6);
+    std::string h = "\n" + wrap(rq.verifier ? trf(N_("At equal total cost {0} (sample {1}, judgement {2}):"), cost, sample, judge)
+                                            : trf(N_("At equal total cost {0} (sample {1}, judgement {2}); verifier assumed "
+                                                     "perfect (give --tpr/--fpr):"),
+                                                  cost, sample, judge));
+    h += render_table(in_words(budget_table(b)));
+    if (!rq.answer_dist)
+        h += note(tr(N_("Majority vote not compared: give --alternatives k or --answer-dist (how many wrong answers "
+                        "split the votes decides it).")));
+    for (const auto& pl : b.plans)
+        if (pl.capped)
+            h += note(trf(N_("{0}: exact up to N = {1}; the budget buys {2} samples."), tr(pl.strategy), pl.n,
+                          group_thousands(b.samples_bought)));
+    return h;
+}
+
+std::string simulation_text(const SimulationAnswer& s) {
+    const std::string head = s.trials == 1 ? trf(N_("Monte Carlo (1 trial, seed {0}), beside the exact values:"), s.seed)
+                                           : trf(N_("Monte Carlo ({0} trials, seed {1}), beside the exact values:"),
+                                                 group_thousands(s.trials), s.seed);
+    return "\n" + wrap(head) + render_table(in_words(simulation_table(s)));
+}
+
+std::string chart(const BestOfNRequest& rq, const BestOfNResult& res) {
+    std::vector<std::string> labels;
+    ChartSeries cov{tr(N_("coverage")), {}};
+    // The selection drawn beside coverage: the verifier, else the vote, else the biased judge.
+    ChartSeries sel{tr(rq.verifier ? N_("verifier selection") : (rq.answer_dist ? N_("majority vote") : N_("biased judge"))),
+                    {}};
+    for (const auto& r : res.rows) {
+        labels.push_back("N=" + std::to_string(r.n));
+        cov.values.push_back(r.coverage);
+        const auto& s = r.verifier_selection ? r.verifier_selection : (r.majority_vote ? r.majority_vote : r.biased_judge);
+        if (s) sel.values.push_back(*s);
+    }
+    std::vector<ChartSeries> series = {cov};
+    if (!sel.values.empty()) series.push_back(sel);
+    return "\n" + render_bar_chart(labels, series, 50);
+}
+
+std::string coverage_explain(const BestOfNResult& res) {
+    const std::string p = format_short(res.p, 10);
+    std::string x = tr(N_("Coverage (first document §3.2): P≥1 = 1 − (1 − p)^N")) + "\n";
+    for (const auto& r : res.rows) {
+        const std::string none = format_short(r.none_correct, 10);
+        if (none == "1" && r.coverage > 0)  // 1 − p rounds to 1: only the log form keeps the digits
+            x += wrap(fmt::format("N = {}: 1 − (1 − {})^{} = −expm1({}·log1p(−{})) = {}", r.n, p, r.n, r.n, p,
+                                  format_short(r.coverage, 10)), "  ", "    ");
+        else
+            x += wrap(fmt::format("N = {}: 1 − (1 − {})^{} = 1 − {}^{} = 1 − {} = {}", r.n, p, r.n,
+                                  format_short(res.p_wrong, 10), r.n, none, format_short(r.coverage, 10)), "  ", "    ");
+    }
+    return x + note(tr(N_("This is the probability that a correct candidate is present, not that it is chosen.")));
+}
+
+std::string verifier_explain(const BestOfNRequest& rq, const BestOfNResult& res) {
+    std::string x = "\n" + wrap(trf(N_("Verifier selection: q = p·TPR + (1−p)·FPR = {0}·{1} + {2}·{3} = {4}"),
+                                    format_real(rq.p, 6), format_real(rq.verifier->tpr, 6), format_real(res.p_wrong, 6),
+                                    format_real(rq.verifier->fpr, 6), format_real(res.verifier->accept_rate, 10)));
+    x += wrap("P = (1 − (1−q)^N)·p·TPR/q" + std::string(rq.verifier->fallback_random ? " + (1−q)^N·p·(1−TPR)/(1−q)" : ""),
+              "  ", "      ");
+    for (const auto& r : res.rows) x += fmt::format("  N = {}: P = {}\n", r.n, format_real(*r.verifier_selection, 10));
+    return x;
+}
+
+// The formulas' prose is tr(), not trf(): they write braces ("q_j^{n_j}") that are not placeholders.
+std::string strategies_explain(const BestOfNRequest& rq, const BestOfNResult& res) {
+    std::string x = res.verifier ? verifier_explain(rq, res) : "";
+    if (rq.answer_dist)
+        x += "\n" + wrap(tr(N_("Majority vote: exact sum over vote counts (c for the correct answer, n_j for wrong answer j) "
+                               "of N!/(c!·Π n_j!)·p^c·Π q_j^{n_j}, counting a win when c > every n_j and 1/(t+1) when t "
+                               "answers tie at c.")));
+    if (rq.judge_bias)
+        x += "\n" + wrap(tr(N_("Biased judge: P = p^N + (1 − bias)·(1 − (1−p)^N − p^N): more candidates make a wrong one "
+                               "present more often, so P can fall as N grows.")));
+    if (rq.hard_fraction)
+        x += "\n" + wrap(tr(N_("Hard fraction h: coverage = (1 − h)·(1 − (1 − p/(1−h))^N) ≤ 1 − (1 − p)^N.")));
+    if (rq.rho)
+        x += "\n" + wrap(tr(N_("Beta spread: p ~ Beta(a, b), a = p(1−ρ)/ρ, b = (1−p)(1−ρ)/ρ; coverage = 1 − Π_{i<N} "
+                               "(b+i)/(a+b+i).")));
+    return x;
+}
+
+std::string target_text(const BestOfNFlags& o, const TargetAnswer& t) {
+    // The target as typed and the coverage to 10 digits: rounding either could make the line false
+    // (a target of 0.9999999 is not "≥ 1").
+    return note(trf(N_("Smallest N with coverage ≥ {0}: N = {1} (coverage {2})"), o.target, *t.min_n,
+                    fmt::format("{:.10g}", t.coverage_at_min_n)));
+}
+
+std::string target_explain(const BestOfNRequest& rq, const TargetAnswer& t) {
+    if (rq.p >= 1) return "\n" + tr(N_("Inverse: p = 1: every candidate is correct, so N = 1")) + "\n";
+    if (t.target <= 0) return "\n" + tr(N_("Inverse: target ≤ 0, so N = 1")) + "\n";
+    return "\n" + trf(N_("Inverse: N = ceil(ln(1 − target) / ln(1 − p)) = {0}"), *t.min_n) + "\n";
+}
+
+// The text and --explain: the rows with their notes, then each section asked for.
+void add_sections(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfNResult& res, Report& r) {
+    if (res.target) {
+        r.human += target_text(o, *res.target);
+        r.explain += target_explain(rq, *res.target);
+    }
+    if (res.budget) {
+        r.add_table("budget", budget_table(*res.budget));
+        r.human += budget_text(rq, *res.budget);
+        r.explain += "\n" + wrap(tr(N_("Fixed budget: N_verifier = floor(budget / (cost_sample + cost_judge)), "
+                                       "N_majority = floor(budget / cost_sample).")));
+    }
+    if (res.simulation) {
+        r.add_table("simulation", simulation_table(*res.simulation));
+        r.human += simulation_text(*res.simulation);
+    }
+}
+
+}  // namespace
+
+Report best_of_n_report(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfNResult& res) {
+    Report r;
+    r.json = result_json(o, rq, res);
+    r.add_table("rows", rows_table(rq, res));
+    r.human = wrap(trf(N_("Best-of-N with p = {0} per candidate (first document §3.2)"), format_real(res.p, 6))) +
+              render_table(in_words(rows_table(rq, res))) +
+              note(tr(N_("Coverage P≥1 = 1 − (1 − p)^N is the chance the candidates contain a correct answer, not the "
+                         "chance the system answers correctly: that needs a selection step."))) +
+              strategies_text(o, rq, res);
+    r.explain = coverage_explain(res) + strategies_explain(rq, res);
+    add_sections(o, rq, res, r);
+    if (res.rows.size() >= 3) r.human += chart(rq, res);
+    return r;
+}
+
+}  // namespace inferlab::app

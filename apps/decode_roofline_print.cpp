@@ -1,0 +1,341 @@
+// decode-roofline's printers (decode_roofline_print.hpp): one RooflineResult as text, --json, --csv
+// tables and --explain, and the hardware presets of --list-hw.
+#include <fmt/format.h>
+
+#include "decode_roofline_print.hpp"
+#include <memory>
+
+#include "common.hpp"
+#include "inferlab/base/dtype.hpp"
+#include "inferlab/base/error.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/calc/quant.hpp"
+#include "inferlab/data/hardware.hpp"
+#include "inferlab/data/model_config.hpp"
+#include "inferlab/draw/plots.hpp"
+
+namespace inferlab::app {
+namespace {
+
+using nlohmann::json;
+using Inputs = RooflineInputs;
+
+json inputs_json(const Inputs& in, const RooflineResult& res) {
+    const DecodeModel& m = in.req.model;
+    const Machine& hw = in.req.machine;
+    json moe = nullptr;
+    if (m.moe && in.counted)
+        moe = {{"total_params", in.counted->total}, {"active_params_per_token", in.counted->active_per_token},
+               {"experts", m.moe->experts}, {"experts_per_token", m.moe->top_k},
+               {"shared_experts", in.config->shared_experts}, {"moe_layers", m.moe->moe_layers},
+               {"expert_params", in.counted->expert_params}, {"always_read_bytes", m.moe->always_read_bytes},
+               {"expert_bytes", m.moe->expert_bytes}};
+    const bool window = in.config && !in.config->window_rule.empty();
+    return {{"weight_bytes", m.weight_bytes}, {"weights_from", in.weights_from.text()}, {"params", or_null(m.params)},
+            {"kv_from", in.kv_from.text()}, {"kv_bytes_per_request", or_null(m.kv_bytes_per_request)},
+            {"seq_lens", in.req.seq_lens.empty() ? json(nullptr) : json(in.req.seq_lens)},
+            {"bandwidth_bytes_per_s", hw.bandwidth}, {"bandwidth_from", in.bandwidth_from},
+            {"peak_flops", or_null(hw.peak_flops)}, {"ridge_flops_per_byte", or_null(res.ridge_flops_per_byte)},
+            {"memory_bytes", or_null(hw.memory_bytes)}, {"moe", moe},
+            {"window_rule", window ? json(in.config->window_rule.text()) : json(nullptr)}};
+}
+
+json step_json(const DecodeStep& s) {
+    return {{"batch", s.batch}, {"experts_read_per_layer", or_null(s.experts_read_per_layer)},
+            {"bytes_per_step", s.bytes}, {"weight_bytes", s.weight_bytes}, {"kv_bytes", s.kv_bytes},
+            {"bytes_per_step_gb", bytes_in_gb(s.bytes)}, {"bytes_per_step_gib", bytes_in_gib(s.bytes)},
+            {"memory_time_s", s.memory_time_s}, {"compute_time_s", or_null(s.compute_time_s)},
+            {"step_time_s", s.step_time_s}, {"flops_per_step", or_null(s.flops)},
+            {"arithmetic_intensity", or_null(s.intensity)}, {"bound", s.compute_bound ? "compute" : "memory"},
+            {"aggregate_tokens_per_s", s.aggregate_tokens_per_s},
+            {"per_request_tokens_per_s", s.per_request_tokens_per_s}, {"fits", or_null(s.fits)}};
+}
+
+json generation_json(const RooflineRequest& rq, const GenerationRow& g) {
+    const GenerationBound& d = g.decode;
+    const auto& l = g.latency;
+    const auto when_steps = [&](double v) { return d.steps ? json(v) : json(nullptr); };
+    return {{"batch", g.batch}, {"prompt_len", *rq.prompt_len}, {"output_len", *rq.output_len},
+            {"decode_steps", d.steps}, {"decode_first_len", d.steps ? json(d.start_len) : json(nullptr)},
+            {"decode_total_s", d.total_time_s}, {"average_step_s", when_steps(d.average_step_s)},
+            {"last_step_s", when_steps(d.last_step_s)}, {"charged_at_final_length_s", d.charged_at_final_s},
+            {"ttft_s", l ? json(l->ttft_s) : json(nullptr)}, {"tpot_s", l ? or_null(l->tpot_s) : json(nullptr)},
+            {"end_to_end_s", l ? json(l->end_to_end_s) : json(nullptr)},
+            {"prefill_bound", l ? json(l->prefill.compute_bound ? "compute" : "memory") : json(nullptr)},
+            {"prefill_flops", l ? json(l->prefill.flops) : json(nullptr)}};
+}
+
+// The whole document: every key in every run of this mode, null where there is no value.
+json result_json(const Inputs& in, const RooflineResult& res) {
+    json j = {{"inputs", inputs_json(in, res)}, {"rows", json::array()}, {"comparison", nullptr},
+              {"compute_limit_searched", res.compute_limit_searched},
+              {"compute_bound_from_batch", or_null(res.compute_bound_from_batch)}, {"generation", nullptr}};
+    for (const auto& s : res.rows) j["rows"].push_back(step_json(s));
+    if (const auto& c = res.comparison)
+        j["comparison"] = {{"from_batch", c->from_batch}, {"to_batch", c->to_batch}, {"reads_ratio", c->reads_ratio},
+                           {"aggregate_ratio", c->aggregate_ratio}, {"per_request_ratio", c->per_request_ratio}};
+    if (in.req.prompt_len) {
+        j["generation"] = json::array();
+        for (const auto& g : res.generation) j["generation"].push_back(generation_json(in.req, g));
+    }
+    return j;
+}
+
+Table rows_table(const RooflineRequest& rq, const RooflineResult& res) {
+    const Machine& hw = rq.machine;
+    // The tok/s columns are bounds here (the documents' 上界), measurements in model bench.
+    Table t{{N_("batch"), N_("bytes/step (GB)"), N_("bytes/step (GiB)"), N_("step bound (ms)"),
+             NC_("decode-roofline", "aggregate tok/s"), NC_("decode-roofline", "per-request tok/s")},
+            {},
+            {}};
+    if (rq.model.moe) t.columns.insert(t.columns.begin() + 1, N_("experts read/layer"));
+    if (hw.peak_flops) t.columns.insert(t.columns.end(), {"FLOP/B", N_("bound")});
+    if (hw.memory_bytes) t.columns.push_back(N_("fits"));
+    for (const auto& s : res.rows) {
+        std::vector<std::string> cells = {std::to_string(s.batch), format_decimal(bytes_in_gb(s.bytes), 3),
+                                          format_decimal(bytes_in_gib(s.bytes), 3), format_ms_cell(s.step_time_s),
+                                          format_decimal(s.aggregate_tokens_per_s, 2),
+                                          format_decimal(s.per_request_tokens_per_s, 2)};
+        if (s.experts_read_per_layer) cells.insert(cells.begin() + 1, format_real(*s.experts_read_per_layer, 4));
+        if (hw.peak_flops) {
+            cells.push_back(s.intensity ? format_real(*s.intensity, 4) : "");
+            cells.push_back(s.compute_bound ? N_("compute") : N_("memory"));
+        }
+        if (s.fits) cells.push_back(*s.fits ? N_("yes") : N_("NO"));
+        t.rows.push_back(cells);
+    }
+    return t;
+}
+
+Table generation_table(const RooflineResult& res) {
+    Table g{{N_("batch"), N_("TTFT, prefill (ms)"), N_("decode steps"), N_("decode total (ms)"), N_("TPOT, mean step (ms)"),
+             N_("last step (ms)"), N_("all at final S (ms)"), N_("end-to-end (ms)")},
+            {},
+            {}};
+    for (const auto& row : res.generation) {
+        const GenerationBound& d = row.decode;
+        const auto& l = row.latency;
+        g.rows.push_back({std::to_string(row.batch), l ? format_ms_cell(l->ttft_s) : "", std::to_string(d.steps),
+                          format_ms_cell(d.total_time_s), d.steps ? format_ms_cell(d.average_step_s) : "",
+                          d.steps ? format_ms_cell(d.last_step_s) : "", format_ms_cell(d.charged_at_final_s),
+                          l ? format_ms_cell(l->end_to_end_s) : ""});
+    }
+    return g;
+}
+
+// The inputs, one line each: the symbol, its value, and [where it came from].
+std::string inputs_text(const Inputs& in, const RooflineResult& res) {
+    const DecodeModel& m = in.req.model;
+    const Machine& hw = in.req.machine;
+    std::string h = wrap(tr("Decode step read volume (first document §2.1.3): D_B = W + Σ M_KV,i, t_B ≥ D_B/β"));
+    // The symbols' lines read the same in English; a translation may name the quantity beside its
+    // symbol, as the document does (权重 W, 带宽 β).
+    h += wrap(trf(N_("W = {0}   [{1}]"), bytes_all_units(m.weight_bytes), in.weights_from.localized()), "  ", "      ");
+    if (m.moe && in.counted) {
+        const MoeWeights& e = *m.moe;
+        const std::string shared =
+            in.config->shared_experts ? trf(N_(" + {0} shared"), in.config->shared_experts) : std::string();
+        h += wrap(trf(N_("MoE: {0} parameters in all, {1} active per token ({2} of {3} routed experts{4} in {5} layers). "
+                         "A step reads everything but the routed experts ({6}) plus the experts its B tokens route "
+                         "to: E·(1 − (1 − k/E)^B) per layer in expectation, uniform independent routing assumed; "
+                         "k = {7} at B = 1."),
+                      group_thousands(in.counted->total), group_thousands(in.counted->active_per_token), e.top_k,
+                      e.experts, shared, e.moe_layers, bytes_all_units(e.always_read_bytes), e.top_k),
+                  "  ", "       ");
+    }
+    h += wrap(trf(N_("M_KV = {0}"), in.kv_from.localized()), "  ", "      ");
+    // The config reader's window rule, in the reader's language ("honour it" only where a layer slides).
+    if (in.config && !in.config->window_rule.empty()) {
+        h += wrap(trf(sliding_layer_count(*in.config) > 0 ? N_("sliding window: {0}; KV bytes and attention FLOPs both honour it") : N_("sliding window: {0}"),
+                      in.config->window_rule.localized()),
+                  "       ", "       ");
+    }
+    h += wrap(trf(N_("β = {0}   [{1}]"), format_bandwidth(hw.bandwidth), in.bandwidth_text), "  ", "      ");
+    if (hw.peak_flops)
+        h += wrap(trf(N_("π = {0}   [{1}]; ridge point π/β = {2} FLOP/B"), format_flops(*hw.peak_flops), in.flops_from.localized(),
+                      format_real(*res.ridge_flops_per_byte, 4)),
+                  "  ", "      ");
+    if (hw.memory_bytes)
+        h += wrap(trf(N_("memory {0}   [{1}]"), bytes_all_units(*hw.memory_bytes), in.memory_from.localized()), "  ", "      ");
+    return h;
+}
+
+std::string comparison_line(const BatchComparison& c) {
+    return trf(c.per_request_ratio < 1 ? N_("B = {0} → {1}: reads ×{2}, aggregate ×{3}, per-request down to {4}×")
+                                       : N_("B = {0} → {1}: reads ×{2}, aggregate ×{3}, per-request at {4}×"),
+               c.from_batch, c.to_batch, format_decimal(c.reads_ratio, 2), format_decimal(c.aggregate_ratio, 2),
+               format_decimal(c.per_request_ratio, 2));
+}
+
+// After the table: what batching buys, where compute takes over, memory fit, and a chart.
+std::string findings_text(const Inputs& in, const RooflineResult& res) {
+    const Machine& hw = in.req.machine;
+    std::string h;
+    if (res.comparison)
+        h += "\n" + wrap(comparison_line(*res.comparison)) +
+             wrap(tr("(batching shares the weight read; it does not make any one request's next token come sooner)"),
+                  "  ", "  ");
+    if (res.compute_limit_searched) {
+        if (res.compute_bound_from_batch)
+            h += wrap(trf(N_("Compute limit: a step becomes compute-bound from B = {0} (intensity passes the ridge "
+                             "point {1} FLOP/B)"),
+                          group_thousands(*res.compute_bound_from_batch), format_real(*res.ridge_flops_per_byte, 4)));
+        else
+            h += wrap(tr("Compute limit: memory-bound at every batch size (reading each added request's KV takes longer than "
+                         "computing with it)"));
+        if (!in.req.model.has_attention_shape())
+            h += wrap(tr("(attention FLOPs not counted: no model shape; give --config/--model)"), "  ", "  ");
+    }
+    if (hw.memory_bytes && res.any_row_exceeds_memory)
+        h += wrap(trf(N_("Rows marked {0} hold more weights + KV than the device memory."), tr(N_("NO"))));
+    if (res.rows.size() >= 3) {
+        std::vector<std::string> labels;
+        ChartSeries agg{tr("aggregate tokens/s"), {}}, per{tr("per-request tokens/s"), {}};
+        for (const auto& s : res.rows) {
+            labels.push_back("B=" + std::to_string(s.batch));
+            agg.values.push_back(s.aggregate_tokens_per_s);
+            per.values.push_back(s.per_request_tokens_per_s);
+        }
+        h += "\n" + render_bar_chart(labels, {agg, per}, 50);
+    }
+    return h;
+}
+
+std::string generation_text(const RooflineRequest& rq, const RooflineResult& res, const Table& g) {
+    const std::uint64_t P = *rq.prompt_len, N = *rq.output_len;
+    const GenerationBound& d = res.generation.front().decode;  // every batch decodes the same lengths
+    const std::string steps =
+        N == 1 ? tr("no decode step follows")
+               : trf(N_("tokens 2..N from {0} reading S = {1} … {2}"),
+                     counted(d.steps, N_("{0} decode step"), N_("{0} decode steps")), group_thousands(d.start_len),
+                     group_thousands(d.last_len));
+    std::string h = "\n" + wrap(trf(N_("Whole generation: P = {0}, N = {1}: token 1 comes from prefill (TTFT); {2}."),
+                                    counted(P, N_("{0} prompt token"), N_("{0} prompt tokens")),
+                                    counted(N, N_("{0} output token"), N_("{0} output tokens")), steps));
+    h += render_table(in_words(g, "decode-roofline"));
+    h += wrap(tr("TTFT: request start to the first output token (the prefill bound alone, no queueing); TPOT: mean of "
+                 "the decode steps; end-to-end = TTFT + decode total = TTFT + (N−1)·TPOT (second document)."),
+              "  ", "  ");
+    if (!res.generation_has_prefill)
+        h += wrap(tr("(TTFT and end-to-end need --peak-flops or --hw with a FLOPS figure: prefill is mostly "
+                     "compute-bound)"),
+                  "  ", "  ");
+    return h;
+}
+
+// --explain: the formulas with the values substituted, row by row.
+std::string step_explain(const RooflineRequest& rq, const DecodeStep& s) {
+    const DecodeModel& m = rq.model;
+    std::string x = fmt::format("\nB = {}:\n", s.batch);
+    if (m.kv_bytes_per_request && !rq.lens_are_batch)
+        x += wrap(fmt::format("D_{} = {} + {} × {} = {} B = {} GB + {} × {} GB = {} GB", s.batch,
+                              group_thousands(m.weight_bytes), s.batch, group_thousands(*m.kv_bytes_per_request),
+                              group_thousands(s.bytes), exact_ratio(m.weight_bytes, 1000000000, 9), s.batch,
+                              exact_ratio(*m.kv_bytes_per_request, 1000000000, 9), exact_ratio(s.bytes, 1000000000, 9)),
+                  "  ", "      ");
+    else
+        x += wrap(fmt::format("D_{} = {} + {} = {} B = {} GB", s.batch, group_thousands(m.weight_bytes),
+                              group_thousands(s.kv_bytes), group_thousands(s.bytes), exact_ratio(s.bytes, 1000000000, 9)),
+                  "  ", "      ");
+    x += wrap(fmt::format("t_{} ≥ {} B / {} = {}", s.batch, group_thousands(s.bytes), format_bandwidth(rq.machine.bandwidth),
+                          format_seconds(s.memory_time_s)),
+              "  ", "      ");
+    if (s.compute_time_s)
+        x += wrap(trf(s.compute_bound ? N_("compute: F = {0} FLOP / {1} = {2} → compute-bound")
+                                      : N_("compute: F = {0} FLOP / {1} = {2} → memory-bound"),
+                      format_real(*s.flops, 6), format_flops(*rq.machine.peak_flops), format_seconds(*s.compute_time_s)),
+                  "  ", "      ");
+    x += wrap(trf(N_("R_all ≤ {0} / {1} = {2} token/s; per request ≤ 1 / {1} = {3} token/s"), s.batch,
+                  format_seconds(s.step_time_s), format_decimal(s.aggregate_tokens_per_s, 2),
+                  format_decimal(s.per_request_tokens_per_s, 2)),
+              "  ", "      ");
+    return x;
+}
+
+std::string result_explain(const RooflineRequest& rq, const RooflineResult& res) {
+    const DecodeModel& m = rq.model;
+    std::string x = wrap(tr("Read-volume model (first document §2.1.3): each decode step reads the weights once and "
+                            "each request's whole KV history once, and produces one token per request."));
+    x += "  D_B = W + Σ_i M_KV,i    t_B ≥ D_B / β    R_all ≤ B / t_B    R_one ≤ 1 / t_B\n";
+    x += wrap(trf(N_("W = {0}"), bytes_all_units(m.weight_bytes)), "  ", "      ");
+    if (m.moe)
+        x += wrap(trf(N_("MoE: W_B = W_always + L_moe · E·(1 − (1 − k/E)^B) · W_expert = {0} + {1} × E_B × {2} "
+                         "(E = {3}, k = {4}); the FLOPs count the active parameters: 2·P_active per token"),
+                      group_thousands(m.moe->always_read_bytes), m.moe->moe_layers,
+                      group_thousands(m.moe->expert_bytes), m.moe->experts, m.moe->top_k),
+                  "  ", "       ");
+    if (m.kv_bytes_per_request)
+        x += wrap(trf(N_("M_KV = {0} per request"), bytes_all_units(*m.kv_bytes_per_request)), "  ", "      ");
+    x += wrap(tr("Caution: 1 GiB = 1.073741824 GB; convert every term to the same unit before adding (W in GB, M_KV "
+                 "in GiB)."),
+              "  ", "  ");
+    x += wrap(trf(N_("β = {0}"), format_bandwidth(rq.machine.bandwidth)), "  ", "      ");
+    for (const auto& s : res.rows) x += step_explain(rq, s);
+    if (res.comparison) x += "\n" + wrap(comparison_line(*res.comparison));
+    if (rq.prompt_len) {
+        x += "\n" + wrap(trf(N_("Whole generation: decode total = Σ_(i=1)^(N−1) t(S = P + i) with P = {0}, N = {1}; "
+                                "charging every step at the final length overstates it."),
+                             *rq.prompt_len, *rq.output_len));
+        x += wrap(tr("Prefill: F = 2·P_params·P + 2·L·H_q·d·P² per prompt (causal attention), t ≥ max(bytes/β, F/π); "
+                     "TTFT = prefill bound; TPOT = decode total / (N−1); end-to-end = TTFT + decode total."));
+    }
+    return x;
+}
+
+}  // namespace
+
+// Every number below comes from the RooflineResult; these functions only choose what to show.
+// Table cells hold numbers only (the unit in the header, an empty cell where there is none), so
+// the text and --csv print the same tables: --csv in English (its headers and words are the same
+// in every language), the text through in_words().
+
+Report hardware_report() {
+    Report r;
+    // Numbers only in the cells, the unit in the header (issue #15): bandwidths decimal as spec
+    // sheets quote them, memory in GiB as the presets record HBM; an empty cell where none.
+    // "kind" and "source" mean other things in other tables (kv-mem's attention structure, a
+    // figure's original data): here they are the device's kind and the figures' source.
+    Table t{{N_("name"), NC_("hardware", "kind"), N_("bandwidth (GB/s)"), N_("dense BF16 (TFLOP/s)"), N_("memory (GiB)"),
+             NC_("hardware", "source")},
+            {},
+            {false, false, true, true, true, false}};
+    Table text = t;  // the same rows, with the source in the reader's language
+    r.json["hardware"] = json::array();
+    for (const auto& h : hardware_presets()) {
+        t.rows.push_back({h.name, h.kind, format_short(h.bandwidth / 1e9, 6),
+                          h.peak_flops ? format_short(*h.peak_flops / 1e12, 6) : "",
+                          h.memory_bytes ? format_short(bytes_in_gib(*h.memory_bytes), 6) : "", h.source});
+        text.rows.push_back(t.rows.back());
+        text.rows.back().back() = h.source_text();
+        for (auto& cell : text.rows.back())  // "—" in the text where the preset gives none (CSV: an empty cell)
+            if (cell.empty()) cell = "—";
+        r.json["hardware"].push_back({{"name", h.name}, {"kind", h.kind}, {"bandwidth_bytes_per_s", h.bandwidth},
+                                      {"bandwidth_text", h.bandwidth_text}, {"notes", h.notes}, {"source", h.source},
+                                      {"peak_flops", or_null(h.peak_flops)}, {"memory_bytes", or_null(h.memory_bytes)}});
+    }
+    r.human = wrap(tr("Hardware presets (examples/hardware.json; bandwidths decimal as the spec sheets print them):")) +
+              render_table(in_words(text, "hardware"));
+    r.explain = r.human;
+    for (const auto& h : hardware_presets())
+        r.explain += wrap(h.name + ": " + h.notes_text(), "  ", "    ");
+    r.add_table("hardware", t);
+    return r;
+}
+
+Report decode_roofline_report(const RooflineInputs& in, const RooflineResult& res) {
+    Report r;
+    r.json = result_json(in, res);
+    const Table rows = rows_table(in.req, res);
+    r.add_table("rows", rows);
+    r.human = inputs_text(in, res) + "\n" + render_table(in_words(rows, "decode-roofline")) + findings_text(in, res);
+    r.explain = result_explain(in.req, res);
+    if (in.req.prompt_len) {
+        const Table g = generation_table(res);
+        r.add_table("generation", g);
+        r.human += generation_text(in.req, res, g);
+    }
+    return r;
+}
+
+}  // namespace inferlab::app
