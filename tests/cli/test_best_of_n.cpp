@@ -61,7 +61,7 @@ TEST_CASE("best-of-n: bad input exits 2 with one clear line", "[cli][best-of-n][
 }
 
 // Issue #14, item 8: numbers that drift.
-TEST_CASE("best-of-n: coverage of a tiny p is not 0, and p at N = 1 prints as typed", "[cli][best-of-n][issue14]") {
+TEST_CASE("best-of-n: coverage of a tiny p is not 0, and p at N = 1 prints as typed", "[cli][best-of-n][edge]") {
     using Catch::Matchers::WithinRel;
     auto j = parse_json(run_inferlab({"best-of-n", "--p", "1e-17", "--n", "10", "--json"}));
     // 1 − (1 − 10^−17)^10 = 10^−16 − 4.5·10^−32; 1e-15 relative: a few ulps of log1p/expm1.
@@ -79,7 +79,7 @@ TEST_CASE("best-of-n: coverage of a tiny p is not 0, and p at N = 1 prints as ty
 }
 
 // Issue #14: statements that were false.
-TEST_CASE("best-of-n: p = 0 and a verifier that accepts nothing say what happens", "[cli][best-of-n][issue14]") {
+TEST_CASE("best-of-n: p = 0 and a verifier that accepts nothing say what happens", "[cli][best-of-n][edge]") {
     auto zero = run_inferlab({"best-of-n", "--p", "0", "--n", "4", "--tpr", "0.9", "--fpr", "0.1"});
     CHECK(zero.status == 0);
     CHECK(zero.out.find("coverage tends to 1") == std::string::npos);
@@ -93,14 +93,14 @@ TEST_CASE("best-of-n: p = 0 and a verifier that accepts nothing say what happens
     CHECK(h.out.find("tends to p·TPR/q") == std::string::npos);
 }
 
-TEST_CASE("best-of-n: target 1 is N = 1 at p = 1 and unreachable below", "[cli][best-of-n][issue14]") {
+TEST_CASE("best-of-n: target 1 is N = 1 at p = 1 and unreachable below", "[cli][best-of-n][edge]") {
     auto j = parse_json(run_inferlab({"best-of-n", "--p", "1", "--target", "1", "--json"}));
     CHECK(j["min_n_for_target"] == 1);
     expect_error({"best-of-n", "--p", "0.5", "--target", "1"},
                  "--target '1': cannot be reached with p < 1: coverage 1 − (1 − p)^N stays below 1 for every N");
 }
 
-TEST_CASE("best-of-n: budget mode does not invent a wrong answer for voting", "[cli][best-of-n][issue14]") {
+TEST_CASE("best-of-n: budget mode does not invent a wrong answer for voting", "[cli][best-of-n][edge]") {
     auto j = parse_json(run_inferlab({"best-of-n", "--p", "0.3", "--tpr", "0.9", "--fpr", "0.1", "--budget", "16",
                                       "--cost-judge", "1", "--json"}));
     REQUIRE(j["budget"]["plans"].size() == 2);
@@ -112,7 +112,7 @@ TEST_CASE("best-of-n: budget mode does not invent a wrong answer for voting", "[
     CHECK(capped.out.find("majority vote: exact up to N = 200; the budget buys 500 samples.") != std::string::npos);
 }
 
-TEST_CASE("best-of-n: --simulate past N = 200 needs no majority vote", "[cli][best-of-n][issue14]") {
+TEST_CASE("best-of-n: --simulate past N = 200 needs no majority vote", "[cli][best-of-n][edge]") {
     auto r = run_inferlab({"best-of-n", "--p", "0.3", "--n", "300", "--simulate", "200", "--json"});
     CHECK(r.status == 0);
     CHECK(r.err.empty());

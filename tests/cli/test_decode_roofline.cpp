@@ -144,7 +144,7 @@ TEST_CASE("decode-roofline: bad input exits 2 with one clear line", "[cli][decod
 }
 
 // Issue #14, item 9: one accounting of a whole generation, stated once.
-TEST_CASE("decode-roofline: decode total, TPOT and end-to-end count the same N − 1 steps", "[cli][decode-roofline][issue14]") {
+TEST_CASE("decode-roofline: decode total, TPOT and end-to-end count the same N − 1 steps", "[cli][decode-roofline][edge]") {
     auto j = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "1",
                                       "--prompt-len", "2048", "--output-len", "512", "--json"}));
     const auto& g = j["generation"][0];

@@ -151,7 +151,7 @@ TEST_CASE("kv-mem: bad input exits 2 with one clear line and nothing on stdout",
 }
 
 // Issue #14: a sub-byte product is stored in whole bytes, and --explain says so.
-TEST_CASE("kv-mem --explain says a fractional byte count is rounded up", "[cli][kv-mem][issue14]") {
+TEST_CASE("kv-mem --explain says a fractional byte count is rounded up", "[cli][kv-mem][edge]") {
     auto r = run_inferlab({"kv-mem", "--layers", "1", "--kv-heads", "1", "--head-dim", "1", "--bytes-per-elem", "0.125",
                            "--seq-len", "1", "--explain"},
                           "", {"COLUMNS=1000"});  // one line per formula: the text checked is not wrapped

@@ -164,7 +164,7 @@ TEST_CASE("model bench: the documented keys, bytes per step from kv-mem's formul
 }
 
 // Issue #14: sampling has its own seed; the weights' --seed does not move the draws.
-TEST_CASE("model generate: --sample-seed drives sampling, --seed the weights", "[cli][model][issue14]") {
+TEST_CASE("model generate: --sample-seed drives sampling, --seed the weights", "[cli][model][edge]") {
     auto gen = [](const std::string& seed, const std::string& sample_seed) {
         auto r = run_inferlab({"model", "generate", "--model", "demo-gqa", "--steps", "12", "--temperature", "1.5",
                                "--seed", seed, "--sample-seed", sample_seed, "--json"});
@@ -186,7 +186,7 @@ TEST_CASE("model generate: --sample-seed drives sampling, --seed the weights", "
 }
 
 // Issue #14: random weights past this machine's available memory are refused before any is drawn.
-TEST_CASE("model logits: a random 8B model that cannot fit is refused with its size", "[cli][model][issue14]") {
+TEST_CASE("model logits: a random 8B model that cannot fit is refused with its size", "[cli][model][edge]") {
     // llama-3-8b: 8,030,261,248 float32 values = 32,121,044,992 B (weight_floats of its dims).
     std::ifstream meminfo("/proc/meminfo");
     std::string key;
@@ -208,7 +208,7 @@ TEST_CASE("model logits: a random 8B model that cannot fit is refused with its s
 }
 
 // Issue #14: counts take the noun's number ("1 token", not "1 tokens").
-TEST_CASE("model speculate and check-cache: one token reads as one token", "[cli][model][issue14]") {
+TEST_CASE("model speculate and check-cache: one token reads as one token", "[cli][model][edge]") {
     auto s = run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "4", "--steps", "1"});
     CHECK(s.status == 0);
     CHECK(s.out.find("(sample seed 1)") != std::string::npos);

@@ -60,7 +60,7 @@ TEST_CASE("quantize: bad input exits 2 with one clear line", "[cli][quantize][er
 }
 
 // Issue #14, item 7: the decimals as typed, exactly.
-TEST_CASE("quantize: 0.15/0.1 is the tie 3/2 and 0.35/0.1 the tie 7/2", "[cli][quantize][issue14]") {
+TEST_CASE("quantize: 0.15/0.1 is the tie 3/2 and 0.35/0.1 the tie 7/2", "[cli][quantize][edge]") {
     auto away = parse_json(run_inferlab({"quantize", "--x", "0.15", "--step", "0.1", "--qmax", "7", "--json"}));
     CHECK(away["rounded"] == 2);
     CHECK(away["level"] == 2);

@@ -1,6 +1,6 @@
 // Issue #14 on the real binary: real published configs (tests/data/configs/), the rules inferlab
 // applies to them, and inputs that mean something else than they look. Expected values are worked
-// out by hand in the comments (tests/unit/test_real_configs.cpp has the full derivations).
+// out by hand in the comments (tests/unit/data/test_real_configs.cpp has the full derivations).
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -85,7 +85,7 @@ TEST_CASE("spec-accept: bad input exits 2 with one clear line", "[cli][spec-acce
 }
 
 // Issue #14: "best" only where a γ helps and where it is an optimum.
-TEST_CASE("spec-accept: α = 0 has no best γ, α = 1 shows the table's edge", "[cli][spec-accept][issue14]") {
+TEST_CASE("spec-accept: α = 0 has no best γ, α = 1 shows the table's edge", "[cli][spec-accept][edge]") {
     auto zero = run_inferlab({"spec-accept", "--alpha", "0", "--gamma", "4", "--cost-ratio", "0.1"});
     CHECK(zero.status == 0);
     CHECK(zero.out.find("← best") == std::string::npos);

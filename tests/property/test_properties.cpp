@@ -231,7 +231,7 @@ TEST_CASE("kv bytes: additive over requests and layers, monotone in every dimens
     });
 }
 
-TEST_CASE("best-of-n: no chooser selects a correct answer more often than one is present", "[property][bestofn]") {
+TEST_CASE("best-of-n: no chooser selects a correct answer more often than one is present", "[property][best-of-n]") {
     // First document §3.2: coverage 1 − (1 − p)^N is the chance a correct candidate exists;
     // a verifier or a vote can only pick among the candidates, so it cannot exceed coverage.
     check_property("verifier selection ≤ coverage", 500, [] {
@@ -304,7 +304,7 @@ TEST_CASE("model: no cache, contiguous and paged caches agree for random shapes"
         RC_ASSERT(none.rows() == length);
         RC_ASSERT(none.cols() == d.vocab_size);
         // 1e-5 relative to each row's largest logit: float32 sums run over different row counts
-        // (a matrix product over the prompt against one row at a time), as in tests/unit/test_model.cpp.
+        // (a matrix product over the prompt against one row at a time), as in tests/unit/model/test_transformer.cpp.
         RC_ASSERT(rel_diff(cont, none) <= 1e-5);
         RC_ASSERT(rel_diff(paged, none) <= 1e-5);
     });

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "../support/small_model.hpp"
+#include "../../support/small_model.hpp"
 #include "inferlab/base/error.hpp"
 #include "inferlab/data/layer_spec.hpp"
 #include "inferlab/data/model_config.hpp"

@@ -55,7 +55,7 @@ double brute_majority(const std::vector<double>& d, int n) {
 }
 }  // namespace
 
-TEST_CASE("coverage and its inverse", "[bestofn]") {
+TEST_CASE("coverage and its inverse", "[best-of-n]") {
     // 1e-15 absolute: 0.7599 is exact in decimal; 1 − 0.7^4 rounds a few times in double.
     CHECK_THAT(coverage(0.3, 4), WithinAbs(0.7599, 1e-15));
     CHECK(coverage(0, 10) == 0);
@@ -65,7 +65,7 @@ TEST_CASE("coverage and its inverse", "[bestofn]") {
     CHECK_FALSE(min_n_for_coverage(0, 0.5));
 }
 
-TEST_CASE("verifier selection equals brute-force enumeration", "[bestofn]") {
+TEST_CASE("verifier selection equals brute-force enumeration", "[best-of-n]") {
     for (int n : {1, 2, 3, 5})
         for (double tpr : {1.0, 0.9, 0.5})
             for (double fpr : {0.0, 0.2, 0.7})
@@ -77,14 +77,14 @@ TEST_CASE("verifier selection equals brute-force enumeration", "[bestofn]") {
                 }
 }
 
-TEST_CASE("imperfect verifier: selection below coverage", "[bestofn]") {
+TEST_CASE("imperfect verifier: selection below coverage", "[best-of-n]") {
     for (std::uint64_t n = 2; n <= 32; ++n) CHECK(verifier_selection(0.3, n, Verifier{0.9, 0.2, true}) < coverage(0.3, n));
     // A perfect verifier selects whenever a correct candidate is present (1e-15 absolute: the same
     // probability reached by two expressions in double).
     CHECK_THAT(verifier_selection(0.3, 4, Verifier{1, 0, false}), WithinAbs(coverage(0.3, 4), 1e-15));
 }
 
-TEST_CASE("majority vote equals brute-force enumeration, ties split evenly", "[bestofn]") {
+TEST_CASE("majority vote equals brute-force enumeration, ties split evenly", "[best-of-n]") {
     for (int n : {1, 2, 3, 4, 6})
         for (const auto& d : std::vector<std::vector<double>>{{0.3, 0.7}, {0.4, 0.35, 0.25}, {0.3, 0.35, 0.35}, {0.5, 0.2, 0.2, 0.1}}) {
             INFO("n=" << n);
@@ -93,7 +93,7 @@ TEST_CASE("majority vote equals brute-force enumeration, ties split evenly", "[b
     CHECK_THROWS_AS(majority_vote({0.5, 0.5}, 201), InputError);
 }
 
-TEST_CASE("correlated errors lower coverage for the same mean p", "[bestofn]") {
+TEST_CASE("correlated errors lower coverage for the same mean p", "[best-of-n]") {
     for (std::uint64_t n = 2; n <= 16; ++n) {
         CHECK(coverage_hard_fraction(0.3, 0.4, n) < coverage(0.3, n));
         CHECK(coverage_beta(0.3, 0.3, n) < coverage(0.3, n));
@@ -106,14 +106,14 @@ TEST_CASE("correlated errors lower coverage for the same mean p", "[bestofn]") {
     CHECK_THAT(coverage_beta(0.3, 0.5, 1), WithinAbs(0.3, 1e-15));
 }
 
-TEST_CASE("a biased judge: more candidates can lower selection", "[bestofn]") {
+TEST_CASE("a biased judge: more candidates can lower selection", "[best-of-n]") {
     // 1e-15 absolute here and below: closed forms that reduce to these values, in double.
     CHECK_THAT(biased_judge_selection(0.9, 1, 0.3), WithinAbs(0.9, 1e-15));
     CHECK(biased_judge_selection(0.9, 8, 0.3) < biased_judge_selection(0.9, 2, 0.3));
     CHECK_THAT(biased_judge_selection(0.3, 4, 0), WithinAbs(coverage(0.3, 4), 1e-15));
 }
 
-TEST_CASE("fixed budget: candidates the budget buys", "[bestofn]") {
+TEST_CASE("fixed budget: candidates the budget buys", "[best-of-n]") {
     auto plans = compare_at_budget(0.3, 16, 1, 1, Verifier{0.9, 0.1, true}, spread_wrong(0.3, 3));
     REQUIRE(plans.size() == 3);
     CHECK(plans[1].n == 8);
@@ -122,7 +122,7 @@ TEST_CASE("fixed budget: candidates the budget buys", "[bestofn]") {
                       Catch::Contains("smaller than one sample"));
 }
 
-TEST_CASE("simulation agrees with the exact values and is reproducible", "[bestofn]") {
+TEST_CASE("simulation agrees with the exact values and is reproducible", "[best-of-n]") {
     Verifier v{0.9, 0.2, true};
     auto d = spread_wrong(0.3, 3);
     auto a = simulate_best_of_n(0.3, 4, v, d, 0.3, 200000, 42);
@@ -137,7 +137,7 @@ TEST_CASE("simulation agrees with the exact values and is reproducible", "[besto
 }
 
 // Issue #14, item 8: 1 − (1 − p)^N in doubles is 0 for p = 10^−17 (1 − p rounds to 1).
-TEST_CASE("coverage keeps its digits for tiny p and is p itself at N = 1", "[bestofn][issue14]") {
+TEST_CASE("coverage keeps its digits for tiny p and is p itself at N = 1", "[best-of-n][edge]") {
     using Catch::Matchers::WithinRel;
     // Independent: N·p − C(N,2)·p² + … = 10^−16 − 4.5·10^−33; 1e-15 relative: a few ulps of log1p/expm1.
     CHECK_THAT(coverage(1e-17, 10), WithinRel(1e-16, 1e-15));
@@ -149,7 +149,7 @@ TEST_CASE("coverage keeps its digits for tiny p and is p itself at N = 1", "[bes
     CHECK(coverage(1, 5) == 1);
 }
 
-TEST_CASE("a verifier that accepts nothing leaves every N at the fallback", "[bestofn][issue14]") {
+TEST_CASE("a verifier that accepts nothing leaves every N at the fallback", "[best-of-n][edge]") {
     Verifier none{0, 0, true};
     for (std::uint64_t n : {1, 2, 8, 64}) CHECK(verifier_selection(0.3, n, none) == 0.3);
     CHECK(verifier_selection_limit(0.3, none) == 0.3);  // not 0: the random pick is right with p
@@ -162,13 +162,13 @@ TEST_CASE("a verifier that accepts nothing leaves every N at the fallback", "[be
     CHECK_THAT(verifier_selection_limit(0.3, v), WithinRel(0.27 / 0.41, 1e-15));
 }
 
-TEST_CASE("coverage target 1 is reached at N = 1 when p = 1 and never below", "[bestofn][issue14]") {
+TEST_CASE("coverage target 1 is reached at N = 1 when p = 1 and never below", "[best-of-n][edge]") {
     CHECK(min_n_for_coverage(1, 1) == std::optional<std::uint64_t>(1));
     CHECK_FALSE(min_n_for_coverage(0.5, 1));
     CHECK_FALSE(min_n_for_coverage(0, 0.5));
 }
 
-TEST_CASE("budget mode leaves voting out without an answer distribution and says when it caps N", "[bestofn][issue14]") {
+TEST_CASE("budget mode leaves voting out without an answer distribution and says when it caps N", "[best-of-n][edge]") {
     auto plans = compare_at_budget(0.3, 16, 1, 1, Verifier{0.9, 0.1, true}, {});
     REQUIRE(plans.size() == 2);
     CHECK(plans[0].strategy == "single sample");
@@ -180,7 +180,7 @@ TEST_CASE("budget mode leaves voting out without an answer distribution and says
     CHECK_FALSE(big[1].capped);
 }
 
-TEST_CASE("simulation without an answer distribution runs past N = 200", "[bestofn][issue14]") {
+TEST_CASE("simulation without an answer distribution runs past N = 200", "[best-of-n][edge]") {
     SimulationResult s = simulate_best_of_n(0.3, 300, Verifier{}, {}, 0, 50, 1);
     CHECK(s.coverage.trials == 50);
     CHECK(s.majority.trials == 0);  // not simulated: nobody asked for voting

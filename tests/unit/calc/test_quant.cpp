@@ -104,7 +104,7 @@ TEST_CASE("KIVI: with outlier channels, K per channel beats K per token", "[quan
 }
 
 // Issue #14, item 7: the decimals a student types are exact fractions, so a tie is a tie.
-TEST_CASE("exact rounding of fractions: ties under both rules", "[quant][issue14]") {
+TEST_CASE("exact rounding of fractions: ties under both rules", "[quant][edge]") {
     CHECK(round_exact(Rational(3, 2), Rounding::HalfAwayFromZero, nullptr) == 2);
     CHECK(round_exact(Rational(3, 2), Rounding::HalfToEven, nullptr) == 2);
     CHECK(round_exact(Rational(7, 2), Rounding::HalfToEven, nullptr) == 4);
@@ -118,7 +118,7 @@ TEST_CASE("exact rounding of fractions: ties under both rules", "[quant][issue14
     CHECK(round_exact(Rational(4), Rounding::HalfToEven, nullptr) == 4);
 }
 
-TEST_CASE("0.15/0.1 quantizes as 3/2 and 0.35/0.1 as 7/2", "[quant][issue14]") {
+TEST_CASE("0.15/0.1 quantizes as 3/2 and 0.35/0.1 as 7/2", "[quant][edge]") {
     // In doubles 0.15/0.1 is 1.4999999999999998: the reason for the exact path.
     CHECK(0.15 / 0.1 < 1.5);
     auto away = quantize_scalar_exact(Rational(15, 100), Rational(1, 10), 7, Rounding::HalfAwayFromZero, nullptr);

@@ -113,7 +113,7 @@ TEST_CASE("hardware presets parse and name their sources", "[roofline][hardware]
 }
 
 // Issue #14, item 9: one accounting of a whole generation.
-TEST_CASE("a generation of N tokens is prefill plus N − 1 decode steps, in every figure", "[roofline][issue14]") {
+TEST_CASE("a generation of N tokens is prefill plus N − 1 decode steps, in every figure", "[roofline][edge]") {
     DecodeModel m;
     m.weight_bytes = 14000000000ULL;
     m.params = 7000000000ULL;
@@ -136,7 +136,7 @@ TEST_CASE("a generation of N tokens is prefill plus N − 1 decode steps, in eve
     CHECK(one.end_to_end_s == one.ttft_s);
 }
 
-TEST_CASE("weight bytes are parameters times bits, rounded up to whole bytes", "[roofline][issue14]") {
+TEST_CASE("weight bytes are parameters times bits, rounded up to whole bytes", "[roofline][edge]") {
     CHECK(weight_bytes_of(7000000000ULL, 16) == 14000000000ULL);  // first document §2.1.3: 7B × 2 B = 14 GB
     CHECK(weight_bytes_of(7, 4) == 4);                              // 3.5 B of int4 occupies 4
     CHECK_THROWS_AS(weight_bytes_of(UINT64_MAX, 16), OverflowError);

@@ -136,7 +136,7 @@ TEST_CASE("shared statistics: the 99% half-width and KL divergence", "[stats]") 
 }
 
 // Issue #14: "best" must not mark a slowdown (α = 0) or the table's last row (α = 1).
-TEST_CASE("choosing γ: no γ helps at α = 0, the table's edge at α = 1", "[spec][issue14]") {
+TEST_CASE("choosing γ: no γ helps at α = 0, the table's edge at α = 1", "[spec][edge]") {
     GammaChoice none = choose_gamma(0, 0.1, 8);
     CHECK_FALSE(none.best);
     CHECK_THAT(none.best_speedup, WithinRel(1 / 1.1, 1e-15));  // γ = 1: 1 token for 1.1 target passes
@@ -157,7 +157,7 @@ TEST_CASE("choosing γ: no γ helps at α = 0, the table's edge at α = 1", "[sp
     CHECK_FALSE(mid.at_edge);
 }
 
-TEST_CASE("a round's proposals and verified positions are counted from its steps", "[spec][issue14]") {
+TEST_CASE("a round's proposals and verified positions are counted from its steps", "[spec][edge]") {
     RoundWalkthrough w = walk_round(4, {"accept", "accept", "reject"});
     CHECK(w.draft_proposals == 4);   // first document §3.1.1: "draft 花了四项提议成本"
     CHECK(w.target_positions == 4);  // "target 也验证了四个位置", the discarded fourth included

@@ -32,7 +32,7 @@ TEST_CASE("shipped configs all parse and name a source", "[config]") {
     }
     // Llama 2 7B: 6.74B published.
     CHECK(count_params(load_named_model("llama-2-7b")).total == 6738415616ULL);
-    // GPT-2 small: 124,439,808 with every bias and LayerNorm (tests/unit/test_real_configs.cpp works it out).
+    // GPT-2 small: 124,439,808 with every bias and LayerNorm (tests/unit/data/test_real_configs.cpp works it out).
     CHECK(count_params(load_named_model("gpt2")).total == 124439808ULL);
 }
 
@@ -52,7 +52,7 @@ TEST_CASE("MLA caches a latent per token and layer", "[config]") {
     CHECK(spec.layers[0].latent);
     CHECK(bytes_per_token(spec) == 61ULL * (512 + 64) * 2);
     CHECK(bytes_per_token(KvSpec{spec.decompressed, {}}) == 61ULL * 128 * (192 + 128) * 2);
-    // Published 671B main model, 37B active; worked out in tests/unit/test_real_configs.cpp.
+    // Published 671B main model, 37B active; worked out in tests/unit/data/test_real_configs.cpp.
     auto p = count_params(c);
     CHECK(p.total == 671026419200ULL);
     CHECK(p.active_per_token == 37552297472ULL);

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "../support/svg_check.hpp"
+#include "../../support/svg_check.hpp"
 #include "inferlab/draw/plots.hpp"
 #include "inferlab/draw/svg.hpp"
 

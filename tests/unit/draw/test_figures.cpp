@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "../support/small_model.hpp"
-#include "../support/svg_check.hpp"
+#include "../../support/small_model.hpp"
+#include "../../support/svg_check.hpp"
 #include "inferlab/base/error.hpp"
 #include "inferlab/draw/figures.hpp"
 #include "inferlab/model/ops/kv_cache.hpp"
@@ -29,7 +29,7 @@ std::vector<double> values(const std::vector<test::SvgItem>& items) {
 }
 }  // namespace
 
-TEST_CASE("figures: the catalog lists all 17 figures of the first document and the second's one", "[unit][figures]") {
+TEST_CASE("figures: the catalog lists all 17 figures of the first document and the second's one", "[unit][figure]") {
     const auto& c = figures::catalog();
     CHECK(c.size() == 18);
     CHECK(std::count_if(c.begin(), c.end(), [](const figures::FigureInfo& f) { return f.drawn; }) == 14);
@@ -41,7 +41,7 @@ TEST_CASE("figures: the catalog lists all 17 figures of the first document and t
 }
 
 // First document §2.1.3, the table under Figure 9: 15.074 GB at B = 1, 22.590 GB at B = 8.
-TEST_CASE("figures: Figure 9 bars are 15.074 GB and 22.590 GB (first document 2.1.3)", "[unit][figures][textbook]") {
+TEST_CASE("figures: Figure 9 bars are 15.074 GB and 22.590 GB (first document 2.1.3)", "[unit][figure][textbook]") {
     const figures::DecodeReadInputs document;  // the defaults are the document's inputs
     const std::string s = figures::fig9_decode_reads(document);
     REQUIRE(test::svg_parse_error(s).empty());
@@ -59,7 +59,7 @@ TEST_CASE("figures: Figure 9 bars are 15.074 GB and 22.590 GB (first document 2.
     CHECK_THAT(std::accumulate(seg.begin() + 3, seg.end(), 0.0), WithinRel(bars[1], 1e-12));  // 1e-12: summing 17 doubles
 }
 
-TEST_CASE("figures: Figure 9 for the class's batches has one bar each, W + B·M_KV", "[unit][figures]") {
+TEST_CASE("figures: Figure 9 for the class's batches has one bar each, W + B·M_KV", "[unit][figure]") {
     figures::DecodeReadInputs in;
     in.batches = {1, 2, 4, 8, 16};
     const auto bars = values(test::svg_items(figures::fig9_decode_reads(in), "bar"));
@@ -69,7 +69,7 @@ TEST_CASE("figures: Figure 9 for the class's batches has one bar each, W + B·M_
 }
 
 // First document §2.1.1: MHA 4 GiB, GQA 1 GiB; eight requests 32 GiB and 8 GiB.
-TEST_CASE("figures: Figure 7 substitutes 4, 1, 32 and 8 GiB (first document 2.1.1)", "[unit][figures][textbook]") {
+TEST_CASE("figures: Figure 7 substitutes 4, 1, 32 and 8 GiB (first document 2.1.1)", "[unit][figure][textbook]") {
     const figures::KvSubstitutionInputs document;
     const std::string s = figures::fig7_kv_substitution(document);
     REQUIRE(test::svg_parse_error(s).empty());
@@ -79,7 +79,7 @@ TEST_CASE("figures: Figure 7 substitutes 4, 1, 32 and 8 GiB (first document 2.1.
 }
 
 // First document §2.1: four query heads against 4, 2 and 1 K/V heads.
-TEST_CASE("figures: Figure 6 maps query head h to K/V head h / (H_q/H_kv) (first document 2.1)", "[unit][figures][textbook]") {
+TEST_CASE("figures: Figure 6 maps query head h to K/V head h / (H_q/H_kv) (first document 2.1)", "[unit][figure][textbook]") {
     const std::string s = figures::fig6_head_mapping({});
     REQUIRE(test::svg_parse_error(s).empty());
     CHECK(values(test::svg_items(s, "q-head")) == std::vector<double>{0, 1, 2, 3, 0, 0, 1, 1, 0, 0, 0, 0});
@@ -93,7 +93,7 @@ TEST_CASE("figures: Figure 6 maps query head h to K/V head h / (H_q/H_kv) (first
 
 // First document §3.1.2: accepted [0.4, 0.3, 0.1], rejected 0.2 returned to the first token.
 TEST_CASE("figures: Figure 13 output bars rebuild p from accepted mass and residual (first document 3.1.2)",
-          "[unit][figures][textbook]") {
+          "[unit][figure][textbook]") {
     const std::string s = figures::fig13_acceptance({});
     REQUIRE(test::svg_parse_error(s).empty());
     const auto bars = values(test::svg_items(s, "bar"));
@@ -111,7 +111,7 @@ TEST_CASE("figures: Figure 13 output bars rebuild p from accepted mass and resid
 }
 
 // First document §3.2: p = 0.3, N = 4 gives coverage 0.7599.
-TEST_CASE("figures: Figure 14 marks coverage 0.7599 at N = 4 (first document 3.2)", "[unit][figures][textbook]") {
+TEST_CASE("figures: Figure 14 marks coverage 0.7599 at N = 4 (first document 3.2)", "[unit][figure][textbook]") {
     const std::string s = figures::fig14_coverage({});
     REQUIRE(test::svg_parse_error(s).empty());
     const auto m = test::svg_items(s, "marker-label");
@@ -122,7 +122,7 @@ TEST_CASE("figures: Figure 14 marks coverage 0.7599 at N = 4 (first document 3.2
 }
 
 // First document §4.1: x = 0.37, Δ = 0.1, Q = 7 gives x̂ = 0.4, error 0.03.
-TEST_CASE("figures: Figure 15 puts 0.37 on the grid point 0.4 (first document 4.1)", "[unit][figures][textbook]") {
+TEST_CASE("figures: Figure 15 puts 0.37 on the grid point 0.4 (first document 4.1)", "[unit][figure][textbook]") {
     const std::string s = figures::fig15_quant_grid({});
     REQUIRE(test::svg_parse_error(s).empty());
     const auto deq = test::svg_items(s, "dequantized");
@@ -137,7 +137,7 @@ TEST_CASE("figures: Figure 15 puts 0.37 on the grid point 0.4 (first document 4.
 
 // First document §3.1.1: two accepted, the third rejected, the fourth discarded: three tokens.
 TEST_CASE("figures: Figure 11 advances three tokens for accept, accept, reject (first document 3.1.1)",
-          "[unit][figures][textbook]") {
+          "[unit][figure][textbook]") {
     const std::string s = figures::fig11_round({});
     REQUIRE(test::svg_parse_error(s).empty());
     CHECK(texts(test::svg_items(s, "fate-label")) ==
@@ -145,7 +145,7 @@ TEST_CASE("figures: Figure 11 advances three tokens for accept, accept, reject (
     CHECK(values(test::svg_items(s, "advanced")) == std::vector<double>{3});
 }
 
-TEST_CASE("figures: Figure 10 counts the same relations tiled and fewer in a window", "[unit][figures]") {
+TEST_CASE("figures: Figure 10 counts the same relations tiled and fewer in a window", "[unit][figure]") {
     const std::string s = figures::fig10_attention_masks({12, 4, 4});
     REQUIRE(test::svg_parse_error(s).empty());
     // Causal: 12·13/2 = 78; window 4: 1 + 2 + 3 + 4·9 = 42.
@@ -153,7 +153,7 @@ TEST_CASE("figures: Figure 10 counts the same relations tiled and fewer in a win
     CHECK_THROWS_AS(figures::fig10_attention_masks({12, 0, 4}), InputError);
 }
 
-TEST_CASE("figures: Figure 12's probabilities of where a round stops sum to 1", "[unit][figures]") {
+TEST_CASE("figures: Figure 12's probabilities of where a round stops sum to 1", "[unit][figure]") {
     const auto bars = values(test::svg_items(figures::fig12_accepted_counts({}), "bar"));
     REQUIRE(bars.size() == 5);
     CHECK_THAT(std::accumulate(bars.begin(), bars.end(), 0.0), WithinAbs(1.0, 1e-12));  // 1e-12: five terms
@@ -161,7 +161,7 @@ TEST_CASE("figures: Figure 12's probabilities of where a round stops sum to 1", 
 }
 
 // First document §2.1.1: 2·S·H_kv·d·b = 2·8192·8·128·2 = 33,554,432 B per layer.
-TEST_CASE("figures: Figure 5 gives every layer its own 32 MiB cache (first document 1.3)", "[unit][figures][textbook]") {
+TEST_CASE("figures: Figure 5 gives every layer its own 32 MiB cache (first document 1.3)", "[unit][figure][textbook]") {
     const figures::KvShape document;
     const std::string s = figures::fig5_layer_caches(document);
     REQUIRE(test::svg_parse_error(s).empty());
@@ -169,7 +169,7 @@ TEST_CASE("figures: Figure 5 gives every layer its own 32 MiB cache (first docum
     CHECK(texts(test::svg_items(s, "layer-bytes"))[0] == "32 MiB");
 }
 
-TEST_CASE("figures: Figure 8 draws the block tables of a real paged cache", "[unit][figures]") {
+TEST_CASE("figures: Figure 8 draws the block tables of a real paged cache", "[unit][figure]") {
     model::Transformer m(test::small_gqa_weights(1));
     model::PagedSimOptions o;
     o.prompts = {{1, 2, 3, 4, 5}, {1, 2, 3, 4, 9}};
@@ -191,14 +191,14 @@ TEST_CASE("figures: Figure 8 draws the block tables of a real paged cache", "[un
 // Second document, "用 GQA 理解容量里的 Head 数": hidden 4096, 32 query heads of 128 give Q 4096
 // wide; 8 K/V heads give K and V 1024 wide each.
 TEST_CASE("figures: the second document's Figure 1 projects 4096 to Q 4096, K and V 1024 (second document, GQA heads)",
-          "[unit][figures][textbook]") {
+          "[unit][figure][textbook]") {
     const figures::ProjectionInputs document;
     const std::string s = figures::doc2_fig1_projections(document);
     REQUIRE(test::svg_parse_error(s).empty());
     CHECK(values(test::svg_items(s, "width")) == std::vector<double>{4096, 4096, 1024, 1024});
 }
 
-TEST_CASE("figures: Figure 4 shows the cache of a real run growing by one a decode step", "[unit][figures]") {
+TEST_CASE("figures: Figure 4 shows the cache of a real run growing by one a decode step", "[unit][figure]") {
     model::Transformer m(test::small_gqa_weights(1));
     model::ContiguousCache cache(m.dims());
     std::vector<model::StepTrace> traces(1);
@@ -216,7 +216,7 @@ TEST_CASE("figures: Figure 4 shows the cache of a real run growing by one a deco
 // First document §4.3, Figure 17: the paths are compared position by position on fixed inputs,
 // drawn by the same function as model check-cache --svg (plots::model_check_cache).
 TEST_CASE("figures: Figure 17 draws each path's difference per position, exact zeros in their strip (first document 4.3)",
-          "[unit][figures][textbook]") {
+          "[unit][figure][textbook]") {
     model::CheckCacheResult r;
     r.tokens = {5, 6, 7};
     r.rel_tolerance = 1e-5;
@@ -245,7 +245,7 @@ TEST_CASE("figures: Figure 17 draws each path's difference per position, exact z
     CHECK(all.find("§4.3") != std::string::npos);
 }
 
-TEST_CASE("figures: Figure 17 from a real check_cache run shows its rows and its tolerance scale", "[unit][figures]") {
+TEST_CASE("figures: Figure 17 from a real check_cache run shows its rows and its tolerance scale", "[unit][figure]") {
     model::Transformer m(test::small_gqa_weights(1));
     model::CheckCacheInputs in;
     in.tokens = {1, 2, 3, 4, 5, 6, 7};

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "../support/small_model.hpp"
-#include "../support/svg_check.hpp"
+#include "../../support/small_model.hpp"
+#include "../../support/svg_check.hpp"
 #include "inferlab/draw/plots.hpp"
 #include "inferlab/model/run/bench.hpp"
 #include "inferlab/model/run/runs.hpp"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "../support/svg_check.hpp"
+#include "../../support/svg_check.hpp"
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/rng.hpp"
 #include "inferlab/data/model_config.hpp"

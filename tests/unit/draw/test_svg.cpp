@@ -8,7 +8,7 @@
 
 #include <pugixml.hpp>
 
-#include "../support/svg_check.hpp"
+#include "../../support/svg_check.hpp"
 #include "inferlab/draw/svg.hpp"
 
 using namespace inferlab;

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "../support/test_backend.hpp"
+#include "../../support/test_backend.hpp"
 #include "inferlab/calc/kv.hpp"
 #include "inferlab/calc/quant.hpp"
 #include "inferlab/calc/spec.hpp"
@@ -116,7 +116,7 @@ TEST_CASE("rollback truncates both caches to the accepted prefix", "[model][spec
     CHECK(r.tokens == plain_generate(target, {1, 2, 3}, 40, greedy, 1));
 }
 
-TEST_CASE("int8 and int4 KV caches: bytes per token counted by hand, int8 logits close to float32", "[model][kvquant]") {
+TEST_CASE("int8 and int4 KV caches: bytes per token counted by hand, int8 logits close to float32", "[model][kv-quant]") {
     auto w = random_weights(tiny(64, 2), 12);
     Transformer m(*w, test_cpu());
     const Dims& d = w->dims();

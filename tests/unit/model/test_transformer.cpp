@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "../support/test_backend.hpp"
+#include "../../support/test_backend.hpp"
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/rng.hpp"
 #include "inferlab/calc/kv.hpp"
@@ -440,7 +440,7 @@ TEST_CASE("the hand-written matvec equals Eigen's product", "[model]") {
 }
 
 // Issue #14: random weights are estimated before they are drawn, and report their progress.
-TEST_CASE("random-weight estimate: values, float32 bytes and time at a given rate", "[model][issue14]") {
+TEST_CASE("random-weight estimate: values, float32 bytes and time at a given rate", "[model][edge]") {
     Dims d = small(8, 2, false);
     // Counted by hand from the shapes: V·D (embedding) + L·(2·D + 2·D·D + 2·D·KV + 3·D·H) + D + V·D (untied head).
     const std::uint64_t D = 64, H = 96, L = 2, KV = 2 * 8, V = 50;

@@ -36,7 +36,7 @@ TEST_CASE("bar charts scale to the largest value", "[report]") {
     CHECK(s.find("legend:  # agg") != std::string::npos);
 }
 
-TEST_CASE("short numbers print as typed, long ones at six digits", "[report][issue14]") {
+TEST_CASE("short numbers print as typed, long ones at six digits", "[report][edge]") {
     CHECK(format_short(0.1 + 0.2) == "0.3");  // 0.30000000000000004: 17 digits, so 6
     CHECK(format_short(0.3) == "0.3");
     CHECK(format_short(0.7599) == "0.7599");
