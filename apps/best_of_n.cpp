@@ -9,7 +9,7 @@
 #include "inferlab/answer/best_of_n.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
-#include "inferlab/draw/plots.hpp"
+#include "inferlab/draw/best_of_n.hpp"
 
 namespace inferlab::app {
 namespace {

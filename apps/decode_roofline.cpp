@@ -9,7 +9,7 @@
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
-#include "inferlab/draw/plots.hpp"
+#include "inferlab/draw/decode_roofline.hpp"
 #include "roofline_flags.hpp"
 
 namespace inferlab::app {

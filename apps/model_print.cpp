@@ -6,7 +6,7 @@
 
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
-#include "inferlab/draw/plots.hpp"
+#include "inferlab/draw/model.hpp"
 #include "model_common.hpp"
 
 namespace inferlab::app {

@@ -14,7 +14,6 @@
 #include "inferlab/calc/quant.hpp"
 #include "inferlab/data/hardware.hpp"
 #include "inferlab/data/model_config.hpp"
-#include "inferlab/draw/plots.hpp"
 
 namespace inferlab::app {
 namespace {

@@ -4,9 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "inferlab/base/error.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
-#include "inferlab/draw/plots.hpp"
+#include "inferlab/draw/spec_accept.hpp"
 
 namespace inferlab::app {
 namespace {

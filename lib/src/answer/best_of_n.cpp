@@ -79,14 +79,14 @@ SimulationAnswer simulation_of(const BestOfNRequest& r) {
 }
 
 
-// bestofn.hpp's functions name their inputs in its terms ("N", "wrong answers", "budget": the
+// calc/best_of_n.hpp's functions name their inputs in its terms ("N", "wrong answers", "budget": the
 // where() of their errors, a documented part of their contract); said again in req.names'. The
 // rule keeps its msgid and arguments (renamed), so the error still translates.
 [[noreturn]] void rethrow_named(const InputError& e, const BestOfNNames& nm) {
     const std::pair<const char*, const std::string*> terms[] = {{"N", &nm.n}, {"wrong answers", &nm.wrong_answers}, {"budget", &nm.budget}};
     for (const auto& [term, name] : terms)
         if (e.where() == term) throw e.renamed(*name);
-    throw;  // not one of bestofn.hpp's terms: already named by this library
+    throw;  // not one of calc/best_of_n.hpp's terms: already named by this library
 }
 
 BestOfNResult best_of_n_in_library_terms(const BestOfNRequest& req) {

@@ -1,5 +1,6 @@
-// The figures of model bench and model check-cache (--svg FILE): drawn from the results the
-// printers render (BenchResult::contexts, CheckCacheResult::rows), never re-measured.
+// The reference model's drawings (model.hpp): model bench and check-cache --svg, drawn from the
+// results the printers render (BenchResult::contexts, CheckCacheResult::rows), never re-measured,
+// and the documents' Figures 4, 8, 10 and 17 drawn from real runs.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,8 +8,11 @@
 #include <cmath>
 #include <optional>
 
+#include "inferlab/base/error.hpp"
 #include "inferlab/base/i18n.hpp"
-#include "inferlab/draw/plots.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/draw/catalog.hpp"
+#include "inferlab/draw/model.hpp"
 #include "inferlab/draw/svg.hpp"
 #include "inferlab/model/run/bench.hpp"
 #include "inferlab/model/run/runs.hpp"
@@ -198,3 +202,172 @@ std::string model_check_cache(const model::CheckCacheResult& r, const std::vecto
 }
 
 }  // namespace inferlab::plots
+
+namespace inferlab::figures {
+namespace {
+
+// One colour per sequence of the paged cache (cycled past eight).
+const char* seq_color(int i) {
+    static const char* c[] = {svg::kBlue, svg::kOrange, svg::kGreen, "#8e5cb5", svg::kTeal, svg::kRed, "#6b7b2a", "#b5518e"};
+    return c[static_cast<std::size_t>(i) % 8];
+}
+
+// "1,2,3;4,5": prompts as model paged's --prompts writes them.
+std::string prompts_text(const std::vector<std::vector<int>>& prompts) {
+    // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "" + string chains.
+    std::string t;
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+        if (i) t += ';';
+        for (std::size_t j = 0; j < prompts[i].size(); ++j) {
+            if (j) t += ',';
+            t += std::to_string(prompts[i][j]);
+        }
+    }
+    return t;
+}
+
+}  // namespace
+
+std::string fig4_cache_append(const std::vector<model::StepTrace>& steps) {
+    if (steps.empty()) throw InputError(N_("the run recorded no step"));
+    const int longest = steps.back().cache_len.empty() ? 0 : steps.back().cache_len[0];
+    const double cell = std::min(28.0, 520.0 / std::max(1, longest)), left = 200, top = 70, row_h = 62;
+    svg::Document doc(760, top + row_h * static_cast<double>(steps.size()) + 16 + 15.0 * 3,
+                      tr("Figure 4: the query reads the cached K/V and appends its own"));
+    doc.heading(tr("Layer 0's cache after each step of a real run: old entries stay as they are, new ones are appended"));
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const model::StepTrace& st = steps[i];
+        const double y = top + row_h * static_cast<double>(i);
+        const int after = st.cache_len.empty() ? 0 : st.cache_len[0];
+        doc.text(16, y + 18, i == 0 ? tr(st.phase) : trf("{0} step {1}", tr(st.phase), i), {.size = 12, .bold = true});
+        doc.text(16, y + 34, trf("Q {0} reads K/V {1}", st.q_shape, st.kv_cached_shape), {.size = 10, .fill = "#555555"});
+        for (int p = 0; p < after; ++p) {
+            const bool fresh = p >= st.start_pos;
+            const double x = left + cell * p;
+            // K above V; this step's entries in blue, the history in teal (K) and amber (V).
+            doc.rect(x, y + 4, cell - 3, 16, fresh ? svg::kBlue : svg::kTeal);
+            doc.rect(x, y + 22, cell - 3, 16, fresh ? svg::kBlue : svg::kAmber);
+        }
+        doc.text(left + cell * after + 6, y + 26, fmt::format("S = {}", after),
+                 {.size = 12, .cls = "cache-length", .value = static_cast<double>(after)});
+    }
+    const model::StepTrace& first = steps.front();
+    doc.inputs({trf("Prompt of {0} tokens, then {1} greedy decode steps; K/V [batch, H_kv, S, d] per layer, every layer alike",
+                    first.tokens.size(), steps.size() - 1),
+                tr("Lengths read from the cache after each step (Transformer::forward with a StepTrace, lib/model)"),
+                source_line("doc1-fig4")});
+    return doc.str();
+}
+
+std::string fig8_paged_blocks(const model::PagedSimResult& sim, std::size_t step) {
+    if (sim.steps.empty()) throw InputError(N_("the paged simulation recorded no step"));
+    const model::PagedStep& st = sim.steps[std::min(step, sim.steps.size() - 1)];
+    const int pool = sim.options.blocks;
+    const int per_row = std::min(pool, 12);
+    const int pool_rows = (pool + per_row - 1) / per_row;
+    const double top = 70, seq_h = 40, bw = 40;
+    const double pool_y = top + seq_h * static_cast<double>(st.seqs.size()) + 60;
+    svg::Document doc(760, pool_y + 50 * pool_rows + 30 + 16 + 15.0 * 3,
+                      tr("Figure 8: logical block order, physical block position"));
+    doc.heading(trf("Block tables of a real paged cache after step {0}: logical blocks in order, physical blocks anywhere", st.step));
+    // Owner of each physical block (the first sequence whose table holds it) and its reference count.
+    std::vector<int> owner(static_cast<std::size_t>(pool), -1), refs(static_cast<std::size_t>(pool), 0);
+    for (const auto& s : st.seqs)
+        for (std::size_t i = 0; i < s.table.size(); ++i) {
+            const auto b = static_cast<std::size_t>(s.table[i]);
+            if (owner[b] < 0) owner[b] = s.seq;
+            refs[b] = s.refs[i];
+        }
+    auto pool_xy = [&](int b) {
+        return std::pair{150 + (bw + 8) * (b % per_row), pool_y + 50.0 * (b / per_row)};
+    };
+    for (int b = 0; b < pool; ++b) {
+        const auto [x, y] = pool_xy(b);
+        const int o = owner[static_cast<std::size_t>(b)];
+        doc.rect(x, y, bw, 30, svg::ShapeStyle{.fill = o < 0 ? "#f0f0f0" : seq_color(o), .stroke = refs[static_cast<std::size_t>(b)] > 1 ? svg::kInk : "#bbbbbb",
+                                               .stroke_width = refs[static_cast<std::size_t>(b)] > 1 ? 2.5 : 1, .cls = "physical",
+                                               .value = static_cast<double>(b)});
+        doc.text(x + bw / 2, y + 19, fmt::format("#{}", b), {.size = 11, .anchor = "middle", .fill = o < 0 ? "#888888" : "#ffffff"});
+        if (refs[static_cast<std::size_t>(b)] > 1)
+            doc.text(x + bw / 2, y + 44, trf("refs {0}", refs[static_cast<std::size_t>(b)]), {.size = 9, .anchor = "middle"});
+    }
+    doc.text(16, pool_y + 20, tr("physical pool"), {.size = 12, .bold = true});
+    for (std::size_t r = 0; r < st.seqs.size(); ++r) {
+        const auto& s = st.seqs[r];
+        const double y = top + seq_h * static_cast<double>(r);
+        const char letter = static_cast<char>('A' + s.seq % 26);
+        doc.text(16, y + 20, trf("seq {0} ({1}, {2} tokens)", letter, tr(s.state), s.length), {.size = 11});
+        for (std::size_t i = 0; i < s.table.size(); ++i) {
+            const double x = 230 + (bw + 8) * static_cast<double>(i);
+            doc.rect(x, y + 4, bw, 26, svg::ShapeStyle{.fill = "#ffffff", .stroke = seq_color(s.seq), .stroke_width = 2,
+                                                       .cls = "logical", .value = static_cast<double>(s.table[i])});
+            doc.text(x + bw / 2, y + 22, fmt::format("{}{}", letter, i), {.size = 11, .anchor = "middle"});
+            const auto [px, py] = pool_xy(s.table[i]);
+            doc.line(x + bw / 2, y + 30, px + bw / 2, py, svg::ShapeStyle{.stroke = seq_color(s.seq), .stroke_width = 1.2});
+        }
+    }
+    doc.inputs({trf("{0} blocks of {1} tokens ({2} each), prompts {3}, prefix sharing {4}", pool, sim.options.block_size,
+                    bytes_all_units(sim.block_bytes), prompts_text(sim.options.prompts),
+                    sim.options.share_prefix ? tr("on") : tr("off")),
+                trf("Step {0}: {1} blocks used, {2} free; a thick border is a block shared (reference count above 1)", st.step,
+                    st.used_blocks, st.free_blocks),
+                source_line("doc1-fig8")});
+    return doc.str();
+}
+
+std::string fig10_attention_masks(const AttentionMaskInputs& in) {
+    const std::uint64_t S = in.seq_len;
+    if (S < 2 || S > 64) throw InputError("S", std::to_string(S), N_("must be between 2 and 64 positions to be drawn"));
+    if (in.tile == 0 || in.tile > S)
+        throw InputError("tile", std::to_string(in.tile), N_("must be between 1 and S = {0}"), {std::to_string(S)});
+    if (in.window == 0 || in.window > S)
+        throw InputError("W", std::to_string(in.window), N_("must be between 1 and S = {0}"), {std::to_string(S)});
+    const double cell = std::min(16.0, 220.0 / static_cast<double>(S)), top = 90;
+    svg::Document doc(760, top + cell * static_cast<double>(S) + 50 + 16 + 15.0 * 2,
+                      tr("Figure 10: tiles keep the relations; a window removes some"));
+    doc.heading(tr("Rows are queries, columns keys; a filled cell is a relation the attention computes"));
+    struct Panel { std::string name; bool tiled; bool windowed; };
+    const Panel panels[] = {{tr("dense causal"), false, false}, {tr("FlashAttention tiles"), true, false}, {tr("sliding window"), false, true}};
+    for (int p = 0; p < 3; ++p) {
+        const double x0 = 16 + 248.0 * p;
+        std::uint64_t relations = 0;
+        for (std::uint64_t i = 0; i < S; ++i)
+            for (std::uint64_t j = 0; j < S; ++j) {
+                const bool causal = j <= i;
+                const bool kept = causal && (!panels[p].windowed || i - j < in.window);
+                if (kept) ++relations;
+                doc.rect(x0 + cell * static_cast<double>(j), top + cell * static_cast<double>(i), cell - 1, cell - 1,
+                         kept ? svg::kBlue : (causal ? "#f3c6b4" : "#eeeeee"));
+            }
+        if (panels[p].tiled)
+            for (std::uint64_t t = 0; t <= S; t += in.tile) {
+                const double o = cell * static_cast<double>(t);
+                doc.line(x0 + o, top, x0 + o, top + cell * static_cast<double>(S), svg::ShapeStyle{.stroke = svg::kOrange, .stroke_width = 2});
+                doc.line(x0, top + o, x0 + cell * static_cast<double>(S), top + o, svg::ShapeStyle{.stroke = svg::kOrange, .stroke_width = 2});
+            }
+        doc.text(x0, top - 10, panels[p].name, {.size = 13, .bold = true});
+        doc.text(x0, top + cell * static_cast<double>(S) + 20, trf("{0} relations", relations),
+                 {.size = 12, .cls = "relations", .value = static_cast<double>(relations)});
+    }
+    doc.inputs({trf("S = {0} positions, tile = {1}, window W = {2} (a query keeps keys i − W < j ≤ i); pale red: causal relations the window drops",
+                    S, in.tile, in.window),
+                source_line("doc1-fig10")});
+    return doc.str();
+}
+
+std::string fig17_cache_paths(const model::CheckCacheResult& r) {
+    std::string tokens;
+    for (std::size_t i = 0; i < r.tokens.size() && i < 12; ++i) {
+        if (i > 0) tokens += ',';  // appended apart: GCC 12 warns (-Wrestrict, a false positive) on "" + string
+        tokens += std::to_string(r.tokens[i]);
+    }
+    if (r.tokens.size() > 12) tokens += "," + trf("… ({0} tokens)", r.tokens.size());
+    return plots::model_check_cache(
+        r,
+        {trf("tokens {0}", tokens),
+         trf("tolerance: {0} × max(1, max |logit|) at each position (float32 sums in a different order per path)",
+             svg::number(r.rel_tolerance, 3))},
+        tr("Figure 17: the cache paths compared on fixed inputs"));
+}
+
+}  // namespace inferlab::figures

@@ -6,7 +6,8 @@
 #include <cmath>
 
 #include "../../support/svg_check.hpp"
-#include "inferlab/draw/plots.hpp"
+#include "inferlab/draw/best_of_n.hpp"
+#include "inferlab/draw/decode_roofline.hpp"
 #include "inferlab/draw/svg.hpp"
 
 using namespace inferlab;

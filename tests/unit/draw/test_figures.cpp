@@ -1,4 +1,4 @@
-// The documents' figures (lib/figures.hpp): each SVG parses, and the numbers written in it are the
+// The documents' figures (lib/include/inferlab/draw/): each SVG parses, and the numbers written in it are the
 // documents' numbers, reached through the library's computation.
 #include <catch2/catch.hpp>
 
@@ -8,7 +8,14 @@
 #include "../../support/small_model.hpp"
 #include "../../support/svg_check.hpp"
 #include "inferlab/base/error.hpp"
-#include "inferlab/draw/figures.hpp"
+#include "inferlab/calc/kv.hpp"
+#include "inferlab/draw/best_of_n.hpp"
+#include "inferlab/draw/catalog.hpp"
+#include "inferlab/draw/decode_roofline.hpp"
+#include "inferlab/draw/kv_mem.hpp"
+#include "inferlab/draw/model.hpp"
+#include "inferlab/draw/quantize.hpp"
+#include "inferlab/draw/spec_accept.hpp"
 #include "inferlab/model/ops/kv_cache.hpp"
 #include "inferlab/model/ops/transformer.hpp"
 
@@ -27,6 +34,17 @@ std::vector<double> values(const std::vector<test::SvgItem>& items) {
     for (const auto& i : items) out.push_back(i.value);
     return out;
 }
+// Figure 9 as `inferlab figure doc1-fig9` draws it by default: the first document's W = 14 GB,
+// M_KV from L = 32, H_kv = 8, d = 128, BF16 at S = 8192 (1 GiB), β = 1 TB/s, for `batches`.
+std::string fig9_of(const std::vector<std::uint64_t>& batches) {
+    RooflineRequest req;
+    req.model.weight_bytes = 14'000'000'000;
+    req.model.kv_spec = uniform_kv(32, 8, 128, 16);
+    req.machine.bandwidth = 1e12;
+    req.batches = batches;
+    req.seq_lens = {8192};
+    return figures::fig9_decode_reads(req, decode_roofline(req), {"M_KV from L = 32, S = 8,192 tokens"});
+}
 }  // namespace
 
 TEST_CASE("figures: the catalog lists all 17 figures of the first document and the second's one", "[unit][figure]") {
@@ -42,8 +60,7 @@ TEST_CASE("figures: the catalog lists all 17 figures of the first document and t
 
 // First document §2.1.3, the table under Figure 9: 15.074 GB at B = 1, 22.590 GB at B = 8.
 TEST_CASE("figures: Figure 9 bars are 15.074 GB and 22.590 GB (first document 2.1.3)", "[unit][figure][textbook]") {
-    const figures::DecodeReadInputs document;  // the defaults are the document's inputs
-    const std::string s = figures::fig9_decode_reads(document);
+    const std::string s = fig9_of({1, 8});
     REQUIRE(test::svg_parse_error(s).empty());
     CHECK(texts(test::svg_items(s, "bar-value")) == std::vector<std::string>{"15.074 GB", "22.590 GB"});
     const auto bars = values(test::svg_items(s, "bar"));
@@ -60,12 +77,11 @@ TEST_CASE("figures: Figure 9 bars are 15.074 GB and 22.590 GB (first document 2.
 }
 
 TEST_CASE("figures: Figure 9 for the class's batches has one bar each, W + B·M_KV", "[unit][figure]") {
-    figures::DecodeReadInputs in;
-    in.batches = {1, 2, 4, 8, 16};
-    const auto bars = values(test::svg_items(figures::fig9_decode_reads(in), "bar"));
+    const std::vector<std::uint64_t> batches = {1, 2, 4, 8, 16};
+    const auto bars = values(test::svg_items(fig9_of(batches), "bar"));
     REQUIRE(bars.size() == 5);
     for (std::size_t i = 0; i < 5; ++i)
-        CHECK_THAT(bars[i], WithinRel(14 + static_cast<double>(in.batches[i]) * 1.073741824, 1e-15));  // 1e-15: one division
+        CHECK_THAT(bars[i], WithinRel(14 + static_cast<double>(batches[i]) * 1.073741824, 1e-15));  // 1e-15: one division
 }
 
 // First document §2.1.1: MHA 4 GiB, GQA 1 GiB; eight requests 32 GiB and 8 GiB.
@@ -112,7 +128,11 @@ TEST_CASE("figures: Figure 13 output bars rebuild p from accepted mass and resid
 
 // First document §3.2: p = 0.3, N = 4 gives coverage 0.7599.
 TEST_CASE("figures: Figure 14 marks coverage 0.7599 at N = 4 (first document 3.2)", "[unit][figure][textbook]") {
-    const std::string s = figures::fig14_coverage({});
+    BestOfNRequest req;  // figure doc1-fig14's defaults: p = 0.3, a verifier of TPR 0.9, FPR 0.2
+    req.p = 0.3;
+    req.ns = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16};
+    req.verifier = Verifier{0.9, 0.2, true};
+    const std::string s = figures::fig14_coverage(req, best_of_n(req), 4);
     REQUIRE(test::svg_parse_error(s).empty());
     const auto m = test::svg_items(s, "marker-label");
     REQUIRE(m.size() == 1);

@@ -11,7 +11,7 @@
 
 #include "../../support/small_model.hpp"
 #include "../../support/svg_check.hpp"
-#include "inferlab/draw/plots.hpp"
+#include "inferlab/draw/model.hpp"
 #include "inferlab/model/run/bench.hpp"
 #include "inferlab/model/run/runs.hpp"
 

@@ -9,8 +9,8 @@
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/rng.hpp"
 #include "inferlab/data/model_config.hpp"
-#include "inferlab/draw/figures.hpp"
-#include "inferlab/draw/plots.hpp"
+#include "inferlab/draw/quantize.hpp"
+#include "inferlab/draw/spec_accept.hpp"
 
 using namespace inferlab;
 

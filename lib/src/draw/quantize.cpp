@@ -1,5 +1,6 @@
-// The figures of spec-accept and quantize (--svg FILE): each draws the result value the printers
-// render; every number shown is read from it, none recomputed here.
+// quantize's drawings (quantize.hpp).
+#include "inferlab/draw/quantize.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,138 +9,16 @@
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
-#include "inferlab/draw/plots.hpp"
+#include "inferlab/draw/catalog.hpp"
 #include "inferlab/draw/svg.hpp"
 #include "inferlab/text/table.hpp"
+#include "inferlab/calc/quant.hpp"
 
 // GCC 12 warns when a designated initializer leaves a defaulted member out (GCC bug 96868, fixed
 // in 13); leaving them out is the point of svg.hpp's style structs.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 namespace inferlab::plots {
-namespace {
-
-std::string list(const std::vector<double>& v) {
-    std::string t;
-    for (double x : v) t += (t.empty() ? "" : ", ") + svg::number(x, 6);
-    return "[" + t + "]";
-}
-
-
-std::string gb(std::uint64_t bytes) { return fmt::format("{:.3f} GB", static_cast<double>(bytes) / 1e9); }
-
-// The names the library gives the rounding rules and granularities (quant.hpp's to_string, past
-// "per ") and a rejected draft's fate before its ':' (spec.hpp's RoundStep::fate), marked for the
-// catalogue: the figures print them through tr().
-[[maybe_unused]] constexpr const char* kLibraryNames[] = {N_("half away from zero"), N_("half to even"), N_("stochastic"),
-                                                          N_("tensor"), N_("group"), N_("row"), N_("column"), N_("rejected")};
-
-std::string sweep_figure(const SpecExpected& e, std::size_t gamma) {
-    svg::LinePlot pl;
-    pl.title = tr("spec-accept: tokens per round and speedup against γ");
-    pl.subtitle = trf("α = {0} ({1}): E[tokens per round] = (1 − α^(γ+1)) / (1 − α){2}", svg::number(e.alpha, 6),
-                      e.alpha_from_pq ? "Σ min(p, q)" : tr("given"), e.cost_ratio ? tr("; speedup = E / (γc + 1)") : "");
-    pl.x = {tr("γ, drafts per round"), false, 0.0, std::nullopt};
-    pl.y = {e.cost_ratio ? tr("tokens per round; speedup (×)") : tr("tokens per round"), false, 0.0, std::nullopt};
-    svg::Series tokens{tr("E[tokens per round]"), {}, {}, svg::kBlue}, speed{tr("speedup"), {}, {}, svg::kOrange};
-    for (const GammaPoint& g : e.sweep) {
-        tokens.x.push_back(static_cast<double>(g.gamma)), tokens.y.push_back(g.expected_tokens_per_round);
-        if (g.speedup) speed.x.push_back(static_cast<double>(g.gamma)), speed.y.push_back(*g.speedup);
-    }
-    pl.series = {tokens};
-    if (e.cost_ratio) pl.series.push_back(speed);
-    // Short marker labels (they share one line at the foot of the plot); the numbers go below.
-    pl.markers.push_back({static_cast<double>(gamma), fmt::format("γ = {}", gamma), svg::kInk});
-    const bool best_elsewhere = e.choice && e.choice->best && *e.choice->best != gamma;
-    if (best_elsewhere) pl.markers.push_back({static_cast<double>(*e.choice->best), tr("best"), svg::kGreen});
-    std::string at = trf("at γ = {0}: {1} tokens per round", gamma, svg::number(e.expected_tokens_per_round, 6));
-    if (e.speedup) at += trf(", speedup {0}×", svg::number(*e.speedup, 6));
-    if (e.choice) {
-        if (!e.choice->best) at += tr("; no γ speeds decoding up");
-        else at += trf("; best γ = {0} ({1}×){2}", *e.choice->best, svg::number(e.choice->best_speedup, 6),
-                       e.choice->at_edge ? tr(", the sweep's edge, not an optimum") : "");
-    }
-    pl.inputs = {trf("α = {0}, γ = {1}{2}; γ = 1..{3} (expected_tokens_per_round, speedup: lib/spec.hpp)",
-                     svg::number(e.alpha, 6), gamma,
-                     e.cost_ratio ? ", c = " + svg::number(*e.cost_ratio, 6) : tr(", no cost ratio (--cost-ratio adds the speedup)"),
-                     e.sweep.size()),
-                 at, tr("first document §3.1.1 (draft length and acceptance)")};
-    return svg::line_plot(pl);
-}
-
-std::string position_figure(const SpecPosition& pos, const SpecSimulation* sim) {
-    const Acceptance<double>& a = pos.a;
-    // Four bars a token: past 64 tokens (a real vocabulary) the chart would be thousands of
-    // bars no one can read, so it is refused rather than drawn unreadably.
-    if (pos.p.size() > kMaxDrawnTokens)
-        throw InputError(tr("per-token chart"), trf("{0} tokens", pos.p.size()), N_("draws at most {0} tokens"),
-                         {std::to_string(kMaxDrawnTokens)});  // callers check first
-    svg::BarChart ch;
-    ch.title = tr("spec-accept: acceptance mass and residual, one position");
-    ch.subtitle = trf("accepted Σ min(p, q) = {0}, rejected {1}; the residual r = [p − q]₊ / Σ[p − q]₊ refills p",
-                      svg::number(a.accept_prob, 6), svg::number(a.reject_prob, 6));
-    ch.y_label = tr("probability");
-    const bool many = pos.p.size() > 8;  // past 8 tokens the group headings would overlap
-    for (std::size_t v = 0; v < pos.p.size(); ++v) {
-        const std::string g = trf("token {0}", v);
-        ch.bars.push_back({.label = many ? "" : "p", .value = pos.p[v], .color = svg::kBlue, .group = g});
-        ch.bars.push_back({.label = many ? "" : "q", .value = pos.q[v], .color = svg::kGrey, .group = g});
-        ch.bars.push_back({.label = many ? "" : "min", .value = a.accepted[v], .color = svg::kGreen, .group = g});
-        ch.bars.push_back({.label = many ? "" : "r", .value = a.residual[v], .color = svg::kRed, .group = g});
-        if (sim) ch.bars.push_back({.label = many ? "" : tr("sim"), .value = sim->speculative[v], .color = svg::kOrange, .group = g});
-    }
-    ch.legend = {{tr("p (target)"), svg::kBlue}, {tr("q (draft)"), svg::kGrey}, {tr("accepted q·α = min(p, q)"), svg::kGreen},
-                 {tr("residual r"), svg::kRed}};
-    if (sim) ch.legend.push_back({tr("simulated output"), svg::kOrange});
-    ch.inputs = {"p = " + list(pos.p) + ", q = " + list(pos.q) +
-                     (pos.source == PositionSource::Logits
-                          ? trf(" (softmax of the logits at temperature {0})", svg::number(pos.temperature))
-                          : ""),
-                 trf("output = q·α + reject·r = {0} (acceptance, lib/spec.hpp); first document §3.1.2, Figure 13", list(a.output))};
-    if (sim)
-        ch.inputs.insert(ch.inputs.begin() + 1,
-                         trf("simulated: {0} samples, seed {1}: the speculative rule's output frequencies, "
-                             "χ² p-value {2} against p",
-                             group_thousands(sim->samples), sim->seed, svg::number(sim->speculative_fit.p_value, 4)));
-    ch.width = std::max(720.0, 120 + (sim ? 5 : 4) * 14 * static_cast<double>(pos.p.size()));
-    return svg::bar_chart(ch);
-}
-
-std::string round_figure(const RoundWalkthrough& w) {
-    const double cell = 70, left = 40, top = 90;
-    svg::Document doc(std::max(640.0, left * 2 + cell * static_cast<double>(w.steps.size())), 260 + 15.0 * 2,
-                      tr("spec-accept: one draft round, judged left to right"));
-    const std::string advanced = w.tokens_advanced == 1 ? tr("1 token advanced") : trf("{0} tokens advanced", w.tokens_advanced);
-    doc.heading(trf("γ = {0}: {1} accepted, {2} ({3} + 1 {4}), {5} discarded", w.gamma, w.accepted, advanced, w.accepted,
-                    w.bonus ? tr("bonus") : tr("resampled"), w.discarded));
-    for (std::size_t i = 0; i < w.steps.size(); ++i) {
-        const RoundStep& s = w.steps[i];
-        const bool ok = s.fate == "accepted" || s.fate == "bonus";
-        const bool rej = s.fate.rfind("rejected", 0) == 0;
-        const std::string color = ok ? svg::kGreen : rej ? svg::kRed : svg::kGrey;
-        const double x = left + cell * static_cast<double>(i);
-        doc.rect(x, top, cell - 8, 50,
-                 svg::ShapeStyle{.fill = color, .cls = "draft", .value = static_cast<double>(s.position), .tooltip = s.why});
-        doc.text(x + (cell - 8) / 2, top + 30, std::to_string(s.position), {.size = 14, .anchor = "middle", .fill = "#ffffff", .bold = true});
-        doc.text(x + (cell - 8) / 2, top + 70, tr(s.fate.substr(0, s.fate.find(':'))), {.size = 10, .anchor = "middle", .cls = "fate"});
-    }
-    doc.text(left, top + 110,
-             trf("tokens advanced {0}, draft proposals {1}, target positions verified {2}", w.tokens_advanced,
-                 w.draft_proposals, w.target_positions),
-             {.size = 13, .bold = true, .cls = "tokens-advanced", .value = static_cast<double>(w.tokens_advanced)});
-    doc.inputs({trf("a scripted round of γ = {0} drafts (walk_round, lib/spec.hpp)", w.gamma),
-                tr("first document §3.1.1, Figure 11")});
-    return doc.str();
-}
-
-}  // namespace
-
-std::string spec_accept_figure(const SpecAcceptResult& r) {
-    if (r.expected && r.gamma) return sweep_figure(*r.expected, *r.gamma);
-    if (r.position) return position_figure(*r.position, r.simulation ? &*r.simulation : nullptr);
-    if (r.round) return round_figure(*r.round);
-    throw Error(N_("this spec-accept result has nothing to draw (no sweep, position or round)"));
-}
 
 std::string quant_grid_figure(const ScalarQuant& q, const GridNotes& notes) {
     // At most 17 levels: the whole grid when Q ≤ 8, else 17 around the level chosen.
@@ -183,6 +62,8 @@ std::string quantize_value_figure(const ValueQuant& v) {
 }
 
 namespace {
+
+std::string gb(std::uint64_t bytes) { return fmt::format("{:.3f} GB", static_cast<double>(bytes) / 1e9); }
 
 std::string scheme_label(Scheme s) { return s == Scheme::Symmetric ? tr("symmetric") : tr("asymmetric"); }
 
@@ -325,5 +206,18 @@ std::string quantize_model_figure(const KvModelQuant& m) {
                      m.base.name, m.scale_bits, m.zero_bits ? trf(", {0}-bit zero points", m.zero_bits) : "")};
     return svg::bar_chart(ch);
 }
-
 }  // namespace inferlab::plots
+
+namespace inferlab::figures {
+
+std::string fig15_quant_grid(const GridInputs& in) {
+    const std::int64_t Q = symmetric_qmax(in.bits);
+    const ScalarQuant q = quantize_scalar(in.x, in.step, Q, Rounding::HalfAwayFromZero, nullptr);
+    return plots::quant_grid_figure(
+        q, {tr("Figure 15: the uniform grid and the dequantization error"), to_string(Rounding::HalfAwayFromZero), within_half_step(q),
+            {trf("x = {0}, Δ = {1}, {2} bits: Q = 2^(b−1) − 1 = {3} (quantize_scalar, lib/quant.hpp)", svg::number(in.x, 6),
+                 svg::number(in.step, 6), in.bits, Q),
+             source_line("doc1-fig15")}});
+}
+
+}  // namespace inferlab::figures

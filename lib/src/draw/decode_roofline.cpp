@@ -1,16 +1,22 @@
-// decode-roofline's and best-of-n's figures (--svg FILE): drawn from their result values, the
-// same ones the text, JSON and CSV printers render. Every plotted number is a field of the result
-// or a rate the result's library (roofline_result.hpp) derives from it; nothing is recomputed here.
+// decode-roofline's drawings (decode_roofline.hpp).
+#include "inferlab/draw/decode_roofline.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <numeric>
+#include <cmath>
 
+#include "inferlab/base/error.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
-#include "inferlab/draw/plots.hpp"
+#include "inferlab/draw/catalog.hpp"
 #include "inferlab/draw/svg.hpp"
 #include "inferlab/text/table.hpp"
+#include "inferlab/calc/roofline.hpp"
+
+// GCC 12 warns when a designated initializer leaves a defaulted member out (GCC bug 96868, fixed
+// in 13); leaving them out is the point of svg.hpp's style structs.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 namespace inferlab::plots {
 namespace {
@@ -120,13 +126,6 @@ std::optional<svg::LinePlot> roofline_panel(const RooflineRequest& req, const Ro
     return pl;
 }
 
-// A log N axis past a 64-fold range: on a linear one the small N, where the curves bend, crowd the left.
-bool wide(const std::vector<BestOfNRow>& rows) {
-    std::uint64_t lo = UINT64_MAX, hi = 0;
-    for (const auto& r : rows) lo = std::min(lo, r.n), hi = std::max(hi, r.n);
-    return hi >= 64 * lo;
-}
-
 }  // namespace
 
 std::string decode_roofline_svg(const RooflineRequest& req, const RooflineResult& res, const std::vector<std::string>& sources) {
@@ -134,57 +133,61 @@ std::string decode_roofline_svg(const RooflineRequest& req, const RooflineResult
     if (auto r = roofline_panel(req, res)) panels.push_back(std::move(*r));
     return svg::stacked_plots(tr("decode-roofline: tokens/s against batch, and the roofline"), panels);
 }
+}  // namespace inferlab::plots
 
-std::string best_of_n_svg(const BestOfNRequest& req, const BestOfNResult& res, const std::vector<std::string>& sources) {
-    std::vector<BestOfNRow> rows = res.rows;
-    std::stable_sort(rows.begin(), rows.end(), [](const BestOfNRow& a, const BestOfNRow& b) { return a.n < b.n; });
-    svg::LinePlot pl;
-    pl.title = tr("best-of-n: coverage against selection");
-    pl.subtitle = tr("Coverage 1 − (1 − p)^N: a correct candidate is present; the strategies: one is chosen");
-    pl.x = {tr("N, candidates"), wide(rows), std::nullopt, std::nullopt};
-    pl.y = {tr("probability"), false, 0.0, 1.0};
-    svg::Series cov{tr("coverage (present)"), {}, {}, svg::kGreen}, one{tr("one sample (p)"), {}, {}, svg::kGrey, true, false};
-    svg::Series ver{tr("verifier selection"), {}, {}, svg::kBlue}, maj{tr("majority vote"), {}, {}, svg::kAmber},
-        judge{tr("biased judge"), {}, {}, svg::kRed}, hard{tr("coverage, hard fraction"), {}, {}, svg::kTeal, true},
-        beta{tr("coverage, correlated (ρ)"), {}, {}, svg::kOrange, true};
-    const auto add = [](svg::Series& s, double x, const std::optional<double>& y) {
-        if (y) s.x.push_back(x), s.y.push_back(*y);
-    };
-    for (const auto& r : rows) {
-        const double x = static_cast<double>(r.n);
-        add(cov, x, r.coverage), add(one, x, res.p);
-        add(ver, x, r.verifier_selection), add(maj, x, r.majority_vote), add(judge, x, r.biased_judge);
-        add(hard, x, r.coverage_hard_fraction), add(beta, x, r.coverage_beta);
+namespace inferlab::figures {
+
+namespace {
+
+std::string gb3(std::uint64_t bytes) { return fmt::format("{:.3f} GB", bytes_in_gb(bytes)); }
+
+}  // namespace
+
+std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& res, const std::vector<std::string>& sources) {
+    const DecodeModel& m = req.model;
+    svg::BarChart ch;
+    ch.title = tr("Figure 9: bytes one decode step reads, D_B = W + B·M_KV");
+    ch.subtitle = tr("The weights are read once per step; every request's K/V is read for that request");
+    ch.y_label = tr("D_B (GB, 10^9 bytes)");
+    for (const DecodeStep& step : res.rows) {
+        const std::uint64_t b = step.batch;
+        svg::Bar bar;
+        bar.label = fmt::format("B = {}", b);
+        bar.sublabel = trf("≤ {0} tok/s all, {1} each", fmt::format("{:.2f}", step.aggregate_tokens_per_s),
+                           fmt::format("{:.2f}", step.per_request_tokens_per_s));
+        bar.value = bytes_in_gb(step.bytes);
+        bar.value_label = gb3(step.bytes);
+        bar.segments.push_back({bytes_in_gb(step.weight_bytes), svg::kBlue, tr("weights W")});
+        // K and V of each request as a teal and an amber band, while they stay wide enough to see;
+        // requests of their own lengths (a list of --seq-len) each get their own M_KV.
+        if (b <= 16) {
+            for (std::uint64_t i = 0; i < b; ++i) {
+                const double per = req.lens_are_batch ? bytes_in_gb(request_kv_bytes(m, req.seq_lens[i]))
+                                                      : bytes_in_gb(step.kv_bytes) / static_cast<double>(b);
+                bar.segments.push_back({per / 2, svg::kTeal, trf("request {0} K", i + 1)});
+                bar.segments.push_back({per / 2, svg::kAmber, trf("request {0} V", i + 1)});
+            }
+        } else {
+            bar.segments.push_back({bytes_in_gb(step.kv_bytes), svg::kTeal, tr("K/V of every request")});
+        }
+        ch.bars.push_back(bar);
     }
-    pl.series = {cov};
-    for (svg::Series* s : {&ver, &maj, &judge, &hard, &beta})
-        if (!s->x.empty()) pl.series.push_back(*s);
-    pl.series.push_back(one);
-    if (const auto& t = res.target) {
-        svg::Series line{trf("target {0}", svg::number(t->target, 6)), {cov.x.front(), cov.x.back()}, {t->target, t->target},
-                         svg::kInk, true, false};
-        pl.series.push_back(line);
-        if (t->min_n)
-            pl.markers.push_back({static_cast<double>(*t->min_n),
-                                  trf("N = {0} reaches it: coverage {1}", *t->min_n, svg::number(t->coverage_at_min_n, 6)),
-                                  svg::kInk});
+    ch.legend = {{tr("weights W (once)"), svg::kBlue}, {tr("K of each request"), svg::kTeal}, {tr("V of each request"), svg::kAmber}};
+    std::string kv;
+    if (req.lens_are_batch) {
+        kv = tr("M_KV per request from its own length");
+    } else {
+        const std::uint64_t m_kv = request_kv_bytes(m, req.seq_lens.empty() ? 0 : req.seq_lens.front());
+        kv = trf("M_KV = {0} B ({1}) per request", group_thousands(m_kv), binary_size(m_kv));
     }
-    pl.inputs.push_back(trf("p = {0} per independent candidate", svg::number(res.p, 6)));
-    if (req.verifier)
-        pl.inputs.push_back(trf("verifier TPR = {0}, FPR = {1}; when it accepts none: {2}", svg::number(req.verifier->tpr, 6),
-                                svg::number(req.verifier->fpr, 6), req.verifier->fallback_random ? tr("a random pick") : tr("abstain")));
-    if (req.answer_dist) {
-        std::vector<std::string> d;
-        for (double v : *req.answer_dist) d.push_back(svg::number(v, 6));
-        pl.inputs.push_back(trf("answers (correct first): {0}", fmt::format("{}", fmt::join(d, ", "))));
-    }
-    if (req.judge_bias) pl.inputs.push_back(trf("judge bias = {0}", svg::number(*req.judge_bias, 6)));
-    if (req.hard_fraction) pl.inputs.push_back(trf("hard fraction h = {0}", svg::number(*req.hard_fraction, 6)));
-    if (req.rho) pl.inputs.push_back("ρ = " + svg::number(*req.rho, 6));
-    pl.inputs.insert(pl.inputs.end(), sources.begin(), sources.end());
-    pl.inputs.push_back(tr("Source: first document §3.2 (coverage is not selection); inferlab best-of-n"));
-    pl.height = 440 + 15.0 * static_cast<double>(pl.inputs.size());
-    return svg::line_plot(pl);
+    ch.inputs = {fmt::format("W = {} B ({}), {}", group_thousands(m.weight_bytes), decimal_size(m.weight_bytes), kv),
+                 "β = " + format_bandwidth(req.machine.bandwidth) +
+                     (req.machine.peak_flops ? ", π = " + format_flops(*req.machine.peak_flops) : tr(", no π: memory bound only"))};
+    ch.inputs.insert(ch.inputs.end(), sources.begin(), sources.end());
+    ch.inputs.push_back(tr("t_B ≥ D_B / β; aggregate ≤ B / t_B, each request ≤ 1 / t_B (decode_roofline, lib/roofline_result.hpp)"));
+    ch.inputs.push_back(source_line("doc1-fig9"));
+    ch.height = 425 + 15.0 * static_cast<double>(sources.size());
+    return svg::bar_chart(ch);
 }
 
-}  // namespace inferlab::plots
+}  // namespace inferlab::figures

@@ -1,0 +1,27 @@
+#pragma once
+// best-of-n's drawings: its --svg plot and the first document's Figure 14 (coverage against selection).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "inferlab/answer/best_of_n.hpp"
+#include "inferlab/draw/catalog.hpp"
+
+namespace inferlab::plots {
+
+// best-of-n --svg: coverage and every selection strategy the result holds against N, the single
+// sample p as a baseline and, with a target, its line and the smallest N that reaches it.
+std::string best_of_n_svg(const BestOfNRequest& req, const BestOfNResult& res,
+                          const std::vector<std::string>& sources = {});
+
+}  // namespace inferlab::plots
+
+namespace inferlab::figures {
+
+// Figure 14: coverage 1 − (1 − p)^N against the probability a verifier selects a correct one, for
+// best-of-n's request and result (figure doc1-fig14 takes that command's flags): coverage, every
+// strategy asked for, the target; a marker at `marked_n` when it is a row.
+std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, std::uint64_t marked_n);
+
+}  // namespace inferlab::figures
