@@ -81,31 +81,34 @@ json result_json(const Inputs& in, const RooflineResult& res) {
     return j;
 }
 
-Table rows_table(const RooflineRequest& rq, const RooflineResult& res) {
-    const Machine& hw = rq.machine;
+// The per-batch table, one column per figure: what the text and --csv print of each row.
+std::vector<Column<DecodeStep>> row_columns(const RooflineRequest& rq) {
     // The tok/s columns are bounds here (the documents' 上界), measurements in model bench.
-    Table t{{N_("batch"), N_("bytes/step (GB)"), N_("bytes/step (GiB)"), N_("step bound (ms)"),
-             NC_("decode-roofline", "aggregate tok/s"), NC_("decode-roofline", "per-request tok/s")},
-            {},
-            {}};
-    if (rq.model.moe) t.columns.insert(t.columns.begin() + 1, N_("experts read/layer"));
-    if (hw.peak_flops) t.columns.insert(t.columns.end(), {"FLOP/B", N_("bound")});
-    if (hw.memory_bytes) t.columns.push_back(N_("fits"));
-    for (const auto& s : res.rows) {
-        std::vector<std::string> cells = {std::to_string(s.batch), format_decimal(bytes_in_gb(s.bytes), 3),
-                                          format_decimal(bytes_in_gib(s.bytes), 3), format_ms_cell(s.step_time_s),
-                                          format_decimal(s.aggregate_tokens_per_s, 2),
-                                          format_decimal(s.per_request_tokens_per_s, 2)};
-        if (s.experts_read_per_layer) cells.insert(cells.begin() + 1, format_real(*s.experts_read_per_layer, 4));
-        if (hw.peak_flops) {
-            cells.push_back(s.intensity ? format_real(*s.intensity, 4) : "");
-            cells.push_back(s.compute_bound ? N_("compute") : N_("memory"));
-        }
-        if (s.fits) cells.push_back(*s.fits ? N_("yes") : N_("NO"));
-        t.rows.push_back(cells);
+    std::vector<Column<DecodeStep>> c = {{"batch", N_("batch"), [](const DecodeStep& s) { return std::to_string(s.batch); }}};
+    if (rq.model.moe)
+        c.push_back({"experts_read_per_layer", N_("experts read/layer"), [](const DecodeStep& s) {
+                         return s.experts_read_per_layer ? format_real(*s.experts_read_per_layer, 4) : "";
+                     }});
+    c.push_back({"bytes_per_step_gb", N_("bytes/step (GB)"),
+                 [](const DecodeStep& s) { return format_decimal(bytes_in_gb(s.bytes), 3); }});
+    c.push_back({"bytes_per_step_gib", N_("bytes/step (GiB)"),
+                 [](const DecodeStep& s) { return format_decimal(bytes_in_gib(s.bytes), 3); }});
+    c.push_back({"step_time_s", N_("step bound (ms)"), [](const DecodeStep& s) { return format_ms_cell(s.step_time_s); }});
+    c.push_back({"aggregate_tokens_per_s", NC_("decode-roofline", "aggregate tok/s"),
+                 [](const DecodeStep& s) { return format_decimal(s.aggregate_tokens_per_s, 2); }});
+    c.push_back({"per_request_tokens_per_s", NC_("decode-roofline", "per-request tok/s"),
+                 [](const DecodeStep& s) { return format_decimal(s.per_request_tokens_per_s, 2); }});
+    if (rq.machine.peak_flops) {
+        c.push_back({"arithmetic_intensity", "FLOP/B",
+                     [](const DecodeStep& s) { return s.intensity ? format_real(*s.intensity, 4) : ""; }});
+        c.push_back({"bound", N_("bound"), [](const DecodeStep& s) { return s.compute_bound ? N_("compute") : N_("memory"); }});
     }
-    return t;
+    if (rq.machine.memory_bytes)
+        c.push_back({"fits", N_("fits"), [](const DecodeStep& s) { return !s.fits ? "" : *s.fits ? N_("yes") : N_("NO"); }});
+    return c;
 }
+
+Table rows_table(const RooflineRequest& rq, const RooflineResult& res) { return columns_table(row_columns(rq), res.rows); }
 
 Table generation_table(const RooflineResult& res) {
     Table g{{N_("batch"), N_("TTFT, prefill (ms)"), N_("decode steps"), N_("decode total (ms)"), N_("TPOT, mean step (ms)"),

@@ -2,6 +2,7 @@
 // Printers shared by every subcommand: aligned text tables, CSV, terminal charts, and the
 // guard that keeps NaN and infinity out of every output.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,32 @@ struct Table {
     // Columns whose cells are right-aligned (numbers); by default every column but the first.
     std::vector<bool> right_align;
 };
+
+// One column of a table, described once: the text and --csv both print the Table built from these
+// (the text translating the headers), so a column added here appears in both, in the same place.
+//   key     the JSON key of the same figure in a row of --json ("bytes_per_step_gb"), which the
+//           README's key table documents and the contract tests check
+//   header  the header, a msgid with the unit in parentheses ("bytes/step (GB)")
+//   cell    the row's cell: numbers only, empty where the row has none
+template <class Row>
+struct Column {
+    std::string key;
+    std::string header;
+    std::function<std::string(const Row&)> cell;
+};
+
+// The table of `rows` under `columns`, in their order.
+template <class Row>
+Table columns_table(const std::vector<Column<Row>>& columns, const std::vector<Row>& rows) {
+    Table t;
+    for (const auto& c : columns) t.columns.push_back(c.header);
+    for (const auto& r : rows) {
+        std::vector<std::string> cells;
+        for (const auto& c : columns) cells.push_back(c.cell(r));
+        t.rows.push_back(std::move(cells));
+    }
+    return t;
+}
 
 // Columns padded to their widest cell (display width: "≈" and "×" count as one column, a CJK
 // character as two). With `max_width` > 0 the table fits that many columns: headers wrap onto
