@@ -7,6 +7,7 @@
 #include "best_of_n_print.hpp"
 #include "inferlab/answer/best_of_n.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/text/table.hpp"

@@ -7,6 +7,7 @@
 #include "decode_roofline_print.hpp"
 #include "inferlab/answer/decode_roofline.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/draw/decode_roofline.hpp"

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #ifdef INFERLAB_WITH_CUDA
 #include "inferlab/cuda/backend.hpp"

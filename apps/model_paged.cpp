@@ -8,6 +8,7 @@
 #include "common.hpp"
 #include "options.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/model/run/paged_sim.hpp"
 #include "model_common.hpp"

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/draw/model.hpp"

@@ -12,6 +12,7 @@
 #include "inferlab/answer/quantize.hpp"
 #include "inferlab/base/dtype.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/rational.hpp"
 #include "inferlab/base/rng.hpp"

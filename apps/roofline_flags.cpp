@@ -9,6 +9,7 @@
 #include "inferlab/answer/decode_roofline.hpp"
 #include "inferlab/base/dtype.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/calc/quant.hpp"

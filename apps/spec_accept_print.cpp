@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/draw/spec_accept.hpp"

@@ -8,6 +8,7 @@
 
 #include "inferlab/base/dtype.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/units.hpp"
 
 namespace {

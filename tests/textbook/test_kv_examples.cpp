@@ -2,6 +2,7 @@
 // Golden values are the documents' printed numbers.
 #include <catch2/catch.hpp>
 
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/calc/kv.hpp"
 

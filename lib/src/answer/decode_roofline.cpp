@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/calc/quant.hpp"
 

@@ -7,6 +7,7 @@
 
 #include "inferlab/base/checked.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/calc/quant.hpp"
 #include "inferlab/calc/roofline.hpp"

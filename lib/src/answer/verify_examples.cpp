@@ -5,6 +5,7 @@
 #include "inferlab/answer/verify.hpp"
 #include "inferlab/base/checked.hpp"
 #include "inferlab/base/dtype.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/calc/best_of_n.hpp"

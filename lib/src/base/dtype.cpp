@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/units.hpp"
 
 namespace inferlab {

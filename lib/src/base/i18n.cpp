@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/units.hpp"
 
 namespace inferlab {

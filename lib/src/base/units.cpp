@@ -10,6 +10,7 @@
 
 #include "inferlab/base/checked.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 
 namespace inferlab {
 namespace {
@@ -343,93 +344,5 @@ std::vector<std::uint64_t> parse_int_list_or_range(const std::string& where, con
     return out;
 }
 
-std::string group_thousands(std::uint64_t n) {
-    const std::string digits = std::to_string(n);
-    std::string out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i && (digits.size() - i) % 3 == 0) out.push_back(',');
-        out.push_back(digits[i]);
-    }
-    return out;
-}
-
-std::string exact_ratio(std::uint64_t num, std::uint64_t den, int max_frac) {
-    if (den == 0) return "undefined";
-    u128 whole = num / den;
-    u128 rem = num % den;
-    std::string frac;
-    for (int k = 0; k < max_frac && rem != 0; ++k) {
-        rem *= 10;
-        frac.push_back(static_cast<char>('0' + static_cast<int>(rem / den)));
-        rem %= den;
-    }
-    bool approx = rem != 0;
-    if (approx) {
-        // Round half up on the next digit.
-        rem *= 10;
-        if (rem / den >= 5) {
-            int k = static_cast<int>(frac.size()) - 1;
-            while (k >= 0 && frac[k] == '9') frac[k--] = '0';
-            if (k >= 0) ++frac[k];
-            else ++whole;
-        }
-    }
-    while (!frac.empty() && frac.back() == '0') frac.pop_back();
-    std::string w;
-    {
-        u128 x = whole;
-        if (x == 0) w = "0";
-        while (x) {
-            w.push_back(static_cast<char>('0' + static_cast<int>(x % 10)));
-            x /= 10;
-        }
-        std::reverse(w.begin(), w.end());
-    }
-    return (approx ? "≈" : "") + w + (frac.empty() ? "" : "." + frac);
-}
-
-std::string binary_size(std::uint64_t bytes) {
-    static const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    int k = 0;
-    while (k < 6 && bytes >= (std::uint64_t{1} << (10 * (k + 1)))) ++k;
-    if (k == 0) return fmt::format("{} B", bytes);
-    return exact_ratio(bytes, std::uint64_t{1} << (10 * k), 6) + " " + names[k];
-}
-
-std::string decimal_size(std::uint64_t bytes) {
-    static const char* names[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
-    int k = 0;
-    std::uint64_t unit = 1;
-    while (k < 6 && bytes / 1000 >= unit) {
-        unit *= 1000;
-        ++k;
-    }
-    if (k == 0) return fmt::format("{} B", bytes);
-    return exact_ratio(bytes, unit, 9) + " " + names[k];
-}
-
-std::string bytes_all_units(std::uint64_t bytes) {
-    std::string out = group_thousands(bytes) + " B";
-    if (bytes >= 1024) out += " = " + binary_size(bytes);
-    if (bytes >= 1000) out += " = " + decimal_size(bytes);
-    return out;
-}
-
-std::string format_real(double v, int sig) {
-    if (!std::isfinite(v)) return "n/a";
-    if (v == 0) return "0";
-    double a = std::fabs(v);
-    if (a >= 1e15 || a < 1e-6) return fmt::format("{:.{}e}", v, sig - 1);
-    std::string s = fmt::format("{:.{}g}", v, sig);
-    if (s.find('e') != std::string::npos) {
-        int decimals = std::max(0, sig - 1 - static_cast<int>(std::floor(std::log10(a))));
-        s = fmt::format("{:.{}f}", v, decimals);
-        if (s.find('.') != std::string::npos) {
-            while (s.back() == '0') s.pop_back();
-            if (s.back() == '.') s.pop_back();
-        }
-    }
-    return s;
-}
 
 }  // namespace inferlab

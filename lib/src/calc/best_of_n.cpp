@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/rng.hpp"
 #include "inferlab/base/stats.hpp"
 #include "inferlab/base/units.hpp"

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/units.hpp"
 
 namespace inferlab {

@@ -9,6 +9,7 @@
 
 #include "inferlab/base/checked.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/rng.hpp"
 #include "inferlab/base/units.hpp"

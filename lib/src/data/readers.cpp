@@ -6,6 +6,7 @@
 
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/files.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/text/table.hpp"
 

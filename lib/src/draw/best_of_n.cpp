@@ -9,10 +9,10 @@
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
+#include "inferlab/calc/best_of_n.hpp"
 #include "inferlab/draw/catalog.hpp"
 #include "inferlab/draw/svg.hpp"
 #include "inferlab/text/table.hpp"
-#include "inferlab/calc/best_of_n.hpp"
 
 // GCC 12 warns when a designated initializer leaves a defaulted member out (GCC bug 96868, fixed
 // in 13); leaving them out is the point of svg.hpp's style structs.

@@ -6,15 +6,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "inferlab/answer/decode_roofline.hpp"
+#include "inferlab/base/checked.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
+#include "inferlab/calc/kv.hpp"
 #include "inferlab/draw/catalog.hpp"
 #include "inferlab/draw/svg.hpp"
 #include "inferlab/text/table.hpp"
-#include "inferlab/answer/decode_roofline.hpp"
-#include "inferlab/base/checked.hpp"
-#include "inferlab/calc/kv.hpp"
 
 // GCC 12 warns when a designated initializer leaves a defaulted member out (GCC bug 96868, fixed
 // in 13); leaving them out is the point of svg.hpp's style structs.

@@ -7,12 +7,13 @@
 #include <cmath>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
+#include "inferlab/calc/spec.hpp"
 #include "inferlab/draw/catalog.hpp"
 #include "inferlab/draw/svg.hpp"
 #include "inferlab/text/table.hpp"
-#include "inferlab/calc/spec.hpp"
 
 // GCC 12 warns when a designated initializer leaves a defaulted member out (GCC bug 96868, fixed
 // in 13); leaving them out is the point of svg.hpp's style structs.

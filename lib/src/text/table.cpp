@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "inferlab/base/units.hpp"
 
@@ -293,23 +294,6 @@ std::string render_bar_chart(const std::vector<std::string>& labels, const std::
     return out;
 }
 
-std::string format_short(double v, int max_sig) {
-    if (!std::isfinite(v)) return "n/a";
-    std::string s = fmt::format("{}", v);  // fmt's default is the shortest round-trip form
-    int digits = 0;
-    bool leading = true;
-    std::size_t last_nonzero = 0;
-    for (std::size_t i = 0; i < s.size() && s[i] != 'e'; ++i) {
-        if (s[i] < '0' || s[i] > '9') continue;
-        if (leading && s[i] == '0') continue;
-        leading = false;
-        ++digits;
-        if (s[i] != '0') last_nonzero = static_cast<std::size_t>(digits);
-    }
-    // "100" has one significant digit: trailing zeros of an integer are placeholders.
-    if (static_cast<int>(last_nonzero) <= max_sig) return s;
-    return fmt::format("{:.{}g}", v, max_sig);
-}
 
 void require_finite(const nlohmann::json& j, const std::string& path) {
     if (j.is_number_float()) {
@@ -323,51 +307,3 @@ void require_finite(const nlohmann::json& j, const std::string& path) {
 
 }  // namespace inferlab
 
-namespace inferlab {
-
-std::string format_decimal(double v, int decimals) {
-    if (!std::isfinite(v)) return "n/a";
-    if (v == 0) return "0";
-    const double a = std::fabs(v);
-    // Fixed decimals keep a table's column aligned; they fail at both ends: 4.2e-05 rounds to
-    // "0.00", and 1e35 prints every one of its 36 digits.
-    if (a >= 1e9 || a * std::pow(10.0, decimals) < 10) return format_real(v, 6);
-    return fmt::format("{:.{}f}", v, decimals);
-}
-
-std::string format_seconds(double s) {
-    if (!std::isfinite(s)) return "n/a";
-    if (s == 0) return "0 s";
-    const double a = std::fabs(s);
-    if (a >= 1) return format_real(s, 6) + " s";
-    if (a >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
-    if (a >= 1e-6) return format_real(s * 1e6, 4) + " µs";
-    return format_real(s * 1e9, 4) + " ns";
-}
-
-std::string format_bandwidth(double bps) {
-    const char* unit = "B/s";
-    double v = bps;
-    for (const char* u : {"kB/s", "MB/s", "GB/s", "TB/s", "PB/s"}) {
-        if (v < 1000) break;
-        v /= 1000;
-        unit = u;
-    }
-    return fmt::format("{} {} ({:.6g} B/s)", format_real(v, 6), unit, bps);
-}
-
-std::string format_ms_cell(double s) { return format_decimal(s * 1e3, 3); }
-
-std::string format_flops(double f) {
-    const char* unit = "FLOP/s";
-    double v = f;
-    for (const char* u : {"kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s", "EFLOP/s"}) {
-        if (std::fabs(v) < 1000) break;
-        v /= 1000;
-        unit = u;
-    }
-    if (std::fabs(v) >= 1000) return format_real(f, 6) + " FLOP/s";  // past the last prefix: an exponent
-    return format_real(v, 6) + " " + unit;
-}
-
-}  // namespace inferlab

@@ -3,6 +3,7 @@
 
 #include "inferlab/answer/decode_roofline.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/text/table.hpp"
 
 using namespace inferlab;

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/units.hpp"
 
 using namespace inferlab;

@@ -3,6 +3,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "inferlab/base/format.hpp"
 #include "inferlab/text/table.hpp"
 
 using namespace inferlab;

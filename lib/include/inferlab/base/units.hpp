@@ -59,21 +59,5 @@ std::vector<std::string> split_count_list(const std::string& where, const std::s
 std::vector<std::uint64_t> parse_int_list_or_range(const std::string& where, const std::string& text,
                                                    std::uint64_t max_items = 4096);
 
-// 1073741824 -> "1,073,741,824".
-std::string group_thousands(std::uint64_t n);
-
-// num/den as a decimal with at most max_frac digits, trailing zeros removed. Exact when the
-// expansion terminates within max_frac digits; otherwise rounded and prefixed with "≈".
-std::string exact_ratio(std::uint64_t num, std::uint64_t den, int max_frac = 9);
-
-// "1 GiB", "160 KiB", "1.25 GiB", "512 B": the largest binary unit with value >= 1.
-std::string binary_size(std::uint64_t bytes);
-// "1.073741824 GB", "14 GB", "163.84 kB": the largest decimal unit with value >= 1.
-std::string decimal_size(std::uint64_t bytes);
-// "1,073,741,824 B = 1 GiB = 1.073741824 GB" (units omitted where they add nothing).
-std::string bytes_all_units(std::uint64_t bytes);
-
-// A double for people: up to `sig` significant digits, no exponent for ordinary ranges.
-std::string format_real(double v, int sig = 6);
 
 }  // namespace inferlab

@@ -71,26 +71,5 @@ void require_finite(const nlohmann::json& j, const std::string& path = "$");
 // Display width of UTF-8 text (code points, not bytes).
 std::size_t display_width(const std::string& s);
 
-// The shortest text that reads back as exactly `v` (0.3, 0.7599, 1e-16) when it needs at most
-// `max_sig` significant digits; otherwise `v` rounded to `max_sig` significant digits, trailing
-// zeros dropped (0.30000000000000004 → "0.3", 1/3 → "0.333333"). NaN and infinity print as "n/a".
-std::string format_short(double v, int max_sig = 6);
-
-
-// One formatting per quantity (issue #15), so no value prints as "0.00" or as 35 digits:
-// A time with its unit: "15.074 ms" below 1000 ms, "1.5 s" (up to 6 significant digits) past it,
-// "12.5 µs" and "3.2 ns" below a millisecond, an exponent past 10^15 s.
-std::string format_seconds(double seconds);
-// A real with `decimals` fixed decimals ("66.34", "0.67") while that shows at least two
-// significant digits and the integer part has at most 9; otherwise format_real's 6 significant
-// digits ("0.000042", "1.00000e+35"). Numeric only, for table cells (the unit goes in the header).
-std::string format_decimal(double v, int decimals);
-// A FLOP rate with an SI prefix: "989 TFLOP/s", "1.2 PFLOP/s"; past EFLOP/s an exponent
-// ("5.00000e+21 FLOP/s").
-std::string format_flops(double flops_per_s);
-// A bandwidth, decimal as bandwidths are quoted, with the exact figure: "1 TB/s (1e+12 B/s)".
-std::string format_bandwidth(double bytes_per_s);
-// A time in milliseconds as a table cell under a "(ms)" header: format_decimal(1000·s, 3).
-std::string format_ms_cell(double seconds);
 
 }  // namespace inferlab
