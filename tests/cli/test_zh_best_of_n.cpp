@@ -117,7 +117,7 @@ TEST_CASE("best-of-n errors in Chinese: the flag, the value and the translated r
                     "--cost-judge 在没有 --budget 时不起作用：成本只用于在固定总成本下比较策略");
     expect_zh_error({"best-of-n", "--p", "0.3", "--target", "1"},
                     "--target '1': 在 p < 1 时无法达到：对每个 N，覆盖率 1 − (1 − p)^N 都小于 1");
-    // The library's rules (bestofn.cpp, bestofn_result.cpp), named by the flag and still translated.
+    // The library's rules (calc/best_of_n.cpp, answer/best_of_n.cpp), named by the flag and still translated.
     expect_zh_error({"best-of-n", "--p", "0.3", "--n", "300", "--alternatives", "2"}, "--n '300': 多数投票只对 N ≤ 200 精确计算");
     expect_zh_error({"best-of-n", "--p", "0.3", "--n", "200", "--alternatives", "32"},
                     "--n '200': 在 32 个错误答案下，对多数投票的精确动态规划来说太大（N³·k² 必须小于 2·10^9）");

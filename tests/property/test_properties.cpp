@@ -84,7 +84,7 @@ KvLayer gen_layer() {
 
 // Bytes of one request of S tokens in one layer, from the documents' definition: the positions
 // held (all S, or the last W of a sliding layer) times H_kv·(d_k·b_k + d_v·b_v) bits, rounded
-// up to whole bytes. Written here independently of lib/src/kv.cpp.
+// up to whole bytes. Written here independently of lib/src/calc/kv.cpp.
 std::uint64_t layer_request_bytes(const KvLayer& l, std::uint64_t s) {
     const std::uint64_t held = l.window == 0 ? s : std::min(s, l.window);
     const u128 bits = u128(held) * l.h_kv * (u128(l.d_k) * l.bits_k + u128(l.d_v) * l.bits_v);
@@ -304,7 +304,7 @@ TEST_CASE("model: no cache, contiguous and paged caches agree for random shapes"
         RC_ASSERT(none.rows() == length);
         RC_ASSERT(none.cols() == d.vocab_size);
         // 1e-5 relative to each row's largest logit: float32 sums run over different row counts
-        // (a matrix product over the prompt against one row at a time), as in tests/unit/model/test_transformer.cpp.
+        // (a matrix product over the prompt against one row at a time), as in tests/unit/model/ops/test_transformer.cpp.
         RC_ASSERT(rel_diff(cont, none) <= 1e-5);
         RC_ASSERT(rel_diff(paged, none) <= 1e-5);
     });

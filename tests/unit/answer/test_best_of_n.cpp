@@ -8,7 +8,7 @@ using namespace inferlab;
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
-TEST_CASE("best_of_n: coverage and verifier selection, worked by hand", "[best-of-n][result]") {
+TEST_CASE("best_of_n: coverage and verifier selection, worked by hand", "[best-of-n][answer]") {
     BestOfNRequest rq;
     rq.p = 0.3;
     rq.ns = {2, 4};
@@ -27,7 +27,7 @@ TEST_CASE("best_of_n: coverage and verifier selection, worked by hand", "[best-o
     CHECK_FALSE(r.simulation);
 }
 
-TEST_CASE("best_of_n: the inverse, the biased judge's drop and the hard fraction", "[best-of-n][result]") {
+TEST_CASE("best_of_n: the inverse, the biased judge's drop and the hard fraction", "[best-of-n][answer]") {
     BestOfNRequest rq;
     rq.p = 0.9;
     rq.ns = {1, 2, 8};
@@ -48,7 +48,7 @@ TEST_CASE("best_of_n: the inverse, the biased judge's drop and the hard fraction
     CHECK_THAT(*r.p_on_solvable, WithinRel(0.9 / 0.95, 1e-15));  // one division
 }
 
-TEST_CASE("best_of_n: strategies at equal cost, and the simulation is seeded", "[best-of-n][result]") {
+TEST_CASE("best_of_n: strategies at equal cost, and the simulation is seeded", "[best-of-n][answer]") {
     BestOfNRequest rq;
     rq.p = 0.3;
     rq.ns = {1, 4};
@@ -68,7 +68,7 @@ TEST_CASE("best_of_n: strategies at equal cost, and the simulation is seeded", "
     CHECK(again.simulation->rows[5].estimate.mean == r.simulation->rows[5].estimate.mean);
 }
 
-TEST_CASE("best_of_n: errors name the library's terms, not flags", "[best-of-n][result]") {
+TEST_CASE("best_of_n: errors name the library's terms, not flags", "[best-of-n][answer]") {
     BestOfNRequest rq;
     rq.p = 0.3;
     rq.ns = {201};
@@ -87,7 +87,7 @@ TEST_CASE("best_of_n: errors name the library's terms, not flags", "[best-of-n][
     CHECK_THROWS_WITH(best_of_n(b), "budget '0.5': is smaller than one sample (cost 1)");
 }
 
-TEST_CASE("best_of_n: errors say the names the caller passes", "[best-of-n][result]") {
+TEST_CASE("best_of_n: errors say the names the caller passes", "[best-of-n][answer]") {
     BestOfNRequest rq;
     rq.p = 0.3;
     rq.ns = {201};

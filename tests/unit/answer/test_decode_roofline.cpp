@@ -36,7 +36,7 @@ RooflineRequest model_request() {
 }
 }  // namespace
 
-TEST_CASE("decode_roofline: the first document's two rows and the batch comparison", "[roofline][result]") {
+TEST_CASE("decode_roofline: the first document's two rows and the batch comparison", "[decode-roofline][answer]") {
     // First document §2.1.3: D_1 = 14 GB + 1 GiB = 15,073,741,824 B; D_8 = 14 GB + 8 GiB = 22,589,934,592 B.
     const RooflineResult r = decode_roofline(doc_request({1, 8}));
     REQUIRE(r.rows.size() == 2);
@@ -58,7 +58,7 @@ TEST_CASE("decode_roofline: the first document's two rows and the batch comparis
     CHECK(r.generation.empty());
 }
 
-TEST_CASE("decode_roofline: one row has no comparison, memory fit is reported", "[roofline][result]") {
+TEST_CASE("decode_roofline: one row has no comparison, memory fit is reported", "[decode-roofline][answer]") {
     RooflineRequest rq = doc_request({1, 100});
     rq.machine.memory_bytes = 80ULL << 30;  // 14 GB + 100 GiB does not fit 80 GiB; 14 GB + 1 GiB does
     const RooflineResult r = decode_roofline(rq);
@@ -68,7 +68,7 @@ TEST_CASE("decode_roofline: one row has no comparison, memory fit is reported", 
     CHECK_FALSE(decode_roofline(doc_request({4})).comparison);
 }
 
-TEST_CASE("decode_step_uniform agrees with decode_step over the repeated lengths", "[roofline][result]") {
+TEST_CASE("decode_step_uniform agrees with decode_step over the repeated lengths", "[decode-roofline][answer]") {
     const RooflineRequest rq = model_request();
     for (std::uint64_t b : {1, 3, 17}) {
         const DecodeStep fast = decode_step_uniform(rq.model, b, 1000, rq.machine);
@@ -81,7 +81,7 @@ TEST_CASE("decode_step_uniform agrees with decode_step over the repeated lengths
     }
 }
 
-TEST_CASE("decode_roofline: the largest batch costs no more than a small one, one more is refused", "[roofline][result]") {
+TEST_CASE("decode_roofline: the largest batch costs no more than a small one, one more is refused", "[decode-roofline][answer]") {
     const RooflineResult r = decode_roofline(doc_request({kMaxDecodeBatch}));
     // 14 GB + 10^7 GiB, exact.
     CHECK(r.rows[0].bytes == 14000000000ULL + kMaxDecodeBatch * (1ULL << 30));
@@ -89,7 +89,7 @@ TEST_CASE("decode_roofline: the largest batch costs no more than a small one, on
                       "batch '10000001': must be from 1 to 10,000,000 requests");
 }
 
-TEST_CASE("decode_roofline: library errors name no flag", "[roofline][result]") {
+TEST_CASE("decode_roofline: library errors name no flag", "[decode-roofline][answer]") {
     RooflineRequest rq = doc_request({1});
     rq.machine.bandwidth = 0;
     CHECK_THROWS_WITH(decode_roofline(rq), "the bandwidth β must be positive");
@@ -99,7 +99,7 @@ TEST_CASE("decode_roofline: library errors name no flag", "[roofline][result]") 
     CHECK_THROWS_WITH(decode_roofline(gen), Contains("KV geometry") && !Contains("--"));
 }
 
-TEST_CASE("decode_roofline: a whole generation counts N − 1 decode steps and the compute limit", "[roofline][result]") {
+TEST_CASE("decode_roofline: a whole generation counts N − 1 decode steps and the compute limit", "[decode-roofline][answer]") {
     RooflineRequest rq = model_request();
     rq.batches = {1, 8};
     rq.prompt_len = 1000;
@@ -118,14 +118,14 @@ TEST_CASE("decode_roofline: a whole generation counts N − 1 decode steps and t
     CHECK_THAT(*r.ridge_flops_per_byte, WithinRel(1000.0, 1e-15));
 }
 
-TEST_CASE("bytes in GB and GiB", "[roofline][result]") {
+TEST_CASE("bytes in GB and GiB", "[decode-roofline][answer]") {
     CHECK(bytes_in_gib(1ULL << 30) == 1.0);
     CHECK(bytes_in_gb(1000000000ULL) == 1.0);
     // 1e-15 relative: one division; 2^30 B = 1.073741824 GB exactly.
     CHECK_THAT(bytes_in_gb(1ULL << 30), WithinRel(1.073741824, 1e-15));
 }
 
-TEST_CASE("one formatting per quantity: no 0.00 and no 35 digits", "[report][result]") {
+TEST_CASE("one formatting per quantity: no 0.00 and no 35 digits", "[table][answer]") {
     CHECK(format_seconds(0.015073741824) == "15.074 ms");
     CHECK(format_seconds(1234.5) == "1234.5 s");
     CHECK(format_seconds(1.5e-5) == "15 µs");

@@ -135,7 +135,7 @@ TEST_CASE("tr translates through the embedded catalogue only in Chinese", "[i18n
     CHECK(e.localized() == "--layers '0': must be a positive integer");
 }
 
-TEST_CASE("a count takes its noun's number in English and the one Chinese form", "[i18n][report]") {
+TEST_CASE("a count takes its noun's number in English and the one Chinese form", "[i18n][table]") {
     set_language(Lang::en);
     CHECK(counted(1, "{0} token", "{0} tokens") == "1 token");
     CHECK(counted(0, "{0} token", "{0} tokens") == "0 tokens");
@@ -199,7 +199,7 @@ TEST_CASE("every translation keeps exactly its msgid's placeholders", "[i18n]") 
 
 #include "inferlab/text/table.hpp"
 
-TEST_CASE("display width counts a CJK or fullwidth character as two columns", "[i18n][report]") {
+TEST_CASE("display width counts a CJK or fullwidth character as two columns", "[i18n][table]") {
     CHECK(display_width("键值缓存") == 8);
     CHECK(display_width("KV 缓存") == 7);
     CHECK(display_width("（，）") == 6);      // fullwidth punctuation: U+FF08, U+FF0C, U+FF09
@@ -208,7 +208,7 @@ TEST_CASE("display width counts a CJK or fullwidth character as two columns", "[
     CHECK(display_width("\xe4\xb8") == 2);    // a truncated sequence: one column per byte, no overrun
 }
 
-TEST_CASE("wrap_text breaks Chinese between characters, never before closing punctuation", "[i18n][report]") {
+TEST_CASE("wrap_text breaks Chinese between characters, never before closing punctuation", "[i18n][table]") {
     const std::string text = "每层缓存都按照相同的头数和宽度存储，所以总字节数等于每个值的字节数乘以全部数值的个数。";
     const std::string w = wrap_text(text, 30);
     std::size_t start = 0, lines = 0;
@@ -230,7 +230,7 @@ TEST_CASE("wrap_text breaks Chinese between characters, never before closing pun
     CHECK(wrap_text("KV 缓存 的大小", 80) == "KV 缓存 的大小\n");
 }
 
-TEST_CASE("a table of Chinese cells aligns by display columns", "[i18n][report]") {
+TEST_CASE("a table of Chinese cells aligns by display columns", "[i18n][table]") {
     Table t{{"编号", "结果"}, {{"kv.a", "通过"}, {"长编号", "失败"}}, {false, false}};
     CHECK(render_text(t) == "编号    结果\n──────  ────\nkv.a    通过\n长编号  失败\n");
 }

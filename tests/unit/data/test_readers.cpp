@@ -1,4 +1,4 @@
-// The file-format readers (lib/readers.hpp): number files, matrix files and ROWSxCOLS, each way
+// The file-format readers (data/readers.hpp): number files, matrix files and ROWSxCOLS, each way
 // they can be wrong an error naming the caller's flag, the value and the rule.
 #include <catch2/catch.hpp>
 

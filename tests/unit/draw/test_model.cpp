@@ -1,4 +1,4 @@
-// The figures of model bench and model check-cache (lib/plots.hpp): each SVG parses (pugixml),
+// The figures of model bench and model check-cache (draw/model.hpp): each SVG parses (pugixml),
 // renders with rsvg-convert to a PNG that is not blank, and the numbers written in it (data-value)
 // are the result's numbers.
 #include <catch2/catch.hpp>
@@ -58,7 +58,7 @@ void check_svg(const std::string& svg, const std::string& name) {
 }  // namespace
 
 TEST_CASE("plots: model check-cache draws each path's differences, zeros in their own strip, and the tolerance",
-          "[unit][plots][model]") {
+          "[unit][draw][model]") {
     auto w = random_weights(inferlab::test::tiny_dims(), 5);
     Transformer m(*w);
     CheckCacheInputs in;
@@ -125,7 +125,7 @@ TEST_CASE("plots: model check-cache draws each path's differences, zeros in thei
 }
 
 TEST_CASE("plots: model bench draws cached and no-cache step times in ms against S, log axes where they span decades",
-          "[unit][plots][model]") {
+          "[unit][draw][model]") {
     BenchResult r;
     r.contexts = {{128, 0.0011, 0.040, 0.040 / 0.0011}, {512, 0.0016, 0.31, 0.31 / 0.0016}, {2048, 0.0042, 2.9, 2.9 / 0.0042}};
     const std::string s = plots::model_bench(r, {"ref-110m, 2 threads"});

@@ -1,4 +1,4 @@
-// The SVG writer (lib/svg.hpp): escaping, labels, ticks, and plots that a real XML parser reads.
+// The SVG writer (draw/svg.hpp): escaping, labels, ticks, and plots that a real XML parser reads.
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -8,7 +8,7 @@
 
 using namespace inferlab;
 
-TEST_CASE("text tables align by display width", "[report]") {
+TEST_CASE("text tables align by display width", "[table]") {
     Table t{{"name", "value"}, {{"a", "1"}, {"×long", "12345"}}, {}};
     std::string s = render_text(t);
     CHECK(s == "name   value\n─────  ─────\na          1\n×long  12345\n");
@@ -16,12 +16,12 @@ TEST_CASE("text tables align by display width", "[report]") {
     CHECK(display_width("≈1") == 2);
 }
 
-TEST_CASE("CSV quotes what needs quoting", "[report]") {
+TEST_CASE("CSV quotes what needs quoting", "[table]") {
     Table t{{"a", "b"}, {{"1,2", "say \"hi\""}}, {}};
     CHECK(render_csv(t) == "a,b\n\"1,2\",\"say \"\"hi\"\"\"\n");
 }
 
-TEST_CASE("NaN and infinity never reach JSON output", "[report]") {
+TEST_CASE("NaN and infinity never reach JSON output", "[table]") {
     nlohmann::json ok = {{"x", 1.5}, {"list", {1, 2.5}}};
     CHECK_NOTHROW(require_finite(ok));
     nlohmann::json bad = {{"rows", {{{"v", std::numeric_limits<double>::quiet_NaN()}}}}};
@@ -30,14 +30,14 @@ TEST_CASE("NaN and infinity never reach JSON output", "[report]") {
     CHECK_THROWS_AS(require_finite(inf), std::logic_error);
 }
 
-TEST_CASE("bar charts scale to the largest value", "[report]") {
+TEST_CASE("bar charts scale to the largest value", "[table]") {
     std::string s = render_bar_chart({"1", "8"}, {{"agg", {1, 2}}}, 10);
     CHECK(s.find("1 |##### 1\n") != std::string::npos);
     CHECK(s.find("8 |########## 2\n") != std::string::npos);
     CHECK(s.find("legend:  # agg") != std::string::npos);
 }
 
-TEST_CASE("short numbers print as typed, long ones at six digits", "[report][edge]") {
+TEST_CASE("short numbers print as typed, long ones at six digits", "[table][edge]") {
     CHECK(format_short(0.1 + 0.2) == "0.3");  // 0.30000000000000004: 17 digits, so 6
     CHECK(format_short(0.3) == "0.3");
     CHECK(format_short(0.7599) == "0.7599");
@@ -63,7 +63,7 @@ std::size_t widest(const std::string& text) {
 }
 }  // namespace
 
-TEST_CASE("render_text fits a width: headers wrap first, then rows become blocks", "[report]") {
+TEST_CASE("render_text fits a width: headers wrap first, then rows become blocks", "[table]") {
     using inferlab::Table;
     Table t{{"batch", "bytes read per decode step", "aggregate tokens per second"}, {{"1", "15,074,000,000", "222.9"}, {"8", "22,590,000,000", "1,190.1"}}, {}};
     const std::string natural = inferlab::render_text(t, "  ");
@@ -84,7 +84,7 @@ TEST_CASE("render_text fits a width: headers wrap first, then rows become blocks
     CHECK(inferlab::render_text(t, "", 40).find("─") != std::string::npos);  // at 40 a grid still fits
 }
 
-TEST_CASE("wrap_text breaks at spaces, keeps empty lines and indents continuation lines", "[report]") {
+TEST_CASE("wrap_text breaks at spaces, keeps empty lines and indents continuation lines", "[table]") {
     CHECK(inferlab::wrap_text("one two three four", 40) == "one two three four\n");
     CHECK(inferlab::wrap_text("aaaa bbbb cccc dddd eeee ffff", 31, "  ", "    ") == "  aaaa bbbb cccc dddd eeee ffff\n");
     CHECK(inferlab::wrap_text("aaaa bbbb cccc dddd eeee ffff", 30, "  ", "    ") == "  aaaa bbbb cccc dddd eeee\n    ffff\n");

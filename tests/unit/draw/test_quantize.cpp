@@ -1,5 +1,5 @@
-// The figures of spec-accept and quantize (lib/plots.hpp): each SVG parses with a real XML parser
-// and the numbers written in it (data-value) are the result's, element by element.
+// quantize's drawings (draw/quantize.hpp): each SVG parses with a real XML parser and the numbers
+// written in it (data-value) are the result's, element by element.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -10,7 +10,6 @@
 #include "inferlab/base/rng.hpp"
 #include "inferlab/data/model_config.hpp"
 #include "inferlab/draw/quantize.hpp"
-#include "inferlab/draw/spec_accept.hpp"
 
 using namespace inferlab;
 
@@ -20,80 +19,8 @@ bool has(const std::string& s, const std::string& part) { return s.find(part) !=
 
 // Values are compared exactly: data-value is written with enough digits to read back the double
 // (svg.hpp), and the figure copies the result's numbers without arithmetic.
-
-TEST_CASE("plots: spec-accept sweep draws E[tokens] and speedup for each γ and marks γ and the best", "[unit][plots]") {
-    SpecAcceptInputs in;
-    in.alpha = 0.8;
-    in.gamma = 4;
-    in.cost_ratio = 0.1;
-    const SpecAcceptResult r = spec_accept(in);
-    REQUIRE(r.expected);
-    const SpecExpected& e = *r.expected;
-    REQUIRE(e.sweep.size() == 8);  // γ = 1..max(4, 8)
-    const std::string s = plots::spec_accept_figure(r);
-    REQUIRE(test::svg_parse_error(s).empty());
-    std::vector<double> want;
-    for (const auto& g : e.sweep) want.push_back(g.expected_tokens_per_round);
-    for (const auto& g : e.sweep) want.push_back(*g.speedup);
-    CHECK(test::svg_values(s, "point") == want);
-    // The sweep and the γ table come from the same formulas: equal where both exist.
-    for (std::size_t i = 0; i < e.gamma_table.size(); ++i) {
-        CHECK(e.sweep[i].expected_tokens_per_round == e.gamma_table[i].expected_tokens_per_round);
-        CHECK(*e.sweep[i].speedup == e.gamma_table[i].speedup);
-    }
-    REQUIRE(e.choice->best);
-    CHECK(test::svg_values(s, "marker") == std::vector<double>{4, static_cast<double>(*e.choice->best)});
-    CHECK(has(test::svg_all_text(s), "α = 0.8"));
-}
-
-TEST_CASE("plots: spec-accept without a cost ratio draws tokens per round only, past max γ when γ is larger",
-          "[unit][plots]") {
-    SpecAcceptInputs in;
-    in.alpha = 0.5;
-    in.gamma = 12;
-    const SpecAcceptResult r = spec_accept(in);
-    REQUIRE(r.expected->sweep.size() == 12);
-    const std::string s = plots::spec_accept_figure(r);
-    REQUIRE(test::svg_parse_error(s).empty());
-    const auto pts = test::svg_values(s, "point");
-    REQUIRE(pts.size() == 12);
-    CHECK(pts.back() == r.expected->expected_tokens_per_round);  // γ = 12 is the γ asked for
-    CHECK(test::svg_values(s, "marker") == std::vector<double>{12});
-}
-
-// First document (000_5f2b20623495609b.txt) §3.1.2, Figure 13: p = [0.6, 0.3, 0.1], q = [0.4, 0.4, 0.2].
-TEST_CASE("plots: spec-accept with p and q draws p, q, min(p, q) and the residual per token (first document 3.1.2)",
-          "[unit][plots]") {
-    SpecAcceptInputs in;
-    in.source = PositionSource::Float;
-    in.p = {0.6, 0.3, 0.1};
-    in.q = {0.4, 0.4, 0.2};
-    const SpecAcceptResult r = spec_accept(in);
-    const std::string s = plots::spec_accept_figure(r);
-    REQUIRE(test::svg_parse_error(s).empty());
-    const auto& a = r.position->a;
-    std::vector<double> want;
-    for (std::size_t v = 0; v < 3; ++v) want.insert(want.end(), {r.position->p[v], r.position->q[v], a.accepted[v], a.residual[v]});
-    CHECK(test::svg_values(s, "bar") == want);
-    CHECK(test::svg_values(s, "bar-value") == want);
-    CHECK(a.residual == std::vector<double>{1, 0, 0});  // the document: all the rejected mass goes to token 0
-}
-
-TEST_CASE("plots: spec-accept with a scripted round draws each draft's fate", "[unit][plots]") {
-    SpecAcceptInputs in;
-    in.gamma = 4;
-    in.outcomes = std::vector<std::string>{"accept", "accept", "reject"};
-    const SpecAcceptResult r = spec_accept(in);
-    REQUIRE(r.round);
-    const std::string s = plots::spec_accept_figure(r);
-    REQUIRE(test::svg_parse_error(s).empty());
-    CHECK(test::svg_values(s, "draft") == std::vector<double>{1, 2, 3, 4});
-    CHECK(test::svg_values(s, "tokens-advanced") == std::vector<double>{3});
-    CHECK_THROWS_AS(plots::spec_accept_figure(SpecAcceptResult{}), Error);
-}
-
 // First document (000_5f2b20623495609b.txt) §4.1, Figure 15: x = 0.37, Δ = 0.1, Q = 7 lands on level 4, x̂ = 0.4.
-TEST_CASE("plots: quantize --x puts 0.37 on the grid point 0.4 (first document 4.1)", "[unit][plots]") {
+TEST_CASE("plots: quantize --x puts 0.37 on the grid point 0.4 (first document 4.1)", "[unit][draw]") {
     const ValueQuant v = quantize_value("0.37", "0.1", 7, Rounding::HalfAwayFromZero, nullptr);
     const std::string s = plots::quantize_value_figure(v);
     REQUIRE(test::svg_parse_error(s).empty());
@@ -106,7 +33,7 @@ TEST_CASE("plots: quantize --x puts 0.37 on the grid point 0.4 (first document 4
 
 // One grid drawing for quantize --x and figure doc1-fig15 (issue #15): at 16 bits (Q = 32767) both
 // show the 17 levels around the chosen one, and the same levels for the same x and Δ.
-TEST_CASE("plots: quantize --x and Figure 15 draw the same grid of 17 levels around a wide Q", "[unit][plots]") {
+TEST_CASE("plots: quantize --x and Figure 15 draw the same grid of 17 levels around a wide Q", "[unit][draw]") {
     const ValueQuant v = quantize_value("123.456", "0.5", 32767, Rounding::HalfAwayFromZero, nullptr);
     const std::string a = plots::quantize_value_figure(v);
     const std::string b = figures::fig15_quant_grid({123.456, 0.5, 16});
@@ -117,7 +44,7 @@ TEST_CASE("plots: quantize --x and Figure 15 draw the same grid of 17 levels aro
     CHECK(test::svg_values(a, "dequantized") == test::svg_values(b, "dequantized"));
 }
 
-TEST_CASE("plots: quantize values draw each scheme's histogram and the first group's grid", "[unit][plots]") {
+TEST_CASE("plots: quantize values draw each scheme's histogram and the first group's grid", "[unit][draw]") {
     Rng rng(3);
     const Matrix m = generate_normal(8, 64, 0, 1, rng);
     QuantConfig cfg;
@@ -146,7 +73,7 @@ TEST_CASE("plots: quantize values draw each scheme's histogram and the first gro
     CHECK(std::vector<double>(xs.begin(), xs.begin() + 16) == std::vector<double>(m.v.begin(), m.v.begin() + 16));
 }
 
-TEST_CASE("plots: error_histogram puts the extreme errors in the end bins and 0 in the middle", "[unit][plots]") {
+TEST_CASE("plots: error_histogram puts the extreme errors in the end bins and 0 in the middle", "[unit][draw]") {
     const ErrorHistogram h = error_histogram({0, 0, 0, 0}, {-0.5, 0, 0, 0.5}, 5);
     CHECK(h.lo == -0.5);
     CHECK(h.hi == 0.5);
@@ -156,7 +83,7 @@ TEST_CASE("plots: error_histogram puts the extreme errors in the end bins and 0 
 }
 
 TEST_CASE("plots: quantize values outside the source dtype or needing a scale past the scale dtype are refused",
-          "[unit][plots]") {
+          "[unit][draw]") {
     Matrix m{1, 2, {1e308, -1e308}};
     QuantConfig cfg;
     try {
@@ -180,7 +107,7 @@ TEST_CASE("plots: quantize values outside the source dtype or needing a scale pa
     }
 }
 
-TEST_CASE("plots: quantize KV, storage and model figures show the result's numbers", "[unit][plots]") {
+TEST_CASE("plots: quantize KV, storage and model figures show the result's numbers", "[unit][draw]") {
     Rng rng(1);
     const Matrix k = generate_k_with_outlier_channels(64, 32, 2, 20, rng), v = generate_normal(64, 32, 0, 1, rng);
     const KvQuantComparison c = compare_kv_quantization(k, v, 4, Rounding::HalfAwayFromZero, nullptr);
@@ -203,34 +130,7 @@ TEST_CASE("plots: quantize KV, storage and model figures show the result's numbe
     CHECK(test::svg_values(ms, "bar") == want);
 }
 
-TEST_CASE("plots: spec-accept refuses to draw more than 64 tokens one by one", "[unit][plots]") {
-    SpecAcceptInputs in;
-    in.source = PositionSource::Float;
-    in.p.assign(65, 1.0 / 65);
-    in.q.assign(65, 1.0 / 65);
-    const SpecAcceptResult r = spec_accept(in);
-    CHECK_THROWS_WITH(plots::spec_accept_figure(r), Catch::Matchers::Contains("at most 64 tokens"));
-    in.p.assign(64, 1.0 / 64), in.q.assign(64, 1.0 / 64);
-    CHECK(test::svg_parse_error(plots::spec_accept_figure(spec_accept(in))).empty());
-}
-
-TEST_CASE("plots: spec-accept with a simulation adds the simulated output frequency per token", "[unit][plots]") {
-    SpecAcceptInputs in;
-    in.source = PositionSource::Float;
-    in.p = {0.6, 0.3, 0.1};
-    in.q = {0.4, 0.4, 0.2};
-    in.samples = 1000;
-    in.seed = 7;
-    const SpecAcceptResult r = spec_accept(in);
-    REQUIRE(r.simulation);
-    const std::string s = plots::spec_accept_figure(r);
-    REQUIRE(test::svg_parse_error(s).empty());
-    const auto bars = test::svg_values(s, "bar");
-    REQUIRE(bars.size() == 15);  // p, q, min, r, simulated for each of 3 tokens
-    for (std::size_t v = 0; v < 3; ++v) CHECK(bars[5 * v + 4] == r.simulation->speculative[v]);
-}
-
-TEST_CASE("plots: error_histogram stays finite for errors near the double's ends", "[unit][plots]") {
+TEST_CASE("plots: error_histogram stays finite for errors near the double's ends", "[unit][draw]") {
     const ErrorHistogram big = error_histogram({-1.5e308, 1.5e308}, {1.5e308, -1.5e308}, 5);  // x̂ − x overflows to ±inf
     CHECK(big.counts == std::vector<std::uint64_t>{1, 0, 0, 0, 1});
     const ErrorHistogram tiny = error_histogram({0, 0}, {4.9e-324, 0}, 5);  // the smallest subnormal error

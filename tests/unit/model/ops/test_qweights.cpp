@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "../../support/test_backend.hpp"
+#include "../../../support/test_backend.hpp"
 #include "inferlab/base/dtype.hpp"
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/rng.hpp"

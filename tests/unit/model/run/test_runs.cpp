@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "../../support/small_model.hpp"
-#include "../../support/test_backend.hpp"
+#include "../../../support/small_model.hpp"
+#include "../../../support/test_backend.hpp"
 #include "inferlab/base/error.hpp"
 #include "inferlab/model/ops/qweights.hpp"
 #include "inferlab/model/run/bench.hpp"

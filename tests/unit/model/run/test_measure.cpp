@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "../../support/small_model.hpp"
+#include "../../../support/small_model.hpp"
 
 #include "inferlab/model/run/measure.hpp"
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "../../support/test_backend.hpp"
+#include "../../../support/test_backend.hpp"
 #include "inferlab/calc/kv.hpp"
 #include "inferlab/calc/quant.hpp"
 #include "inferlab/calc/spec.hpp"

@@ -3,7 +3,7 @@
 // it must fire on the broken path only.
 #include <catch2/catch.hpp>
 
-#include "../../support/small_model.hpp"
+#include "../../../support/small_model.hpp"
 
 #include "inferlab/base/error.hpp"
 #include "inferlab/model/run/pitfall.hpp"

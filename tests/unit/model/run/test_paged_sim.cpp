@@ -2,7 +2,7 @@
 // blocks, and the pool returned whole (first document, Figure 8 and §2.1.2).
 #include <catch2/catch.hpp>
 
-#include "../../support/small_model.hpp"
+#include "../../../support/small_model.hpp"
 
 #include "inferlab/base/error.hpp"
 #include "inferlab/calc/kv.hpp"

@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "../../support/test_backend.hpp"
+#include "../../../support/test_backend.hpp"
 #include "inferlab/model/ops/backend.hpp"
 #include "inferlab/model/ops/cpu_backend.hpp"
 #include "inferlab/model/ops/transformer.hpp"

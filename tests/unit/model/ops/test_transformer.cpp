@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "../../support/test_backend.hpp"
+#include "../../../support/test_backend.hpp"
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/rng.hpp"
 #include "inferlab/calc/kv.hpp"
