@@ -12,16 +12,23 @@ jobs="$(nproc)"
 phase_names=()
 phase_secs=()
 script_start=$SECONDS
+current_phase=""
+current_start=0
 phase() {
-  local name="$1"; shift
-  local start=$SECONDS
-  echo "== $name =="
+  current_phase="$1"; shift
+  current_start=$SECONDS
+  echo "== $current_phase =="
   "$@"
-  phase_names+=("$name")
-  phase_secs+=($((SECONDS - start)))
+  phase_names+=("$current_phase")
+  phase_secs+=($((SECONDS - current_start)))
+  current_phase=""
 }
 summary() {
   local rc=$?
+  if [ -n "$current_phase" ]; then  # the phase that failed, with the minutes it ran
+    phase_names+=("$current_phase (FAILED)")
+    phase_secs+=($((SECONDS - current_start)))
+  fi
   echo "== test.sh: minutes per phase =="
   local i
   for i in "${!phase_names[@]}"; do
