@@ -1,5 +1,5 @@
 // inferlab figure: the documents' figures redrawn as SVG from the library's computation
-// (lib: figures.hpp, svg.hpp). This file parses the flags with the sibling subcommands' rules,
+// (lib/include/inferlab/draw/). This file parses the flags with the sibling subcommands' rules,
 // calls the figure's function and writes the SVG (or, with --all, every figure and a gallery).
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // kv-mem's printers: text, --json, --csv tables and --explain of one KvMemResult, next to each
-// other. They choose and format; every number is the library's (inferlab/kv_mem.hpp).
+// other. They choose and format; every number is the library's (inferlab/answer/kv_mem.hpp).
 #include "kv_mem_print.hpp"
 
 #include <fmt/format.h>

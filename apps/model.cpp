@@ -1,6 +1,6 @@
 // inferlab model: the reference transformer: init, logits, check-cache, generate, bench. Each
 // subcommand is an options struct, a setup function and a run function (CLI11's
-// subcom_in_files): run parses the options, makes one library call (lib/model/runs.hpp,
+// subcom_in_files): run parses the options, makes one library call (model/run/runs.hpp,
 // bench.hpp) and hands the result to its printer (model_print.cpp).
 #include <fmt/format.h>
 

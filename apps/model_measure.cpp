@@ -1,5 +1,5 @@
 // inferlab model speculate | kv-quant | roofline: each calculator's prediction beside what the
-// reference model does on this machine. The experiments live in lib (model/measure.hpp); this
+// reference model does on this machine. The experiments live in lib (model/run/measure.hpp); this
 // file declares the options, parses them, calls one library function per command and prints
 // its result.
 #include <fmt/format.h>

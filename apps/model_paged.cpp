@@ -1,4 +1,4 @@
-// inferlab model paged: a paged KV cache to watch (lib: model/paged_sim.hpp). This file declares
+// inferlab model paged: a paged KV cache to watch (lib: model/run/paged_sim.hpp). This file declares
 // the options, calls compare_sharing once, and prints its result four ways.
 #include <fmt/format.h>
 

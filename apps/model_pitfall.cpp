@@ -1,4 +1,4 @@
-// inferlab model pitfall: the documents' warnings run as experiments (lib: model/pitfall.hpp).
+// inferlab model pitfall: the documents' warnings run as experiments (lib: model/run/pitfall.hpp).
 // This file declares the options, calls run_pitfall once, and prints its result four ways.
 #include <fmt/format.h>
 

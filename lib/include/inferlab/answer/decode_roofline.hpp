@@ -64,7 +64,7 @@ struct RooflineResult {
 // generation, or a generation without the KV geometry (a model).
 RooflineResult decode_roofline(const RooflineRequest& req);
 
-// What a row's bounds give as rates, for the figure (plots.hpp): the aggregate tokens/s the memory
+// What a row's bounds give as rates, for the figure (draw/decode_roofline.hpp): the aggregate tokens/s the memory
 // bound alone allows, B / (D_B/β), and the compute bound alone, B / (F_B/π) (none without π and
 // FLOPs); the FLOP/s a step achieves, F_B / t_B; and the roof, min(π, β·I), at intensity I.
 double memory_bound_tokens_per_s(const DecodeStep& s);

@@ -3,7 +3,9 @@
 // drawn figure that names its source. The drawings themselves live with their topic (kv_mem.hpp,
 // decode_roofline.hpp, spec_accept.hpp, best_of_n.hpp, quantize.hpp, model.hpp); each redraws a
 // figure from the library's own computation, so the numbers shown are a result's, never typed in.
-// This file includes none of them, and they all include it.
+// This file includes none of them, and they all include it. The figures' errors name an input by
+// the documents' symbol (InputError::where(): "H_q", "H_kv", "S", "tile", "W"), never by a
+// command-line flag: the caller maps the symbol to its own flag.
 #include <string>
 #include <vector>
 
@@ -21,8 +23,6 @@ struct FigureInfo {
 // Every figure of both documents, in document order.
 const std::vector<FigureInfo>& catalog();
 
-// Errors name an input by the documents' symbol (InputError::where(): "H_q", "H_kv", "S",
-// "tile", "W"), never by a command-line flag: the caller maps the symbol to its own flag.
 
 
 // "Source: first document (…), §2.1.3, Figure 9": the line under figure `name` (empty for a name

@@ -38,7 +38,7 @@ inline constexpr const char* kInk = "#222222";
 inline constexpr const char* kFontFamily = "Noto Sans CJK SC, Source Han Sans SC, sans-serif";
 
 // About how wide `text` is at font size `size` (px), for layout (legend boxes, label spacing): a
-// CJK character counts as two columns of a Latin one (report.hpp's display_width).
+// CJK character counts as two columns of a Latin one (text/table.hpp's display_width).
 double text_width(std::string_view text, double size);
 
 // &, <, >, " and ' as entities; control characters other than tab and newline (not allowed in

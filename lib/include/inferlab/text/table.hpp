@@ -19,9 +19,10 @@ struct Table {
 
 // One column of a table, described once: the text and --csv both print the Table built from these
 // (the text translating the headers), so a column added here appears in both, in the same place.
-//   key     the JSON key of the same figure in a row of --json ("bytes_per_step_gb"), which the
-//           README's key table documents and the contract tests check
-//   header  the header, a msgid with the unit in parentheses ("bytes/step (GB)")
+//   key     the JSON key of the same figure in a row of --json ("bytes_per_step_gb"; the README's
+//           key table documents it), so that a reader of the column finds its JSON
+//   header  the header, a msgid with the unit in parentheses ("bytes/step (GB)"), NC_ where one
+//           English header has two meanings (the text translates it with the table's context)
 //   cell    the row's cell: numbers only, empty where the row has none
 template <class Row>
 struct Column {

@@ -1,4 +1,4 @@
-// The reference kernels: plain loops beside the fast ones in cpu_backend.cpp, with the same
+// The reference kernels: plain loops beside the fast ones (cpu_backend.cpp, kernels_float.cpp, kernels_quant.cpp), with the same
 // signatures. One accumulator per output, the textbook order of operations; no SIMD, no tiles,
 // no prefetch. They run on any CPU and are what the fast kernels are tested against.
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // Quantized weights: the quantizer, the packing, the byte accounting and the reference kernel.
-// The fast kernel lives with the other AVX-512 kernels in cpu_backend.cpp.
+// The fast kernels live with the other AVX-512 products in kernels_quant.cpp.
 #include "inferlab/model/ops/qweights.hpp"
 
 #include <fmt/format.h>

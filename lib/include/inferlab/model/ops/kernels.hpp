@@ -4,7 +4,7 @@
 // declared in transformer.hpp) and the reference ones below: plain loops, one accumulator, in the
 // order a student would write them (llama2.c's run.c), simple enough to check by eye. Which ones a
 // forward pass uses is CpuBackendOptions::kernels, fixed when the CPU backend is made (the app
-// reads INFERLAB_KERNELS there); tests/unit/model/test_kernels.cpp compares the two on random inputs.
+// reads INFERLAB_KERNELS there); tests/unit/model/ops/test_kernels.cpp compares the two on random inputs.
 #include <cstdint>
 #include <string>
 #include <vector>
