@@ -6,8 +6,8 @@ set -euo pipefail
 # libpugixml-dev (an XML parser), librsvg2-bin (rsvg-convert) and zlib1g-dev (to read the PNG back): the figure
 # tests parse every SVG and render it to a PNG. gettext (msgfmt, xgettext, msgcmp): the build compiles po/zh_CN.po
 # and a test checks that it holds every marked message. python3: scripts/check-layers.py (a CTest entry) and
-# scripts/compare-outputs.py.
-packages=(build-essential cmake libcli11-dev libfmt-dev libeigen3-dev catch2 nlohmann-json3-dev librapidcheck-dev
+# scripts/compare-outputs.py. ninja-build: scripts/test.sh builds with Ninja (better use of two cores).
+packages=(build-essential cmake ninja-build libcli11-dev libfmt-dev libeigen3-dev catch2 nlohmann-json3-dev librapidcheck-dev
           clang-14 libclang-rt-14-dev libomp-14-dev libcsv-dev libpugixml-dev librsvg2-bin zlib1g-dev gettext python3)
 missing=()
 for p in "${packages[@]}"; do

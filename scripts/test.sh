@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs every test: the CUDA build's cuda tests (when nvcc is here; skipped without a
-# GPU), then a Release build, then an ASan+UBSan build, then the fuzz targets for bounded runs.
+# Builds and runs every test: a Release build (with the CUDA backend when nvcc is here; the cuda
+# tests skip without a GPU), then one sanitized build (clang, ASan + UBSan, no CUDA) for the tests
+# again and the fuzz targets' bounded runs.
 # Installs what is missing first, so it works alone on a fresh Debian machine. Each build builds
 # only what its configuration tests, and the minutes of every phase are printed at the end.
 set -euo pipefail
@@ -61,47 +62,60 @@ run_ctest() {
 
 phase "install what is missing (scripts/install-deps.sh)" bash scripts/install-deps.sh
 
-# The CUDA backend must keep compiling: build it whenever nvcc is here; its tests (label cuda)
-# run on a GPU and report as skipped without one. Only what that label needs is built: the CUDA
-# library, the cuda tests and benchmark, and the binary with the CUDA backend in it (the other
-# test programs are the Release build's).
+# `configure DIR ARGS...`: cmake -S . -B DIR with Ninja (its scheduling keeps both cores busy, and
+# build.ninja's log times every file) for a new tree; a tree made before keeps its generator.
+configure() {
+  local dir="$1"; shift
+  local gen=()
+  if [ ! -f "$dir/CMakeCache.txt" ] && command -v ninja >/dev/null; then gen=(-G Ninja); fi
+  cmake -S . -B "$dir" "${gen[@]}" "$@"
+}
+
+# The Release build. Where nvcc is here it is built with the CUDA backend (INFERLAB_CUDA=ON, in
+# build-cuda), so that the CUDA code keeps compiling and the whole suite runs against the binary
+# a CUDA user gets; the tests of label cuda run on a GPU and report as skipped without one. The
+# configuration without CUDA is the sanitized build's below. Without nvcc: plain Release in build/.
 nvcc_bin="$(command -v nvcc || true)"
 if [ -z "$nvcc_bin" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
   nvcc_bin=/usr/local/cuda/bin/nvcc
 fi
-cuda_build() {
-  cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DINFERLAB_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc_bin"
-  cmake --build build-cuda -j "$jobs" --target inferlab inferlab_cuda cuda_tests cuda_bench
-}
+release_dir=build
+release_args=(-DCMAKE_BUILD_TYPE=Release)
+release_name="Release"
 if [ -n "$nvcc_bin" ]; then
-  phase "CUDA build (INFERLAB_CUDA=ON: the CUDA library, its tests, the binary)" cuda_build
-  phase "CUDA tests (label cuda; skipped without a GPU)" run_ctest build-cuda -L '^cuda$'
+  release_dir=build-cuda
+  release_args+=(-DINFERLAB_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc_bin")
+  release_name="Release, INFERLAB_CUDA=ON"
 else
   echo "== no nvcc on this machine: the CUDA build is not checked =="
 fi
-
 release_build() {
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-  cmake --build build -j "$jobs"
+  configure "$release_dir" "${release_args[@]}"
+  cmake --build "$release_dir" -j "$jobs"
 }
-phase "Release build" release_build
-phase "Release tests" run_ctest build -j "$jobs" -LE '^cuda$'  # cuda-emu (kernels under the host emulation) runs here
+phase "$release_name build" release_build
+# Every label: cuda-emu (the kernels under the host emulation) runs here, cuda skips without a GPU.
+phase "$release_name tests" run_ctest "$release_dir" -j "$jobs"
 
-# -g1 (line tables): what a sanitizer report's stack needs, at a fraction of full debug info's build time.
-asan_build() {
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERLAB_SANITIZE=ON \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+# One sanitized build serves both the tests and the fuzz targets: clang with ASan + UBSan and
+# libFuzzer's coverage (-DINFERLAB_FUZZ=ON), the tests in it too. -O1 -g1: the sanitizers' checks
+# cost more than the optimiser saves, and line tables are what a report's stack needs. The
+# emulated CUDA kernels are left out (-DINFERLAB_EMU_TESTS=OFF): the emulation's fibers
+# (swapcontext) are not fully supported by ASan, and the Release run covers them.
+fuzz_cxx="$(command -v clang++-14 || command -v clang++)"
+sanitized_build() {
+  configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERLAB_FUZZ=ON -DINFERLAB_EMU_TESTS=OFF \
+    -DCMAKE_CXX_COMPILER="$fuzz_cxx" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
   cmake --build build-asan -j "$jobs"
 }
-phase "ASan + UBSan build" asan_build
-# -LE cuda here also leaves out cuda-emu (a label regex): the emulation's fibers (swapcontext) are
-# not fully supported by ASan, and its model test takes minutes there; the Release run covers it.
+phase "sanitized build (clang, ASan + UBSan + libFuzzer coverage: tests and fuzz targets)" sanitized_build
+# -LE: not the cuda label, and not bench (timed benchmarks at full size: minutes under ASan, their
+# arithmetic and flags are tested here at small sizes; the Release run runs them).
 asan_tests() {
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan -j "$jobs" -LE cuda
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan -j "$jobs" -LE '^(cuda|bench)$'
 }
 phase "ASan + UBSan tests" asan_tests
 
-# Fourth, lean step: the libFuzzer targets (library and fuzz targets only, clang with ASan +
-# UBSan), each for a bounded number of runs over its seed corpus in fuzz/corpus/.
-phase "fuzz build (clang, libFuzzer)" bash scripts/fuzz.sh --build-only
-phase "fuzz runs (bounded, over fuzz/corpus/)" env FUZZ_NO_BUILD=1 bash scripts/fuzz.sh
+# The libFuzzer targets of the same tree, each for a bounded number of runs over its seed corpus
+# in fuzz/corpus/.
+phase "fuzz runs (bounded, over fuzz/corpus/)" env FUZZ_NO_BUILD=1 FUZZ_BUILD_DIR=build-asan bash scripts/fuzz.sh

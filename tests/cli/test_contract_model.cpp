@@ -108,7 +108,7 @@ TEST_CASE("model bench: one schema per mode, every table as CSV, text in 80 colu
     expect_error(with(args, {"--csv", "--table", "dtypes"}), "--table 'dtypes': no such table in this output");
 }
 
-TEST_CASE("model bench --weight-dtype all: the dtype table as CSV and the same keys", "[cli][contract][model]") {
+TEST_CASE("model bench --weight-dtype all: the dtype table as CSV and the same keys", "[cli][contract][model][bench]") {
     const std::vector<std::string> args = {"model", "bench", "--model", "demo-gqa", "--weight-dtype", "all", "--prompt-len", "4",
                                            "--steps", "2", "--probe-mib", "4", "--contexts", "4", "--batch", "1,8", "--skip-nocache"};
     const auto j = json_of(args, "model bench");

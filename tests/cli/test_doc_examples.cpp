@@ -250,16 +250,16 @@ TEST_CASE("help pages: every subcommand, model's included, shows at least one ex
     }
 }
 
-TEST_CASE("help examples: every example outside the slow label runs cleanly", "[docs]") {
+TEST_CASE("help examples: every example but the timed benchmarks runs cleanly", "[docs]") {
     auto examples = help_examples_where(false);
     CHECK(examples.size() >= 20);  // about 35 today: a broken extractor must not pass with none
     ScratchDir dir;  // shared, in order: `model logits --checkpoint demo.bin` reads what init wrote
     for (const auto& cmd : examples) run_example(cmd, dir.path);
 }
 
-TEST_CASE("help examples: model bench", "[docs][slow]") { run_slow_examples("model bench"); }
+TEST_CASE("help examples: model bench", "[docs][bench]") { run_slow_examples("model bench"); }
 
-TEST_CASE("help examples: model roofline", "[docs][slow]") { run_slow_examples("model roofline"); }
+TEST_CASE("help examples: model roofline", "[docs][bench]") { run_slow_examples("model roofline"); }
 
 TEST_CASE("README: every inferlab command in a code block runs cleanly", "[docs]") {
     std::vector<std::string> examples;

@@ -77,7 +77,7 @@ TEST_CASE("model bench: default contexts come from the model and fit its maximum
                  "--contexts '6': exceeds the maximum sequence length 8 less the 3 timed steps");
 }
 
-TEST_CASE("model bench: the example in its --help runs", "[cli][model][slow]") {
+TEST_CASE("model bench: the example in its --help runs", "[cli][model][bench]") {
     // Exactly as `inferlab model bench --help` prints it: ref-110m (S_max = 1024), whose contexts
     // used to default to 128,512,1024 and exit 2.
     auto help = run_inferlab({"model", "bench", "--help"});
