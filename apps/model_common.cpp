@@ -6,6 +6,7 @@
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
+#include "inferlab/base/memory.hpp"
 #ifdef INFERLAB_WITH_CUDA
 #include "inferlab/cuda/backend.hpp"
 #endif

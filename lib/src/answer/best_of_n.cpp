@@ -1,5 +1,6 @@
 #include "inferlab/answer/best_of_n.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -23,6 +24,21 @@ void check_request(const BestOfNRequest& r) {
     if (r.simulation && (r.simulation->trials == 0 || r.simulation->trials > kMaxSimulationTrials))
         throw InputError(nm.trials, std::to_string(r.simulation->trials),
                          N_("must be from 1 to {0}"), {group_thousands(kMaxSimulationTrials)});
+    if (r.simulation) {
+        // Summed with a cap: a single N near 2^64 must not wrap the count back under the limit.
+        std::uint64_t candidates = 0;
+        for (std::uint64_t n : r.ns) {
+            const std::uint64_t per_n = n > kMaxSimulatedCandidates / r.simulation->trials
+                                            ? kMaxSimulatedCandidates + 1
+                                            : n * r.simulation->trials;
+            candidates = std::min(candidates + per_n, kMaxSimulatedCandidates + 1);
+        }
+        if (candidates > kMaxSimulatedCandidates)
+            throw InputError(nm.trials, std::to_string(r.simulation->trials),
+                             N_("simulate more than {0} candidates over the N asked for (trials × the sum of N): "
+                                "fewer trials or a smaller N"),
+                             {group_thousands(kMaxSimulatedCandidates)});
+    }
 }
 
 BestOfNRow row_of(const BestOfNRequest& r, std::uint64_t n) {

@@ -1,5 +1,9 @@
 #include "inferlab/base/files.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -17,26 +21,72 @@ std::string without_id(const std::string& what) {
 
 }  // namespace
 
-std::ifstream open_input_file(const std::string& path, std::ios::openmode mode) {
+std::ifstream open_input_file(const std::string& path, std::ios::openmode mode, std::uint64_t max_bytes) {
+    namespace fs = std::filesystem;
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw FileError(path, N_("is a directory, not a file"));
+    const fs::file_status st = fs::status(path, ec);
+    if (fs::is_directory(st)) throw FileError(path, N_("is a directory, not a file"));
+    if (fs::exists(st) && !fs::is_regular_file(st))
+        throw FileError(path, N_("is not a regular file (a FIFO, a device or a socket): inferlab reads files only"));
     std::ifstream in(path, mode);
     if (!in) throw FileError(path, N_("cannot be opened (missing or unreadable)"));
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (!ec && size > max_bytes)
+        throw FileError(path, Prose{N_("is {0} bytes, more than the {1} bytes an input of this kind may hold"),
+                                    {std::to_string(size), std::to_string(max_bytes)}});
     return in;
 }
 
-void write_text_file(const std::string& path, const std::string& text) {
+void write_file_safely(const std::string& path, const std::function<bool(std::FILE*)>& write) {
+    namespace fs = std::filesystem;
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw FileError(path, N_("is a directory, not a file to write"));
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) throw FileError(path, N_("cannot be created (missing folder or no permission)"));
-    out << text;
-    out.close();
-    if (!out) throw FileError(path, N_("could not be written completely"));
+    const fs::file_status st = fs::status(path, ec);
+    if (fs::is_directory(st)) throw FileError(path, N_("is a directory, not a file to write"));
+    if (fs::exists(st) && !fs::is_regular_file(st)) {  // /dev/stdout, a FIFO: written in place
+        std::FILE* f = std::fopen(path.c_str(), "wb");
+        if (!f) throw FileError(path, N_("cannot be created (missing folder or no permission)"));
+        const bool ok = write(f);
+        if (std::fclose(f) != 0 || !ok) throw FileError(path, N_("could not be written completely"));
+        return;
+    }
+    // A symbolic link is followed: the file it names is replaced, the link stays.
+    const fs::path target = fs::is_symlink(fs::symlink_status(path, ec)) ? fs::weakly_canonical(path, ec) : fs::path(path);
+    const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::string tmp = (folder / ("." + target.filename().string() + ".inferlab-XXXXXX")).string();
+    const int fd = ::mkstemp(tmp.data());
+    if (fd < 0) throw FileError(path, N_("cannot be created (missing folder or no permission)"));
+    std::FILE* f = ::fdopen(fd, "wb");
+    if (!f) {
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw FileError(path, N_("cannot be created (missing folder or no permission)"));
+    }
+    bool ok = false;
+    try {
+        ok = write(f);
+    } catch (...) {
+        std::fclose(f);
+        ::unlink(tmp.c_str());
+        throw;
+    }
+    ok = std::fflush(f) == 0 && ok;
+    ok = std::fclose(f) == 0 && ok;
+    // mkstemp makes the file 0600; a written output gets the usual 0666 less the umask.
+    const ::mode_t mask = ::umask(0);
+    ::umask(mask);
+    ok = ok && ::chmod(tmp.c_str(), 0666 & ~mask) == 0;
+    if (!ok || std::rename(tmp.c_str(), target.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        throw FileError(path, N_("could not be written completely"));
+    }
 }
 
-std::string read_text_file(const std::string& path) {
-    std::ifstream in = open_input_file(path);
+void write_text_file(const std::string& path, const std::string& text) {
+    write_file_safely(path, [&](std::FILE* f) { return std::fwrite(text.data(), 1, text.size(), f) == text.size(); });
+}
+
+std::string read_text_file(const std::string& path, std::uint64_t max_bytes) {
+    std::ifstream in = open_input_file(path, std::ios::in, max_bytes);
     std::stringstream ss;
     ss << in.rdbuf();
     if (in.bad()) throw FileError(path, N_("could not be read completely"));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -146,25 +147,55 @@ Estimate make_estimate(std::uint64_t hits, std::uint64_t trials) {
     return e;
 }
 
+namespace {
+
+// The correctness of the candidates of one trial, drawn again from a copy of the generator as it
+// stood before they were first drawn: the simulation keeps no per-candidate state, so its memory
+// does not grow with N (a vector of N once asked for 48 GB), and the draws, hence the results of a
+// seed, are the same as a stored vector's.
+struct CandidateReplay {
+    Rng correct;        // at the trial's first correctness draw
+    Rng accept;         // at the trial's first verifier draw
+    double p, tpr, fpr;
+
+    // The index (in candidate order) of the `j`-th accepted candidate, and whether it is correct.
+    bool jth_accepted_correct(std::uint64_t j, std::uint64_t n) const {
+        Rng c = correct, a = accept;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            const bool ok = c.bernoulli(p);
+            if (a.bernoulli(ok ? tpr : fpr) && j-- == 0) return ok;
+        }
+        throw std::logic_error("simulate_best_of_n: fewer accepted candidates on replay");
+    }
+    bool candidate_correct(std::uint64_t index) const {
+        Rng c = correct;
+        bool ok = false;
+        for (std::uint64_t i = 0; i <= index; ++i) ok = c.bernoulli(p);
+        return ok;
+    }
+};
+
+}  // namespace
+
 SimulationResult simulate_best_of_n(double p, std::uint64_t n, const Verifier& v, const std::vector<double>& dist,
                                     double bias, std::uint64_t trials, std::uint64_t seed) {
     Rng rng(seed);
     std::uint64_t cov = 0, ver = 0, maj = 0, judge = 0;
-    std::vector<int> correct(n);
-    std::vector<std::size_t> answers(n);
     std::vector<std::uint64_t> votes(dist.size());
-    std::vector<std::size_t> accepted, tied;
+    std::vector<std::size_t> tied;
     for (std::uint64_t t = 0; t < trials; ++t) {
         // Coverage, verifier and biased judge share one set of candidates.
-        int k = 0;
-        for (std::uint64_t i = 0; i < n; ++i) k += correct[i] = rng.bernoulli(p);
+        CandidateReplay replay{rng, rng, p, v.tpr, v.fpr};
+        std::uint64_t k = 0;
+        for (std::uint64_t i = 0; i < n; ++i) k += rng.bernoulli(p);
         cov += k > 0;
-        accepted.clear();
-        for (std::uint64_t i = 0; i < n; ++i)
-            if (rng.bernoulli(correct[i] ? v.tpr : v.fpr)) accepted.push_back(i);
-        if (!accepted.empty()) ver += correct[accepted[rng.below(accepted.size())]];
-        else if (v.fallback_random) ver += correct[rng.below(n)];
-        const bool wrong_present = static_cast<std::uint64_t>(k) < n;
+        replay.accept = rng;
+        Rng correct = replay.correct;
+        std::uint64_t accepted = 0;
+        for (std::uint64_t i = 0; i < n; ++i) accepted += rng.bernoulli(correct.bernoulli(p) ? v.tpr : v.fpr);
+        if (accepted > 0) ver += replay.jth_accepted_correct(rng.below(accepted), n);
+        else if (v.fallback_random) ver += replay.candidate_correct(rng.below(n));
+        const bool wrong_present = k < n;
         if (k == 0) {
         } else if (wrong_present && rng.bernoulli(bias)) {
         } else {

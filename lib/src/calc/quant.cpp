@@ -96,11 +96,24 @@ std::int64_t symmetric_qmax(unsigned bits) {
     return (std::int64_t{1} << (bits - 1)) - 1;
 }
 
+namespace {
+
+// The grid's largest level Q·Δ must be a number: Δ = 1e308 with Q = 7 drew levels at ±inf.
+void require_finite_range(double step, std::int64_t qmax) {
+    if (!std::isfinite(step * static_cast<double>(qmax)))
+        throw InputError("step Δ", format_real(step),
+                         N_("makes the largest level Q·Δ (Q = {0}) larger than the largest double (about 1.8e308)"),
+                         {std::to_string(qmax)});
+}
+
+}  // namespace
+
 bool within_half_step(const ScalarQuant& q) { return std::fabs(q.error) <= q.step / 2 * (1 + 1e-12); }
 
 ScalarQuant quantize_scalar(double x, double step, std::int64_t qmax, Rounding rule, Rng* rng) {
     if (!(step > 0) || !std::isfinite(step)) throw InputError("step Δ", format_real(step), N_("must be greater than 0"));
     if (qmax < 1) throw InputError("Q", std::to_string(qmax), N_("must be a positive integer"));
+    require_finite_range(step, qmax);
     ScalarQuant q;
     q.x = x;
     q.step = step;
@@ -119,6 +132,7 @@ ScalarQuant quantize_scalar(double x, double step, std::int64_t qmax, Rounding r
 ScalarQuant quantize_scalar_exact(const Rational& x, const Rational& step, std::int64_t qmax, Rounding rule, Rng* rng) {
     if (step.num() <= 0) throw InputError("step Δ", step.str(), N_("must be greater than 0"));
     if (qmax < 1) throw InputError("Q", std::to_string(qmax), N_("must be a positive integer"));
+    require_finite_range(step.to_double(), qmax);
     ScalarQuant q;
     q.x = x.to_double();
     q.step = step.to_double();

@@ -50,7 +50,7 @@ KvSpec parse_layer_spec(const nlohmann::json& j, const std::string& path, const 
 }
 
 KvSpec read_layer_spec(const std::string& path, const std::string& where) {
-    return parse_layer_spec(parse_json_text(where, path, read_text_file(path)), path, where);
+    return parse_layer_spec(parse_json_text(where, path, read_text_file(path, kMaxJsonFileBytes)), path, where);
 }
 
 }  // namespace inferlab

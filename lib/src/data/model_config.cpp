@@ -367,7 +367,7 @@ void require_precision_flags(const ModelConfig& cfg, const std::vector<std::pair
 }
 
 ModelConfig load_config_file(const std::string& path, const std::string& where) {
-    return parse_hf_config(parse_json_text(where, path, read_text_file(path)), path);
+    return parse_hf_config(parse_json_text(where, path, read_text_file(path, kMaxJsonFileBytes)), path);
 }
 
 std::vector<ShippedModel> shipped_models() {

@@ -54,7 +54,7 @@ MatrixShape parse_dims(const std::string& where, const std::string& text, std::u
 }
 
 std::vector<std::string> read_number_items(const std::string& where, const std::string& path, std::size_t max_values) {
-    std::ifstream in = open_input_file(path);
+    std::ifstream in = open_input_file(path, std::ios::in, kMaxNumberFileBytes);
     std::vector<std::string> items;
     std::string line;
     std::size_t lineno = 0;
@@ -80,7 +80,7 @@ std::vector<std::string> read_number_items(const std::string& where, const std::
 }
 
 Matrix read_matrix_file(const std::string& where, const std::string& path, std::size_t max_values) {
-    std::ifstream in = open_input_file(path);
+    std::ifstream in = open_input_file(path, std::ios::in, kMaxNumberFileBytes);
     Matrix m;
     std::string line;
     std::size_t lineno = 0;

@@ -100,7 +100,9 @@ struct BestOfNResult {
 // The rule of every error is a msgid with its arguments, so the caller's printer translates it.
 BestOfNResult best_of_n(const BestOfNRequest& req);
 
-// The largest Monte Carlo best_of_n runs.
+// The largest Monte Carlo best_of_n runs: trials, and trials × ΣN candidates over the N asked for
+// (the work: a few seconds on a slow core; the memory does not grow with N).
 inline constexpr std::uint64_t kMaxSimulationTrials = 10000000;
+inline constexpr std::uint64_t kMaxSimulatedCandidates = 250000000;
 
 }  // namespace inferlab

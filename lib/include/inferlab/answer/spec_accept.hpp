@@ -18,7 +18,7 @@ namespace inferlab {
 inline constexpr std::size_t kMaxSweepGamma = 64;
 
 struct SpecAcceptWhere {
-    std::string p = "p", q = "q", outcomes = "outcomes", gamma = "γ";
+    std::string p = "p", q = "q", outcomes = "outcomes", gamma = "γ", samples = "samples";
     std::string normalize = "normalization";  // how to ask for division by the sum
 };
 
@@ -43,6 +43,10 @@ struct SpecAcceptInputs {
     double threshold = 0.3;                  // the shortcut keeps drafts with q(x) ≥ threshold
     SpecAcceptWhere where;
 };
+
+// The most categorical draws one simulation makes, samples × vocabulary (each draw scans the
+// vocabulary): a few seconds on a slow core.
+inline constexpr std::uint64_t kMaxSimulatedDraws = 200000000;
 
 // Distributions must sum to 1 within this (absolute), unless normalized.
 inline constexpr double kDistributionSumTolerance = 1e-9;

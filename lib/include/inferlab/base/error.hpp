@@ -79,13 +79,15 @@ public:
 // A file could not be opened or read. `why` is a msgid.
 class FileError : public Error {
 public:
-    FileError(const std::string& path, const std::string& why)
-        : Error(Prose{N_("file '{0}': {1}"), {path, why}, {1}}), why_(why) {}
-    // What is wrong with the file (a msgid), without its path: for a caller that names the flag instead.
-    const std::string& why() const { return why_; }
+    FileError(const std::string& path, const std::string& why) : FileError(path, Prose{why, {}}) {}
+    // A reason with values: FileError(path, Prose{N_("is {0} bytes, ..."), {size, limit}}).
+    FileError(const std::string& path, Prose why)
+        : Error(Prose{N_("file '{0}': {1}"), {path}, {}, {why}}), why_(std::move(why)) {}
+    // What is wrong with the file, without its path: for a caller that names the flag instead.
+    const Prose& why() const { return why_; }
 
 private:
-    std::string why_;
+    Prose why_;
 };
 
 }  // namespace inferlab

@@ -3,7 +3,9 @@
 // be wrong is an inferlab::Error that names the file and what is wrong, never a crash or a
 // misleading "truncated" / "not valid JSON" for a directory.
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -13,14 +15,30 @@ namespace inferlab {
 // of a document recurse once per level, so depth is limited before anything recursive runs.
 constexpr int kMaxJsonDepth = 64;
 
-// Opens `path` for reading. A missing or unreadable file and a directory are FileErrors that say which.
-std::ifstream open_input_file(const std::string& path, std::ios::openmode mode = std::ios::in);
+// The most bytes a text input of each kind may hold, said in the error that refuses more: a
+// config.json or a layer spec is kilobytes; a list of numbers (a distribution over a 256K-token
+// vocabulary, a matrix of 2^24 values) is megabytes.
+constexpr std::uint64_t kMaxJsonFileBytes = std::uint64_t{4} << 20;      // 4 MiB
+constexpr std::uint64_t kMaxNumberFileBytes = std::uint64_t{512} << 20;  // 512 MiB
+
+// Opens `path` for reading. A missing or unreadable file, a directory, anything that is not a
+// regular file (a FIFO, a device, a socket: checked before open(), which would block on a FIFO)
+// and a file of more than `max_bytes` are FileErrors that say which.
+std::ifstream open_input_file(const std::string& path, std::ios::openmode mode = std::ios::in,
+                              std::uint64_t max_bytes = UINT64_MAX);
 
 // The whole file as text (same errors as open_input_file).
-std::string read_text_file(const std::string& path);
+std::string read_text_file(const std::string& path, std::uint64_t max_bytes);
 
-// Writes `text` to `path`, replacing the file. A directory, a missing folder or a failed write is
-// a FileError that says which (the SVG of --svg, figure --out).
+// Writes `path` safely: `write` fills a temporary file in the same folder, which then replaces
+// `path` by rename(), so a reader sees the old file or the whole new one, never half of either,
+// and concurrent writers leave one writer's file. On an error (write returns false, or throws)
+// the temporary file is removed and the old file stays. A directory, a missing folder or a failed
+// write is a FileError that says which. An existing target that is not a regular file (/dev/stdout,
+// a FIFO) is written in place: there is nothing to lose there.
+void write_file_safely(const std::string& path, const std::function<bool(std::FILE*)>& write);
+
+// write_file_safely with `text` (the SVG of --svg, figure --out).
 void write_text_file(const std::string& path, const std::string& text);
 
 // Parses a JSON document read from `path` for the flag `where`. Errors (all InputError naming

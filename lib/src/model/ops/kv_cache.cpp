@@ -1,8 +1,12 @@
 #include "inferlab/model/ops/kv_cache.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
+#include "inferlab/base/checked.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
+#include "inferlab/base/memory.hpp"
 #include "inferlab/base/rng.hpp"
 #include "inferlab/calc/kv.hpp"
 #include "inferlab/model/ops/backend.hpp"
@@ -10,16 +14,36 @@
 
 namespace inferlab::model {
 
-ContiguousCache::ContiguousCache(const Dims& d, Backend& memory)
-    : layers_(d.n_layers), heads_(d.n_kv_heads), seq_(d.seq_len), d_(d.head_dim()), len_(d.n_layers, 0),
-      k_(memory, std::size_t(d.n_layers) * d.n_kv_heads * d.seq_len * d.head_dim()),
-      v_(memory, k_.size()) {}
+namespace {
+
+// The positions a contiguous cache holds, and its floats per K (or V) checked against the memory
+// budget for both: validate() bounds L·seq_len·KV by 8Gi floats, so nothing here wraps.
+// More than seq_len is held to seq_len: a run that feeds more is refused by reserve() as before.
+int cache_positions(const Dims& d, int positions) {
+    if (positions < 0) throw std::logic_error("ContiguousCache: negative positions");
+    return positions == 0 ? d.seq_len : std::min(positions, d.seq_len);
+}
+
+std::size_t cache_floats(const Dims& d, int positions) {
+    const std::size_t floats = std::size_t(d.n_layers) * d.n_kv_heads * std::size_t(positions) * d.head_dim();
+    require_memory(2 * floats * sizeof(float), "KV cache", group_thousands(std::uint64_t(positions)) + " positions");
+    return floats;
+}
+
+}  // namespace
+
+ContiguousCache::ContiguousCache(const Dims& d, Backend& memory, int positions)
+    : layers_(d.n_layers), heads_(d.n_kv_heads), seq_(cache_positions(d, positions)), d_(d.head_dim()),
+      model_max_(seq_ == d.seq_len), len_(d.n_layers, 0), k_(memory, cache_floats(d, seq_)), v_(memory, k_.size()) {}
 
 void ContiguousCache::reserve(int n) {
     for (int l = 0; l < layers_; ++l)
-        if (len_[l] + n > seq_)
-            throw InputError("cache length", std::to_string(len_[l] + n) + " positions",
-                             "exceed the model's maximum sequence length " + std::to_string(seq_));
+        if (len_[l] + n > seq_) {
+            if (model_max_)
+                throw InputError("cache length", std::to_string(len_[l] + n) + " positions",
+                                 "exceed the model's maximum sequence length " + std::to_string(seq_));
+            throw std::logic_error("ContiguousCache: a run wrote past the positions it sized its cache for");
+        }
 }
 
 float* ContiguousCache::key(int layer, int h, int pos) {
@@ -47,6 +71,9 @@ BlockPool::BlockPool(const Dims& d, int block_size, int num_blocks, std::uint64_
     if (block_size <= 0) throw InputError("block size", std::to_string(block_size), N_("must be a positive number of tokens"));
     if (num_blocks <= 0) throw InputError("pool blocks", std::to_string(num_blocks), N_("must be a positive integer"));
     const std::size_t per_block = std::size_t(layers_) * heads_ * block_ * d_;
+    const std::uint64_t pool_floats = checked_mul(std::uint64_t(per_block), std::uint64_t(num_blocks), N_("KV block pool floats"));
+    require_memory(checked_mul(pool_floats, std::uint64_t{2 * sizeof(float)}, N_("KV block pool bytes")), "KV block pool",
+                   group_thousands(std::uint64_t(num_blocks)) + " blocks");
     k_ = Buffer(memory, per_block * std::size_t(num_blocks));
     v_ = Buffer(memory, per_block * std::size_t(num_blocks));
     // A shuffled free list: a sequence's blocks land far apart in the pool (Fisher–Yates).

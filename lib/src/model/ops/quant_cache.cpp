@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
+#include "inferlab/base/memory.hpp"
 #include "inferlab/calc/quant.hpp"
 
 namespace inferlab::model {
@@ -13,6 +15,7 @@ QuantizedCache::QuantizedCache(const Dims& d, unsigned bits, KvQuantScheme schem
     if (bits != 8 && bits != 4) throw InputError("KV cache bits", std::to_string(bits), N_("must be 8 or 4"));
     if (group_tokens < 1) throw InputError("K scale group", std::to_string(group_tokens), N_("must be a positive number of tokens"));
     const std::size_t n = std::size_t(d.n_layers) * d.n_kv_heads * d.seq_len * d.head_dim();
+    require_memory(2 * n, "quantized KV cache", group_thousands(std::uint64_t(d.seq_len)) + " positions");  // K and V codes
     k_codes_.assign(n, 0);
     v_codes_.assign(n, 0);
     const std::size_t per_token_scales = std::size_t(d.n_layers) * d.n_kv_heads * d.seq_len;

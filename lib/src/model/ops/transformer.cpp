@@ -212,7 +212,8 @@ MatrixRM logits_without_cache(const Transformer& m, const std::vector<int>& toke
     const Dims& D = m.dims();
     MatrixRM out(static_cast<Eigen::Index>(tokens.size()), D.vocab_size);
     for (std::size_t t = 0; t < tokens.size(); ++t) {
-        ContiguousCache scratch(D, m.backend());  // thrown away: nothing is reused between steps
+        // Thrown away: nothing is reused between steps. It holds the t + 1 positions fed.
+        ContiguousCache scratch(D, m.backend(), static_cast<int>(t + 1));
         std::vector<int> prefix(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(t + 1));
         MatrixRM all = m.forward(prefix, scratch, opt);
         out.row(static_cast<Eigen::Index>(t)) = all.row(all.rows() - 1);

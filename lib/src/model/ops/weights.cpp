@@ -232,26 +232,24 @@ std::uint64_t legacy_rope_floats(const Dims& d) { return std::uint64_t(d.seq_len
 
 void write_checkpoint(const Weights& w, const std::string& path) {
     const Dims& d = w.dims();
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) throw FileError(path, N_("cannot be opened for writing"));
-    std::int32_t header[7] = {d.dim, d.hidden_dim, d.n_layers, d.n_heads, d.n_kv_heads,
-                              d.shared_classifier ? d.vocab_size : -d.vocab_size, d.seq_len};
-    bool ok = std::fwrite(header, sizeof(header), 1, f) == 1;
-    const std::uint64_t shared_part = w.floats() - (d.shared_classifier ? 0 : std::uint64_t(d.vocab_size) * d.dim);
-    ok = ok && std::fwrite(w.data(), sizeof(float), shared_part, f) == shared_part;
-    if (!d.shared_classifier) {
-        std::vector<float> zeros(legacy_rope_floats(d), 0.0f);
+    // Through a temporary file and rename (write_file_safely): a failed write leaves the old
+    // checkpoint, never half of the new one.
+    write_file_safely(path, [&](std::FILE* f) {
+        std::int32_t header[7] = {d.dim, d.hidden_dim, d.n_layers, d.n_heads, d.n_kv_heads,
+                                  d.shared_classifier ? d.vocab_size : -d.vocab_size, d.seq_len};
+        bool ok = std::fwrite(header, sizeof(header), 1, f) == 1;
+        const std::uint64_t shared_part = w.floats() - (d.shared_classifier ? 0 : std::uint64_t(d.vocab_size) * d.dim);
+        ok = ok && std::fwrite(w.data(), sizeof(float), shared_part, f) == shared_part;
+        // The legacy RoPE tables, zeros: files from llama2.c's export always contain them, and
+        // run.c skips them before a separate classifier.
+        const std::vector<float> zeros(legacy_rope_floats(d), 0.0f);
         ok = ok && std::fwrite(zeros.data(), sizeof(float), zeros.size(), f) == zeros.size();
-        const std::uint64_t cls = std::uint64_t(d.vocab_size) * d.dim;
-        ok = ok && std::fwrite(w.data() + shared_part, sizeof(float), cls, f) == cls;
-    } else {
-        // run.c still expects the legacy tables to be present before EOF only when it reads a
-        // separate classifier; files from llama2.c's export always contain them, so write them.
-        std::vector<float> zeros(legacy_rope_floats(d), 0.0f);
-        ok = ok && std::fwrite(zeros.data(), sizeof(float), zeros.size(), f) == zeros.size();
-    }
-    ok = (std::fclose(f) == 0) && ok;
-    if (!ok) throw FileError(path, N_("could not be written completely"));
+        if (!d.shared_classifier) {
+            const std::uint64_t cls = std::uint64_t(d.vocab_size) * d.dim;
+            ok = ok && std::fwrite(w.data() + shared_part, sizeof(float), cls, f) == cls;
+        }
+        return ok;
+    });
 }
 
 std::unique_ptr<Weights> read_checkpoint(std::istream& in, std::uint64_t size, const std::string& path, const std::string& where) {
@@ -270,22 +268,30 @@ std::unique_ptr<Weights> read_checkpoint(std::istream& in, std::uint64_t size, c
     validate(d, "checkpoint '" + path + "' header");
     // validate bounds the floats by 8Gi and the RoPE tables by seq_len·d < 2^62, so these byte
     // counts cannot wrap. The file's size is checked against them before anything is allocated:
-    // a 28-byte file must not cost a 2 GB allocation before it is called truncated.
+    // a 28-byte file must not cost a 2 GB allocation before it is called truncated. A header
+    // gives exactly one size with the legacy RoPE tables (what llama2.c's export writes, and
+    // write_checkpoint) and, for a tied classifier, one without them (run.c never reads them
+    // there): any other size is another model's file or a corrupt header, never read as this one.
     const std::uint64_t cls = d.shared_classifier ? 0 : std::uint64_t(d.vocab_size) * std::uint64_t(d.dim);
     const std::uint64_t floats = weight_floats(d);
     const std::uint64_t body = floats - cls;
-    const std::uint64_t expect_min = sizeof(h) + floats * sizeof(float);
-    const std::uint64_t expect_full = expect_min + legacy_rope_floats(d) * sizeof(float);
-    const std::uint64_t need = d.shared_classifier ? expect_min : expect_full;
+    const std::uint64_t without_tables = sizeof(h) + floats * sizeof(float);
+    const std::uint64_t with_tables = without_tables + legacy_rope_floats(d) * sizeof(float);
+    const std::uint64_t need = d.shared_classifier ? without_tables : with_tables;
     if (size < need)
-        throw InputError(where, path,
-                         N_("is truncated: {0} bytes, the header's dims need {1}"),
+        throw InputError(where, path, N_("is truncated: {0} bytes, the header's dims need {1}"),
                          {std::to_string(size), std::to_string(need)});
-    if (size > expect_full)
+    if (size != with_tables && !(d.shared_classifier && size == without_tables)) {
+        if (d.shared_classifier)
+            throw InputError(where, path,
+                             N_("is {0} bytes, where a version-0 llama2.c file of its header's dims is {1} (with the "
+                                "legacy RoPE tables) or {2} (without): a corrupt header or another format"),
+                             {std::to_string(size), std::to_string(with_tables), std::to_string(without_tables)});
         throw InputError(where, path,
-                         N_("is longer than its header's dims allow ({0} bytes, at most {1}): not a version-0 "
-                            "llama2.c file of these dims"),
-                         {std::to_string(size), std::to_string(expect_full)});
+                         N_("is {0} bytes, where a version-0 llama2.c file of its header's dims is {1}: a corrupt "
+                            "header or another format"),
+                         {std::to_string(size), std::to_string(with_tables)});
+    }
     auto w = std::make_unique<Weights>(d);
     if (!in.read(reinterpret_cast<char*>(w->data()), static_cast<std::streamsize>(body * sizeof(float))))
         throw InputError(where, path, N_("could not be read completely"));

@@ -16,7 +16,9 @@
 #include <fstream>
 #include <string>
 
+#include "inferlab/base/checked.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/memory.hpp"
 #include "inferlab/base/rng.hpp"
 #include "inferlab/calc/kv.hpp"
 
@@ -71,11 +73,17 @@ double time_decode_step(const Transformer& m, int batch, int context, int repeat
     if (context + repeats > d.seq_len)
         throw InputError("context", std::to_string(context),
                          N_("leaves no room for the timed steps below the maximum sequence length"));
+    // One cache per sequence of the batch, each of the positions it will hold: the whole batch's
+    // bytes are checked against the memory budget before the first is made.
+    const int positions = context + repeats;
+    const std::uint64_t per_cache = 2 * std::uint64_t(d.n_layers) * std::uint64_t(d.kv_dim()) * std::uint64_t(positions) * sizeof(float);
+    require_memory(checked_mul(per_cache, std::uint64_t(batch), N_("batch KV cache bytes")), "batch",
+                   std::to_string(batch) + " sequences");
     std::vector<std::unique_ptr<ContiguousCache>> caches;
     std::vector<int> prompt(static_cast<std::size_t>(context));
     for (int i = 0; i < context; ++i) prompt[std::size_t(i)] = (i * 7 + 3) % d.vocab_size;
     for (int b = 0; b < batch; ++b) {
-        caches.push_back(std::make_unique<ContiguousCache>(d));
+        caches.push_back(std::make_unique<ContiguousCache>(d, cpu_backend(), positions));
         m.forward(prompt, *caches.back(), opt);
     }
     double best = 1e300;

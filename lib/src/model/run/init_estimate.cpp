@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -31,20 +29,6 @@ double measure_normal_rate() {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // A clock too coarse to see 2^18 draws is treated as one microsecond: a rate, never infinity.
     return static_cast<double>(kDraws) / std::max(s, 1e-6);
-}
-
-std::optional<std::uint64_t> available_memory_bytes() {
-    std::ifstream in("/proc/meminfo");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("MemAvailable:", 0) != 0) continue;
-        std::istringstream ss(line.substr(13));
-        std::uint64_t kib = 0;
-        std::string unit;
-        if (!(ss >> kib >> unit) || unit != "kB") return std::nullopt;
-        return checked_mul(kib, std::uint64_t{1024}, N_("available memory"));
-    }
-    return std::nullopt;
 }
 
 }  // namespace inferlab::model

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
+#include "inferlab/base/memory.hpp"
 #include "inferlab/base/rng.hpp"
 #include "inferlab/model/ops/kernels.hpp"
 #include "inferlab/model/ops/qweights.hpp"
@@ -42,7 +44,14 @@ std::uint64_t last_level_cache_bytes() {
     return best;
 }
 
-ReadProbe::ReadProbe(std::uint64_t bytes, int threads) : mem_(bytes) {  // the same placement as the weights
+namespace {
+std::uint64_t budgeted(std::uint64_t bytes) {
+    require_memory(bytes, "bandwidth probe", bytes_all_units(bytes));
+    return bytes;
+}
+}  // namespace
+
+ReadProbe::ReadProbe(std::uint64_t bytes, int threads) : mem_(budgeted(bytes)) {  // the same placement as the weights
     p_.threads = threads;
     p_.bytes = mem_.bytes();
     p_.huge_pages = mem_.huge();

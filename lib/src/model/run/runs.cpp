@@ -48,20 +48,21 @@ void require_tokens(const Dims& d, const std::vector<int>& tokens) {
                          N_("is longer than the model's maximum sequence length {0}"), {std::to_string(d.seq_len)});
 }
 
-// A paged pool with ceil(S_max / block) blocks: room for one whole sequence.
-std::unique_ptr<BlockPool> pool_for(const Transformer& m, const PathChoice& p) {
+// A paged pool with ceil(positions / block) blocks: room for the one sequence a run caches (its
+// positions, at most seq_len; a header's seq_len of millions allocates nothing it will not use).
+std::unique_ptr<BlockPool> pool_for(const Transformer& m, const PathChoice& p, int positions) {
     if (p.block_size < 1) throw InputError("block size", std::to_string(p.block_size), N_("must be at least 1 token"));
-    const int blocks = (m.dims().seq_len - 1) / p.block_size + 1;  // ceil without the overflow of seq_len + block
+    const int blocks = (positions - 1) / p.block_size + 1;  // ceil without the overflow of positions + block
     return std::make_unique<BlockPool>(m.dims(), p.block_size, blocks, p.pool_seed, m.backend());
 }
 
 MatrixRM run_path(const Transformer& m, const std::vector<int>& tokens, const PathChoice& p, const ForwardOptions& opt) {
     if (p.path == CachePath::NoCache) return logits_without_cache(m, tokens, opt);
     if (p.path == CachePath::Contiguous) {
-        ContiguousCache cache(m.dims(), m.backend());
+        ContiguousCache cache(m.dims(), m.backend(), static_cast<int>(tokens.size()));
         return m.forward(tokens, cache, opt);
     }
-    auto pool = pool_for(m, p);
+    auto pool = pool_for(m, p, static_cast<int>(tokens.size()));
     PagedCache cache(*pool, m.dims());
     return m.forward(tokens, cache, opt);
 }
@@ -69,7 +70,7 @@ MatrixRM run_path(const Transformer& m, const std::vector<int>& tokens, const Pa
 // The tokens fed `chunk` at a time into one contiguous cache: [tokens, vocab].
 MatrixRM chunked_prefill(const Transformer& m, const std::vector<int>& tokens, int chunk, const ForwardOptions& opt) {
     MatrixRM out(static_cast<Eigen::Index>(tokens.size()), m.dims().vocab_size);
-    ContiguousCache cache(m.dims(), m.backend());
+    ContiguousCache cache(m.dims(), m.backend(), static_cast<int>(tokens.size()));
     for (std::size_t s = 0; s < tokens.size(); s += std::size_t(chunk)) {
         const std::size_t e = std::min(tokens.size(), s + std::size_t(chunk));
         const MatrixRM part = m.forward(std::vector<int>(tokens.begin() + std::ptrdiff_t(s), tokens.begin() + std::ptrdiff_t(e)),
@@ -154,11 +155,13 @@ GenerateResult generate(const Transformer& m, const GenerateInputs& in, const Fo
         throw InputError("tokens to generate", std::to_string(in.steps),
                          N_("with the {0}-token prompt exceeds the model's maximum sequence length {1}"),
                          {std::to_string(in.prompt.size()), std::to_string(d.seq_len)});
+    // The prompt and every generated token but the last are fed: the cache holds no more.
+    const int positions = static_cast<int>(in.prompt.size() + in.steps - 1);
     std::unique_ptr<BlockPool> pool;
     std::unique_ptr<KvCache> cache;
-    if (in.path.path == CachePath::Contiguous) cache = std::make_unique<ContiguousCache>(d, m.backend());
+    if (in.path.path == CachePath::Contiguous) cache = std::make_unique<ContiguousCache>(d, m.backend(), positions);
     else if (in.path.path == CachePath::Paged) {
-        pool = pool_for(m, in.path);
+        pool = pool_for(m, in.path, positions);
         cache = std::make_unique<PagedCache>(*pool, d);
     } else
         throw InputError("cache path", to_string(in.path.path), N_("must be contiguous or paged for generate"));

@@ -42,7 +42,7 @@ SpeculateResult speculative_generate(const Transformer& target, const Transforme
     res.judged.assign(std::size_t(opt.gamma), 0);
     res.accepted.assign(std::size_t(opt.gamma), 0);
     res.predicted_accept.assign(std::size_t(opt.gamma), 0.0);
-    ContiguousCache tc(target.dims()), dc(draft.dims());
+    ContiguousCache tc(target.dims(), cpu_backend(), need), dc(draft.dims(), cpu_backend(), need);  // the positions checked above
     const ForwardOptions& draft_fwd = opt.forward;
     // Invariant between rounds: both caches hold every committed token but the last ("pending").
     std::vector<int> prefix(prompt.begin(), prompt.end() - 1);
@@ -118,7 +118,7 @@ std::vector<int> plain_generate(const Transformer& m, const std::vector<int>& pr
     if (static_cast<int>(prompt.size()) + new_tokens > m.dims().seq_len)
         throw InputError("new tokens", std::to_string(new_tokens), N_("with the prompt exceeds the maximum sequence length"));
     Rng rng(seed);
-    ContiguousCache c(m.dims());
+    ContiguousCache c(m.dims(), cpu_backend(), static_cast<int>(prompt.size()) + new_tokens);
     std::vector<int> out;
     MatrixRM logits = m.forward(prompt, c, fwd);
     for (int i = 0; i < new_tokens; ++i) {

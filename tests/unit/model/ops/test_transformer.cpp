@@ -7,6 +7,7 @@
 
 #include "../../../support/test_backend.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/memory.hpp"
 #include "inferlab/base/rng.hpp"
 #include "inferlab/calc/kv.hpp"
 #include "inferlab/model/ops/kv_cache.hpp"

@@ -49,7 +49,10 @@ public:
 
 class ContiguousCache final : public KvCache {
 public:
-    explicit ContiguousCache(const Dims& d, Backend& memory = cpu_backend());
+    // Room for `positions` positions per layer (0, or more than the model's seq_len: seq_len), no more: a command caches
+    // what it will use, so a header's seq_len of millions costs nothing it does not need. The
+    // bytes are checked against the machine's available memory first (require_memory).
+    explicit ContiguousCache(const Dims& d, Backend& memory = cpu_backend(), int positions = 0);
     int length(int layer) const override { return len_[layer]; }
     void reserve(int n) override;
     float* key(int layer, int h, int pos) override;
@@ -62,9 +65,10 @@ public:
     KvPlacement placement(int layer) const override;
 
 private:
-    int layers_, heads_, seq_, d_;
+    int layers_, heads_, seq_, d_;  // seq_: the positions this cache holds (≤ the model's seq_len)
+    bool model_max_;                // seq_ is the model's seq_len: a longer run exceeds the model, not the cache
     std::vector<int> len_;
-    Buffer k_, v_;  // [L, H_kv, S_max, d] each
+    Buffer k_, v_;  // [L, H_kv, seq_, d] each
 };
 
 // Tokens per block at most, for every --block-size. Paged caches use blocks of 8–32 tokens; the

@@ -3,7 +3,6 @@
 // float32 and minutes of normal draws, so the model commands say so first, refuse what this
 // machine cannot hold, and report progress while they fill.
 #include <cstdint>
-#include <optional>
 
 #include "inferlab/model/ops/weights.hpp"
 
@@ -19,9 +18,5 @@ RandomInitEstimate estimate_random_init(const Dims& d, double draws_per_second);
 
 // Times 2^18 draws of the project's own normal sampler on this machine: normals per second.
 double measure_normal_rate();
-
-// MemAvailable from /proc/meminfo in bytes: what the kernel says can be allocated without
-// swapping. Empty where the file is missing or unreadable (not Linux).
-std::optional<std::uint64_t> available_memory_bytes();
 
 }  // namespace inferlab::model
