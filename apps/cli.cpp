@@ -5,8 +5,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -62,6 +64,50 @@ void require_known_subcommand(const CLI::App& app, int argc, const char* const* 
     }
 }
 
+// The flags that name a file the command reads, and those that name a file it writes.
+const std::set<std::string> kInputFileFlags = {"--config", "--layer-spec", "--p-file", "--q-file",
+                                               "--file", "--k-file", "--v-file", "--checkpoint"};
+const std::set<std::string> kOutputFileFlags = {"--svg", "--out"};
+
+// Before anything is read or written: an empty value is refused (CLI11 would store "" and the
+// command read it as "not given": `--checkpoint "$CKPT"` with CKPT unset computed on random
+// weights), and so is an output that is one of the command's own inputs (`--svg ck.bin` once
+// turned a checkpoint into an SVG). The same file is the same device and inode, whatever the
+// spelling of the path; one that does not exist yet is compared by its spelling.
+void check_values(int argc, const char* const* argv) {
+    std::vector<std::pair<std::string, std::string>> inputs, outputs;
+    for (int i = 1; i < argc; ++i) {
+        const std::string word = argv[i];
+        const std::string before = i > 1 ? argv[i - 1] : "";
+        if (word.empty()) {
+            if (before.rfind("-", 0) == 0)
+                throw InputError(before, "", N_("is empty: give a value, or leave the flag out for its default"));
+            throw Error(N_("argument {0} is empty: give a value, or leave it out"), {std::to_string(i)});
+        }
+        if (word.rfind("--", 0) != 0) continue;
+        std::string flag = word, value;
+        if (const auto eq = word.find('='); eq != std::string::npos) {
+            flag = word.substr(0, eq);
+            value = word.substr(eq + 1);
+            if (value.empty()) throw InputError(flag, "", N_("is empty: give a value, or leave the flag out for its default"));
+        } else if (i + 1 < argc) {
+            value = argv[i + 1];
+        }
+        if (value.empty() || value == "-") continue;
+        if (kInputFileFlags.count(flag)) inputs.emplace_back(flag, value);
+        if (kOutputFileFlags.count(flag)) outputs.emplace_back(flag, value);
+    }
+    for (const auto& [out_flag, out_path] : outputs)
+        for (const auto& [in_flag, in_path] : inputs) {
+            std::error_code ec;
+            if (out_path == in_path || std::filesystem::equivalent(out_path, in_path, ec))
+                throw InputError(out_flag, out_path,
+                                 N_("is the same file as {0} '{1}', which this command reads: an output never "
+                                    "replaces an input"),
+                                 {in_flag, in_path});
+        }
+}
+
 // CLI11's own messages for the common parse errors in Chinese: each English form CLI11 2.1 writes
 // is matched and rebuilt from a msgid; any other message is shown as CLI11 wrote it.
 std::string parse_error_text(const CLI::ParseError& e) {
@@ -90,11 +136,14 @@ std::string parse_error_text(const CLI::ParseError& e) {
     return what;
 }
 
-void print_error(const std::string& text) { std::cerr << tr("inferlab: error: ") << text << "\n"; }
+// The prefix is the same in every language, the contract scripts grep for; the message after it
+// is in the reader's language.
+void print_error(const std::string& text) { std::cerr << "inferlab: error: " << text << "\n"; }
 
 int parse_and_run(CLI::App& app, int argc, const char* const* argv) {
     try {
         require_known_subcommand(app, argc, argv);
+        check_values(argc, argv);
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
@@ -114,7 +163,7 @@ int parse_and_run(CLI::App& app, int argc, const char* const* argv) {
         print_error(tr("out of memory (the sizes asked for do not fit this machine)"));
         return 2;
     } catch (const std::exception& e) {
-        std::cerr << tr("inferlab: internal error: ") << one_line(e.what()) << tr(" (please report this)") << "\n";
+        std::cerr << "inferlab: internal error: " << one_line(e.what()) << tr(" (please report this)") << "\n";
         return 3;
     }
     return 0;
@@ -256,6 +305,13 @@ int run_cli(int argc, const char* const* argv) {
     std::cout.flush();
     if (!std::cout) {
         const int err = errno;
+        // A reader that closed the pipe (`inferlab verify | head -1`) has taken what it wanted:
+        // the run ends as it would have, silently, every time. Before, the status depended on
+        // whether the reader had gone before the one write (EPIPE, exit 2) or after (exit 0).
+        if (err == EPIPE) {
+            std::cout.clear();
+            return status;
+        }
         print_error(tr("cannot write the output to standard output") +
                     (err ? std::string(": ") + std::strerror(err) : std::string()));
         std::cout.clear();

@@ -138,7 +138,7 @@ std::string draw_fig4(const FigureOptions& o) {
     const int steps = parse_token_count("--steps", o.paged.steps.empty() ? "3" : o.paged.steps, prompt.size(),
                                         static_cast<std::uint64_t>(d.seq_len));
     if (steps > 16) throw InputError("--steps", o.paged.steps, N_("at most 16 decode steps can be drawn"));
-    model::ContiguousCache cache(d);
+    model::ContiguousCache cache(d, model::cpu_backend(), static_cast<int>(prompt.size()) + steps);  // what is fed, no more
     std::vector<model::StepTrace> traces(1);
     model::MatrixRM logits = m.forward(prompt, cache, {}, &traces[0]);
     for (int i = 0; i < steps; ++i) {
@@ -336,7 +336,13 @@ std::string draw_doc1_fig15(const FigureOptions& o) {
     if (!o.x.empty()) in.x = parse_real("--x", o.x);
     if (!o.step.empty()) in.step = parse_positive_real("--step", o.step);
     if (!o.bits.empty()) in.bits = parse_bits_in(o.bits, 2, 16);
-    return figures::fig15_quant_grid(in);
+    try {
+        return figures::fig15_quant_grid(in);
+    } catch (const InputError& e) {  // the library's "step Δ" and "x" are this command's flags
+        if (e.where() == "step Δ") throw e.renamed("--step").with_value(o.step);
+        if (e.where() == "x") throw e.renamed("--x").with_value(o.x);
+        throw;
+    }
 }
 
 // The drawing of each figure, by name.

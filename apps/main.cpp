@@ -4,8 +4,8 @@
 #include "cli.hpp"
 
 int main(int argc, char** argv) {
-    // A closed pipe then fails the write (EPIPE), which run_cli reports as one error line and a
-    // non-zero status, instead of a silent death by SIGPIPE.
+    // A closed pipe then fails the write (EPIPE), which run_cli ends quietly with the run's own
+    // status, instead of a death by SIGPIPE that would depend on when the reader left.
     std::signal(SIGPIPE, SIG_IGN);
     return inferlab::app::run_cli(argc, argv);
 }

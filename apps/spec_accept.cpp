@@ -129,6 +129,7 @@ SpecAcceptInputs inputs(const SpecOptions& o) {
     SpecAcceptInputs in;
     in.where.outcomes = "--outcomes";
     in.where.gamma = "--gamma";
+    in.where.samples = "--simulate";
     if (!o.p_logits.empty() || !o.q_logits.empty()) logits_inputs(o, in);
     else if (!o.p.empty() || !o.q.empty() || !o.p_file.empty() || !o.q_file.empty()) distribution_inputs(o, in);
     round_inputs(o, in);

@@ -129,7 +129,7 @@ TEST_CASE("decode-roofline: bad input exits 2 with one clear line", "[cli][decod
                  "--kv-bytes-per-request '-1GiB'");
     expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
                   "--batch", ""},
-                 "--batch '': is an empty list");
+                 "--batch '': is empty: give a value, or leave the flag out for its default");
     expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
                   "--batch", "1,x"},
                  "--batch 'x'");

@@ -160,7 +160,7 @@ TEST_CASE("regress: quantize refuses K and V files of different token counts", "
     CHECK(ok.err.empty());
 }
 
-TEST_CASE("regress: output to a full disk or a closed pipe exits non-zero with one error line", "[cli][regress]") {
+TEST_CASE("regress: output to a full disk exits 2 with one error line, a closed pipe ends quietly", "[cli][regress]") {
     SECTION("/dev/full") {
         const int fd = open("/dev/full", O_WRONLY);
         REQUIRE(fd >= 0);
@@ -172,15 +172,17 @@ TEST_CASE("regress: output to a full disk or a closed pipe exits non-zero with o
         CHECK(err.find("cannot write the output to standard output: No space left on device") != std::string::npos);
     }
     SECTION("a pipe whose reader has gone") {
+        // Issue #30: `inferlab verify | head -1` exited 0 or 2 at random (2 when head had gone
+        // before the one write). A reader that closed the pipe has what it wanted: the run ends
+        // with its own status and nothing on stderr, whenever the reader left.
         int p[2];
         REQUIRE(pipe(p) == 0);
         close(p[0]);  // no reader: every write fails with EPIPE
         auto [status, err] = run_with_stdout(p[1], {"verify", "--id", "kv.doc2"});
         close(p[1]);
         INFO("stderr: " << err);
-        CHECK(status == 2);
-        CHECK(is_one_error_line(err));
-        CHECK(err.find("cannot write the output to standard output: Broken pipe") != std::string::npos);
+        CHECK(status == 0);
+        CHECK(err.empty());
     }
 }
 

@@ -77,7 +77,7 @@ TEST_CASE("spec-accept: bad input exits 2 with one clear line", "[cli][spec-acce
     expect_error({"spec-accept", "--p", "0.5,0.5", "--q", "1"}, "--q has 1 entry and --p has 2 entries");
     expect_error({"spec-accept", "--p", "0.6,0.5,-0.1", "--q", "0.4,0.4,0.2"}, "entries must not be negative");
     expect_error({"spec-accept", "--p", "0.6,0.6,0.1", "--q", "0.4,0.4,0.2"}, "must sum to 1 within 1e-9");
-    expect_error({"spec-accept", "--p", "", "--q", "0.4,0.4,0.2"}, "is an empty list");
+    expect_error({"spec-accept", "--p", "", "--q", "0.4,0.4,0.2"}, "--p '': is empty");
     expect_error({"spec-accept", "--gamma", "4", "--outcomes", "accept,reject,accept"}, "follows a rejection");
     expect_error({"spec-accept", "--gamma", "2", "--outcomes", "accept,accept,accept"}, "longer than --gamma 2");
     expect_error({"spec-accept", "--p", "0.6,0.3,0.1", "--q", "x,0.4,0.2"}, "--q 'x'");

@@ -110,7 +110,7 @@ TEST_CASE("best-of-n --svg draws coverage, selection and the target the --json h
 // a file named --json and print text; "--svg ''" wrote nothing and exited 0.
 TEST_CASE("svg and figure out files: --svg and --out refuse a flag, an empty name and a dash as the file", "[cli][svg][errors]") {
     expect_error(with(kDoc1Roofline, {"--svg", "--json"}), "--svg: '--json' is not a file name");
-    expect_error(with(kDoc1Roofline, {"--svg", ""}), "--svg: '' is not a file name");
+    expect_error(with(kDoc1Roofline, {"--svg", ""}), "--svg '': is empty");
     expect_error(with(kDoc1Roofline, {"--svg", "-"}), "--svg: '-' is not a file name");
     CHECK_FALSE(fs::exists("--json"));
     expect_error({"figure", "doc1-fig9", "--out", "--json"}, "--out: '--json' is not a file name");

@@ -200,7 +200,7 @@ TEST_CASE("decode-roofline errors in Chinese name the flag, the value and the ru
         INFO("stderr: " << r.err);
         CHECK(r.status == 2);
         CHECK(r.out.empty());
-        CHECK(r.err == "inferlab: 错误: " + line + "\n");
+        CHECK(r.err == "inferlab: error: " + line + "\n");
     }
     // The same rule in English names the list to consult too (the library's rule names no flag; the app adds it).
     const CliResult en = run_inferlab(cases[2].first, "", {"INFERLAB_LANG=en"});

@@ -60,7 +60,7 @@ CliResult zh_checked(const Args& args, int status = 0) {
 void expect_checked_zh_error(const Args& args, const std::string& line) {
     const CliResult r = zh_checked(args, 2);
     CHECK(r.out.empty());
-    CHECK(r.err == "inferlab: 错误: " + line + "\n");
+    CHECK(r.err == "inferlab: error: " + line + "\n");
 }
 
 }  // namespace
@@ -236,5 +236,5 @@ TEST_CASE("model measure and paged commands: errors in Chinese name the flag, th
                     "--model 'demo-gqa': 对 gib-as-gb 无效：它是不使用模型的计算型陷阱");
     const CliResult nope = zh_checked({"model", "pitfall", "nope"}, 2);
     CHECK(nope.out.empty());
-    CHECK(nope.err.rfind("inferlab: 错误: NAME 'nope': 不是已有的陷阱（可选：stale-cache, ", 0) == 0);
+    CHECK(nope.err.rfind("inferlab: error: NAME 'nope': 不是已有的陷阱（可选：stale-cache, ", 0) == 0);
 }

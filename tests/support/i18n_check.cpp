@@ -124,7 +124,7 @@ void check_chinese_output(const std::vector<std::string>& args, const std::vecto
     std::string cmd = "inferlab";
     for (const auto& a : args) cmd += " " + a;
     // It succeeds, or fails as the bad-input contract says (exit 2, nothing on stdout, one line
-    // on stderr that starts "inferlab: 错误: "): a crash fails the check, whatever its language.
+    // on stderr that starts "inferlab: error: "): a crash fails the check, whatever its language.
     INFO(cmd << " (exit " << r.status << "):\n" << r.out << r.err);
     CHECK((r.status == 0 || r.status == 2));
     if (r.status == 2) {

@@ -14,12 +14,12 @@ namespace inferlab::test {
 std::vector<std::string> lines_of(const std::string& text);
 bool has_line(const std::string& text, const std::string& line);
 
-// The bad-input contract in Chinese: exit 2, nothing on stdout, exactly "inferlab: 错误: " + line
+// The bad-input contract in Chinese: exit 2, nothing on stdout, exactly "inferlab: error: " + line
 // on stderr.
 void expect_zh_error(const std::vector<std::string>& args, const std::string& line);
 
 // The start of a Chinese error line, and the environment of a Chinese run at 80 columns.
-inline const std::string kZhError = "inferlab: 错误: ";
+inline const std::string kZhError = "inferlab: error: ";
 inline const std::vector<std::string> kZh80 = {"INFERLAB_LANG=zh", "COLUMNS=80"};
 
 // The environment of a Chinese run (INFERLAB_LANG=zh).
