@@ -301,7 +301,7 @@ int run_cli(int argc, const char* const* argv) {
     std::cout.clear();
     errno = 0;
     int status = parse_and_run(app, argc, argv);
-    // A full disk or a closed pipe: the output is lost, so success must not be reported.
+    // A full disk: the output is lost, so success must not be reported (a closed pipe: below).
     std::cout.flush();
     if (!std::cout) {
         const int err = errno;

@@ -339,8 +339,9 @@ std::string draw_doc1_fig15(const FigureOptions& o) {
     try {
         return figures::fig15_quant_grid(in);
     } catch (const InputError& e) {  // the library's "step Δ" and "x" are this command's flags
-        if (e.where() == "step Δ") throw e.renamed("--step").with_value(o.step);
-        if (e.where() == "x") throw e.renamed("--x").with_value(o.x);
+        // Renamed only where the user gave the flag: a default is nobody's typing.
+        if (e.where() == "step Δ" && !o.step.empty()) throw e.renamed("--step").with_value(o.step);
+        if (e.where() == "x" && !o.x.empty()) throw e.renamed("--x").with_value(o.x);
         throw;
     }
 }

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang, ASan + UBSan; -DINFERLAB_FUZZ=ON builds nothing else) and
-# runs each over its seed corpus in fuzz/corpus/<target>/.
+# Builds the libFuzzer targets (clang, ASan + UBSan: -DINFERLAB_FUZZ=ON, here without the tests)
+# and runs each over its seed corpus in fuzz/corpus/<target>/.
 #   scripts/fuzz.sh                 CI: each target for a bounded number of runs (under 5 minutes in all)
 #   scripts/fuzz.sh --campaign 600 [TARGET...]
 #                                   each target for 600 s, one after another, niced; findings are
 #                                   kept under $FUZZ_BUILD_DIR/campaign/<target>/ (artifacts, new corpus, log)
-#   scripts/fuzz.sh --build-only    only the build (scripts/test.sh times it apart from the runs)
+#   scripts/fuzz.sh --build-only    only the build
 #   FUZZ_NO_BUILD=1 skips the build (targets already in $FUZZ_BUILD_DIR/fuzz/).
 #   FUZZ_BUILD_DIR=DIR: the build tree (default build-fuzz). scripts/test.sh passes its sanitized
-#                   tree, which it configured with -DINFERLAB_FUZZ=ON and the tests as well.
+#                   tree build-asan with FUZZ_NO_BUILD=1 (it configured that tree itself, with the
+#                   tests); a build here would configure it without them.
 # A crash, a sanitizer report, a timeout, an exit 3 or NaN in output fails the CI run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -19,8 +19,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The examples that take tens of seconds on two cores: they run under the `slow` label
-// (scripts/test.sh runs it too, through `ctest -LE cuda`). Keyed by the example's subcommand path.
+// The examples that are timed benchmarks (tens of seconds on two cores, minutes under ASan): they
+// run under the `bench` label, which scripts/test.sh runs in its Release build only. Keyed by the
+// example's subcommand path.
 const std::set<std::string> kSlowCommands = {"model bench", "model roofline"};
 
 struct HelpPage {

@@ -18,7 +18,8 @@ bool has_line(const std::string& text, const std::string& line);
 // on stderr.
 void expect_zh_error(const std::vector<std::string>& args, const std::string& line);
 
-// The start of a Chinese error line, and the environment of a Chinese run at 80 columns.
+// The start of an error line in a Chinese run (the prefix is English in every language: scripts
+// grep for it), and the environment of a Chinese run at 80 columns.
 inline const std::string kZhError = "inferlab: error: ";
 inline const std::vector<std::string> kZh80 = {"INFERLAB_LANG=zh", "COLUMNS=80"};
 

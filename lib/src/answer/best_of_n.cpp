@@ -25,18 +25,18 @@ void check_request(const BestOfNRequest& r) {
         throw InputError(nm.trials, std::to_string(r.simulation->trials),
                          N_("must be from 1 to {0}"), {group_thousands(kMaxSimulationTrials)});
     if (r.simulation) {
-        // Summed with a cap: a single N near 2^64 must not wrap the count back under the limit.
-        std::uint64_t candidates = 0;
-        for (std::uint64_t n : r.ns) {
-            const std::uint64_t per_n = n > kMaxSimulatedCandidates / r.simulation->trials
-                                            ? kMaxSimulatedCandidates + 1
-                                            : n * r.simulation->trials;
-            candidates = std::min(candidates + per_n, kMaxSimulatedCandidates + 1);
-        }
-        if (candidates > kMaxSimulatedCandidates)
+        // Draws per candidate: its correctness and the verifier's verdict, and with an answer
+        // distribution a vote over its answers (a linear scan). Summed with a cap: a single N near
+        // 2^64 must not wrap the count back under the limit.
+        const std::uint64_t per_candidate = r.answer_dist ? std::max<std::uint64_t>(1, r.answer_dist->size()) : 1;
+        const std::uint64_t cap = kMaxSimulatedCandidates + 1;
+        auto times = [cap](std::uint64_t a, std::uint64_t b) { return b != 0 && a > cap / b ? cap : std::min(cap, a * b); };
+        std::uint64_t work = 0;
+        for (std::uint64_t n : r.ns) work = std::min(cap, work + times(times(n, r.simulation->trials), per_candidate));
+        if (work > kMaxSimulatedCandidates)
             throw InputError(nm.trials, std::to_string(r.simulation->trials),
-                             N_("simulate more than {0} candidates over the N asked for (trials × the sum of N): "
-                                "fewer trials or a smaller N"),
+                             N_("with the N asked for would simulate more than {0} candidate draws (trials × the sum "
+                                "of N, × the answers with a distribution): fewer trials or a smaller N"),
                              {group_thousands(kMaxSimulatedCandidates)});
     }
 }

@@ -30,9 +30,17 @@ ValueQuant quantize_value(const std::string& x_text, const std::string& step_tex
             exact = quantize_scalar_exact(parse_rational(where_x, x_text), parse_rational(where_step, step_text), qmax,
                                           rule, rng);
         } catch (const OverflowError&) {
+        } catch (const InputError& e) {
+            if (e.where() == "step Δ") throw e.renamed(where_step).with_value(step_text);
+            throw;
         }
     }
-    v.q = exact ? *exact : quantize_scalar(x, step, qmax, rule, rng);
+    try {
+        v.q = exact ? *exact : quantize_scalar(x, step, qmax, rule, rng);
+    } catch (const InputError& e) {  // the grid's own rule (Q·Δ finite), said of the caller's flag
+        if (e.where() == "step Δ") throw e.renamed(where_step).with_value(step_text);
+        throw;
+    }
     v.half_step = step / 2;
     v.abs_error = std::fabs(v.q.error);
     v.within_half_step = within_half_step(v.q);

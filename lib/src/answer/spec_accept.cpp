@@ -24,6 +24,8 @@ std::vector<T> checked_distribution(const std::string& where, std::vector<T> v, 
         s += x;
     }
     if (!(s > T(0))) throw InputError(where, "0", N_("entries sum to zero"));
+    if (!std::isfinite(to_double(s)))
+        throw InputError(where, "sum > 1.8e308", N_("entries must sum to a finite number (the largest double is about 1.8e308): scale them down"));
     if (normalize) {
         for (auto& x : v) x = x / s;
     } else if (std::fabs(to_double(s) - 1) > kDistributionSumTolerance) {

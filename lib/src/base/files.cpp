@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/format.hpp"
 
 namespace inferlab {
 namespace {
@@ -32,49 +33,75 @@ std::ifstream open_input_file(const std::string& path, std::ios::openmode mode, 
     if (!in) throw FileError(path, N_("cannot be opened (missing or unreadable)"));
     const std::uintmax_t size = fs::file_size(path, ec);
     if (!ec && size > max_bytes)
-        throw FileError(path, Prose{N_("is {0} bytes, more than the {1} bytes an input of this kind may hold"),
-                                    {std::to_string(size), std::to_string(max_bytes)}});
+        throw FileError(path, Prose{N_("is {0}, more than the {1} an input of this kind may hold"),
+                                    {bytes_all_units(size), bytes_all_units(max_bytes)}});
     return in;
 }
+
+namespace {
+
+// Runs `write` on `f` and closes it whatever happens; false when either failed.
+bool write_and_close(std::FILE* f, const std::function<bool(std::FILE*)>& write) {
+    bool ok = false;
+    try {
+        ok = write(f);
+    } catch (...) {
+        std::fclose(f);
+        throw;
+    }
+    ok = std::fflush(f) == 0 && ok;
+    return std::fclose(f) == 0 && ok;
+}
+
+// /dev/stdout, /dev/fd/N, /proc/self/fd/N: names of an open descriptor (maybe the shell's redirect
+// to a regular file), which must be written through, never replaced by a rename.
+bool names_a_descriptor(const std::string& path) { return path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0; }
+
+}  // namespace
 
 void write_file_safely(const std::string& path, const std::function<bool(std::FILE*)>& write) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
     if (fs::is_directory(st)) throw FileError(path, N_("is a directory, not a file to write"));
-    if (fs::exists(st) && !fs::is_regular_file(st)) {  // /dev/stdout, a FIFO: written in place
+    if (names_a_descriptor(path) || (fs::exists(st) && !fs::is_regular_file(st))) {  // a device, a FIFO: in place
         std::FILE* f = std::fopen(path.c_str(), "wb");
         if (!f) throw FileError(path, N_("cannot be created (missing folder or no permission)"));
-        const bool ok = write(f);
-        if (std::fclose(f) != 0 || !ok) throw FileError(path, N_("could not be written completely"));
+        if (!write_and_close(f, write)) throw FileError(path, N_("could not be written completely"));
         return;
     }
     // A symbolic link is followed: the file it names is replaced, the link stays.
-    const fs::path target = fs::is_symlink(fs::symlink_status(path, ec)) ? fs::weakly_canonical(path, ec) : fs::path(path);
+    fs::path target = path;
+    if (fs::is_symlink(fs::symlink_status(path, ec))) {
+        target = fs::weakly_canonical(path, ec);
+        if (ec) throw FileError(path, N_("cannot be created (missing folder or no permission)"));
+    }
     const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::string tmp = (folder / ("." + target.filename().string() + ".inferlab-XXXXXX")).string();
     const int fd = ::mkstemp(tmp.data());
     if (fd < 0) throw FileError(path, N_("cannot be created (missing folder or no permission)"));
+    // The mode the file has, or a new file's: 0666 less the umask (mkstemp made it 0600).
+    ::mode_t mode = 0;
+    if (struct stat old {}; fs::exists(st) && ::stat(target.c_str(), &old) == 0) {
+        mode = old.st_mode & 07777;
+    } else {
+        const ::mode_t mask = ::umask(0);
+        ::umask(mask);
+        mode = 0666 & ~mask;
+    }
     std::FILE* f = ::fdopen(fd, "wb");
     if (!f) {
         ::close(fd);
         ::unlink(tmp.c_str());
         throw FileError(path, N_("cannot be created (missing folder or no permission)"));
     }
-    bool ok = false;
+    bool ok = ::fchmod(fd, mode) == 0;
     try {
-        ok = write(f);
+        ok = write_and_close(f, write) && ok;
     } catch (...) {
-        std::fclose(f);
         ::unlink(tmp.c_str());
         throw;
     }
-    ok = std::fflush(f) == 0 && ok;
-    ok = std::fclose(f) == 0 && ok;
-    // mkstemp makes the file 0600; a written output gets the usual 0666 less the umask.
-    const ::mode_t mask = ::umask(0);
-    ::umask(mask);
-    ok = ok && ::chmod(tmp.c_str(), 0666 & ~mask) == 0;
     if (!ok || std::rename(tmp.c_str(), target.c_str()) != 0) {
         ::unlink(tmp.c_str());
         throw FileError(path, N_("could not be written completely"));

@@ -1,8 +1,11 @@
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <vector>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/rng.hpp"
 #include "inferlab/calc/best_of_n.hpp"
 
 using namespace inferlab;
@@ -184,4 +187,71 @@ TEST_CASE("simulation without an answer distribution runs past N = 200", "[best-
     SimulationResult s = simulate_best_of_n(0.3, 300, Verifier{}, {}, 0, 50, 1);
     CHECK(s.coverage.trials == 50);
     CHECK(s.majority.trials == 0);  // not simulated: nobody asked for voting
+}
+
+namespace {
+// The simulation as it was first written: every candidate's correctness and the accepted ones
+// stored for the trial. The library replays the draws instead (memory independent of N); both
+// must make the same draws in the same order, so a seed gives the same counts.
+SimulationResult stored_simulation(double p, std::uint64_t n, const Verifier& v, const std::vector<double>& dist, double bias,
+                                   std::uint64_t trials, std::uint64_t seed) {
+    Rng rng(seed);
+    std::uint64_t cov = 0, ver = 0, maj = 0, judge = 0;
+    std::vector<int> correct(n);
+    std::vector<std::uint64_t> votes(dist.size());
+    std::vector<std::size_t> accepted, tied;
+    for (std::uint64_t t = 0; t < trials; ++t) {
+        std::uint64_t k = 0;
+        for (std::uint64_t i = 0; i < n; ++i) k += static_cast<std::uint64_t>(correct[i] = rng.bernoulli(p));
+        cov += k > 0;
+        accepted.clear();
+        for (std::uint64_t i = 0; i < n; ++i)
+            if (rng.bernoulli(correct[i] ? v.tpr : v.fpr)) accepted.push_back(i);
+        if (!accepted.empty()) ver += static_cast<std::uint64_t>(correct[accepted[rng.below(accepted.size())]]);
+        else if (v.fallback_random) ver += static_cast<std::uint64_t>(correct[rng.below(n)]);
+        if (k > 0 && !(k < n && rng.bernoulli(bias))) ++judge;
+        if (dist.empty()) continue;
+        std::fill(votes.begin(), votes.end(), 0);
+        for (std::uint64_t i = 0; i < n; ++i) ++votes[rng.categorical(dist)];
+        const std::uint64_t best = *std::max_element(votes.begin(), votes.end());
+        tied.clear();
+        for (std::size_t a = 0; a < votes.size(); ++a)
+            if (votes[a] == best) tied.push_back(a);
+        maj += tied[rng.below(tied.size())] == 0;
+    }
+    auto mean = [trials](std::uint64_t hits) { return Estimate{static_cast<double>(hits) / static_cast<double>(trials), 0, trials}; };
+    return {mean(cov), mean(ver), dist.empty() ? Estimate{} : mean(maj), mean(judge)};
+}
+}  // namespace
+
+TEST_CASE("Monte Carlo best-of-N: the replayed draws give exactly the counts of stored candidates", "[best-of-n][simulation]") {
+    const std::vector<Verifier> verifiers = {{0.9, 0.2, true}, {0.9, 0.2, false}, {0, 0, true}, {0, 0, false}, {1, 1, true}};
+    const std::vector<double> dist = {0.3, 0.4, 0.3};
+    for (std::uint64_t seed : {1u, 7u, 42u})
+        for (std::uint64_t n : {1u, 2u, 5u, 17u})
+            for (const Verifier& v : verifiers)
+                for (const bool vote : {false, true}) {
+                    INFO("seed " << seed << ", N " << n << ", tpr " << v.tpr << ", fpr " << v.fpr << ", fallback "
+                                 << v.fallback_random << ", vote " << vote);
+                    const auto& d = vote ? dist : std::vector<double>{};
+                    const SimulationResult fast = simulate_best_of_n(0.35, n, v, d, 0.25, 300, seed);
+                    const SimulationResult ref = stored_simulation(0.35, n, v, d, 0.25, 300, seed);
+                    CHECK(fast.coverage.mean == ref.coverage.mean);
+                    CHECK(fast.verifier.mean == ref.verifier.mean);
+                    CHECK(fast.majority.mean == ref.majority.mean);
+                    CHECK(fast.biased_judge.mean == ref.biased_judge.mean);
+                }
+}
+
+TEST_CASE("beta-binomial coverage: past 2^20 candidates the Gamma form equals the product", "[best-of-n]") {
+    // The term-by-term product, here written out, against the lgamma form the library switches
+    // to past 2^20 (it once looped for minutes at N = 10^12).
+    const double p = 0.3, rho = 0.2, a = p * (1 - rho) / rho, b = (1 - p) * (1 - rho) / rho;
+    const std::uint64_t n = (std::uint64_t{1} << 20) + 1;
+    double all_fail = 1;
+    for (std::uint64_t i = 0; i < n; ++i) all_fail *= (b + static_cast<double>(i)) / (a + b + static_cast<double>(i));
+    CHECK_THAT(coverage_beta(p, rho, n), Catch::Matchers::WithinRel(1 - all_fail, 1e-9));
+    const double far = coverage_beta(p, rho, 1000000000000ull);
+    CHECK(far > coverage_beta(p, rho, n));
+    CHECK(far < 1);
 }

@@ -34,8 +34,9 @@ std::string read_text_file(const std::string& path, std::uint64_t max_bytes);
 // `path` by rename(), so a reader sees the old file or the whole new one, never half of either,
 // and concurrent writers leave one writer's file. On an error (write returns false, or throws)
 // the temporary file is removed and the old file stays. A directory, a missing folder or a failed
-// write is a FileError that says which. An existing target that is not a regular file (/dev/stdout,
-// a FIFO) is written in place: there is nothing to lose there.
+// write is a FileError that says which. A target that is not a regular file (a device, a FIFO),
+// and any path under /dev/ or /proc/ (/dev/stdout may name the shell's redirect to a regular
+// file), is written in place: there is nothing to replace there. A replaced file keeps its mode.
 void write_file_safely(const std::string& path, const std::function<bool(std::FILE*)>& write);
 
 // write_file_safely with `text` (the SVG of --svg, figure --out).

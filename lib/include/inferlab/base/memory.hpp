@@ -1,6 +1,7 @@
 #pragma once
-// The memory budget: every buffer whose size comes from input (caches, pools, probes, simulation
-// state) is checked against what the machine has available before it is made, so that a large
+// The memory budget: the buffers whose size comes from input (KV caches, block pools, the
+// bandwidth probe, a benchmark's batch of caches) are checked against what the machine has
+// available before they are made (the simulations keep no state that grows with input), so that a large
 // header field or flag is an error naming the numbers, never an allocation the kernel's OOM
 // killer ends (a shared machine with it).
 #include <cstdint>

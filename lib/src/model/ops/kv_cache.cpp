@@ -24,17 +24,22 @@ int cache_positions(const Dims& d, int positions) {
     return positions == 0 ? d.seq_len : std::min(positions, d.seq_len);
 }
 
-std::size_t cache_floats(const Dims& d, int positions) {
-    const std::size_t floats = std::size_t(d.n_layers) * d.n_kv_heads * std::size_t(positions) * d.head_dim();
-    require_memory(2 * floats * sizeof(float), "KV cache", group_thousands(std::uint64_t(positions)) + " positions");
-    return floats;
+std::size_t cache_floats(const Dims& d, int positions, const Backend& memory) {
+    const std::uint64_t bytes = ContiguousCache::bytes_for(d, positions);
+    // MemAvailable is the host's: a CUDA cache's limit is the device's, which cudaMalloc reports.
+    if (memory.name() == "cpu") require_memory(bytes, "KV cache", group_thousands(std::uint64_t(positions)) + " positions");
+    return static_cast<std::size_t>(bytes / 2 / sizeof(float));
 }
 
 }  // namespace
 
+std::uint64_t ContiguousCache::bytes_for(const Dims& d, int positions) {
+    return 2 * std::uint64_t(d.n_layers) * std::uint64_t(d.kv_dim()) * std::uint64_t(positions) * sizeof(float);
+}
+
 ContiguousCache::ContiguousCache(const Dims& d, Backend& memory, int positions)
     : layers_(d.n_layers), heads_(d.n_kv_heads), seq_(cache_positions(d, positions)), d_(d.head_dim()),
-      model_max_(seq_ == d.seq_len), len_(d.n_layers, 0), k_(memory, cache_floats(d, seq_)), v_(memory, k_.size()) {}
+      model_max_(seq_ == d.seq_len), len_(d.n_layers, 0), k_(memory, cache_floats(d, seq_, memory)), v_(memory, k_.size()) {}
 
 void ContiguousCache::reserve(int n) {
     for (int l = 0; l < layers_; ++l)
@@ -72,8 +77,9 @@ BlockPool::BlockPool(const Dims& d, int block_size, int num_blocks, std::uint64_
     if (num_blocks <= 0) throw InputError("pool blocks", std::to_string(num_blocks), N_("must be a positive integer"));
     const std::size_t per_block = std::size_t(layers_) * heads_ * block_ * d_;
     const std::uint64_t pool_floats = checked_mul(std::uint64_t(per_block), std::uint64_t(num_blocks), N_("KV block pool floats"));
-    require_memory(checked_mul(pool_floats, std::uint64_t{2 * sizeof(float)}, N_("KV block pool bytes")), "KV block pool",
-                   group_thousands(std::uint64_t(num_blocks)) + " blocks");
+    if (memory.name() == "cpu")  // MemAvailable is the host's (see cache_floats)
+        require_memory(checked_mul(pool_floats, std::uint64_t{2 * sizeof(float)}, N_("KV block pool bytes")), "KV block pool",
+                       group_thousands(std::uint64_t(num_blocks)) + " blocks");
     k_ = Buffer(memory, per_block * std::size_t(num_blocks));
     v_ = Buffer(memory, per_block * std::size_t(num_blocks));
     // A shuffled free list: a sequence's blocks land far apart in the pool (Fisher–Yates).

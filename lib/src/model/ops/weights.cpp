@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -73,6 +74,16 @@ void validate(const Dims& d, const std::string& where) {
 
 Dims dims_from_config(const ModelConfig& c) {
     if (c.mla || c.experts) throw InputError("config '" + c.name + "'", c.model_type, N_("is not a dense GQA model the reference runs"));
+    // Each field must fit the int the reference model (and llama2.c's header) holds: 2^32 + 64 was
+    // once read as 64.
+    const std::pair<const char*, std::uint64_t> fields[] = {
+        {"hidden_size", c.hidden},          {"intermediate_size", c.intermediate}, {"num_hidden_layers", c.layers},
+        {"num_attention_heads", c.q_heads}, {"num_key_value_heads", c.kv_heads},   {"vocab_size", c.vocab},
+        {"max_position_embeddings", c.max_positions}};
+    for (const auto& [key, v] : fields)
+        if (v > static_cast<std::uint64_t>(INT32_MAX))
+            throw InputError("config '" + c.name + "' " + key, std::to_string(v),
+                             N_("must be at most 2,147,483,647 for the reference model (an int32 in its checkpoint header)"));
     Dims d;
     d.dim = static_cast<int>(c.hidden);
     d.hidden_dim = static_cast<int>(c.intermediate);

@@ -76,9 +76,8 @@ double time_decode_step(const Transformer& m, int batch, int context, int repeat
     // One cache per sequence of the batch, each of the positions it will hold: the whole batch's
     // bytes are checked against the memory budget before the first is made.
     const int positions = context + repeats;
-    const std::uint64_t per_cache = 2 * std::uint64_t(d.n_layers) * std::uint64_t(d.kv_dim()) * std::uint64_t(positions) * sizeof(float);
-    require_memory(checked_mul(per_cache, std::uint64_t(batch), N_("batch KV cache bytes")), "batch",
-                   std::to_string(batch) + " sequences");
+    require_memory(checked_mul(ContiguousCache::bytes_for(d, positions), std::uint64_t(batch), N_("batch KV cache bytes")),
+                   "batch", std::to_string(batch));
     std::vector<std::unique_ptr<ContiguousCache>> caches;
     std::vector<int> prompt(static_cast<std::size_t>(context));
     for (int i = 0; i < context; ++i) prompt[std::size_t(i)] = (i * 7 + 3) % d.vocab_size;

@@ -181,6 +181,9 @@ int argmax(const Eigen::VectorXf& v) {
 }
 
 std::vector<int> random_tokens(const Dims& d, int n, Rng& rng) {
+    if (d.vocab_size < 2)
+        throw InputError("vocab_size", std::to_string(d.vocab_size),
+                         N_("must be at least 2 for the pitfalls (token 0 is kept for padding)"));
     std::vector<int> t;
     // Token 0 is kept for padding.
     for (int i = 0; i < n; ++i) t.push_back(1 + static_cast<int>(rng.below(std::uint64_t(d.vocab_size - 1))));

@@ -48,11 +48,16 @@ void require_tokens(const Dims& d, const std::vector<int>& tokens) {
                          N_("is longer than the model's maximum sequence length {0}"), {std::to_string(d.seq_len)});
 }
 
-// A paged pool with ceil(positions / block) blocks: room for the one sequence a run caches (its
-// positions, at most seq_len; a header's seq_len of millions allocates nothing it will not use).
+// A paged pool for the one sequence a run caches: room for its positions, with spare blocks so
+// that the shuffled free list scatters them (a pool of exactly the blocks needed would give one
+// block its own index, and a paged path that ignored the block table would pass). At least 64
+// blocks or four times the need, at most ceil(seq_len / block): a header's seq_len of millions
+// allocates nothing the run will not use.
 std::unique_ptr<BlockPool> pool_for(const Transformer& m, const PathChoice& p, int positions) {
     if (p.block_size < 1) throw InputError("block size", std::to_string(p.block_size), N_("must be at least 1 token"));
-    const int blocks = (positions - 1) / p.block_size + 1;  // ceil without the overflow of positions + block
+    const auto ceil_div = [](int a, int b) { return (a - 1) / b + 1; };  // ceil without the overflow of a + b
+    const std::int64_t need = ceil_div(positions, p.block_size);
+    const int blocks = static_cast<int>(std::min<std::int64_t>(ceil_div(m.dims().seq_len, p.block_size), std::max<std::int64_t>(64, 4 * need)));
     return std::make_unique<BlockPool>(m.dims(), p.block_size, blocks, p.pool_seed, m.backend());
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <stdexcept>
 
 #include "../../../support/test_backend.hpp"
 #include "inferlab/base/error.hpp"
@@ -246,6 +247,24 @@ TEST_CASE("the cache's allocated bytes equal kv-mem's formula", "[model][kv]") {
     CHECK(weight_floats(d) == weights);
     // K/V: 2·L·S·H_kv·d·4 B = 2·2·10·2·8·4 B = 2560 B.
     CHECK(decode_step_bytes(d, 10) == weights * 4 + 2560);
+}
+
+TEST_CASE("contiguous cache: sized to the positions asked for, seq_len by default and at most", "[model]") {
+    const Dims d = small(8, 2);  // seq_len 96, L = 2, H_kv·d = 2·8 = 16
+    auto w = random_weights(d, 3);
+    Transformer m(*w);
+    ContiguousCache full(d), five(d, cpu_backend(), 5), more(d, cpu_backend(), 1000);
+    CHECK(full.allocated_bytes() == 2u * 2 * 16 * 96 * 4);
+    CHECK(ContiguousCache::bytes_for(d, 96) == full.allocated_bytes());
+    CHECK(five.allocated_bytes() == 2u * 2 * 16 * 5 * 4);
+    CHECK(more.allocated_bytes() == full.allocated_bytes());  // held to seq_len
+    // Five positions give the logits the full cache gives; a sixth is a bug of the caller.
+    const std::vector<int> t = {1, 2, 3, 4, 5};
+    CHECK((m.forward(t, five) - m.forward(t, full)).cwiseAbs().maxCoeff() == 0);
+    CHECK_THROWS_AS(m.forward({6}, five), std::logic_error);
+    // At seq_len the model's own limit speaks, as before.
+    ContiguousCache at_max(d, cpu_backend(), 96);
+    CHECK_THROWS_WITH(m.forward(std::vector<int>(97, 1), at_max), Catch::Contains("exceed the model's maximum sequence length 96"));
 }
 
 TEST_CASE("paged cache: shuffled blocks, returned to the pool, truncation", "[model]") {

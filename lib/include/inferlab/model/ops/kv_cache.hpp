@@ -53,6 +53,8 @@ public:
     // what it will use, so a header's seq_len of millions costs nothing it does not need. The
     // bytes are checked against the machine's available memory first (require_memory).
     explicit ContiguousCache(const Dims& d, Backend& memory = cpu_backend(), int positions = 0);
+    // The bytes of K and V that a cache of `positions` positions holds (validate() bounds them).
+    static std::uint64_t bytes_for(const Dims& d, int positions);
     int length(int layer) const override { return len_[layer]; }
     void reserve(int n) override;
     float* key(int layer, int h, int pos) override;
