@@ -156,7 +156,8 @@ TEST_CASE("simulation: the same seed gives the same estimates with no per-candid
                                    "--simulate", "3", "--json"});
     INFO("stderr: " << big.err);
     REQUIRE(big.status == 0);
-    for (const auto& row : parse_json(big)["simulation"]["rows"]) {
+    const auto j = parse_json(big);  // held: a range-for over a part of a temporary reads freed memory
+    for (const auto& row : j["simulation"]["rows"]) {
         INFO(row.dump());
         CHECK(row["estimate"].get<double>() >= 0);
         CHECK(row["estimate"].get<double>() <= 1);
