@@ -69,6 +69,32 @@ const std::set<std::string> kInputFileFlags = {"--config", "--layer-spec", "--p-
                                                "--file", "--k-file", "--v-file", "--checkpoint"};
 const std::set<std::string> kOutputFileFlags = {"--svg", "--out"};
 
+// The value of a flag (`--flag value` or `--flag=value`), with the flag, for each flag of `flags`.
+std::vector<std::pair<std::string, std::string>> values_of(int argc, const char* const* argv,
+                                                           const std::set<std::string>& flags) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (int i = 1; i < argc; ++i) {
+        const std::string word = argv[i];
+        if (word.rfind("--", 0) != 0) continue;
+        const auto eq = word.find('=');
+        const std::string flag = word.substr(0, eq);
+        if (!flags.count(flag)) continue;
+        if (eq != std::string::npos) out.emplace_back(flag, word.substr(eq + 1));
+        else if (i + 1 < argc) out.emplace_back(flag, argv[i + 1]);
+    }
+    return out;
+}
+
+// A file error, said of the flag that named the file (`--k-file 'k.csv': is a directory`), when
+// one did; the library's readers know only the path.
+std::string file_error_text(const FileError& e, int argc, const char* const* argv) {
+    std::set<std::string> flags = kInputFileFlags;
+    flags.insert(kOutputFileFlags.begin(), kOutputFileFlags.end());
+    for (const auto& [flag, value] : values_of(argc, argv, flags))
+        if (value == e.path()) return InputError(flag, value, e.why()).localized();
+    return e.localized();
+}
+
 // Before anything is read or written: an empty value is refused (CLI11 would store "" and the
 // command read it as "not given": `--checkpoint "$CKPT"` with CKPT unset computed on random
 // weights), and so is an output that is one of the command's own inputs (`--svg ck.bin` once
@@ -84,19 +110,14 @@ void check_values(int argc, const char* const* argv) {
                 throw InputError(before, "", N_("is empty: give a value, or leave the flag out for its default"));
             throw Error(N_("argument {0} is empty: give a value, or leave it out"), {std::to_string(i)});
         }
-        if (word.rfind("--", 0) != 0) continue;
-        std::string flag = word, value;
-        if (const auto eq = word.find('='); eq != std::string::npos) {
-            flag = word.substr(0, eq);
-            value = word.substr(eq + 1);
-            if (value.empty()) throw InputError(flag, "", N_("is empty: give a value, or leave the flag out for its default"));
-        } else if (i + 1 < argc) {
-            value = argv[i + 1];
-        }
-        if (value.empty() || value == "-") continue;
-        if (kInputFileFlags.count(flag)) inputs.emplace_back(flag, value);
-        if (kOutputFileFlags.count(flag)) outputs.emplace_back(flag, value);
+        const auto eq = word.find('=');
+        if (word.rfind("--", 0) == 0 && eq == word.size() - 1)
+            throw InputError(word.substr(0, eq), "", N_("is empty: give a value, or leave the flag out for its default"));
     }
+    for (const auto& [flag, value] : values_of(argc, argv, kInputFileFlags))
+        if (!value.empty() && value != "-") inputs.emplace_back(flag, value);
+    for (const auto& [flag, value] : values_of(argc, argv, kOutputFileFlags))
+        if (!value.empty() && value != "-") outputs.emplace_back(flag, value);
     for (const auto& [out_flag, out_path] : outputs)
         for (const auto& [in_flag, in_path] : inputs) {
             std::error_code ec;
@@ -153,6 +174,9 @@ int parse_and_run(CLI::App& app, int argc, const char* const* argv) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         print_error(parse_error_text(e) + trf(N_(" (see '{0} --help')"), command_path(app)));
+        return 2;
+    } catch (const FileError& e) {
+        print_error(one_line(file_error_text(e, argc, argv)));
         return 2;
     } catch (const inferlab::Error& e) {
         print_error(one_line(e.localized()));

@@ -1,19 +1,66 @@
 // The whole command line, in-process: the input is argv after "inferlab", one argument per line.
+// An argument naming a prepared file stands for its path (issue #30: files that are not what they
+// seem, outputs that are inputs):
+//   @in    a small number list (rewritten before every run, so an output written over it is undone)
+//   @link  a symbolic link to @in          @cfg  a small valid config.json
+//   @fifo  a FIFO with no writer           @dir  a directory
+//   @big   a 600 MiB sparse file (over every input's size limit)
+//   @dev   /dev/zero                       @null /dev/null
 // Findings: a crash or sanitizer report, exit status 3 ("internal error"), NaN or inf printed,
 // an error that is not exactly one "inferlab: error:" line with nothing on stdout.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "cli.hpp"
 
 namespace {
+
+namespace fs = std::filesystem;
+
+// Under the working directory fuzz.sh gives each target (the files are made once per process).
+const fs::path kFiles = "fuzz-cli-files";
+
+void write_text(const fs::path& p, const char* text) {
+    std::ofstream f(p, std::ios::trunc);
+    f << text;
+}
+
+void make_files() {
+    fs::create_directories(kFiles / "dir");
+    write_text(kFiles / "in.txt", "0.5\n0.3\n0.2\n");
+    write_text(kFiles / "config.json",
+               R"({"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,)"
+               R"( "num_key_value_heads": 2, "vocab_size": 16, "max_position_embeddings": 8})");
+    std::error_code ec;
+    fs::remove(kFiles / "link.txt", ec);
+    fs::create_symlink("in.txt", kFiles / "link.txt", ec);
+    if (!fs::exists(kFiles / "fifo")) mkfifo((kFiles / "fifo").c_str(), 0600);
+    std::ofstream big(kFiles / "big.txt", std::ios::trunc);
+    big.close();
+    fs::resize_file(kFiles / "big.txt", 600ULL << 20, ec);  // sparse: no disk is written
+}
+
+std::string stand_in(const std::string& arg) {
+    if (arg.empty() || arg[0] != '@') return arg;
+    static const std::pair<const char*, fs::path> names[] = {
+        {"@in", kFiles / "in.txt"},     {"@link", kFiles / "link.txt"}, {"@cfg", kFiles / "config.json"},
+        {"@fifo", kFiles / "fifo"},     {"@dir", kFiles / "dir"},       {"@big", kFiles / "big.txt"},
+        {"@dev", "/dev/zero"},          {"@null", "/dev/null"}};
+    for (const auto& [name, path] : names)
+        if (arg == name) return path.string();
+    return arg;
+}
 
 [[noreturn]] void finding(const char* what, const std::string& out, const std::string& err) {
     std::fprintf(stderr, "fuzz_cli finding: %s\n--- stdout ---\n%s\n--- stderr ---\n%s\n", what, out.c_str(), err.c_str());
@@ -48,6 +95,11 @@ bool runs_in_bounds(const std::vector<std::string>& args) {
 
 }  // namespace
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    make_files();
+    return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::vector<std::string> args{"inferlab"};
     std::string cur;
@@ -62,6 +114,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!cur.empty()) args.push_back(cur);
     if (args.size() > 32) return 0;  // longer command lines add nothing the parsers do not see in 32
     if (!runs_in_bounds(args)) return 0;
+    for (auto& a : args) a = stand_in(a);
+    write_text(kFiles / "in.txt", "0.5\n0.3\n0.2\n");
     std::vector<const char*> argv;
     for (const auto& a : args) argv.push_back(a.c_str());
 

@@ -127,6 +127,22 @@ TEST_CASE("simulations and grids: sizes that once ended in exit 3 or a runaway a
     CHECK_FALSE(fs::exists(s.path / "q.svg"));
 }
 
+TEST_CASE("decode-roofline: a generation of the documented maximum length is summed, not walked", "[cli][files][budget]") {
+    // 10^7 output tokens at 64 batch sizes once walked 6.4·10^8 steps for minutes; the sum is now
+    // in closed form over the runs where every step is linear in S (unit test: equal to the steps
+    // added one by one).
+    const auto r = run_inferlab({"decode-roofline", "--model", "gemma-2-9b", "--hw", "h100-sxm", "--prompt-len", "1000",
+                                 "--output-len", "10000000", "--batch", "1..64", "--json"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.status == 0);
+    const auto j = parse_json(r);
+    REQUIRE(j["generation"].size() == 64);
+    for (const auto& row : j["generation"]) {
+        CHECK(row["decode_steps"] == 9999999);
+        CHECK(row["decode_total_s"].get<double>() > row["last_step_s"].get<double>());
+    }
+}
+
 TEST_CASE("spec-accept: a simulation over a large vocabulary is bounded by samples × vocabulary", "[cli][files][budget]") {
     // 200,000 tokens at 10,000 samples once took 58 s.
     Scratch s("vocab");
@@ -168,7 +184,7 @@ TEST_CASE("input files: a FIFO, a device and an oversized file are refused befor
     Scratch s("inputs");
     // /dev/zero once grew to 2.3 GB in 10 s and never ended.
     expect_error({"kv-mem", "--config", "/dev/zero", "--seq-len", "1"},
-                 "file '/dev/zero': is not a regular file (a FIFO, a device or a socket)");
+                 "--config '/dev/zero': is not a regular file (a FIFO, a device or a socket)");
     expect_error({"spec-accept", "--p-file", "/dev/urandom", "--q-file", data_path("p.txt"), "--gamma", "2"},
                  "is not a regular file");
     // A FIFO blocked forever in open().

@@ -103,7 +103,7 @@ TEST_CASE("errors in Chinese: a flag value, a file, a config key, a parse error"
                     "--model 'nope': 不是随附的模型（已有：deepseek-v3, demo-gqa, gemma-2-9b, gpt2, llama-2-7b, "
                     "llama-3-8b, llama-3.1-70b, mistral-7b-v0.1, mixtral-8x7b, qwen2.5-7b, ref-110m, ref-1b）");
     expect_zh_error({"kv-mem", "--config", "/nonexistent/config.json", "--seq-len", "1", "--kv-dtype", "bf16"},
-                    "文件 '/nonexistent/config.json'：无法打开（不存在或不可读）");
+                    "--config '/nonexistent/config.json': 无法打开（不存在或不可读）");
     const std::string incomplete = data_path("incomplete.json");
     expect_zh_error({"kv-mem", "--config", incomplete, "--seq-len", "1", "--kv-dtype", "bf16"},
                     "配置 '" + incomplete + "'：缺少键 'num_hidden_layers' or 'n_layer' or 'num_layers'");

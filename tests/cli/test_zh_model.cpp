@@ -164,7 +164,7 @@ TEST_CASE("model errors in Chinese: a flag value, a token list, a file, a checkp
     expect_zh_error({"model", "bench", "--model", "demo-gqa", "--steps", "1", "--gen", "1"}, "--gen 是 --steps 的旧写法：二者只能给一个");
     expect_zh_error({"model", "init", "--model", "demo-gqa"}, "需要 --out（要写入的检查点文件）");
     expect_zh_error({"model", "logits", "--checkpoint", "/nonexistent/demo.bin", "--tokens", "1"},
-                    "文件 '/nonexistent/demo.bin'：无法打开（不存在或不可读）");
+                    "--checkpoint '/nonexistent/demo.bin': 无法打开（不存在或不可读）");
     // A checkpoint shorter than its 28-byte header (7 int32).
     const std::string stub = "/tmp/inferlab-zh-model-stub.bin";
     { std::ofstream(stub, std::ios::binary) << "llama"; }

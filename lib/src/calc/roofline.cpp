@@ -143,6 +143,68 @@ std::optional<std::uint64_t> compute_bound_from(const DecodeModel& m, std::uint6
     return lo;
 }
 
+namespace {
+
+// Σ over the steps of one arithmetic progression S = s, s + p, …, s + p·(n − 1) of lengths.
+struct StepSums {
+    long double time_s = 0;
+    u128 bytes = 0;
+};
+
+// Within a run of lengths where no layer's window is crossed, every layer holds min(S, W) = S or
+// W positions, linear in S; its bytes are rounded up per request and layer, ⌈S·t/8⌉ for t bits a
+// token, which grows by exactly t every 8 positions. So along S, S + 8, S + 16, … the bytes and
+// the FLOPs are linear in the index, their times are too, and max(memory, compute) changes regime
+// at most once: two evaluations and a bisection sum the progression, however long it is.
+template <typename Step>
+StepSums sum_progression(const Step& step, double bandwidth, std::uint64_t s, std::uint64_t p, std::uint64_t n) {
+    auto at = [&](std::uint64_t k) { return step(s + p * k); };
+    // A linear piece k = i … j in one regime: bytes summed exactly, times from its two ends.
+    auto piece = [&](std::uint64_t i, std::uint64_t j, StepSums& sums) {
+        const DecodeStep a = at(i), b = at(j);
+        const u128 count = j - i + 1;
+        const u128 bytes = (static_cast<u128>(a.bytes) + b.bytes) * count / 2;
+        sums.bytes += bytes;
+        // Memory-bound: Σ D_B / β, exactly the bytes' sum; compute-bound: n·(t_first + t_last)/2.
+        sums.time_s += a.compute_bound
+                           ? static_cast<long double>(count) * (static_cast<long double>(a.step_time_s) + b.step_time_s) / 2
+                           : static_cast<long double>(bytes) / bandwidth;
+    };
+    StepSums sums;
+    const bool first = at(0).compute_bound, last = at(n - 1).compute_bound;
+    if (first == last) {
+        piece(0, n - 1, sums);
+        return sums;
+    }
+    std::uint64_t lo = 1, hi = n - 1;  // the first index in the last step's regime
+    while (lo < hi) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        if (at(mid).compute_bound == last) hi = mid;
+        else lo = mid + 1;
+    }
+    piece(0, lo - 1, sums);
+    piece(lo, n - 1, sums);
+    return sums;
+}
+
+// The lengths in [from, to] at which some layer's held positions stop growing (S = W + 1 holds W,
+// as S = W does): the runs between them are linear.
+std::vector<std::uint64_t> window_cuts(const DecodeModel& m, std::uint64_t from, std::uint64_t to) {
+    std::vector<std::uint64_t> cuts{from};
+    auto add = [&](std::uint64_t w) {
+        if (w != 0 && w >= from && w < to) cuts.push_back(w + 1);
+    };
+    if (m.kv_spec)
+        for (const auto& l : m.kv_spec->layers) add(l.window);
+    for (const auto& a : m.attn_per_layer) add(a.window);
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    cuts.push_back(to + 1);
+    return cuts;
+}
+
+}  // namespace
+
 GenerationBound decode_generation(const DecodeModel& m, std::uint64_t batch, std::uint64_t start_len,
                                   std::uint64_t steps, const Machine& hw) {
     GenerationBound g;
@@ -151,13 +213,24 @@ GenerationBound decode_generation(const DecodeModel& m, std::uint64_t batch, std
     g.steps = steps;
     if (steps == 0) return g;
     g.last_len = checked_add(start_len, steps - 1, N_("the last step's length"));
-    for (std::uint64_t i = 0; i < steps; ++i) {
-        DecodeStep s = decode_step_uniform(m, batch, start_len + i, hw);
-        g.total_time_s += s.step_time_s;
-        g.bytes_read += static_cast<double>(s.bytes);
-        if (i == 0) g.first_step_s = s.step_time_s;
-        if (i + 1 == steps) g.last_step_s = s.step_time_s;
-    }
+    auto step = [&](std::uint64_t len) { return decode_step_uniform(m, batch, len, hw); };
+    // Summed in closed form over linear runs (a generation of 10^7 tokens at 64 batch sizes once
+    // walked 6.4·10^8 steps); the same figures as adding the steps one by one, to rounding.
+    constexpr std::uint64_t kPeriod = 8;  // bytes rounded per 8 positions repeat their increments
+    const std::vector<std::uint64_t> cuts = window_cuts(m, start_len, g.last_len);
+    long double time_s = 0;
+    u128 bytes = 0;
+    for (std::size_t c = 0; c + 1 < cuts.size(); ++c)
+        for (std::uint64_t r = 0; r < kPeriod && cuts[c] + r < cuts[c + 1]; ++r) {
+            const std::uint64_t n = (cuts[c + 1] - cuts[c] - r + kPeriod - 1) / kPeriod;
+            const StepSums part = sum_progression(step, hw.bandwidth, cuts[c] + r, kPeriod, n);
+            time_s += part.time_s;
+            bytes += part.bytes;
+        }
+    g.total_time_s = static_cast<double>(time_s);
+    g.bytes_read = static_cast<double>(bytes);
+    g.first_step_s = step(start_len).step_time_s;
+    g.last_step_s = step(g.last_len).step_time_s;
     g.average_step_s = g.total_time_s / static_cast<double>(steps);
     g.charged_at_final_s = g.last_step_s * static_cast<double>(steps);
     return g;

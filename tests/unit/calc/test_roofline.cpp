@@ -68,6 +68,80 @@ TEST_CASE("a whole generation sums growing steps, below charging all at the fina
     CHECK_THAT(g.last_step_s, WithinRel((14e9 + 131072.0 * 1099) / 1e12, 1e-15));  // one division
 }
 
+// Issue #30: a generation is summed in closed form over linear runs; every step added one by one
+// is the reference, on the cases that bend the sum: windows crossed mid-generation, bytes rounded
+// up per layer (int4 over odd widths), MoE weights, and a step that turns compute-bound.
+TEST_CASE("a whole generation in closed form equals its steps added one by one", "[roofline][edge]") {
+    auto reference = [](const DecodeModel& m, std::uint64_t batch, std::uint64_t start, std::uint64_t steps,
+                        const Machine& hw) {
+        long double t = 0, bytes = 0;
+        for (std::uint64_t i = 0; i < steps; ++i) {
+            const DecodeStep s = decode_step_uniform(m, batch, start + i, hw);
+            t += s.step_time_s;
+            bytes += static_cast<long double>(s.bytes);
+        }
+        return std::pair<double, double>{static_cast<double>(t), static_cast<double>(bytes)};
+    };
+    DecodeModel uniform;
+    uniform.weight_bytes = 14000000000ULL;
+    uniform.params = 7000000000ULL;
+    uniform.kv_spec = uniform_kv(32, 8, 128, 16);
+    uniform.attn_layers = 32;
+    uniform.attn_q_heads = 32;
+    uniform.attn_head_dim = 128;
+
+    DecodeModel windows = uniform;  // half the layers slide over 100 positions, some over 777
+    windows.kv_spec->layers[0].window = 100;
+    windows.kv_spec->layers[3].window = 777;
+    windows.kv_spec->layers[5].window = 100;
+    windows.attn_layers = windows.attn_q_heads = windows.attn_head_dim = 0;
+    for (const auto& l : windows.kv_spec->layers) windows.attn_per_layer.push_back(AttnLayer{32, 128, 128, l.window});
+
+    DecodeModel odd = uniform;  // int4 over widths of 13 and 7: ⌈S·t/8⌉ bytes per layer
+    odd.kv_spec = KvSpec{};
+    for (int l = 0; l < 4; ++l) odd.kv_spec->layers.push_back(KvLayer{3, 13, 7, 4, 4, l == 2 ? 50u : 0u, false});
+
+    DecodeModel moe = uniform;
+    moe.moe = MoeWeights{2000000000ULL, 50000000ULL, 30, 64, 4};
+
+    struct Case {
+        const char* name;
+        const DecodeModel* m;
+        std::uint64_t batch, start, steps;
+        Machine hw;
+    };
+    const Case cases[] = {
+        {"uniform, memory-bound", &uniform, 1, 1001, 5000, Machine{1e12, 1e15, std::nullopt}},
+        {"uniform, compute-bound throughout", &uniform, 4096, 1, 3000, Machine{1e12, 1e13, std::nullopt}},
+        // At B = 128 and π = 2·10^14 the step is compute-bound at short S and turns memory-bound
+        // as the KV read grows faster than the attention arithmetic: one change of regime.
+        {"uniform, changing regime", &uniform, 128, 1, 20000, Machine{3e12, 2e14, std::nullopt}},
+        {"windows crossed", &windows, 8, 1, 2000, Machine{1e12, 1e15, std::nullopt}},
+        {"windows, changing regime", &windows, 128, 1, 5000, Machine{3e12, 2e14, std::nullopt}},
+        {"int4 over odd widths", &odd, 3, 1, 1234, Machine{1e9, std::nullopt, std::nullopt}},
+        {"MoE", &moe, 16, 500, 3001, Machine{2e12, 5e14, std::nullopt}},
+        {"one step", &uniform, 2, 7, 1, Machine{1e12, 1e15, std::nullopt}},
+    };
+    for (const Case& c : cases) {
+        INFO(c.name);
+        const GenerationBound g = decode_generation(*c.m, c.batch, c.start, c.steps, c.hw);
+        const auto [time, bytes] = reference(*c.m, c.batch, c.start, c.steps, c.hw);
+        CHECK_THAT(g.total_time_s, WithinRel(time, 1e-12));  // summation order only
+        CHECK_THAT(g.bytes_read, WithinRel(bytes, 1e-15));   // exact integers, one rounding to double
+        CHECK(g.first_step_s == decode_step_uniform(*c.m, c.batch, c.start, c.hw).step_time_s);
+        CHECK(g.last_step_s == decode_step_uniform(*c.m, c.batch, c.start + c.steps - 1, c.hw).step_time_s);
+    }
+    // The regime does change in the cases that say so, or they would test nothing new.
+    CHECK(decode_step_uniform(uniform, 128, 1, Machine{3e12, 2e14, std::nullopt}).compute_bound);
+    CHECK_FALSE(decode_step_uniform(uniform, 128, 20000, Machine{3e12, 2e14, std::nullopt}).compute_bound);
+    CHECK(decode_step_uniform(windows, 128, 1, Machine{3e12, 2e14, std::nullopt}).compute_bound);
+    CHECK_FALSE(decode_step_uniform(windows, 128, 5000, Machine{3e12, 2e14, std::nullopt}).compute_bound);
+    // Ten million tokens at a 64-request batch: closed form, not 10^7 steps.
+    const GenerationBound big = decode_generation(windows, 64, 1, 10000000, Machine{3e12, 2e14, std::nullopt});
+    CHECK(big.last_len == 10000000);
+    CHECK(big.total_time_s > big.first_step_s);
+}
+
 TEST_CASE("prefill, TTFT, TPOT and end-to-end", "[roofline]") {
     DecodeModel m;
     m.weight_bytes = 14000000000ULL;

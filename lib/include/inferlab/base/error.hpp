@@ -82,11 +82,13 @@ public:
     FileError(const std::string& path, const std::string& why) : FileError(path, Prose{why, {}}) {}
     // A reason with values: FileError(path, Prose{N_("is {0} bytes, ..."), {size, limit}}).
     FileError(const std::string& path, Prose why)
-        : Error(Prose{N_("file '{0}': {1}"), {path}, {}, {why}}), why_(std::move(why)) {}
+        : Error(Prose{N_("file '{0}': {1}"), {path}, {}, {why}}), path_(path), why_(std::move(why)) {}
+    const std::string& path() const { return path_; }
     // What is wrong with the file, without its path: for a caller that names the flag instead.
     const Prose& why() const { return why_; }
 
 private:
+    std::string path_;
     Prose why_;
 };
 
