@@ -95,8 +95,13 @@ TEST_CASE("checkpoint: a tied model's file without the RoPE tables and a huge se
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"model", "logits", "--checkpoint", str(ck), "--tokens", "0,1,5", "--json"},
           std::vector<std::string>{"model", "generate", "--checkpoint", str(ck), "--prompt", "0,1", "--steps", "3", "--json"},
-          std::vector<std::string>{"model", "check-cache", "--checkpoint", str(ck), "--tokens", "0,1,5,7", "--json"}}) {
-        INFO(args[1]);
+          std::vector<std::string>{"model", "check-cache", "--checkpoint", str(ck), "--tokens", "0,1,5,7", "--json"},
+          // The quantized caches and the pitfalls' caches too (they once held seq_len positions).
+          std::vector<std::string>{"model", "kv-quant", "--checkpoint", str(ck), "--positions", "16", "--steps", "4", "--json"},
+          std::vector<std::string>{"model", "pitfall", "position-restart", "--checkpoint", str(ck), "--json"},
+          std::vector<std::string>{"model", "pitfall", "unmasked-padding", "--checkpoint", str(ck), "--json"},
+          std::vector<std::string>{"model", "pitfall", "same-distribution", "--checkpoint", str(ck), "--json"}}) {
+        INFO(args[1] << " " << args[2]);
         const auto r = run_inferlab(args);
         INFO("stderr: " << r.err);
         CHECK(r.status == 0);

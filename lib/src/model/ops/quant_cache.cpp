@@ -10,19 +10,20 @@
 
 namespace inferlab::model {
 
-QuantizedCache::QuantizedCache(const Dims& d, unsigned bits, KvQuantScheme scheme, int group_tokens)
-    : d_(d), bits_(bits), scheme_(scheme), group_(group_tokens), decoded_(d) {
+QuantizedCache::QuantizedCache(const Dims& d, unsigned bits, KvQuantScheme scheme, int group_tokens, int positions)
+    : d_(d), bits_(bits), scheme_(scheme), group_(group_tokens),
+      positions_(positions <= 0 ? d.seq_len : std::min(positions, d.seq_len)), decoded_(d, cpu_backend(), positions_) {
     if (bits != 8 && bits != 4) throw InputError("KV cache bits", std::to_string(bits), N_("must be 8 or 4"));
     if (group_tokens < 1) throw InputError("K scale group", std::to_string(group_tokens), N_("must be a positive number of tokens"));
-    const std::size_t n = std::size_t(d.n_layers) * d.n_kv_heads * d.seq_len * d.head_dim();
-    require_memory(2 * n, "quantized KV cache", group_thousands(std::uint64_t(d.seq_len)) + " positions");  // K and V codes
+    const std::size_t n = std::size_t(d.n_layers) * d.n_kv_heads * positions_ * d.head_dim();
+    require_memory(2 * n, "quantized KV cache", group_thousands(std::uint64_t(positions_)) + " positions");  // K and V codes
     k_codes_.assign(n, 0);
     v_codes_.assign(n, 0);
-    const std::size_t per_token_scales = std::size_t(d.n_layers) * d.n_kv_heads * d.seq_len;
+    const std::size_t per_token_scales = std::size_t(d.n_layers) * d.n_kv_heads * positions_;
     v_scales_.assign(per_token_scales, Eigen::half(0.0f));
     k_scales_.assign(scheme == KvQuantScheme::PerToken
                          ? per_token_scales
-                         : std::size_t(d.n_layers) * d.n_kv_heads * ((d.seq_len + group_tokens - 1) / group_tokens) * d.head_dim(),
+                         : std::size_t(d.n_layers) * d.n_kv_heads * ((positions_ + group_tokens - 1) / group_tokens) * d.head_dim(),
                      Eigen::half(0.0f));
 }
 
@@ -46,7 +47,7 @@ void QuantizedCache::quantize_vector(float* v, int n, std::int8_t* codes, Eigen:
 // KIVI's K: a full group of G tokens, one scale per channel over those tokens.
 void QuantizedCache::quantize_k_group(int layer, int first) {
     const int hd = d_.head_dim();
-    const int groups = (d_.seq_len + group_ - 1) / group_;
+    const int groups = (positions_ + group_ - 1) / group_;
     std::vector<float> column(static_cast<std::size_t>(group_));
     std::vector<std::int8_t> codes(static_cast<std::size_t>(group_));
     for (int h = 0; h < d_.n_kv_heads; ++h)
@@ -56,7 +57,7 @@ void QuantizedCache::quantize_k_group(int layer, int first) {
             quantize_vector(column.data(), group_, codes.data(), scale);
             for (int t = 0; t < group_; ++t) {
                 decoded_.key(layer, h, first + t)[c] = column[std::size_t(t)];
-                k_codes_[((std::size_t(layer) * d_.n_kv_heads + h) * d_.seq_len + first + t) * hd + c] = codes[std::size_t(t)];
+                k_codes_[((std::size_t(layer) * d_.n_kv_heads + h) * positions_ + first + t) * hd + c] = codes[std::size_t(t)];
             }
         }
 }
@@ -66,7 +67,7 @@ void QuantizedCache::set_length(int layer, int len) {
     const int hd = d_.head_dim();
     for (int pos = old; pos < len; ++pos)
         for (int h = 0; h < d_.n_kv_heads; ++h) {
-            const std::size_t tok = (std::size_t(layer) * d_.n_kv_heads + h) * d_.seq_len + pos;
+            const std::size_t tok = (std::size_t(layer) * d_.n_kv_heads + h) * positions_ + pos;
             quantize_vector(decoded_.value(layer, h, pos), hd, &v_codes_[tok * hd], &v_scales_[tok]);
             if (scheme_ == KvQuantScheme::PerToken)
                 quantize_vector(decoded_.key(layer, h, pos), hd, &k_codes_[tok * hd], &k_scales_[tok]);

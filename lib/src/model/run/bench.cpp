@@ -160,7 +160,7 @@ std::vector<DtypeDecode> compare_decode_dtypes(const Transformer& m, const std::
     for (std::size_t k = 0; k < n; ++k) {
         backends.push_back(at[k]->cpu_backend_like(m.backend()));
         models.emplace_back(m.weights(), *backends.back());
-        caches.push_back(std::make_unique<ContiguousCache>(d));
+        caches.push_back(std::make_unique<ContiguousCache>(d, cpu_backend(), cache_positions_for(prompt.size() + std::size_t(steps) + 1)));
         last = m.forward(prompt, *caches.back(), opt);  // float32 prefill: every cache starts the same
         out[k].dtype = at[k]->dtype;
         out[k].bytes_per_step = decode_step_bytes(d, prompt.size() + std::uint64_t(steps) / 2, at[k]->dtype);
@@ -336,7 +336,7 @@ void measure_decode(const Transformer& m, const BenchInputs& in, const std::vect
     } else if (in.weight_dtype == WeightDtype::BF16) {
         // Two caches holding the same prompt; float32 and bf16 steps alternate, so their ratio is
         // measured in one run.
-        ContiguousCache b(m.dims());
+        ContiguousCache b(m.dims(), cpu_backend(), cache_positions_for(prompt.size() + std::size_t(in.steps) + 1));
         m.forward(prompt, b, opt);
         const DecodeComparison c = compare_fp32_bf16_decode(m, cache, b, tok, in.steps, opt, ats.back().bf16);
         r.decode_tokens_per_s = c.bf16_tokens_per_s;
@@ -355,7 +355,7 @@ void measure_contexts(const Transformer& m, const BenchInputs& in, const Forward
     for (auto s : contexts) {
         std::vector<int> ctx(std::size_t(s) + kContextTimedSteps);  // [S + 3] tokens: the prefix, then the timed steps
         for (auto& t : ctx) t = static_cast<int>(rng.below(std::uint64_t(d.vocab_size)));
-        ContiguousCache c(d);
+        ContiguousCache c(d, cpu_backend(), cache_positions_for(ctx.size()));
         m.forward(std::vector<int>(ctx.begin(), ctx.end() - kContextTimedSteps), c, opt);
         // Best of three consecutive steps: the first after a long prefill pays for cold pages.
         double cached = 1e300;
@@ -367,7 +367,7 @@ void measure_contexts(const Transformer& m, const BenchInputs& in, const Forward
         BenchContextRow row{s, cached, std::nullopt, std::nullopt};
         if (!in.skip_nocache) {
             // What each step costs without a cache: the whole prefix of S + 1 tokens again.
-            ContiguousCache scratch(d);
+            ContiguousCache scratch(d, cpu_backend(), cache_positions_for(std::size_t(s) + 1));
             const auto t1 = std::chrono::steady_clock::now();
             m.forward(std::vector<int>(ctx.begin(), ctx.begin() + std::ptrdiff_t(s) + 1), scratch, opt);
             row.nocache_step_s = seconds_since(t1);
@@ -438,7 +438,9 @@ BenchResult bench(const Weights& w, const BenchInputs& in) {
     Rng rng(7);
     std::vector<int> prompt(std::size_t(in.prompt_len));  // [P]
     for (auto& t : prompt) t = static_cast<int>(rng.below(std::uint64_t(d.vocab_size)));
-    ContiguousCache warm(d), cache(d);
+    // The prompt, then the timed decode steps (and one more for the token each step feeds).
+    const int held = cache_positions_for(std::size_t(in.prompt_len) + std::size_t(in.steps) + 1);
+    ContiguousCache warm(d, cpu_backend(), held), cache(d, cpu_backend(), held);
     m.forward(prompt, warm, opt);
     const auto t0 = std::chrono::steady_clock::now();
     const MatrixRM logits = m.forward(prompt, cache, opt);  // [P, vocab]

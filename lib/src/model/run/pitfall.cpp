@@ -115,7 +115,10 @@ PathOutcome run_path(const Transformer& m, const std::vector<Call>& calls, const
     std::vector<std::unique_ptr<ContiguousCache>> caches;
     PathOutcome out;
     for (std::size_t s = 0; s < n_seq; ++s) {
-        caches.push_back(std::make_unique<ContiguousCache>(D));
+        // At most its padding and every token the calls feed it (truncations only shorten it).
+        std::size_t fed = std::size_t(pads[s]);
+        for (const Call& c : calls) fed += c.tokens[s].size();
+        caches.push_back(std::make_unique<ContiguousCache>(D, cpu_backend(), cache_positions_for(fed)));
         out.logits.emplace_back(truths[s].back().tokens.size());
     }
     auto fire = [&](int id, int step, int pos) {
@@ -192,7 +195,7 @@ std::vector<int> random_tokens(const Dims& d, int n, Rng& rng) {
 
 // The prompt followed by `n` greedy tokens of the correct cached model (forward options `opt`).
 std::vector<int> greedy_continue(const Transformer& m, std::vector<int> tokens, int n, const ForwardOptions& opt) {
-    ContiguousCache c(m.dims());
+    ContiguousCache c(m.dims(), cpu_backend(), cache_positions_for(tokens.size() + std::size_t(std::max(n, 0))));
     MatrixRM l = m.forward(tokens, c, opt);
     for (int i = 0; i < n; ++i) {
         Eigen::Index next = 0;
@@ -522,7 +525,7 @@ SameDistribution same_distribution(const Transformer& target, std::uint64_t seed
     so.seed = seed;
     s.plain_text = plain_generate(target, prompt, kDecode, smp, seed);
     s.speculative_text = speculative_generate(target, draft, prompt, so).tokens;
-    ContiguousCache c(D);
+    ContiguousCache c(D, cpu_backend(), cache_positions_for(prompt.size()));
     const MatrixRM l = target.forward(prompt, c);
     s.p = sampling_distribution(l, l.rows() - 1, smp);
     // χ² cells: the tokens ranked by p, cut into 10 cells of about a tenth of the mass each (a

@@ -4,6 +4,8 @@
 //   paged:      a pool of fixed-size blocks [H_kv, block, d] per layer, and a block table per
 //               sequence mapping logical blocks to physical ones (from a shuffled free list,
 //               so they are deliberately not contiguous); blocks return to the pool at the end
+#include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -46,6 +48,12 @@ public:
     virtual Backend& backend() const = 0;
     virtual KvPlacement placement(int layer) const = 0;
 };
+
+// A count of positions as the caches take it: more than INT_MAX is held to INT_MAX (a cache then
+// holds the model's seq_len, which is smaller).
+inline int cache_positions_for(std::size_t positions) {
+    return positions > std::size_t(INT_MAX) ? INT_MAX : static_cast<int>(positions);
+}
 
 class ContiguousCache final : public KvCache {
 public:

@@ -20,7 +20,8 @@ enum class KvQuantScheme { PerToken, Kivi };
 
 class QuantizedCache final : public KvCache {
 public:
-    QuantizedCache(const Dims& d, unsigned bits, KvQuantScheme scheme, int group_tokens = 32);
+    // Room for `positions` positions (0, or more than seq_len: seq_len), as ContiguousCache.
+    QuantizedCache(const Dims& d, unsigned bits, KvQuantScheme scheme, int group_tokens = 32, int positions = 0);
     int length(int layer) const override { return decoded_.length(layer); }
     void reserve(int n) override { decoded_.reserve(n); }
     float* key(int layer, int h, int pos) override { return decoded_.key(layer, h, pos); }
@@ -28,7 +29,7 @@ public:
     int run_length(int pos, int limit) const override { return decoded_.run_length(pos, limit); }
     void set_length(int layer, int len) override;  // quantizes the positions just written
     void truncate(int len) override;
-    std::uint64_t allocated_bytes() const override;  // codes + scales for S_max positions
+    std::uint64_t allocated_bytes() const override;  // codes + scales for the positions it holds
     Backend& backend() const override { return decoded_.backend(); }  // the CPU's: quantized on the host
     KvPlacement placement(int layer) const override { return decoded_.placement(layer); }
     // Bytes the stored cache holds per token at steady state (codes + scales, every layer).
@@ -41,6 +42,7 @@ private:
     unsigned bits_;
     KvQuantScheme scheme_;
     int group_;
+    int positions_;  // S_max: the positions held (≤ seq_len)
     ContiguousCache decoded_;
     std::vector<std::int8_t> k_codes_, v_codes_;   // [L, H_kv, S_max, d] (int4 codes use 4 of the 8 bits)
     std::vector<Eigen::half> k_scales_, v_scales_; // per token per head, or (KIVI K) per channel per group
