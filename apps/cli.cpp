@@ -1,6 +1,10 @@
 // inferlab: registers the subcommands and turns every error into one line and exit status 2.
 #include "cli.hpp"
 
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdlib>
@@ -155,6 +159,15 @@ std::string parse_error_text(const CLI::ParseError& e) {
         return substitute(tr(f.msgid), groups);
     }
     return what;
+}
+
+// Whether `fd` is a pipe whose reading end is closed: poll() reports POLLERR on its writing end.
+// errno is read after the last write, and a later call may have replaced its EPIPE.
+bool reader_gone(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return false;
+    pollfd p{fd, POLLOUT, 0};
+    return ::poll(&p, 1, 0) == 1 && (p.revents & POLLERR) != 0;
 }
 
 // The prefix is the same in every language, the contract scripts grep for; the message after it
@@ -332,7 +345,7 @@ int run_cli(int argc, const char* const* argv) {
         // A reader that closed the pipe (`inferlab verify | head -1`) has taken what it wanted:
         // the run ends as it would have, silently, every time. Before, the status depended on
         // whether the reader had gone before the one write (EPIPE, exit 2) or after (exit 0).
-        if (err == EPIPE) {
+        if (err == EPIPE || reader_gone(STDOUT_FILENO)) {
             std::cout.clear();
             return status;
         }

@@ -185,6 +185,18 @@ TEST_CASE("regress: output to a full disk exits 2 with one error line, a closed 
         CHECK(status == 0);
         CHECK(err.empty());
     }
+    SECTION("an SVG written to /dev/stdout, a pipe whose reader has gone") {
+        // `--svg /dev/stdout | head -1` once ended in exit 2 ("could not be written completely"),
+        // where the same pipe as standard output ended quietly.
+        int p[2];
+        REQUIRE(pipe(p) == 0);
+        close(p[0]);
+        auto [status, err] = run_with_stdout(p[1], {"spec-accept", "--alpha", "0.8", "--gamma", "4", "--svg", "/dev/stdout"});
+        close(p[1]);
+        INFO("stderr: " << err);
+        CHECK(status == 0);
+        CHECK(err.empty());
+    }
 }
 
 TEST_CASE("regress: the model commands' counts beyond int are errors, not wrapped values", "[cli][regress]") {

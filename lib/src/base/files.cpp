@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -67,7 +68,10 @@ void write_file_safely(const std::string& path, const std::function<bool(std::FI
     if (names_a_descriptor(path) || (fs::exists(st) && !fs::is_regular_file(st))) {  // a device, a FIFO: in place
         std::FILE* f = std::fopen(path.c_str(), "wb");
         if (!f) throw FileError(path, N_("cannot be created (missing folder or no permission)"));
-        if (!write_and_close(f, write)) throw FileError(path, N_("could not be written completely"));
+        errno = 0;
+        // A pipe whose reader has gone (`--svg /dev/stdout | head -1`) took what it wanted: the
+        // run ends as it would have, as a closed standard output does.
+        if (!write_and_close(f, write) && errno != EPIPE) throw FileError(path, N_("could not be written completely"));
         return;
     }
     // A symbolic link is followed: the file it names is replaced, the link stays.
