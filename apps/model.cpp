@@ -278,8 +278,7 @@ BenchInputs bench_inputs(const BenchOptions& o, const Dims& d) {
         require_quantizable(d, "--weight-dtype " + o.weight_dtype + ": width");
     in.prompt_len = parse_token_count("--prompt-len", o.prompt_len, 0, static_cast<std::uint64_t>(d.seq_len));
     in.steps = parse_token_count("--steps", o.steps, static_cast<std::uint64_t>(in.prompt_len), static_cast<std::uint64_t>(d.seq_len));
-    const std::uint64_t mib = parse_positive_int_at_most("--probe-mib", o.probe_mib, 1 << 20, N_("must be at most {0} MiB"));
-    in.probe_bytes = mib << 20;
+    in.probe_bytes = probe_bytes_option(o.probe_mib);
     in.contexts = o.contexts.empty() ? default_bench_contexts(d) : parse_int_list_or_range("--contexts", o.contexts, 16);
     for (auto s : in.contexts)
         if (!bench_context_fits(d, s))

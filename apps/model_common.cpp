@@ -130,4 +130,10 @@ std::string dims_text(const Dims& d) {
            (d.shared_classifier ? tr(", tied LM head") : "");
 }
 
+std::uint64_t probe_bytes_option(const std::string& mib) {
+    const std::uint64_t bytes = parse_positive_int_at_most("--probe-mib", mib, 1 << 20, N_("must be at most {0} MiB")) << 20;
+    require_memory(bytes, "--probe-mib", mib);
+    return bytes;
+}
+
 }  // namespace inferlab::app

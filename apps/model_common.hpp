@@ -36,6 +36,9 @@ std::unique_ptr<model::Weights> load(const ModelSource& s, std::string* describe
                                      std::string* shown = nullptr);
 std::string dims_text(const model::Dims& d);
 // --kernels fast|reference on a model subcommand (default: INFERLAB_KERNELS, else fast), and its value.
+// --probe-mib: at most 2^20 MiB, and no more than the machine has available (the error names the flag).
+std::uint64_t probe_bytes_option(const std::string& mib);
+
 void add_kernels_option(CLI::App* sub, std::string& kernels);
 model::Kernels kernels_option(const std::string& kernels);
 // What a model subcommand's CPU backend is made with: `threads`, the kernels --kernels names

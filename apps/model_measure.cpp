@@ -327,7 +327,7 @@ void run_roofline(const RooflineCli& o, const CLI::App& sub) {
     e.repeats = static_cast<int>(parse_positive_int_at_most("--repeats", o.repeats, INT32_MAX, ""));
     e.batches = parse_int_list_or_range("--batch", o.batches, 32);
     e.contexts = parse_int_list_or_range("--contexts", o.contexts, 16);
-    e.probe_bytes = parse_positive_int("--probe-mib", o.probe_mib) << 20;
+    e.probe_bytes = probe_bytes_option(o.probe_mib);
     const RooflineResult r = run_roofline(m, e);
     Report rep;
     const WeightsFacts wf = weights_facts(at, cpu.options().kernels);

@@ -307,3 +307,14 @@ TEST_CASE("review findings: overflowing sums, one-token vocabularies and 2^32 co
     INFO("stderr: " << r.err);
     CHECK(r.status == 0);
 }
+
+TEST_CASE("model bench and roofline: the probe's size is checked against the machine and named by its flag", "[cli][files][budget]") {
+    // 2^44 MiB once shifted past 2^64 in model roofline and wrapped to a 0-byte probe.
+    expect_error({"model", "roofline", "--model", "demo-gqa", "--probe-mib", "17592186044416"},
+                 "--probe-mib '17592186044416': must be at most 1,048,576 MiB");
+    // 1 TiB: more than any machine this runs on has available (the refusal names --probe-mib,
+    // not the library's "bandwidth probe").
+    for (const char* command : {"bench", "roofline"})
+        expect_error({"model", command, "--model", "demo-gqa", "--probe-mib", "1048576"},
+                     "--probe-mib '1048576': needs 1,099,511,627,776 B = 1 TiB");
+}
