@@ -71,40 +71,50 @@ json result_json(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfNR
 }
 
 // The tables are built in English (--csv prints them so in every language); the text shows them
-// through in_words().
-Table rows_table(const BestOfNRequest& rq, const BestOfNResult& res) {
-    Table t{{"N", N_("coverage P≥1")}, {}, {}};
-    if (rq.verifier) t.columns.push_back(N_("verifier picks correct"));
-    if (rq.answer_dist) t.columns.push_back(N_("majority vote correct"));
-    if (rq.judge_bias) t.columns.push_back(N_("biased judge correct"));
-    if (rq.hard_fraction) t.columns.push_back(N_("coverage, hard fraction"));
-    if (rq.rho) t.columns.push_back(N_("coverage, beta spread"));
-    for (const auto& r : res.rows) {
-        std::vector<std::string> cells = {std::to_string(r.n), pr(r.coverage)};
-        for (const auto* v : {&r.verifier_selection, &r.majority_vote, &r.biased_judge, &r.coverage_hard_fraction,
-                              &r.coverage_beta})
-            if (*v) cells.push_back(pr(**v));
-        t.rows.push_back(cells);
-    }
+// through in_words(). Each column once: its JSON key (row_json, sections_json), header and cell.
+std::vector<Column<BestOfNRow>> row_columns(const BestOfNRequest& rq) {
+    auto optional = [](std::optional<double> BestOfNRow::*field) {
+        return [field](const BestOfNRow& r) { return (r.*field) ? pr(*(r.*field)) : std::string(); };
+    };
+    std::vector<Column<BestOfNRow>> c = {{"n", "N", [](const BestOfNRow& r) { return std::to_string(r.n); }},
+                                         {"coverage", N_("coverage P≥1"), [](const BestOfNRow& r) { return pr(r.coverage); }}};
+    if (rq.verifier) c.push_back({"verifier_selection", N_("verifier picks correct"), optional(&BestOfNRow::verifier_selection)});
+    if (rq.answer_dist) c.push_back({"majority_vote", N_("majority vote correct"), optional(&BestOfNRow::majority_vote)});
+    if (rq.judge_bias) c.push_back({"biased_judge", N_("biased judge correct"), optional(&BestOfNRow::biased_judge)});
+    if (rq.hard_fraction)
+        c.push_back({"coverage_hard_fraction", N_("coverage, hard fraction"), optional(&BestOfNRow::coverage_hard_fraction)});
+    if (rq.rho) c.push_back({"coverage_beta", N_("coverage, beta spread"), optional(&BestOfNRow::coverage_beta)});
+    return c;
+}
+
+Table rows_table(const BestOfNRequest& rq, const BestOfNResult& res) { return columns_table(row_columns(rq), res.rows); }
+
+// Strategy names are the library's msgids (BudgetPlan::strategy, SimulationRow::strategy).
+std::vector<Column<BudgetPlan>> budget_columns() {
+    return {{"strategy", N_("strategy"), [](const BudgetPlan& p) { return p.strategy; }},
+            {"n", "N", [](const BudgetPlan& p) { return std::to_string(p.n); }},
+            {"cost", N_("cost"), [](const BudgetPlan& p) { return format_real(p.cost, 6); }},
+            {"p_correct", N_("P(correct)"), [](const BudgetPlan& p) { return pr(p.p_correct); }}};
+}
+
+Table budget_table(const BudgetAnswer& b) {
+    Table t = columns_table(budget_columns(), b.plans);
+    t.right_align = {false, true, true, true};
     return t;
 }
 
-// Strategy names are the library's msgids (BudgetPlan::strategy, SimulationRow::strategy).
-Table budget_table(const BudgetAnswer& b) {
-    Table t{{N_("strategy"), "N", N_("cost"), N_("P(correct)")}, {}, {false, true, true, true}};
-    for (const auto& pl : b.plans)
-        t.rows.push_back({pl.strategy, std::to_string(pl.n), format_real(pl.cost, 6), pr(pl.p_correct)});
-    return t;
+std::vector<Column<SimulationRow>> simulation_columns() {
+    return {{"n", "N", [](const SimulationRow& r) { return std::to_string(r.n); }},
+            {"strategy", N_("strategy"), [](const SimulationRow& r) { return r.strategy; }},
+            {"exact", N_("exact"), [](const SimulationRow& r) { return pr(r.exact); }},
+            {"estimate", N_("Monte Carlo"), [](const SimulationRow& r) { return pr(r.estimate.mean); }},
+            {"half_width_99", N_("99% interval ±"), [](const SimulationRow& r) { return pr(r.estimate.half_width); }},
+            {"agrees", N_("agrees"), [](const SimulationRow& r) { return std::string(r.agrees ? N_("yes") : N_("NO")); }}};
 }
 
 Table simulation_table(const SimulationAnswer& s) {
-    Table t{{"N", N_("strategy"), N_("exact"), N_("Monte Carlo"), N_("99% interval ±"),
-             N_("agrees")},
-            {},
-            {true, false}};
-    for (const auto& r : s.rows)
-        t.rows.push_back({std::to_string(r.n), r.strategy, pr(r.exact), pr(r.estimate.mean),
-                          pr(r.estimate.half_width), r.agrees ? N_("yes") : N_("NO")});
+    Table t = columns_table(simulation_columns(), s.rows);
+    t.right_align = {true, false};
     return t;
 }
 

@@ -59,7 +59,35 @@ const Table& chosen_table(const Report& report, const OutputFlags& flags) {
 
 }  // namespace
 
+namespace {
+
+// Whether `key` names a member of `j` or of anything in it (of an array, its first elements:
+// the rows of a table are alike).
+bool has_key(const nlohmann::json& j, const std::string& key) {
+    if (j.is_object()) {
+        if (j.contains(key)) return true;
+        for (const auto& [k, v] : j.items())
+            if (has_key(v, key)) return true;
+    } else if (j.is_array()) {
+        for (std::size_t i = 0; i < j.size() && i < 4; ++i)
+            if (has_key(j[i], key)) return true;
+    }
+    return false;
+}
+
+// Every column described once (Column) names the JSON key of its figure: a column added without
+// one is an internal error in the first run that prints it, in whatever form the run asked for.
+void check_column_keys(const Report& report) {
+    for (const auto& t : report.tables)
+        for (const auto& key : t.table.keys)
+            if (!has_key(report.json, key))
+                throw std::logic_error("table '" + t.name + "': column key '" + key + "' is not a key of the JSON document");
+}
+
+}  // namespace
+
 void emit(const Report& report, const OutputFlags& flags) {
+    check_column_keys(report);
     std::string out;
     if (flags.json) {
         require_finite(report.json);

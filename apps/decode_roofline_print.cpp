@@ -111,21 +111,26 @@ std::vector<Column<DecodeStep>> row_columns(const RooflineRequest& rq) {
 
 Table rows_table(const RooflineRequest& rq, const RooflineResult& res) { return columns_table(row_columns(rq), res.rows); }
 
-Table generation_table(const RooflineResult& res) {
-    Table g{{N_("batch"), N_("TTFT, prefill (ms)"), N_("decode steps"), N_("decode total (ms)"), N_("TPOT, mean step (ms)"),
-             N_("last step (ms)"), N_("all at final S (ms)"), N_("end-to-end (ms)")},
-            {},
-            {}};
-    for (const auto& row : res.generation) {
-        const GenerationBound& d = row.decode;
-        const auto& l = row.latency;
-        g.rows.push_back({std::to_string(row.batch), l ? format_ms_cell(l->ttft_s) : "", std::to_string(d.steps),
-                          format_ms_cell(d.total_time_s), d.steps ? format_ms_cell(d.average_step_s) : "",
-                          d.steps ? format_ms_cell(d.last_step_s) : "", format_ms_cell(d.charged_at_final_s),
-                          l ? format_ms_cell(l->end_to_end_s) : ""});
-    }
-    return g;
+std::vector<Column<GenerationRow>> generation_columns() {
+    auto ms = [](double GenerationBound::*field, bool needs_steps) {
+        return [field, needs_steps](const GenerationRow& g) {
+            return needs_steps && !g.decode.steps ? std::string() : format_ms_cell(g.decode.*field);
+        };
+    };
+    auto latency_ms = [](double LatencyBound::*field) {
+        return [field](const GenerationRow& g) { return g.latency ? format_ms_cell(*g.latency.*field) : std::string(); };
+    };
+    return {{"batch", N_("batch"), [](const GenerationRow& g) { return std::to_string(g.batch); }},
+            {"ttft_s", N_("TTFT, prefill (ms)"), latency_ms(&LatencyBound::ttft_s)},
+            {"decode_steps", N_("decode steps"), [](const GenerationRow& g) { return std::to_string(g.decode.steps); }},
+            {"decode_total_s", N_("decode total (ms)"), ms(&GenerationBound::total_time_s, false)},
+            {"average_step_s", N_("TPOT, mean step (ms)"), ms(&GenerationBound::average_step_s, true)},
+            {"last_step_s", N_("last step (ms)"), ms(&GenerationBound::last_step_s, true)},
+            {"charged_at_final_length_s", N_("all at final S (ms)"), ms(&GenerationBound::charged_at_final_s, false)},
+            {"end_to_end_s", N_("end-to-end (ms)"), latency_ms(&LatencyBound::end_to_end_s)}};
 }
+
+Table generation_table(const RooflineResult& res) { return columns_table(generation_columns(), res.generation); }
 
 // The inputs, one line each: the symbol, its value, and [where it came from].
 std::string inputs_text(const Inputs& in, const RooflineResult& res) {

@@ -15,6 +15,8 @@ struct Table {
     std::vector<std::vector<std::string>> rows;
     // Columns whose cells are right-aligned (numbers); by default every column but the first.
     std::vector<bool> right_align;
+    // The JSON key of each column, for a table built from Column descriptions (empty otherwise).
+    std::vector<std::string> keys = {};
 };
 
 // One column of a table, described once: the text and --csv both print the Table built from these
@@ -35,7 +37,10 @@ struct Column {
 template <class Row>
 Table columns_table(const std::vector<Column<Row>>& columns, const std::vector<Row>& rows) {
     Table t;
-    for (const auto& c : columns) t.columns.push_back(c.header);
+    for (const auto& c : columns) {
+        t.columns.push_back(c.header);
+        t.keys.push_back(c.key);
+    }
     for (const auto& r : rows) {
         std::vector<std::string> cells;
         for (const auto& c : columns) cells.push_back(c.cell(r));
