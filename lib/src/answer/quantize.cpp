@@ -25,17 +25,14 @@ ValueQuant quantize_value(const std::string& x_text, const std::string& step_tex
     // Decimals a person types (0.15, 0.1) are quantized as the fractions they name, so that a
     // tie on paper is a tie here; anything longer, or a fraction past 64 bits, uses doubles.
     std::optional<ScalarQuant> exact;
-    if (is_short_decimal(x_text) && is_short_decimal(step_text)) {
-        try {
-            exact = quantize_scalar_exact(parse_rational(where_x, x_text), parse_rational(where_step, step_text), qmax,
-                                          rule, rng);
-        } catch (const OverflowError&) {
-        } catch (const InputError& e) {
-            if (e.where() == "step Δ") throw e.renamed(where_step).with_value(step_text);
-            throw;
-        }
-    }
     try {
+        if (is_short_decimal(x_text) && is_short_decimal(step_text)) {
+            try {
+                exact = quantize_scalar_exact(parse_rational(where_x, x_text), parse_rational(where_step, step_text),
+                                              qmax, rule, rng);
+            } catch (const OverflowError&) {  // a fraction past 64 bits: doubles below
+            }
+        }
         v.q = exact ? *exact : quantize_scalar(x, step, qmax, rule, rng);
     } catch (const InputError& e) {  // the grid's own rule (Q·Δ finite), said of the caller's flag
         if (e.where() == "step Δ") throw e.renamed(where_step).with_value(step_text);

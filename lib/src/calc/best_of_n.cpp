@@ -166,7 +166,7 @@ struct CandidateReplay {
     Rng accept;         // at the trial's first verifier draw
     double p, tpr, fpr;
 
-    // The index (in candidate order) of the `j`-th accepted candidate, and whether it is correct.
+    // Whether the `j`-th accepted candidate (counting from 0, in candidate order) is correct.
     bool jth_accepted_correct(std::uint64_t j, std::uint64_t n) const {
         Rng c = correct, a = accept;
         for (std::uint64_t i = 0; i < n; ++i) {
