@@ -304,19 +304,23 @@ Report hardware_report() {
     // sheets quote them, memory in GiB as the presets record HBM; an empty cell where none.
     // "kind" and "source" mean other things in other tables (kv-mem's attention structure, a
     // figure's original data): here they are the device's kind and the figures' source.
-    Table t{{N_("name"), NC_("hardware", "kind"), N_("bandwidth (GB/s)"), N_("dense BF16 (TFLOP/s)"), N_("memory (GiB)"),
-             NC_("hardware", "source")},
-            {},
-            {false, false, true, true, true, false}};
+    const std::vector<Column<Hardware>> columns = {
+        {"name", N_("name"), [](const Hardware& h) { return h.name; }},
+        {"kind", NC_("hardware", "kind"), [](const Hardware& h) { return h.kind; }},
+        {"bandwidth_bytes_per_s", N_("bandwidth (GB/s)"), [](const Hardware& h) { return format_short(h.bandwidth / 1e9, 6); }},
+        {"peak_flops", N_("dense BF16 (TFLOP/s)"),
+         [](const Hardware& h) { return h.peak_flops ? format_short(*h.peak_flops / 1e12, 6) : ""; }},
+        {"memory_bytes", N_("memory (GiB)"),
+         [](const Hardware& h) { return h.memory_bytes ? format_short(bytes_in_gib(*h.memory_bytes), 6) : ""; }},
+        {"source", NC_("hardware", "source"), [](const Hardware& h) { return h.source; }}};
+    Table t = columns_table(columns, hardware_presets());
+    t.right_align = {false, false, true, true, true, false};
     Table text = t;  // the same rows, with the source in the reader's language
     r.json["hardware"] = json::array();
-    for (const auto& h : hardware_presets()) {
-        t.rows.push_back({h.name, h.kind, format_short(h.bandwidth / 1e9, 6),
-                          h.peak_flops ? format_short(*h.peak_flops / 1e12, 6) : "",
-                          h.memory_bytes ? format_short(bytes_in_gib(*h.memory_bytes), 6) : "", h.source});
-        text.rows.push_back(t.rows.back());
-        text.rows.back().back() = h.source_text();
-        for (auto& cell : text.rows.back())  // "—" in the text where the preset gives none (CSV: an empty cell)
+    for (std::size_t i = 0; i < hardware_presets().size(); ++i) {
+        const Hardware& h = hardware_presets()[i];
+        text.rows[i].back() = h.source_text();
+        for (auto& cell : text.rows[i])  // "—" in the text where the preset gives none (CSV: an empty cell)
             if (cell.empty()) cell = "—";
         r.json["hardware"].push_back({{"name", h.name}, {"kind", h.kind}, {"bandwidth_bytes_per_s", h.bandwidth},
                                       {"bandwidth_text", h.bandwidth_text}, {"notes", h.notes}, {"source", h.source},
