@@ -581,10 +581,13 @@ std::string num(std::uint64_t v) { return std::to_string(v); }
 std::string window_cell(std::uint64_t w) { return w ? num(w) : std::string(); }  // empty: full attention
 
 Table requests_table(const KvMemResult& r) {
-    Table t{{"seq_len_tokens", "requests", "bytes_per_request"}, {}, {}};
-    for (std::size_t i = 0; i < r.requests.size(); ++i)
-        t.rows.push_back({num(r.requests[i].seq_len), num(r.requests[i].count), num(r.kv->per_request_bytes[i])});
-    return t;
+    std::vector<std::size_t> rows(r.requests.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+    const std::vector<Column<std::size_t>> columns = {
+        {"seq_lens", "seq_len_tokens", [&](std::size_t i) { return num(r.requests[i].seq_len); }},
+        {"request_counts", "requests", [&](std::size_t i) { return num(r.requests[i].count); }},
+        {"per_request_bytes", "bytes_per_request", [&](std::size_t i) { return num(r.kv->per_request_bytes[i]); }}};
+    return columns_table(columns, rows);
 }
 
 Table layers_table(const KvMemResult& r) {
@@ -599,20 +602,27 @@ Table layers_table(const KvMemResult& r) {
 }
 
 Table head_sharing_table(const KvMemResult& r) {
-    Table t{{"structure", "q_heads", "kv_heads", "kv_vs_mha", "kv_proj_width", "kv_bytes"}, {}, {}};
-    for (const auto& row : r.head_sharing)
-        t.rows.push_back({row.name, num(*r.model.q_heads), num(row.kv_heads),
-                          format_short(row.ratio, 9),
-                          num(row.kv_proj_width), num(row.total_bytes)});
-    return t;
+    const std::uint64_t q_heads = *r.model.q_heads;
+    const std::vector<Column<HeadSharing>> columns = {
+        {"structure", "structure", [](const HeadSharing& h) { return h.name; }},
+        {"q_heads", "q_heads", [q_heads](const HeadSharing&) { return num(q_heads); }},
+        {"kv_heads", "kv_heads", [](const HeadSharing& h) { return num(h.kv_heads); }},
+        {"ratio_to_mha", "kv_vs_mha", [](const HeadSharing& h) { return format_short(h.ratio, 9); }},
+        {"kv_proj_width", "kv_proj_width", [](const HeadSharing& h) { return num(h.kv_proj_width); }},
+        {"total_bytes", "kv_bytes", [](const HeadSharing& h) { return num(h.total_bytes); }}};
+    return columns_table(columns, r.head_sharing);
 }
 
 Table paged_table(const PagedUsage& p) {
-    Table t{{"window_tokens", "layers", "block_size_tokens", "block_bytes", "total_blocks", "allocated_bytes"}, {}, {}};
-    for (const auto& g : p.groups)
-        t.rows.push_back({window_cell(g.window), num(g.layers), num(p.block_size), num(g.block_bytes), num(g.total_blocks),
-                          num(g.allocated_bytes)});
-    return t;
+    const std::uint64_t block_size = p.block_size;
+    const std::vector<Column<PagedGroup>> columns = {
+        {"window", "window_tokens", [](const PagedGroup& g) { return window_cell(g.window); }},
+        {"layers", "layers", [](const PagedGroup& g) { return num(g.layers); }},
+        {"block_size", "block_size_tokens", [block_size](const PagedGroup&) { return num(block_size); }},
+        {"block_bytes", "block_bytes", [](const PagedGroup& g) { return num(g.block_bytes); }},
+        {"total_blocks", "total_blocks", [](const PagedGroup& g) { return num(g.total_blocks); }},
+        {"allocated_bytes", "allocated_bytes", [](const PagedGroup& g) { return num(g.allocated_bytes); }}};
+    return columns_table(columns, p.groups);
 }
 
 }  // namespace
