@@ -268,13 +268,13 @@ void add_sections(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfN
         r.explain += target_explain(rq, *res.target);
     }
     if (res.budget) {
-        r.add_table("budget", budget_table(*res.budget));
+        r.add_table("budget", budget_table(*res.budget), "/budget/plans");
         r.human += budget_text(rq, *res.budget);
         r.explain += "\n" + wrap(tr(N_("Fixed budget: N_verifier = floor(budget / (cost_sample + cost_judge)), "
                                        "N_majority = floor(budget / cost_sample).")));
     }
     if (res.simulation) {
-        r.add_table("simulation", simulation_table(*res.simulation));
+        r.add_table("simulation", simulation_table(*res.simulation), "/simulation/rows");
         r.human += simulation_text(*res.simulation);
     }
 }
@@ -284,7 +284,7 @@ void add_sections(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfN
 Report best_of_n_report(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfNResult& res) {
     Report r;
     r.json = result_json(o, rq, res);
-    r.add_table("rows", rows_table(rq, res));
+    r.add_table("rows", rows_table(rq, res), "/rows");
     r.human = wrap(trf(N_("Best-of-N with p = {0} per candidate (first document §3.2)"), format_real(res.p, 6))) +
               render_table(in_words(rows_table(rq, res))) +
               note(tr(N_("Coverage P≥1 = 1 − (1 − p)^N is the chance the candidates contain a correct answer, not the "

@@ -61,27 +61,26 @@ const Table& chosen_table(const Report& report, const OutputFlags& flags) {
 
 namespace {
 
-// Whether `key` names a member of `j` or of anything in it (of an array, its first elements:
-// the rows of a table are alike).
-bool has_key(const nlohmann::json& j, const std::string& key) {
-    if (j.is_object()) {
-        if (j.contains(key)) return true;
-        for (const auto& [k, v] : j.items())
-            if (has_key(v, key)) return true;
-    } else if (j.is_array()) {
-        for (std::size_t i = 0; i < j.size() && i < 4; ++i)
-            if (has_key(j[i], key)) return true;
-    }
-    return false;
-}
-
-// Every column described once (Column) names the JSON key of its figure: a column added without
-// one is an internal error in the first run that prints it, in whatever form the run asked for.
+// Each column described once (Column) names the JSON key of its figure: the key must be a member
+// of the table's first JSON row, or of the object that holds the rows (a figure every row shares,
+// as a paged table's block size); for a table whose columns are arrays, a member of the object at
+// json_rows. A column added without its JSON figure is an internal error in the first run that
+// prints the table, in whatever form the run asked for. A table of no rows has nothing to check.
 void check_column_keys(const Report& report) {
-    for (const auto& t : report.tables)
+    for (const auto& t : report.tables) {
+        if (t.table.keys.empty()) continue;
+        auto fail = [&](const std::string& why) { throw std::logic_error("table '" + t.name + "': " + why); };
+        if (!t.json_rows) fail("built from Column descriptions without the JSON pointer of its rows");
+        const nlohmann::json::json_pointer at(*t.json_rows);
+        if (!report.json.contains(at)) fail("no JSON at '" + *t.json_rows + "'");
+        const nlohmann::json& rows = report.json.at(at);
+        const nlohmann::json* parent = at.empty() ? nullptr : &report.json.at(at.parent_pointer());
+        if (rows.is_array() && rows.empty()) continue;
+        const nlohmann::json& row = rows.is_array() ? rows.front() : rows;
         for (const auto& key : t.table.keys)
-            if (!has_key(report.json, key))
-                throw std::logic_error("table '" + t.name + "': column key '" + key + "' is not a key of the JSON document");
+            if (!(row.is_object() && row.contains(key)) && !(parent && parent->is_object() && parent->contains(key)))
+                fail("column key '" + key + "' is not in its JSON row at '" + *t.json_rows + "'");
+    }
 }
 
 }  // namespace
@@ -103,11 +102,7 @@ void emit(const Report& report, const OutputFlags& flags) {
     // that cannot be written prints nothing).
     if (!flags.svg.empty()) {
         if (report.svg.empty()) throw InputError("--svg", flags.svg, N_("this output has no figure"));
-        try {
-            write_text_file(flags.svg, report.svg);
-        } catch (const FileError& e) {
-            throw InputError("--svg", flags.svg, e.why());  // the flag the user gave, not only the path
-        }
+        write_text_file(flags.svg, report.svg);  // a FileError: run_cli names --svg
     }
     std::cout << out << std::flush;
 }

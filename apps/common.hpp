@@ -42,6 +42,10 @@ CLI::Validator output_file_name(bool dash_is_stdout);
 struct NamedTable {
     std::string name;
     Table table;
+    // Where the JSON document holds the table's rows, as a JSON pointer ("/budget/plans"; "" the
+    // document itself, for a table whose columns are its arrays): a table built from Column
+    // descriptions has one, and emit() checks that each column's key is there.
+    std::optional<std::string> json_rows;
 };
 
 struct Report {
@@ -50,7 +54,9 @@ struct Report {
     std::string explain;
     std::vector<NamedTable> tables;  // every table the text shows, for --csv
     std::string svg;                 // the figure of the result, filled when --svg was given
-    void add_table(std::string name, Table t) { tables.push_back({std::move(name), std::move(t)}); }
+    void add_table(std::string name, Table t, std::optional<std::string> json_rows = std::nullopt) {
+        tables.push_back({std::move(name), std::move(t), std::move(json_rows)});
+    }
 };
 
 // Prints the one form the flags ask for. JSON is checked for NaN/inf first. --csv where the

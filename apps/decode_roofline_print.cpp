@@ -331,7 +331,7 @@ Report hardware_report() {
     r.explain = r.human;
     for (const auto& h : hardware_presets())
         r.explain += wrap(h.name + ": " + h.notes_text(), "  ", "    ");
-    r.add_table("hardware", t);
+    r.add_table("hardware", t, "/hardware");
     return r;
 }
 
@@ -339,12 +339,12 @@ Report decode_roofline_report(const RooflineInputs& in, const RooflineResult& re
     Report r;
     r.json = result_json(in, res);
     const Table rows = rows_table(in.req, res);
-    r.add_table("rows", rows);
+    r.add_table("rows", rows, "/rows");
     r.human = inputs_text(in, res) + "\n" + render_table(in_words(rows, "decode-roofline")) + findings_text(in, res);
     r.explain = result_explain(in.req, res);
     if (in.req.prompt_len) {
         const Table g = generation_table(res);
-        r.add_table("generation", g);
+        r.add_table("generation", g, "/generation");
         r.human += generation_text(in.req, res, g);
     }
     return r;

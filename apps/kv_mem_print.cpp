@@ -154,7 +154,8 @@ json paged_json(const PagedUsage& p, double waste_percent) {
     json groups = json::array();
     for (const auto& g : p.groups)
         groups.push_back({{"window", g.window}, {"layers", g.layers}, {"block_bytes", g.block_bytes},
-                          {"blocks_per_request", g.blocks_per_request}, {"total_blocks", g.total_blocks}});
+                          {"blocks_per_request", g.blocks_per_request}, {"total_blocks", g.total_blocks},
+                          {"allocated_bytes", g.allocated_bytes}});
     return {{"block_size", p.block_size},
             {"groups", groups},
             {"blocks_per_request", one ? json(p.blocks_per_request) : json(nullptr)},
@@ -632,10 +633,10 @@ Report kv_mem_report(const KvMemResult& r) {
     rep.json = to_json(r);
     rep.human = to_human(r);
     rep.explain = to_explain(r);
-    if (r.kv) rep.add_table("requests", requests_table(r));
+    if (r.kv) rep.add_table("requests", requests_table(r), "");
     rep.add_table("layers", layers_table(r));
-    if (!r.head_sharing.empty()) rep.add_table("head-sharing", head_sharing_table(r));
-    if (r.paged) rep.add_table("paged", paged_table(*r.paged));
+    if (!r.head_sharing.empty()) rep.add_table("head-sharing", head_sharing_table(r), "/head_sharing");
+    if (r.paged) rep.add_table("paged", paged_table(*r.paged), "/paged/groups");
     return rep;
 }
 

@@ -36,9 +36,6 @@ std::unique_ptr<model::Weights> load(const ModelSource& s, std::string* describe
                                      std::string* shown = nullptr);
 std::string dims_text(const model::Dims& d);
 // --kernels fast|reference on a model subcommand (default: INFERLAB_KERNELS, else fast), and its value.
-// --probe-mib: at most 2^20 MiB, and no more than the machine has available (the error names the flag).
-std::uint64_t probe_bytes_option(const std::string& mib);
-
 void add_kernels_option(CLI::App* sub, std::string& kernels);
 model::Kernels kernels_option(const std::string& kernels);
 // What a model subcommand's CPU backend is made with: `threads`, the kernels --kernels names
@@ -66,6 +63,9 @@ struct WeightsFacts {
     nlohmann::json quantized_arithmetic;
 };
 WeightsFacts weights_facts(const model::WeightsAt& at, model::Kernels kernels);
+
+// --probe-mib: at most 2^20 MiB, and no more than the machine has available (the error names the flag).
+std::uint64_t probe_bytes_option(const std::string& mib);
 
 // The measured-against-predicted commands: speculate, kv-quant, roofline.
 void setup_model_measure(CLI::App* model);

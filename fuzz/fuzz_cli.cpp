@@ -1,7 +1,8 @@
 // The whole command line, in-process: the input is argv after "inferlab", one argument per line.
 // An argument naming a prepared file stands for its path (issue #30: files that are not what they
 // seem, outputs that are inputs):
-//   @in    a small number list (rewritten before every run, so an output written over it is undone)
+//   @in    a small number list (every file is made again before each run, so an output written
+//          over one is undone; `--flag=@x` is replaced too)
 //   @link  a symbolic link to @in          @cfg  a small valid config.json
 //   @fifo  a FIFO with no writer           @dir  a directory
 //   @big   a 600 MiB sparse file (over every input's size limit)
@@ -28,7 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Under the working directory fuzz.sh gives each target (the files are made once per process).
+// Under the working directory fuzz.sh gives each target (made again before every run).
 const fs::path kFiles = "fuzz-cli-files";
 
 void write_text(const fs::path& p, const char* text) {
@@ -45,21 +46,28 @@ void make_files() {
     std::error_code ec;
     fs::remove(kFiles / "link.txt", ec);
     fs::create_symlink("in.txt", kFiles / "link.txt", ec);
-    if (!fs::exists(kFiles / "fifo")) mkfifo((kFiles / "fifo").c_str(), 0600);
+    if (!fs::is_fifo(kFiles / "fifo")) {
+        fs::remove(kFiles / "fifo", ec);
+        mkfifo((kFiles / "fifo").c_str(), 0600);
+    }
     std::ofstream big(kFiles / "big.txt", std::ios::trunc);
     big.close();
     fs::resize_file(kFiles / "big.txt", 600ULL << 20, ec);  // sparse: no disk is written
 }
 
-std::string stand_in(const std::string& arg) {
-    if (arg.empty() || arg[0] != '@') return arg;
+std::string stand_in(const std::string& whole) {
+    // `@x`, or `--flag=@x`.
+    const auto eq = whole.rfind("--", 0) == 0 ? whole.find('=') : std::string::npos;
+    const std::string head = eq == std::string::npos ? "" : whole.substr(0, eq + 1);
+    const std::string arg = eq == std::string::npos ? whole : whole.substr(eq + 1);
+    if (arg.empty() || arg[0] != '@') return whole;
     static const std::pair<const char*, fs::path> names[] = {
         {"@in", kFiles / "in.txt"},     {"@link", kFiles / "link.txt"}, {"@cfg", kFiles / "config.json"},
         {"@fifo", kFiles / "fifo"},     {"@dir", kFiles / "dir"},       {"@big", kFiles / "big.txt"},
         {"@dev", "/dev/zero"},          {"@null", "/dev/null"}};
     for (const auto& [name, path] : names)
-        if (arg == name) return path.string();
-    return arg;
+        if (arg == name) return head + path.string();
+    return whole;
 }
 
 [[noreturn]] void finding(const char* what, const std::string& out, const std::string& err) {
@@ -115,7 +123,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (args.size() > 32) return 0;  // longer command lines add nothing the parsers do not see in 32
     if (!runs_in_bounds(args)) return 0;
     for (auto& a : args) a = stand_in(a);
-    write_text(kFiles / "in.txt", "0.5\n0.3\n0.2\n");
+    make_files();  // as before every run: an output written over one of them is undone
     std::vector<const char*> argv;
     for (const auto& a : args) argv.push_back(a.c_str());
 

@@ -1,5 +1,6 @@
 #include "inferlab/base/files.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,6 +59,33 @@ bool write_and_close(std::FILE* f, const std::function<bool(std::FILE*)>& write)
 // to a regular file), which must be written through, never replaced by a rename.
 bool names_a_descriptor(const std::string& path) { return path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0; }
 
+// Opens a device, a FIFO or a /dev/ name for writing in place. A FIFO with no reader is an error
+// (open() would wait for one forever: O_NONBLOCK makes it ENXIO). The file standard output
+// already writes (`--svg /dev/stdout > out.txt`) is written through standard output's own
+// descriptor, at its offset: opening it again would truncate it and write from its start, under
+// the text printed after.
+std::FILE* open_in_place(const std::string& path) {
+    struct stat target {}, out {};
+    if (::stat(path.c_str(), &target) == 0 && ::fstat(STDOUT_FILENO, &out) == 0 && S_ISREG(target.st_mode) &&
+        target.st_dev == out.st_dev && target.st_ino == out.st_ino) {
+        std::fflush(stdout);
+        const int fd = ::dup(STDOUT_FILENO);
+        std::FILE* f = fd < 0 ? nullptr : ::fdopen(fd, "wb");
+        if (!f) throw FileError(path, N_("cannot be created (missing folder or no permission)"));
+        return f;
+    }
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == ENXIO) throw FileError(path, N_("is a FIFO that no program is reading"));
+    if (fd < 0) throw FileError(path, N_("cannot be created (missing folder or no permission)"));
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // a reader is there: writes may wait for it
+    std::FILE* f = ::fdopen(fd, "wb");
+    if (!f) {
+        ::close(fd);
+        throw FileError(path, N_("cannot be created (missing folder or no permission)"));
+    }
+    return f;
+}
+
 }  // namespace
 
 void write_file_safely(const std::string& path, const std::function<bool(std::FILE*)>& write) {
@@ -66,8 +94,7 @@ void write_file_safely(const std::string& path, const std::function<bool(std::FI
     const fs::file_status st = fs::status(path, ec);
     if (fs::is_directory(st)) throw FileError(path, N_("is a directory, not a file to write"));
     if (names_a_descriptor(path) || (fs::exists(st) && !fs::is_regular_file(st))) {  // a device, a FIFO: in place
-        std::FILE* f = std::fopen(path.c_str(), "wb");
-        if (!f) throw FileError(path, N_("cannot be created (missing folder or no permission)"));
+        std::FILE* f = open_in_place(path);
         errno = 0;
         // A pipe whose reader has gone (`--svg /dev/stdout | head -1`) took what it wanted: the
         // run ends as it would have, as a closed standard output does.

@@ -155,7 +155,9 @@ struct StepSums {
 // W positions, linear in S; its bytes are rounded up per request and layer, ⌈S·t/8⌉ for t bits a
 // token, which grows by exactly t every 8 positions. So along S, S + 8, S + 16, … the bytes and
 // the FLOPs are linear in the index, their times are too, and max(memory, compute) changes regime
-// at most once: two evaluations and a bisection sum the progression, however long it is.
+// at most once: a few evaluations at the ends and a bisection for the change sum the
+// progression, however long it is (memory-bound: the bytes' exact sum over β; compute-bound:
+// count × the mean of the two ends).
 template <typename Step>
 StepSums sum_progression(const Step& step, double bandwidth, std::uint64_t s, std::uint64_t p, std::uint64_t n) {
     auto at = [&](std::uint64_t k) { return step(s + p * k); };
@@ -187,20 +189,29 @@ StepSums sum_progression(const Step& step, double bandwidth, std::uint64_t s, st
     return sums;
 }
 
-// The lengths in [from, to] at which some layer's held positions stop growing (S = W + 1 holds W,
-// as S = W does): the runs between them are linear.
-std::vector<std::uint64_t> window_cuts(const DecodeModel& m, std::uint64_t from, std::uint64_t to) {
-    std::vector<std::uint64_t> cuts{from};
+// The runs [first, last] of lengths in [from, to] within which no layer's window is crossed: a
+// layer of window W holds S positions up to S = W and W from there on, so a run ends at each W.
+struct Run {
+    std::uint64_t first, last;
+};
+std::vector<Run> linear_runs(const DecodeModel& m, std::uint64_t from, std::uint64_t to) {
+    std::vector<std::uint64_t> ends;  // inclusive: no sentinel past `to`, which may be 2^64 − 1
     auto add = [&](std::uint64_t w) {
-        if (w != 0 && w >= from && w < to) cuts.push_back(w + 1);
+        if (w != 0 && w >= from && w < to) ends.push_back(w);
     };
     if (m.kv_spec)
         for (const auto& l : m.kv_spec->layers) add(l.window);
     for (const auto& a : m.attn_per_layer) add(a.window);
-    std::sort(cuts.begin(), cuts.end());
-    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    cuts.push_back(to + 1);
-    return cuts;
+    ends.push_back(to);
+    std::sort(ends.begin(), ends.end());
+    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+    std::vector<Run> runs;
+    std::uint64_t first = from;
+    for (std::uint64_t e : ends) {
+        runs.push_back({first, e});
+        first = e + 1;  // e < to here except for the last, so no wrap
+    }
+    return runs;
 }
 
 }  // namespace
@@ -217,13 +228,12 @@ GenerationBound decode_generation(const DecodeModel& m, std::uint64_t batch, std
     // Summed in closed form over linear runs (a generation of 10^7 tokens at 64 batch sizes once
     // walked 6.4·10^8 steps); the same figures as adding the steps one by one, to rounding.
     constexpr std::uint64_t kPeriod = 8;  // bytes rounded per 8 positions repeat their increments
-    const std::vector<std::uint64_t> cuts = window_cuts(m, start_len, g.last_len);
     long double time_s = 0;
     u128 bytes = 0;
-    for (std::size_t c = 0; c + 1 < cuts.size(); ++c)
-        for (std::uint64_t r = 0; r < kPeriod && cuts[c] + r < cuts[c + 1]; ++r) {
-            const std::uint64_t n = (cuts[c + 1] - cuts[c] - r + kPeriod - 1) / kPeriod;
-            const StepSums part = sum_progression(step, hw.bandwidth, cuts[c] + r, kPeriod, n);
+    for (const Run& run : linear_runs(m, start_len, g.last_len))
+        for (std::uint64_t r = 0; r < kPeriod && r <= run.last - run.first; ++r) {
+            const std::uint64_t n = (run.last - run.first - r) / kPeriod + 1;  // S = first + r, + 8, … ≤ last
+            const StepSums part = sum_progression(step, hw.bandwidth, run.first + r, kPeriod, n);
             time_s += part.time_s;
             bytes += part.bytes;
         }
@@ -258,7 +268,7 @@ PrefillBound prefill_bound(const DecodeModel& m, std::uint64_t batch, std::uint6
 GenerationBound generation_decode_steps(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len,
                                         std::uint64_t output_len, const Machine& hw) {
     if (output_len == 0) throw InputError(N_("a whole generation needs the output length N ≥ 1"));
-    return decode_generation(m, batch, prompt_len + 1, output_len - 1, hw);
+    return decode_generation(m, batch, checked_add(prompt_len, 1, N_("the first decode step's length")), output_len - 1, hw);
 }
 
 LatencyBound latency_bound(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len,

@@ -97,9 +97,14 @@ TEST_CASE("a whole generation in closed form equals its steps added one by one",
     windows.attn_layers = windows.attn_q_heads = windows.attn_head_dim = 0;
     for (const auto& l : windows.kv_spec->layers) windows.attn_per_layer.push_back(AttnLayer{32, 128, 128, l.window});
 
-    DecodeModel odd = uniform;  // int4 over widths of 13 and 7: ⌈S·t/8⌉ bytes per layer
+    // int4 over widths of 13 and 6: 3·(13·4 + 6·4) = 228 bits a token, 28.5 bytes, so a layer's
+    // ⌈S·228/8⌉ bytes grow by 28 or 29 a step and repeat every 8 positions; 52 bits (6.5 bytes)
+    // in another. Windows: one below the first length, one inside, one at the last length.
+    DecodeModel odd = uniform;
     odd.kv_spec = KvSpec{};
-    for (int l = 0; l < 4; ++l) odd.kv_spec->layers.push_back(KvLayer{3, 13, 7, 4, 4, l == 2 ? 50u : 0u, false});
+    odd.kv_spec->layers = {KvLayer{3, 13, 6, 4, 4, 0, false}, KvLayer{1, 13, 0, 4, 4, 0, true},
+                           KvLayer{3, 13, 6, 4, 4, 50, false}, KvLayer{3, 13, 6, 4, 4, 700, false},
+                           KvLayer{3, 13, 6, 4, 4, 1240, false}};
 
     DecodeModel moe = uniform;
     moe.moe = MoeWeights{2000000000ULL, 50000000ULL, 30, 64, 4};
@@ -118,7 +123,7 @@ TEST_CASE("a whole generation in closed form equals its steps added one by one",
         {"uniform, changing regime", &uniform, 128, 1, 20000, Machine{3e12, 2e14, std::nullopt}},
         {"windows crossed", &windows, 8, 1, 2000, Machine{1e12, 1e15, std::nullopt}},
         {"windows, changing regime", &windows, 128, 1, 5000, Machine{3e12, 2e14, std::nullopt}},
-        {"int4 over odd widths", &odd, 3, 1, 1234, Machine{1e9, std::nullopt, std::nullopt}},
+        {"int4 over odd widths", &odd, 3, 123, 1118, Machine{1e9, std::nullopt, std::nullopt}},  // S = 123 … 1240
         {"MoE", &moe, 16, 500, 3001, Machine{2e12, 5e14, std::nullopt}},
         {"one step", &uniform, 2, 7, 1, Machine{1e12, 1e15, std::nullopt}},
     };
@@ -126,20 +131,33 @@ TEST_CASE("a whole generation in closed form equals its steps added one by one",
         INFO(c.name);
         const GenerationBound g = decode_generation(*c.m, c.batch, c.start, c.steps, c.hw);
         const auto [time, bytes] = reference(*c.m, c.batch, c.start, c.steps, c.hw);
-        CHECK_THAT(g.total_time_s, WithinRel(time, 1e-12));  // summation order only
-        CHECK_THAT(g.bytes_read, WithinRel(bytes, 1e-15));   // exact integers, one rounding to double
-        CHECK(g.first_step_s == decode_step_uniform(*c.m, c.batch, c.start, c.hw).step_time_s);
-        CHECK(g.last_step_s == decode_step_uniform(*c.m, c.batch, c.start + c.steps - 1, c.hw).step_time_s);
+        // 1e-12 relative: the order of the sum, and a compute-bound run's mean of its two ends
+        CHECK_THAT(g.total_time_s, WithinRel(time, 1e-12));
+        CHECK_THAT(g.bytes_read, WithinRel(bytes, 1e-15));  // exact integers, one rounding to double
     }
+    // The rounding does bend the odd case: its steps do not grow by one amount.
+    const auto odd_bytes = [&](std::uint64_t s) { return decode_step_uniform(odd, 1, s, Machine{1e9, std::nullopt, std::nullopt}).bytes; };
+    CHECK(odd_bytes(124) - odd_bytes(123) != odd_bytes(125) - odd_bytes(124));
     // The regime does change in the cases that say so, or they would test nothing new.
     CHECK(decode_step_uniform(uniform, 128, 1, Machine{3e12, 2e14, std::nullopt}).compute_bound);
     CHECK_FALSE(decode_step_uniform(uniform, 128, 20000, Machine{3e12, 2e14, std::nullopt}).compute_bound);
     CHECK(decode_step_uniform(windows, 128, 1, Machine{3e12, 2e14, std::nullopt}).compute_bound);
     CHECK_FALSE(decode_step_uniform(windows, 128, 5000, Machine{3e12, 2e14, std::nullopt}).compute_bound);
-    // Ten million tokens at a 64-request batch: closed form, not 10^7 steps.
-    const GenerationBound big = decode_generation(windows, 64, 1, 10000000, Machine{3e12, 2e14, std::nullopt});
-    CHECK(big.last_len == 10000000);
-    CHECK(big.total_time_s > big.first_step_s);
+    // Ten million tokens: closed form, not 10^7 steps. Memory-bound throughout, the sum is the
+    // arithmetic series Σ_{S=a}^{b} (W + B·s·S)/β, written out here by hand.
+    const Machine hw{1e12, std::nullopt, std::nullopt};
+    const GenerationBound big = decode_generation(uniform, 64, 1001, 10000000, hw);
+    CHECK(big.last_len == 10001000);
+    const long double n = 10000000, a = 1001, b = 10001000, W = 14e9, per_token = 131072.0L * 64;
+    CHECK_THAT(big.total_time_s, WithinRel(static_cast<double>((n * W + per_token * (a + b) * n / 2) / 1e12L), 1e-12));
+    // A length at the end of the range of S: the run ends there, no wrap (a sentinel past 2^64 − 1
+    // once dropped the last run and summed nothing).
+    DecodeModel bounded = uniform;  // every layer slides: KV stays bounded at any length
+    for (auto& l : bounded.kv_spec->layers) l.window = 4096;
+    const GenerationBound edge = decode_generation(bounded, 1, UINT64_MAX - 9, 10, hw);
+    CHECK(edge.last_len == UINT64_MAX);
+    CHECK_THAT(edge.total_time_s, WithinRel(10 * edge.last_step_s, 1e-12));
+    CHECK_THROWS_AS(generation_decode_steps(uniform, 1, UINT64_MAX, 2, hw), OverflowError);
 }
 
 TEST_CASE("prefill, TTFT, TPOT and end-to-end", "[roofline]") {

@@ -15,7 +15,8 @@ namespace inferlab {
 // The largest batch a row may hold: compute_bound_from searches up to the same bound, and a
 // batch of more than ten million requests is not one anyone runs.
 inline constexpr std::uint64_t kMaxDecodeBatch = 10000000;
-// The longest whole generation decode_roofline sums step by step.
+// The longest whole generation decode_roofline takes: the sum is in closed form (any length costs
+// the same), but a generation of more than ten million tokens is past any model's context.
 inline constexpr std::uint64_t kMaxOutputLen = 10000000;
 
 struct RooflineRequest {

@@ -36,7 +36,10 @@ std::string read_text_file(const std::string& path, std::uint64_t max_bytes);
 // the temporary file is removed and the old file stays. A directory, a missing folder or a failed
 // write is a FileError that says which. A target that is not a regular file (a device, a FIFO),
 // and any path under /dev/ or /proc/ (/dev/stdout may name the shell's redirect to a regular
-// file), is written in place: there is nothing to replace there. A replaced file keeps its mode.
+// file), is written in place: there is nothing to replace there. In place, a FIFO that nobody
+// reads is a FileError (never a wait), the file standard output writes is written through
+// standard output's descriptor, and a pipe whose reader has gone (EPIPE) ends the write quietly,
+// as a closed standard output ends a run. A replaced file keeps its mode.
 void write_file_safely(const std::string& path, const std::function<bool(std::FILE*)>& write);
 
 // write_file_safely with `text` (the SVG of --svg, figure --out).

@@ -12,7 +12,7 @@ namespace inferlab::model {
 
 QuantizedCache::QuantizedCache(const Dims& d, unsigned bits, KvQuantScheme scheme, int group_tokens, int positions)
     : d_(d), bits_(bits), scheme_(scheme), group_(group_tokens),
-      positions_(positions <= 0 ? d.seq_len : std::min(positions, d.seq_len)), decoded_(d, cpu_backend(), positions_) {
+      positions_(positions == 0 ? d.seq_len : std::min(positions, d.seq_len)), decoded_(d, cpu_backend(), positions_) {
     if (bits != 8 && bits != 4) throw InputError("KV cache bits", std::to_string(bits), N_("must be 8 or 4"));
     if (group_tokens < 1) throw InputError("K scale group", std::to_string(group_tokens), N_("must be a positive number of tokens"));
     const std::size_t n = std::size_t(d.n_layers) * d.n_kv_heads * positions_ * d.head_dim();

@@ -438,7 +438,7 @@ BenchResult bench(const Weights& w, const BenchInputs& in) {
     Rng rng(7);
     std::vector<int> prompt(std::size_t(in.prompt_len));  // [P]
     for (auto& t : prompt) t = static_cast<int>(rng.below(std::uint64_t(d.vocab_size)));
-    // The prompt, then the timed decode steps (and one more for the token each step feeds).
+    // The prompt, then the timed decode steps (one more position than they feed: room to spare).
     const int held = cache_positions_for(std::size_t(in.prompt_len) + std::size_t(in.steps) + 1);
     ContiguousCache warm(d, cpu_backend(), held), cache(d, cpu_backend(), held);
     m.forward(prompt, warm, opt);

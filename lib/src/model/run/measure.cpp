@@ -33,8 +33,9 @@ KvQuantResult run_kv_quant(const Transformer& m, const KvQuantExperiment& e) {
     const int n = static_cast<int>(e.tokens.size());
     r.positions = n;
     // Each cache holds the positions its run writes, not the model's seq_len.
-    ContiguousCache fc(d, cpu_backend(), std::max(n, 1));
-    QuantizedCache qc(d, e.bits, e.scheme, e.group_tokens, std::max(n, 1));
+    const int held = cache_positions_for(std::size_t(std::max(n, 1)));
+    ContiguousCache fc(d, cpu_backend(), held);
+    QuantizedCache qc(d, e.bits, e.scheme, e.group_tokens, held);
     // [n, vocab] each. Token by token, so each step reads a cache that is already quantized.
     MatrixRM lf(n, d.vocab_size), lq(n, d.vocab_size);
     for (int i = 0; i < n; ++i) {
@@ -52,8 +53,7 @@ KvQuantResult run_kv_quant(const Transformer& m, const KvQuantExperiment& e) {
     r.greedy_agreement = n ? double(r.greedy_agree) / n : 0;
     // Greedy generation: where (if anywhere) the quantized cache parts from float32.
     r.generated = e.generate;
-    const int generation = static_cast<int>(std::min<std::size_t>(e.prompt.size() + std::size_t(std::max(e.generate, 1)),
-                                                                  std::size_t(d.seq_len)));
+    const int generation = cache_positions_for(e.prompt.size() + std::size_t(std::max(e.generate, 1)));
     ContiguousCache gf(d, cpu_backend(), generation);
     QuantizedCache gq(d, e.bits, e.scheme, e.group_tokens, generation);
     MatrixRM a = m.forward(e.prompt, gf, e.forward), b = m.forward(e.prompt, gq, e.forward);
