@@ -314,13 +314,7 @@ TEST_CASE("model bench and roofline: the probe's size is checked against the mac
                  "--probe-mib '17592186044416': must be at most 1,048,576 MiB");
     // 1 TiB, where this machine has less available (the refusal names --probe-mib, not the
     // library's "bandwidth probe").
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    std::uint64_t kib = 0, avail = 0;
-    while (meminfo >> key >> kib) {
-        if (key == "MemAvailable:") avail = kib * 1024;
-        meminfo.ignore(64, '\n');
-    }
+    const std::uint64_t avail = mem_available_bytes();
     if (avail == 0 || avail >= (std::uint64_t{1} << 40)) {
         WARN("this machine has 1 TiB available; the refusal is not exercised here");
         return;

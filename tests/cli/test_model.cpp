@@ -188,13 +188,7 @@ TEST_CASE("model generate: --sample-seed drives sampling, --seed the weights", "
 // Issue #14: random weights past this machine's available memory are refused before any is drawn.
 TEST_CASE("model logits: a random 8B model that cannot fit is refused with its size", "[cli][model][edge]") {
     // llama-3-8b: 8,030,261,248 float32 values = 32,121,044,992 B (weight_floats of its dims).
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    std::uint64_t kib = 0, avail = 0;
-    while (meminfo >> key >> kib) {
-        if (key == "MemAvailable:") avail = kib * 1024;
-        meminfo.ignore(64, '\n');
-    }
+    const std::uint64_t avail = mem_available_bytes();
     if (avail == 0 || avail >= 32121044992ULL) {
         WARN("this machine could hold the weights; the refusal is not exercised here");
         return;

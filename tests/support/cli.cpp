@@ -106,4 +106,15 @@ void expect_error(const std::vector<std::string>& args, const std::string& fragm
     CHECK(r.err.find(fragment) != std::string::npos);
 }
 
+std::uint64_t mem_available_bytes() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    std::uint64_t kib = 0;
+    while (meminfo >> key >> kib) {
+        if (key == "MemAvailable:") return kib * 1024;
+        meminfo.ignore(64, '\n');
+    }
+    return 0;
+}
+
 }  // namespace inferlab::test

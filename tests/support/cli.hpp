@@ -1,5 +1,6 @@
 #pragma once
 // Runs the real inferlab binary and captures stdout, stderr and the exit status.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -42,5 +43,9 @@ bool one_error_line(const CliResult& r);
 // Runs inferlab and checks the bad-input contract: exit status 2, nothing on stdout, one line
 // on stderr beginning "inferlab: error:" that contains `fragment`.
 void expect_error(const std::vector<std::string>& args, const std::string& fragment);
+
+// MemAvailable of /proc/meminfo in bytes (0 where it cannot be read): what the memory checks
+// compare against, for a test that must know whether a size fits this machine.
+std::uint64_t mem_available_bytes();
 
 }  // namespace inferlab::test

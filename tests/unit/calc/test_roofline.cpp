@@ -14,6 +14,18 @@ DecodeModel doc_model() {
     m.kv_bytes_per_request = 1ULL << 30;
     return m;
 }
+
+// A 7B model in bf16 with Llama-2's attention shape and 8 K/V heads: 131,072 B of KV a token.
+DecodeModel seven_b() {
+    DecodeModel m;
+    m.weight_bytes = 14000000000ULL;
+    m.params = 7000000000ULL;
+    m.kv_spec = uniform_kv(32, 8, 128, 16);
+    m.attn_layers = 32;
+    m.attn_q_heads = 32;
+    m.attn_head_dim = 128;
+    return m;
+}
 }  // namespace
 
 TEST_CASE("decode step: D_B, t_B and the two rates", "[roofline]") {
@@ -82,15 +94,9 @@ TEST_CASE("a whole generation in closed form equals its steps added one by one",
         }
         return std::pair<double, double>{static_cast<double>(t), static_cast<double>(bytes)};
     };
-    DecodeModel uniform;
-    uniform.weight_bytes = 14000000000ULL;
-    uniform.params = 7000000000ULL;
-    uniform.kv_spec = uniform_kv(32, 8, 128, 16);
-    uniform.attn_layers = 32;
-    uniform.attn_q_heads = 32;
-    uniform.attn_head_dim = 128;
+    const DecodeModel uniform = seven_b();
 
-    DecodeModel windows = uniform;  // half the layers slide over 100 positions, some over 777
+    DecodeModel windows = uniform;  // three layers slide: two over 100 positions, one over 777
     windows.kv_spec->layers[0].window = 100;
     windows.kv_spec->layers[3].window = 777;
     windows.kv_spec->layers[5].window = 100;
@@ -161,13 +167,7 @@ TEST_CASE("a whole generation in closed form equals its steps added one by one",
 }
 
 TEST_CASE("prefill, TTFT, TPOT and end-to-end", "[roofline]") {
-    DecodeModel m;
-    m.weight_bytes = 14000000000ULL;
-    m.params = 7000000000ULL;
-    m.kv_spec = uniform_kv(32, 8, 128, 16);
-    m.attn_layers = 32;
-    m.attn_q_heads = 32;
-    m.attn_head_dim = 128;
+    const DecodeModel m = seven_b();
     Machine hw{1e12, 1e15, std::nullopt};
     LatencyBound l = latency_bound(m, 1, 1000, 11, hw);
     double flops = 2 * 7e9 * 1000 + 2.0 * 32 * 32 * 128 * 1000 * 1000;
