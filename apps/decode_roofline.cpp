@@ -37,13 +37,28 @@ void refuse_beside_list_hw(const RooflineOptions& o) {
         if (!value->empty()) throw InputError(beside, {flag});
 }
 
+// The result; an exact byte count past 64 bits is said of the flags that set the lengths (the
+// library names only the count: "KV bytes of the batch overflows 64 bits").
+RooflineResult computed(const RooflineOptions& o, const RooflineInputs& in) {
+    try {
+        return decode_roofline(in.req);
+    } catch (const OverflowError& e) {
+        const bool whole = !o.prompt_len.empty();
+        std::string sizes = whole ? "--prompt-len " + o.prompt_len + ", --output-len " + o.output_len
+                                  : "--seq-len " + o.seq_len;
+        if (!o.batch.empty()) sizes += ", --batch " + o.batch;
+        throw InputError(whole ? "--prompt-len" : "--seq-len", whole ? o.prompt_len : o.seq_len,
+                         N_("with {0}: {1}"), {sizes, e.localized()});
+    }
+}
+
 void run(const RooflineOptions& o) {
     if (o.list_hw) {
         refuse_beside_list_hw(o);
         return emit(hardware_report(), o.out);
     }
     const RooflineInputs in = gather_roofline(o);
-    const RooflineResult res = decode_roofline(in.req);
+    const RooflineResult res = computed(o, in);
     Report r = decode_roofline_report(in, res);
     // The figure's input lines are prose for the reader, as the text's [sources] are.
     if (!o.out.svg.empty())

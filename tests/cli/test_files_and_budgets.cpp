@@ -346,3 +346,11 @@ TEST_CASE("outputs in place: a FIFO nobody reads is an error, and /dev/stdout in
     CHECK(both.find("A round at acceptance rate", svg_end) != std::string::npos);  // the text, whole, after the SVG
     CHECK(both.substr(svg_end + 6) == run_inferlab({"spec-accept", "--alpha", "0.8", "--gamma", "4"}).out.insert(0, "\n"));
 }
+
+TEST_CASE("decode-roofline: a byte count past 64 bits is said of the flags that set the lengths", "[cli][files][errors]") {
+    // Once "total KV bytes overflows 64 bits", naming no flag and no value.
+    expect_error({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--prompt-len", "1e15", "--output-len", "5"},
+                 "--prompt-len '1e15': with --prompt-len 1e15, --output-len 5: total KV bytes overflows 64 bits");
+    expect_error({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "3e12", "--batch", "64"},
+                 "--seq-len '3e12': with --seq-len 3e12, --batch 64: KV bytes of the batch overflows 64 bits");
+}
