@@ -1,5 +1,5 @@
 // The CUDA runtime side of lib/cuda: device memory, copies, timing and launch checks. Kept apart
-// from ops.cu so that the host emulation (tests/cuda/emu/) compiles ops.cu's kernels and launch
+// from the kernel files (ops.cu, attention.cu) so that the host emulation (tests/cuda/emu/) compiles their kernels and launch
 // code unchanged and supplies its own version of these few functions.
 #include <cuda_runtime.h>
 
