@@ -127,27 +127,28 @@ std::vector<double> distribution(const std::string& flag, const std::string& tex
     return v;
 }
 
-// Figure 4: a prompt, then greedy decode steps on the reference model, each step traced.
+// Figure 4: a prompt, then greedy decode steps on the reference model, each step traced: the
+// run `model generate --steps N+1 --trace` makes (N decode steps after the prefill, the last
+// step's chosen token fed to none), so the figure and that command show the same cache.
 std::string draw_fig4(const FigureOptions& o) {
     auto w = load(o.src);
     model::CpuBackend cpu(cpu_backend_options(1, ""));  // INFERLAB_KERNELS, as the model commands read it
     model::Transformer m(*w, cpu);
     const model::Dims& d = w->dims();
-    const std::vector<int> prompt = parse_token_list("--tokens", o.tokens.empty() ? "1,2,3,4" : o.tokens, d);
-    if (prompt.empty()) throw InputError("--tokens", o.tokens, N_("needs at least one token"));
-    const int steps = parse_token_count("--steps", o.paged.steps.empty() ? "3" : o.paged.steps, prompt.size(),
-                                        static_cast<std::uint64_t>(d.seq_len));
-    if (steps > 16) throw InputError("--steps", o.paged.steps, N_("at most 16 decode steps can be drawn"));
-    model::ContiguousCache cache(d, model::cpu_backend(), static_cast<int>(prompt.size()) + steps);  // what is fed, no more
-    std::vector<model::StepTrace> traces(1);
-    model::MatrixRM logits = m.forward(prompt, cache, {}, &traces[0]);
-    for (int i = 0; i < steps; ++i) {
-        Eigen::Index next = 0;
-        logits.row(logits.rows() - 1).maxCoeff(&next);  // greedy: the argmax of the last position
-        traces.emplace_back();
-        logits = m.forward({static_cast<int>(next)}, cache, {}, &traces.back());
-    }
-    return figures::fig4_cache_append(traces);
+    model::GenerateInputs in;
+    in.prompt = parse_token_list("--tokens", o.tokens.empty() ? "1,2,3,4" : o.tokens, d);
+    if (in.prompt.empty()) throw InputError("--tokens", o.tokens, N_("needs at least one token"));
+    const std::string steps_text = o.paged.steps.empty() ? "3" : o.paged.steps;
+    const std::uint64_t steps = parse_positive_int("--steps", steps_text);
+    if (steps > 16) throw InputError("--steps", steps_text, N_("at most 16 decode steps can be drawn"));
+    // The token the last step chooses takes a position too: prompt + steps + 1 must fit.
+    if (in.prompt.size() + steps + 1 > static_cast<std::uint64_t>(d.seq_len))
+        throw InputError("--steps", steps_text,
+                         N_("with the {1}-token prompt and the token the last step chooses exceeds the model's maximum "
+                            "sequence length {0}"),
+                         {std::to_string(d.seq_len), std::to_string(in.prompt.size())});
+    in.steps = steps + 1;
+    return figures::fig4_cache_append(model::generate(m, in, {}).trace);
 }
 
 std::string draw_doc2_fig1(const FigureOptions& o) {

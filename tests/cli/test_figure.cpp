@@ -126,6 +126,24 @@ TEST_CASE("figure: the model and shape flags change Figures 6, 7 and 9", "[cli][
     CHECK(svg_items(r.out, "physical").size() == 20);
 }
 
+// First document §1.3, Figure 4: the figure draws the run `model generate --steps N+1 --trace`
+// makes, step for step: the same cache lengths after the prefill and each decode step.
+TEST_CASE("figure doc1-fig4 draws model generate's trace of the same prompt", "[cli][figure]") {
+    const CliResult fig = run_inferlab({"figure", "doc1-fig4", "--config", data_path("tiny-model.json"), "--tokens", "1,2,3",
+                                        "--steps", "4", "--json"});
+    const CliResult gen = run_inferlab({"model", "generate", "--config", data_path("tiny-model.json"), "--prompt", "1,2,3",
+                                        "--steps", "5", "--trace", "--json"});
+    REQUIRE(fig.status == 0);
+    REQUIRE(gen.status == 0);
+    const nlohmann::json fj = parse_json(fig), gj = parse_json(gen);
+    std::vector<double> drawn, traced;
+    for (const auto& v : fj["values"])
+        if (v["class"] == "cache-length") drawn.push_back(v["value"].get<double>());
+    for (const auto& step : gj["trace"]) traced.push_back(step["cache_len"][0].get<double>());  // layer 0, as drawn
+    CHECK(drawn == std::vector<double>{3, 4, 5, 6, 7});
+    CHECK(drawn == traced);
+}
+
 // First document §4.3: Figure 17 draws what `model check-cache` computes for the same flags.
 TEST_CASE("figure doc1-fig17 takes model check-cache's flags and draws its rows", "[cli][figure]") {
     const std::vector<std::string> flags = {"--tokens", "1,2,3,4,5", "--chunk", "2"};
@@ -248,6 +266,10 @@ TEST_CASE("figure: bad input is exit 2 with one line naming the flag or name", "
     expect_error({"figure", "doc1-fig9", "--kv-bytes-per-request", "1GiB", "--kv-heads", "4"},
                  "--kv-heads does not apply with --kv-bytes-per-request");
     expect_error({"figure", "doc1-fig4", "--steps", "17"}, "--steps '17': at most 16");
+    // The token the last step chooses takes a position: 3 + 5 + 1 > 8 positions of tiny-model.
+    expect_error({"figure", "doc1-fig4", "--config", data_path("tiny-model.json"), "--tokens", "1,2,3", "--steps", "5"},
+                 "--steps '5': with the 3-token prompt and the token the last step chooses exceeds the model's maximum "
+                 "sequence length 8");
     expect_error({"figure", "doc2-fig1", "--kv-heads", "5"}, "--kv-heads '5': must divide H_q = 32");
     expect_error({"figure", "--all", "--out", "x", "--batch", "2"}, "--batch does not apply with --all");
     expect_error({"figure", "doc1-fig9", "--out", "/nonexistent-dir/x.svg"}, "'/nonexistent-dir/x.svg': cannot be created");
