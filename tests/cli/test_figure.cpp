@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../support/cli.hpp"
+#include "../support/contracts.hpp"
 #include "../support/svg_check.hpp"
 
 using namespace inferlab::test;
@@ -273,4 +274,24 @@ TEST_CASE("figure: bad input is exit 2 with one line naming the flag or name", "
     expect_error({"figure", "doc2-fig1", "--kv-heads", "5"}, "--kv-heads '5': must divide H_q = 32");
     expect_error({"figure", "--all", "--out", "x", "--batch", "2"}, "--batch does not apply with --all");
     expect_error({"figure", "doc1-fig9", "--out", "/nonexistent-dir/x.svg"}, "'/nonexistent-dir/x.svg': cannot be created");
+}
+
+TEST_CASE("figure --list --csv: the catalogue's 18 figures, and the flags --list refuses", "[cli][figure]") {
+    const auto rows = parse_csv(run_inferlab({"figure", "--list", "--csv"}).out);
+    REQUIRE(rows.size() == 19);  // the header and 18 figures
+    CHECK(rows[0] == std::vector<std::string>{"name", "document", "section", "caption", "drawn", "reason"});
+    expect_error({"figure", "--list", "--explain"}, "--explain does not apply with --list");
+    expect_error({"figure", "--list", "--batch", "2"}, "--batch does not apply with --list");
+    expect_error({"figure", "--all", "--out", "x", "--json"}, "do not apply with --all");
+}
+
+// First document §2.1.3: the bars of Figure 9 are 15.074 GB and 22.590 GB at B = 1 and 8, in --json.
+TEST_CASE("figure doc1-fig9 --json: the bars' labels of the first document's 2.1.3 table", "[cli][figure][textbook]") {
+    const CliResult r = run_inferlab({"figure", "doc1-fig9", "--json"});
+    REQUIRE(r.status == 0);
+    const nlohmann::json j = parse_json(r);
+    std::vector<std::string> labels;
+    for (const auto& v : j["values"])
+        if (v["class"] == "bar-value") labels.push_back(v["text"]);
+    CHECK(labels == std::vector<std::string>{"15.074 GB", "22.590 GB"});
 }

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/cli.hpp"
+#include "../support/contracts.hpp"
 
 using namespace inferlab::test;
 
@@ -170,4 +171,29 @@ TEST_CASE("kv-mem names a layer kind's layers exactly: ranges, or a progression"
     REQUIRE(g2.status == 0);
     CHECK(g2.out.find("21 layers (0, 2, …, 40 in steps of 2)") != std::string::npos);
     CHECK(g2.out.find("21 layers (1, 3, …, 41 in steps of 2)") != std::string::npos);
+}
+
+// The first document's request (000_5f2b20623495609b.txt §2.1.1) as CSV numbers: 8192 tokens,
+// 1 request, 2^30 bytes.
+TEST_CASE("kv-mem --csv: the first document's request as exact numbers", "[cli][kv-mem]") {
+    const auto r = run_inferlab({"kv-mem", "--layers", "32", "--kv-heads", "8", "--q-heads", "32", "--head-dim", "128",
+                                 "--kv-dtype", "bf16", "--seq-len", "8192", "--csv"});
+    REQUIRE(r.status == 0);
+    const auto rows = parse_csv(r.out);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0] == std::vector<std::string>{"seq_len_tokens", "requests", "bytes_per_request"});
+    CHECK(rows[1] == std::vector<std::string>{"8192", "1", "1073741824"});
+}
+
+TEST_CASE("kv-mem flags that have no effect are errors", "[cli][kv-mem][errors]") {
+    expect_error({"kv-mem", "--model", "llama-3-8b", "--seq-len", "8192", "--weights-bytes", "14GB"},
+                 "--weights-bytes requires --budget");
+    expect_error({"kv-mem", "--model", "llama-3-8b", "--seq-len", "8192", "--weight-dtype", "int8"},
+                 "--weight-dtype requires --budget");
+    expect_error({"kv-mem", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--batch", "4"},
+                 "--batch requires --seq-len");
+    expect_error({"kv-mem", "--layer-spec", data_path("layer-spec.json"), "--q-heads", "8", "--seq-len", "10"},
+                 "--q-heads has no effect with --layer-spec");
+    expect_error({"kv-mem", "--layers", "2", "--kv-heads", "1", "--head-dim", "4", "--dtype", "bf16", "--seq-len", "1"},
+                 "--dtype");
 }

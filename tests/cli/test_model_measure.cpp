@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/cli.hpp"
+#include "../support/contracts.hpp"
 
 using namespace inferlab::test;
 using Catch::Matchers::WithinRel;
@@ -112,4 +113,18 @@ TEST_CASE("a former spelling beside the current one is refused, naming both", "[
     const auto r = run_inferlab({"model", "speculate", "--model", "demo-gqa", "--tokens", "4", "--json"});
     CHECK(r.status == 0);
     CHECK(run_inferlab({"model", "speculate", "--help"}).out.find("--tokens") == std::string::npos);
+}
+
+// Byte counts are exact integers: the header says B, in both languages (the numbers are timings,
+// different on every run, so only the header is compared).
+TEST_CASE("model roofline --csv names its bytes per step in B, the same header in Chinese", "[cli][measure]") {
+    const std::vector<std::string> args = {"model", "roofline", "--probe-mib", "8", "--repeats", "1", "--batch", "1",
+                                           "--contexts", "8", "--csv"};
+    const auto en = run_inferlab(args, "", {"INFERLAB_LANG=en"});
+    const auto zh = run_inferlab(args, "", {"INFERLAB_LANG=zh"});
+    REQUIRE(en.status == 0);
+    REQUIRE(zh.status == 0);
+    CHECK(en.out.rfind("S,batch,bytes/step (B),", 0) == 0);
+    CHECK(zh.out.substr(0, zh.out.find('\n')) == en.out.substr(0, en.out.find('\n')));
+    CHECK(parse_csv(en.out)[1][2].find_first_not_of("0123456789") == std::string::npos);
 }

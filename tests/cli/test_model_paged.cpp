@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/cli.hpp"
+#include "../support/contracts.hpp"
 
 using namespace inferlab::test;
 
@@ -98,4 +99,12 @@ TEST_CASE("model paged: bytes_saved is the shared peak's own saving, and a pool 
     const auto none = parse_json(run_inferlab({"model", "paged", "--prompts", "1,2;3,4", "--json"}));
     CHECK(none["bytes_saved"] == 0);
     CHECK(none["saving_note"].get<std::string>().find("no block is held by two sequences") != std::string::npos);
+}
+
+TEST_CASE("model paged --csv: one row per logical block", "[cli][paged]") {
+    const auto r = run_inferlab({"model", "paged", "--csv"});
+    REQUIRE(r.status == 0);
+    const auto rows = parse_csv(r.out);
+    REQUIRE(rows.size() > 1);
+    CHECK(rows[0][4] == "logical block");
 }

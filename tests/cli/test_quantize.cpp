@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/cli.hpp"
+#include "../support/contracts.hpp"
 
 using namespace inferlab::test;
 using Catch::Matchers::WithinAbs;
@@ -81,4 +82,24 @@ TEST_CASE("quantize: 0.15/0.1 is the tie 3/2 and 0.35/0.1 the tie 7/2", "[cli][q
     // Not a short decimal: the double path, and the output says nothing about exactness.
     auto sci = parse_json(run_inferlab({"quantize", "--x", "1.5e-1", "--step", "0.1", "--qmax", "7", "--json"}));
     CHECK(sci["exact_arithmetic"] == false);
+}
+
+TEST_CASE("quantize --csv: values quantized exactly have no SNR, an empty cell", "[cli][quantize]") {
+    const auto exact = run_inferlab({"quantize", "--values", "0,1,-1", "--bits", "2", "--csv"});
+    REQUIRE(exact.status == 0);
+    check_csv(exact.out, "quantize exact values");
+    CHECK(exact.out.find("exact") == std::string::npos);
+}
+
+TEST_CASE("quantize: a flag that changes nothing is refused, naming both flags", "[cli][quantize][errors]") {
+    const std::vector<std::string> value = {"quantize", "--x", "0.37", "--step", "0.1", "--qmax", "7"};
+    expect_error(with(value, {"--scheme", "asymmetric"}), "--scheme has no effect with --x");
+    expect_error({"quantize", "--model", "llama-3-8b", "--seq-len", "8192", "--group-size", "64", "--bits", "4"},
+                 "--bits has no effect with --model/--config");
+    expect_error({"quantize", "--kv-gen", "64x32", "--outlier-channels", "2", "--group-size", "8"},
+                 "--group-size has no effect with --kv-gen");
+    expect_error({"quantize", "--values", "1,2", "--zero-bits", "4"}, "--zero-bits has no effect with --scheme symmetric");
+    expect_error({"quantize", "--values", "1,2", "--outliers", "0.1:2"}, "--outliers applies only to --gen");
+    expect_error({"quantize", "--elements", "32", "--bits", "8", "--group-size", "32", "--scheme", "both"},
+                 "--scheme 'both': must be symmetric or asymmetric");
 }

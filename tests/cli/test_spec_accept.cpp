@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/cli.hpp"
+#include "../support/contracts.hpp"
 
 using namespace inferlab::test;
 using Catch::Matchers::WithinAbs;
@@ -101,4 +102,30 @@ TEST_CASE("spec-accept: α = 0 has no best γ, α = 1 shows the table's edge", "
     auto g1 = run_inferlab({"spec-accept", "--alpha", "0.5", "--gamma", "1"});
     CHECK(g1.out.find("γ = 1 draft (positions") != std::string::npos);
     CHECK(g1.out.find("→ 1 token\n") != std::string::npos);
+}
+
+TEST_CASE("spec-accept --csv: the first table is what the inputs were about", "[cli][spec-accept]") {
+    const std::vector<std::string> all = {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2", "--gamma", "3",
+                                          "--cost-ratio", "0.1", "--outcomes", "accept,reject", "--simulate", "2000",
+                                          "--seed", "2", "--csv"};
+    CHECK(run_inferlab(all).out.rfind("token,p,speculative", 0) == 0);
+    CHECK(run_inferlab({"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2", "--csv"}).out.rfind("token,p,q,", 0) == 0);
+    CHECK(run_inferlab({"spec-accept", "--alpha", "0.8", "--gamma", "4", "--cost-ratio", "0.1", "--csv"}).out.rfind("γ,", 0) == 0);
+    // A token the draft never proposes has no α: an empty cell, not words.
+    const auto never = run_inferlab({"spec-accept", "--p", "0.5,0.5", "--q", "1,0", "--csv"});
+    check_csv(never.out, "spec-accept, q = 0");
+    CHECK(never.out.find("never") == std::string::npos);
+}
+
+TEST_CASE("spec-accept: a flag that changes nothing is refused, naming both flags", "[cli][spec-accept][errors]") {
+    const std::vector<std::string> position = {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2"};
+    expect_error(with(position, {"--temperature", "2"}), "--temperature has no effect with --p/--q");
+    expect_error(with(position, {"--top-k", "2"}), "--top-k has no effect with --p/--q");
+    expect_error(with(position, {"--seed", "3"}), "--seed has no effect without --simulate");
+    expect_error({"spec-accept", "--p-logits", "1,2", "--q-logits", "2,1", "--normalize"},
+                 "--normalize has no effect with --p-logits/--q-logits");
+    expect_error({"spec-accept", "--alpha", "0.8", "--gamma", "4", "--max-gamma", "12"},
+                 "--max-gamma has no effect without --cost-ratio");
+    // --temperature 0 is greedy, with logits (apps/options.hpp's rule).
+    CHECK(run_inferlab({"spec-accept", "--p-logits", "1,2", "--q-logits", "2,1", "--temperature", "0"}).status == 0);
 }

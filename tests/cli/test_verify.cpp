@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/cli.hpp"
+#include "../support/contracts.hpp"
 
 using namespace inferlab::test;
 
@@ -37,4 +38,29 @@ TEST_CASE("verify --id filters, an unknown id is an error", "[cli][verify]") {
     auto csv = run_inferlab({"verify", "--csv"});
     // Issue #15: numbers in their own columns (the printed forms are in the text and JSON).
     CHECK(csv.out.rfind("id,document,section,unit,expected_value,tolerance,computed_value,exact,result\n", 0) == 0);
+}
+
+TEST_CASE("verify --table: a name that does not exist lists the tables, and --csv is needed", "[cli][verify][errors]") {
+    expect_error({"verify", "--csv", "--table", "bogus"}, "--table 'bogus': no such table in this output (its tables: examples)");
+    const auto r = run_inferlab({"verify", "--table", "examples"});
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("--csv") != std::string::npos);
+}
+
+TEST_CASE("verify --csv: the numbers' columns apart from the text's, one example by hand", "[cli][verify]") {
+    const auto r = run_inferlab({"verify", "--csv"});
+    REQUIRE(r.status == 0);
+    const auto rows = parse_csv(r.out);
+    REQUIRE(rows.size() > 1);
+    CHECK(rows.front() == std::vector<std::string>{"id", "document", "section", "unit", "expected_value", "tolerance",
+                                                   "computed_value", "exact", "result"});
+    // The first document's 1 GiB in bytes (000_5f2b20623495609b.txt §2.1.1).
+    const auto one = parse_csv(run_inferlab({"verify", "--csv", "--id", "kv.doc1.gqa-gib"}).out);
+    REQUIRE(one.size() == 2);
+    CHECK(one[1][0] == "kv.doc1.gqa-gib");
+    CHECK(one[1][3] == "B");
+    CHECK(one[1][4] == "1073741824");
+    CHECK(one[1][6] == "1073741824");
+    CHECK(one[1][8] == "PASS");
 }

@@ -43,8 +43,14 @@ void check_no_english(const std::vector<std::string>& args);
 // to tr() is not in the catalogue). Names and units ("GiB", "KV Cache") are one or two words.
 std::vector<std::string> english_runs(const std::string& text);
 
-// check_no_english(args), and no english_runs() in its stdout and stderr except those in `allowed`
-// (exact runs, e.g. a model's name from its config file).
+// The checks of check_chinese_output on a run already made in Chinese: no English catalogue
+// piece, no english_runs() but those inside an `allowed` text, and exit 0 or the bad-input contract.
+void check_chinese_result(const CliResult& r, const std::vector<std::string>& args,
+                          const std::vector<std::string>& allowed = {});
+
+// check_chinese_result on a Chinese run of `args`. An allowed text is quoted English that a
+// run may print (a model's name or source from its config file, a flag's values): any run of
+// English inside it passes, as the text wraps at other words in other widths.
 void check_chinese_output(const std::vector<std::string>& args, const std::vector<std::string>& allowed = {});
 
 }  // namespace inferlab::test
