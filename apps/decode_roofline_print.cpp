@@ -232,6 +232,25 @@ std::string generation_text(const RooflineRequest& rq, const RooflineResult& res
     return h;
 }
 
+// The weights an MoE step reads, substituted: the experts its B tokens route to, expected
+// (E_B, exact at B = 1), then W_B in whole bytes (≈ where E_B is rounded for the line).
+std::string moe_weights_explain(const MoeWeights& e, const DecodeStep& s) {
+    std::string x;
+    const std::string eb = format_real(*s.experts_read_per_layer, 6);
+    if (s.batch == 1)
+        x += wrap(fmt::format("E_1 = k = {}", e.top_k), "  ", "      ");
+    else
+        x += wrap(fmt::format("E_{0} = E·(1 − (1 − k/E)^B) = {1}·(1 − (1 − {2}/{1})^{0}) {4} {3}", s.batch, e.experts, e.top_k, eb,
+                              std::stod(eb) == *s.experts_read_per_layer ? "=" : "≈"),
+                  "  ", "      ");
+    const bool exact = s.batch == 1;
+    x += wrap(fmt::format("W_{} = W_always + L_moe × E_B × W_expert = {} + {} × {} × {} {} {} B", s.batch,
+                          group_thousands(e.always_read_bytes), e.moe_layers, eb, group_thousands(e.expert_bytes),
+                          exact ? "=" : "≈", group_thousands(s.weight_bytes)),
+              "  ", "      ");
+    return x;
+}
+
 // --explain: the formulas with the values substituted, row by row.
 std::string step_explain(const RooflineRequest& rq, const DecodeStep& s) {
     const DecodeModel& m = rq.model;
@@ -242,10 +261,12 @@ std::string step_explain(const RooflineRequest& rq, const DecodeStep& s) {
                               group_thousands(s.bytes), exact_ratio(m.weight_bytes, 1000000000, 9), s.batch,
                               exact_ratio(*m.kv_bytes_per_request, 1000000000, 9), exact_ratio(s.bytes, 1000000000, 9)),
                   "  ", "      ");
-    else
-        x += wrap(fmt::format("D_{} = {} + {} = {} B = {} GB", s.batch, group_thousands(m.weight_bytes),
+    else {
+        if (m.moe && s.experts_read_per_layer) x += moe_weights_explain(*m.moe, s);
+        x += wrap(fmt::format("D_{} = {} + {} = {} B = {} GB", s.batch, group_thousands(s.weight_bytes),
                               group_thousands(s.kv_bytes), group_thousands(s.bytes), exact_ratio(s.bytes, 1000000000, 9)),
                   "  ", "      ");
+    }
     x += wrap(fmt::format("t_{} ≥ {} B / {} = {}", s.batch, group_thousands(s.bytes), format_bandwidth(rq.machine.bandwidth),
                           format_seconds(s.memory_time_s)),
               "  ", "      ");

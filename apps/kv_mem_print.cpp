@@ -345,7 +345,7 @@ std::string human_paged(const PagedUsage& p, double waste_percent) {
         h += "\n" + fit(trf(N_("Paged      blocks of {0} tokens, one block table per attention kind:"), bs),
                         std::string(11, ' '));
         for (const auto& g : p.groups)
-            h += fit(trf(N_("  {0} ({1}): {2} blocks of {3} ({4} per request: ceil({5} / {6})) = {7}"), window_text(g.window),
+            h += fit(trf(N_("  {0} ({1}): {2} blocks ({4} per request: ceil({5} / {6})), each {3}, in all {7}"), window_text(g.window),
                          counted(g.layers, N_("{0} layer"), N_("{0} layers")), group_thousands(g.total_blocks),
                          bytes_all_units(g.block_bytes), blocks_per_request_text(g),
                          g.window ? fmt::format("min(S, {})", g.window) : std::string("S"), bs,
@@ -468,11 +468,20 @@ std::string explain_per_token(const KvMemResult& r) {
     }
     x += tr("Bytes per token, layer by layer (second document's general form):") + "\n";
     x += "  s_token = Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)\n";
-    for (const auto& [range, l] : layer_runs(r.model.spec))
-        x += fit(trf(N_("  layers {0}: {1} × ({2} × {3} + {4} × {5}) = {6} B per layer"), range, l.h_kv, l.d_k, b_text(l.bits_k),
-                             l.d_v, b_text(l.bits_v), layer_bytes_per_token(l)),
+    for (const auto& [range, l] : layer_runs(r.model.spec)) {
+        // The layer's bytes as a fraction where its bits do not fill the last byte.
+        const std::uint64_t bits = static_cast<std::uint64_t>(l.h_kv) * (static_cast<std::uint64_t>(l.d_k) * l.bits_k +
+                                                                        static_cast<std::uint64_t>(l.d_v) * l.bits_v);
+        const std::string value = exact_ratio(bits, 8);  // exact: the sum over layers rounds once, below
+        const bool one = range.find_first_of(",–") == std::string::npos;
+        x += fit(trf(one ? N_("  layer {0}: {1} × ({2} × {3} + {4} × {5}) = {6} B per layer")
+                         : N_("  layers {0}: {1} × ({2} × {3} + {4} × {5}) = {6} B per layer"),
+                     range, l.h_kv, l.d_k, b_text(l.bits_k), l.d_v, b_text(l.bits_v), value),
                  "    ");
-    x += fit("  s_token = " + bytes_all_units(r.bytes_per_token), "    ");
+    }
+    const std::string rounded =
+        r.token_bits % 8 ? trf(N_("{0} B, rounded up to whole bytes: "), exact_ratio(r.token_bits, 8)) : "";
+    x += fit("  s_token = " + rounded + bytes_all_units(r.bytes_per_token), "    ");
     return x;
 }
 
@@ -484,6 +493,25 @@ std::string explain_sum(const KvMemResult& r) {
     }
     if (r.requests.size() > 8) sum += fmt::format(" + … ({} requests)", r.request_count);
     return sum;
+}
+
+// s_token a fraction of a byte: each request holds whole bytes, ceil(s_token × S_i), so the total
+// is the sum of those, not s_token rounded up once and multiplied.
+std::string explain_rounded_requests(const KvMemResult& r) {
+    const KvBreakdown& kv = *r.kv;
+    const std::string s_token = exact_ratio(r.token_bits, 8);
+    std::string terms, values;
+    for (std::size_t i = 0; i < r.requests.size() && i < 8; ++i) {
+        const auto& [len, count] = r.requests[i];
+        const std::string times = count == 1 ? "" : fmt::format("{} × ", count);
+        terms += (i ? " + " : "") + fmt::format("{}ceil({} × {})", times, s_token, len);
+        values += (i ? " + " : "") + times + std::to_string(kv.per_request_bytes[i]);
+    }
+    if (r.requests.size() > 8) terms += fmt::format(" + … ({} requests)", r.request_count), values.clear();
+    std::string x = "  " + tr("M_KV = Σ_i ceil(s_token × S_i)   (each request holds whole bytes)") + "\n";
+    x += fit("       = " + terms + (values.empty() ? "" : " = " + values), "         ");
+    x += fit("       = " + bytes_all_units(kv.total_bytes), "         ");
+    return x;
 }
 
 std::string explain_totals(const KvMemResult& r) {
@@ -501,6 +529,8 @@ std::string explain_totals(const KvMemResult& r) {
                              fractional ? fmt::format("{} B, rounded up to whole bytes: ", exact_ratio(*r.total_bits, 8)) : "",
                              bytes_all_units(kv.total_bytes)),
                  "         ");
+    } else if (!r.has_window && r.token_bits % 8 != 0) {
+        x += explain_rounded_requests(r);
     } else if (!r.has_window) {
         x += "  " + tr("M_KV = s_token × Σ_i S_i   (each request summed at its own length)") + "\n";
         x += fit(fmt::format("       = {} × ({}) = {} × {}", r.bytes_per_token, explain_sum(r), r.bytes_per_token,

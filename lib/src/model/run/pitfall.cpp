@@ -435,7 +435,7 @@ void gib_as_gb(PitfallResult& r) {
     r.derivation = {
         {N_("bytes = 2·L·B·S·H_kv·d·b/8 = 2·{0}·1·{1}·{2}·{3}·{4}/8 = {5} B"),
          {std::to_string(L), std::to_string(S), std::to_string(H), std::to_string(d), std::to_string(bits), std::to_string(one)}},
-        {N_("correct: {0} B / 2^30 = {1} GiB; eight requests {2} B / 2^30 = {3} GiB"),
+        {N_("correct: {0} B = {1} × 2^30 B = {1} GiB; eight requests {2} B = {3} × 2^30 B = {3} GiB"),
          {std::to_string(one), fmt::format("{:g}", double(one) / gib), std::to_string(eight),
           fmt::format("{:g}", double(eight) / gib)}},
         {N_("shortcut: {0} B / 10^9 = {1}, labelled GiB; eight requests {2} \"GiB\""),

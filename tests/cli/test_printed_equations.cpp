@@ -1,0 +1,107 @@
+// Every printed line true: each equation the text and --explain of every subcommand print,
+// evaluated (support/equations.hpp), over a corpus of inputs that reach each derivation.
+#include <catch2/catch.hpp>
+
+#include "../support/cli.hpp"
+#include "../support/equations.hpp"
+
+using namespace inferlab::test;
+
+TEST_CASE("the equation checker: true lines hold, a false one is found", "[cli][equations]") {
+    const auto good = check_equations(
+        "  D_1 = 14,000,000,000 + 1,073,741,824 = 15,073,741,824 B = 15.073741824 GB\n"
+        "  t_1 ≥ 15,073,741,824 B / 1 TB/s (1e+12 B/s) = 15.074 ms\n"
+        "  N = 4: 1 − (1 − 0.3)^4 = 1 − 0.7^4 = 1 − 0.2401 = 0.7599\n"
+        "  layers 0: 8 × (256 × 4 + 256 × 4) = 16384 B per layer\n"
+        "  x = 0: α = min(1, (3/5)/(2/5)) = 1; q·α = 2/5\n"
+        "  clip(4, −7, 7) = 4   (cut to [−Q, Q])\n"
+        "  W = 1,342,052,838,400 B = ≈1.22059 TiB = ≈1.342052838 TB\n"
+        "  (1 KiB = 1024 B, 1 GiB = 2^30 B; 1 GB = 10^9 B)\n"
+        "  s_token = 2·L·H_kv·d·b = 2·32·8·128·2 B\n");
+    for (const auto& f : good.false_ones) INFO(describe(f));
+    CHECK(good.false_ones.empty());
+    CHECK(good.checked == 14);
+    // The first document's §2.1.3 read for DeepSeek-V3 as an earlier --explain printed it: the total
+    // weights on the left, the weights one step reads on the right.
+    const auto bad = check_equations("  D_1 = 1,342,052,838,400 + 287,834,112 = 75,392,429,056 B = 75.392429056 GB\n"
+                                     "  M_KV = 23 × 1 = 24 B\n"
+                                     "  1 GiB = 1 GB\n");
+    REQUIRE(bad.false_ones.size() == 3);
+    CHECK(bad.false_ones[0].left == "1,342,052,838,400 + 287,834,112");
+    CHECK(bad.false_ones[1].right == "24 B");
+    CHECK(bad.checked == 4);
+}
+
+namespace {
+
+using Args = std::vector<std::string>;
+
+// Inputs that reach every derivation: MoE, MLA, sliding windows, a layer-spec with sub-byte and odd
+// widths, tensor parallelism, budgets, paged blocks, a whole generation, every pitfall.
+std::vector<Args> corpus() {
+    const Args kv = {"kv-mem", "--layers", "32", "--kv-heads", "8", "--q-heads", "32", "--head-dim", "128", "--kv-dtype", "bf16"};
+    std::vector<Args> runs = {
+        with(kv, {"--seq-len", "8192"}),
+        with(kv, {"--seq-len", "8192", "--batch", "8", "--block-size", "16", "--tp", "4", "--shared-prefix", "100"}),
+        with(kv, {"--seq-len", "8192,4096,300", "--block-size", "16"}),
+        with(kv, {"--seq-len", "8192", "--budget", "80GiB", "--weights-bytes", "14GB", "--block-size", "16"}),
+        {"kv-mem", "--model", "gemma-2-9b", "--seq-len", "8192,100", "--block-size", "16", "--tp", "2"},
+        {"kv-mem", "--model", "deepseek-v3", "--seq-len", "8192", "--tp", "8"},
+        {"kv-mem", "--model", "llama-3-8b", "--budget", "80GiB", "--seq-len", "8192", "--block-size", "16", "--tp", "2"},
+        {"kv-mem", "--layer-spec", data_path("layer-spec.json"), "--seq-len", "100,10"},
+        {"kv-mem", "--layer-spec", data_path("layer-spec-odd.json"), "--seq-len", "1,7"},
+        {"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s", "--batch", "1,8"},
+        {"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "8192", "--batch", "1,8,64"},
+        {"decode-roofline", "--model", "deepseek-v3", "--hw", "h100-sxm", "--seq-len", "4096", "--batch", "1,8"},
+        {"decode-roofline", "--model", "mixtral-8x7b", "--hw", "h100-sxm", "--seq-len", "4096", "--batch", "1,8,64", "--memory", "80GiB"},
+        {"decode-roofline", "--model", "gemma-2-9b", "--hw", "h100-sxm", "--seq-len", "8192", "--batch", "1,8"},
+        {"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--prompt-len", "2048", "--output-len", "16", "--batch", "1,8"},
+        {"decode-roofline", "--params", "7e9", "--weight-dtype", "int4", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
+         "--peak-flops", "100TFLOPS", "--batch", "1..4"},
+        {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2"},
+        {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2", "--float"},
+        {"spec-accept", "--alpha", "0.8", "--gamma", "4", "--cost-ratio", "0.1"},
+        {"spec-accept", "--gamma", "4", "--outcomes", "accept,accept,reject"},
+        {"spec-accept", "--p-logits", "2,1,0", "--q-logits", "1,1,1", "--temperature", "0.7", "--top-k", "2"},
+        {"best-of-n", "--p", "0.3", "--n", "1..4", "--tpr", "0.9", "--fpr", "0.2", "--alternatives", "3", "--judge-bias", "0.3",
+         "--hard-fraction", "0.5", "--rho", "0.3", "--target", "0.95", "--budget", "16", "--cost-judge", "1"},
+        {"best-of-n", "--p", "0.3", "--n", "4"},
+        {"quantize", "--x", "0.37", "--step", "0.1", "--qmax", "7"},
+        {"quantize", "--x", "5", "--step", "0.1", "--bits", "4"},
+        {"quantize", "--gen", "normal:8x64", "--bits", "4", "--group-size", "16", "--scheme", "both"},
+        {"quantize", "--elements", "32", "--bits", "8", "--group-size", "32", "--scheme", "asymmetric"},
+        {"quantize", "--model", "llama-3-8b", "--seq-len", "8192", "--group-size", "64"},
+        {"model", "paged"},
+        {"model", "generate", "--model", "demo-gqa", "--prompt", "1,2,3,4", "--steps", "3", "--trace"},
+        {"model", "kv-quant", "--model", "demo-gqa", "--positions", "8", "--steps", "4"},
+        {"verify"},
+    };
+    for (const char* p : {"stale-cache", "wrong-layer-cache", "top-left-mask", "position-restart", "skipped-cache-update",
+                          "unmasked-padding", "cache-then-window", "window-on-dense", "gib-as-gb", "mean-length",
+                          "threshold-accept", "same-distribution"})
+        runs.push_back({"model", "pitfall", p});
+    return runs;
+}
+
+}  // namespace
+
+TEST_CASE("no printed equation is false: the text and --explain of every subcommand", "[cli][equations]") {
+    std::size_t checked = 0;
+    for (const auto& args : corpus()) {
+        for (const Args& form : {Args{}, Args{"--explain"}}) {
+            const Args run = with(args, form);
+            const CliResult r = run_inferlab(run, "", {"COLUMNS=200"});
+            std::string cmd = "inferlab";
+            for (const auto& a : run) cmd += " " + a;
+            INFO(cmd << "\n" << r.err);
+            REQUIRE(r.status == 0);
+            const EquationReport report = check_equations(r.out);
+            checked += report.checked;
+            for (const auto& f : report.false_ones) {
+                INFO(describe(f));
+                CHECK(false);
+            }
+        }
+    }
+    CHECK(checked > 500);
+}

@@ -1,0 +1,430 @@
+#include "equations.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+namespace inferlab::test {
+namespace {
+
+struct Interval {
+    double lo, hi;
+};
+
+Interval operator+(Interval a, Interval b) { return {a.lo + b.lo, a.hi + b.hi}; }
+Interval operator-(Interval a, Interval b) { return {a.lo - b.hi, a.hi - b.lo}; }
+Interval operator*(Interval a, Interval b) {
+    const double p[] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+    return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+}
+std::optional<Interval> divide(Interval a, Interval b) {
+    if (b.lo <= 0 && b.hi >= 0) return std::nullopt;
+    return a * Interval{std::min(1 / b.lo, 1 / b.hi), std::max(1 / b.lo, 1 / b.hi)};
+}
+std::optional<Interval> power(Interval a, Interval e) {
+    if (e.lo != e.hi) return std::nullopt;  // exponents are printed exactly (0.7^4, 2^30)
+    if (a.lo < 0 && e.lo != std::floor(e.lo)) return std::nullopt;
+    const double x = std::pow(a.lo, e.lo), y = std::pow(a.hi, e.lo);
+    Interval r{std::min(x, y), std::max(x, y)};
+    if (a.lo < 0 && a.hi > 0 && std::fmod(e.lo, 2) == 0) r.lo = 0;
+    return r;
+}
+
+// The scale of a unit in bytes, seconds, FLOP or tokens (dimensions are not checked: a true
+// equation's units agree, and a unit's scale is what a false reading would get wrong).
+const std::vector<std::pair<std::string, double>>& units() {
+    static const std::vector<std::pair<std::string, double>> u = [] {
+        std::vector<std::pair<std::string, double>> v;
+        const std::pair<const char*, double> prefixes[] = {{"", 1},      {"k", 1e3},  {"K", 1e3},   {"M", 1e6},
+                                                           {"G", 1e9},   {"T", 1e12}, {"P", 1e15},  {"Ki", 1024.0},
+                                                           {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0}};
+        for (const auto& [p, s] : prefixes) {
+            v.push_back({std::string(p) + "B/s", s});
+            v.push_back({std::string(p) + "B", s});
+            if (std::string(p).size() == 1 || std::string(p).empty()) {
+                v.push_back({std::string(p) + "FLOP/s", s});
+                v.push_back({std::string(p) + "FLOPs", s});
+                v.push_back({std::string(p) + "FLOP", s});
+            }
+        }
+        for (const auto& [name, s] : std::vector<std::pair<std::string, double>>{
+                 {"tokens/s", 1}, {"token/s", 1}, {"tok/s", 1}, {"tokens", 1}, {"token", 1}, {"ms", 1e-3}, {"µs", 1e-6},
+                 {"us", 1e-6}, {"ns", 1e-9}, {"s", 1}, {"%", 0.01}, {"bits", 1}, {"bit", 1}})
+            v.push_back({name, s});
+        std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+        return v;
+    }();
+    return u;
+}
+
+bool is_letter_at(const std::string& s, std::size_t i) {
+    if (i >= s.size()) return false;
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    return std::isalpha(c) || c == '_' || c >= 0x80;  // any non-ASCII character may be a symbol's
+}
+
+// A recursive-descent reader of one side; fails (nullopt) on anything but printed arithmetic.
+class Reader {
+public:
+    explicit Reader(const std::string& s) : s_(s) {}
+
+    bool trailing_prose = false;  // prose followed the value: it ends the chain after this side
+
+    // The value of the side's leading arithmetic, when what follows it is prose or nothing.
+    std::optional<Interval> side() {
+        skip();
+        auto v = expr();
+        if (!v) return std::nullopt;
+        skip();
+        if (at_ == s_.size()) return v;
+        // Prose after the number ("16384 B per layer", "37/10 exactly (...)") is dropped; a
+        // symbol glued to it ("2·L") has already failed the parse.
+        // Prose that names more numbers ("519 blocks of 5,505,024 B") leaves the side's value
+        // unclear: not evaluated.
+        const bool prose = at_ > 0 && s_[at_ - 1] == ' ' && (is_letter_at(s_, at_) || s_[at_] == '(');
+        if (prose && s_.find_first_of("0123456789", at_) == std::string::npos) {
+            trailing_prose = true;
+            return v;
+        }
+        return std::nullopt;
+    }
+
+private:
+    void skip() {
+        while (at_ < s_.size() && s_[at_] == ' ') ++at_;
+    }
+    bool eat(const std::string& tok) {
+        skip();
+        if (s_.compare(at_, tok.size(), tok) != 0) return false;
+        at_ += tok.size();
+        return true;
+    }
+
+    std::optional<Interval> expr() {
+        auto v = term();
+        while (v) {
+            if (eat("+")) {
+                auto r = term();
+                if (!r) return std::nullopt;
+                v = *v + *r;
+            } else if (eat("−") || eat("-")) {
+                auto r = term();
+                if (!r) return std::nullopt;
+                v = *v - *r;
+            } else {
+                break;
+            }
+        }
+        return v;
+    }
+    std::optional<Interval> term() {
+        auto v = factor();
+        while (v) {
+            if (eat("×") || eat("·") || eat("*")) {
+                auto r = factor();
+                if (!r) return std::nullopt;
+                v = *v * *r;
+            } else if (peek_division() && (eat("/") || eat("÷"))) {
+                auto r = factor();
+                if (!r) return std::nullopt;
+                v = divide(*v, *r);
+            } else {
+                break;
+            }
+        }
+        return v;
+    }
+    bool peek_division() {
+        skip();
+        return s_.compare(at_, 1, "/") == 0 || s_.compare(at_, 2, "÷") == 0;
+    }
+    std::optional<Interval> factor() {
+        auto base = unary();
+        if (!base || !eat("^")) return base;
+        auto e = factor();
+        if (!e) return std::nullopt;
+        return power(*base, *e);
+    }
+    std::optional<Interval> unary() {
+        if (eat("−") || eat("-")) {
+            auto v = unary();
+            if (!v) return std::nullopt;
+            return Interval{-v->hi, -v->lo};
+        }
+        return primary();
+    }
+    std::optional<Interval> primary() {
+        skip();
+        if (eat("(")) {
+            auto v = expr();
+            if (!v || !eat(")")) return std::nullopt;
+            return v;
+        }
+        for (const char* f : {"min", "max", "ceil", "floor", "round", "clip"})
+            if (s_.compare(at_, std::string(f).size() + 1, std::string(f) + "(") == 0) return call(f);
+        auto n = number();
+        if (!n) return std::nullopt;
+        const double scale = unit().value_or(1);
+        Interval v{n->lo * scale, n->hi * scale};
+        restatement();
+        return v;
+    }
+    std::optional<Interval> call(const std::string& f) {
+        at_ += f.size() + 1;
+        std::vector<Interval> args;
+        do {
+            auto a = expr();
+            if (!a) return std::nullopt;
+            args.push_back(*a);
+        } while (eat(","));
+        if (!eat(")")) return std::nullopt;
+        auto each = [&](double (*fn)(double)) -> std::optional<Interval> {
+            if (args.size() != 1) return std::nullopt;
+            return Interval{fn(args[0].lo), fn(args[0].hi)};
+        };
+        if (f == "ceil") return each([](double x) { return std::ceil(x); });
+        if (f == "floor") return each([](double x) { return std::floor(x); });
+        if (f == "round") return each([](double x) { return std::round(x); });  // half away from zero
+        if (f == "clip") {
+            if (args.size() != 3) return std::nullopt;
+            return Interval{std::min(std::max(args[0].lo, args[1].lo), args[2].lo),
+                            std::min(std::max(args[0].hi, args[1].hi), args[2].hi)};
+        }
+        if (args.size() < 2) return std::nullopt;
+        Interval r = args[0];
+        for (std::size_t i = 1; i < args.size(); ++i)
+            r = f == "min" ? Interval{std::min(r.lo, args[i].lo), std::min(r.hi, args[i].hi)}
+                           : Interval{std::max(r.lo, args[i].lo), std::max(r.hi, args[i].hi)};
+        return r;
+    }
+    // 1,342,052,838,400 (groups of three), 0.4, 3.35e+12: an integer is exact, a decimal stands
+    // for the values that round to it.
+    std::optional<Interval> number() {
+        skip();
+        const std::size_t start = at_;
+        std::string digits;
+        while (at_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[at_]))) digits += s_[at_++];
+        if (digits.empty()) return std::nullopt;
+        if (digits.size() <= 3)
+            while (at_ < s_.size() && s_[at_] == ',' && grouped_at(at_)) {
+                digits += s_.substr(at_ + 1, 3);
+                at_ += 4;
+            }
+        int decimals = 0;
+        if (at_ + 1 < s_.size() && s_[at_] == '.' && std::isdigit(static_cast<unsigned char>(s_[at_ + 1]))) {
+            digits += s_[at_++];
+            while (at_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[at_]))) {
+                digits += s_[at_++];
+                ++decimals;
+            }
+        }
+        int exponent = 0;
+        if (at_ + 1 < s_.size() && s_[at_] == 'e' &&
+            (std::isdigit(static_cast<unsigned char>(s_[at_ + 1])) || s_[at_ + 1] == '+' || s_[at_ + 1] == '-')) {
+            std::size_t k = at_ + 1;
+            if (s_[k] == '+' || s_[k] == '-') ++k;
+            if (k < s_.size() && std::isdigit(static_cast<unsigned char>(s_[k]))) {
+                std::size_t used = 0;
+                exponent = std::stoi(s_.substr(at_ + 1), &used);
+                at_ += 1 + used;
+            }
+        }
+        if (at_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[at_])) || s_[at_] == '.')) {
+            at_ = start;
+            return std::nullopt;
+        }
+        const double v = std::stod(digits) * std::pow(10.0, exponent);
+        // A decimal of one or two significant digits (0.5 B, 0.75, 3.35e12 aside) is read as an
+        // input, exact; a longer one as a rounded result.
+        std::size_t significant = 0;
+        bool leading = true;
+        for (char ch : digits) {
+            if (ch == '.') continue;
+            if (ch != '0') leading = false;
+            if (!leading) ++significant;
+        }
+        const bool rounded = (decimals > 0 || exponent != 0) && significant > 2;
+        const double half = rounded ? 0.5 * std::pow(10.0, exponent - decimals) : 0;
+        return Interval{v - half, v + half};
+    }
+    // A comma followed by exactly three digits groups them (1,342,052); "1,8" is a list.
+    bool grouped_at(std::size_t comma) const {
+        for (std::size_t k = comma + 1; k <= comma + 3; ++k)
+            if (k >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[k]))) return false;
+        return comma + 4 >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[comma + 4]));
+    }
+    std::optional<double> unit() {
+        std::size_t k = at_;
+        if (k < s_.size() && s_[k] == ' ') ++k;
+        for (const auto& [name, scale] : units())
+            if (s_.compare(k, name.size(), name) == 0 && !is_letter_at(s_, k + name.size())) {
+                at_ = k + name.size();
+                return scale;
+            }
+        return std::nullopt;
+    }
+    // "3.35 TB/s (3.35e+12 B/s)": the same quantity said again in other units, skipped.
+    void restatement() {
+        const std::size_t save = at_;
+        if (!eat("(")) return;
+        auto n = number();
+        if (n && unit() && eat(")")) return;
+        at_ = save;
+    }
+
+    const std::string& s_;
+    std::size_t at_ = 0;
+};
+
+// The clauses of a line: cut where one statement ends and another begins, outside parentheses.
+std::vector<std::string> clauses(const std::string& line) {
+    static const std::vector<std::string> cuts = {"; ", ": ", "→", "≤", "≥", "  ", ", ", "<", ">", "；", "：", "，"};
+    std::vector<std::string> out;
+    std::string cur;
+    int depth = 0;
+    for (std::size_t i = 0; i < line.size();) {
+        const char c = line[i];
+        if (c == '(' || c == '[' || c == '{') ++depth;
+        if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+        // "L=32 B=1 S=8192": a name glued to its value is a clause of its own.
+        if (depth == 0 && (i == 0 || line[i - 1] == ' ')) {
+            const std::size_t end = std::min(line.find(' ', i), line.size());
+            const std::size_t eq = line.find('=', i);
+            if (eq != std::string::npos && eq > i && eq + 1 < end && line.find_first_of("([", i) > eq) {
+                out.push_back(cur);
+                out.push_back(line.substr(i, end - i));
+                cur.clear();
+                i = end;
+                continue;
+            }
+        }
+        bool cut = false;
+        if (depth == 0)
+            for (const auto& k : cuts)
+                if (line.compare(i, k.size(), k) == 0) {
+                    out.push_back(cur);
+                    cur.clear();
+                    i += k.size();
+                    cut = true;
+                    break;
+                }
+        if (cut) continue;
+        if (c == ':' && i + 1 == line.size()) {  // a clause that ends the line with a colon
+            ++i;
+            continue;
+        }
+        cur += c;
+        ++i;
+    }
+    out.push_back(cur);
+    return out;
+}
+
+struct Side {
+    std::string text;
+    bool approx_before;  // joined to the side before it by ≈
+};
+
+// The sides of a clause's "=" and "≈" signs, outside parentheses ("= ≈1.2 TiB" is one ≈).
+std::vector<Side> sides(const std::string& clause) {
+    std::vector<Side> out;
+    std::string cur;
+    bool approx = false;
+    int depth = 0;
+    for (std::size_t i = 0; i < clause.size();) {
+        const char c = clause[i];
+        if (c == '(' || c == '[') ++depth;
+        if ((c == ')' || c == ']') && depth > 0) --depth;
+        const bool eq = depth == 0 && c == '=';
+        const bool ap = depth == 0 && clause.compare(i, 3, "≈") == 0;
+        if (eq || ap) {
+            if (!(ap && !out.empty() && cur.find_first_not_of(' ') == std::string::npos && !out.empty())) {
+                out.push_back({cur, approx});
+                approx = false;
+            }
+            approx = approx || ap;
+            cur.clear();
+            i += ap ? 3 : 1;
+            continue;
+        }
+        cur += c;
+        ++i;
+    }
+    out.push_back({cur, approx});
+    return out;
+}
+
+bool holds(Interval a, Interval b, bool approx) {
+    const double size = std::max({std::fabs(a.lo), std::fabs(a.hi), std::fabs(b.lo), std::fabs(b.hi)});
+    const double slack = approx ? 0.01 * size : 1e-9 * size + 1e-300;
+    return a.lo <= b.hi + slack && b.lo <= a.hi + slack;
+}
+
+std::string trim(const std::string& s) {
+    const auto b = s.find_first_not_of(' ');
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(' ') - b + 1);
+}
+
+// The contents of each outermost parenthesized group of `clause` that states an equation of its
+// own: "(1 KiB = 1024 B, 1 GiB = 2^30 B)" is read as a line.
+std::vector<std::string> inner_lines(const std::string& clause) {
+    std::vector<std::string> out;
+    int depth = 0;
+    std::size_t open = 0;
+    for (std::size_t i = 0; i < clause.size(); ++i) {
+        if (clause[i] == '(' && depth++ == 0) open = i;
+        if (clause[i] == ')' && depth > 0 && --depth == 0) {
+            const std::string inner = clause.substr(open + 1, i - open - 1);
+            if (inner.find('=') != std::string::npos) out.push_back(inner);
+        }
+    }
+    return out;
+}
+
+void check_line(const std::string& printed, const std::string& line, EquationReport& report) {
+    for (const auto& clause : clauses(line)) {
+        for (const auto& inner : inner_lines(clause)) check_line(printed, inner, report);
+        {
+            const auto ss = sides(clause);
+            std::optional<std::pair<Interval, std::string>> prev;
+            bool approx = false;
+            for (std::size_t i = 0; i < ss.size(); ++i) {
+                approx = approx || ss[i].approx_before;
+                Reader reader(ss[i].text);
+                const auto v = reader.side();
+                if (!v) continue;
+                if (prev && i > 0) {
+                    ++report.checked;
+                    if (!holds(prev->first, *v, approx))
+                        report.false_ones.push_back({printed, trim(prev->second), trim(ss[i].text), prev->first.lo,
+                                                     prev->first.hi, v->lo, v->hi, approx});
+                }
+                prev = {{*v, ss[i].text}};
+                if (reader.trailing_prose) prev.reset();  // "B = 1 and B = 8": two statements
+                approx = false;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+EquationReport check_equations(const std::string& text) {
+    EquationReport report;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) check_line(line, line, report);
+    return report;
+}
+
+std::string describe(const EquationFinding& f) {
+    std::ostringstream o;
+    o.precision(17);
+    o << "false equation: \"" << f.left << "\" [" << f.left_low << ", " << f.left_high << "] " << (f.approximate ? "≈" : "=")
+      << " \"" << f.right << "\" [" << f.right_low << ", " << f.right_high << "] in the line\n  " << f.line;
+    return o.str();
+}
+
+}  // namespace inferlab::test

@@ -1,0 +1,37 @@
+#pragma once
+// The equations a printed line states, evaluated: a check that no derivation on the screen is
+// false. A line is cut into clauses (at "; ", ": ", "→", "≤", "≥", two spaces, and ", " outside
+// parentheses), each clause into the sides of its "=" and "≈" signs. A side is evaluated when it is
+// arithmetic on printed numbers only: digits grouped by commas (1,342,052,838,400), decimals and
+// exponents, fractions, + − × · / ÷ ^, parentheses, min, max, ceil, floor, round and clip, each
+// number optionally followed by a unit (B, GB, GiB, TB/s, ms, µs, FLOP, TFLOP/s, token/s, %: read
+// as its scale in bytes, seconds, FLOP or tokens). A side with a symbol (W, S_i) or words is
+// not evaluated; prose after a number ("16384 B per layer") is dropped. Each evaluated side is an
+// interval: an integer is exact, a decimal stands for every value that rounds to it, and the
+// arithmetic carries those bounds. Consecutive evaluated sides of one clause must overlap under
+// "=", and under "≈" within 1% of their size.
+#include <string>
+#include <vector>
+
+namespace inferlab::test {
+
+struct EquationFinding {
+    std::string line;    // the printed line
+    std::string left;    // the two sides compared, as printed
+    std::string right;
+    double left_low, left_high, right_low, right_high;
+    bool approximate;    // joined by ≈
+};
+
+struct EquationReport {
+    std::size_t checked = 0;                 // pairs of sides evaluated and compared
+    std::vector<EquationFinding> false_ones; // pairs that do not hold
+};
+
+// Every equation in `text`, line by line.
+EquationReport check_equations(const std::string& text);
+
+// One finding as a sentence, for a failing test's message.
+std::string describe(const EquationFinding& f);
+
+}  // namespace inferlab::test
