@@ -642,16 +642,17 @@ Report kv_mem_report(const KvMemResult& r) {
 
 Report kv_mem_models_report(const std::vector<ShippedModel>& models) {
     Report rep;
-    Table t{{NC_("models", "model"), NC_("models", "source")}, {}, {false, false}};
+    const std::vector<Column<ShippedModel>> columns = {
+        {"name", NC_("models", "model"), [](const ShippedModel& m) { return m.name; }},
+        {"source", NC_("models", "source"), [](const ShippedModel& m) { return m.source; }}};
+    Table t = columns_table(columns, models);
+    t.right_align = {false, false};
     rep.json["models"] = json::array();
-    for (const auto& m : models) {
-        t.rows.push_back({m.name, m.source});
-        rep.json["models"].push_back({{"name", m.name}, {"source", m.source}});
-    }
+    for (const auto& m : models) rep.json["models"].push_back({{"name", m.name}, {"source", m.source}});
     rep.human = tr("Shipped model configs (examples/models/, use with --model NAME):") + "\n" +
                 render_table(in_words(t, "models"));
     rep.explain = rep.human;
-    rep.add_table("models", t);
+    rep.add_table("models", t, "/models");
     return rep;
 }
 
