@@ -91,10 +91,12 @@ Table rows_table(const BestOfNRequest& rq, const BestOfNResult& res) { return co
 
 // Strategy names are the library's msgids (BudgetPlan::strategy, SimulationRow::strategy).
 std::vector<Column<BudgetPlan>> budget_columns() {
-    return {{"strategy", N_("strategy"), [](const BudgetPlan& p) { return p.strategy; }},
-            {"n", "N", [](const BudgetPlan& p) { return std::to_string(p.n); }},
-            {"cost", N_("cost"), [](const BudgetPlan& p) { return format_real(p.cost, 6); }},
-            {"p_correct", N_("P(correct)"), [](const BudgetPlan& p) { return pr(p.p_correct); }}};
+    const std::vector<Column<BudgetPlan>> c = {
+        {"strategy", N_("strategy"), [](const BudgetPlan& p) { return p.strategy; }},
+        {"n", "N", [](const BudgetPlan& p) { return std::to_string(p.n); }},
+        {"cost", N_("cost"), [](const BudgetPlan& p) { return format_real(p.cost, 6); }},
+        {"p_correct", N_("P(correct)"), [](const BudgetPlan& p) { return pr(p.p_correct); }}};
+    return c;
 }
 
 Table budget_table(const BudgetAnswer& b) {
@@ -104,12 +106,14 @@ Table budget_table(const BudgetAnswer& b) {
 }
 
 std::vector<Column<SimulationRow>> simulation_columns() {
-    return {{"n", "N", [](const SimulationRow& r) { return std::to_string(r.n); }},
-            {"strategy", N_("strategy"), [](const SimulationRow& r) { return r.strategy; }},
-            {"exact", N_("exact"), [](const SimulationRow& r) { return pr(r.exact); }},
-            {"estimate", N_("Monte Carlo"), [](const SimulationRow& r) { return pr(r.estimate.mean); }},
-            {"half_width_99", N_("99% interval ±"), [](const SimulationRow& r) { return pr(r.estimate.half_width); }},
-            {"agrees", N_("agrees"), [](const SimulationRow& r) { return std::string(r.agrees ? N_("yes") : N_("NO")); }}};
+    const std::vector<Column<SimulationRow>> c = {
+        {"n", "N", [](const SimulationRow& r) { return std::to_string(r.n); }},
+        {"strategy", N_("strategy"), [](const SimulationRow& r) { return r.strategy; }},
+        {"exact", N_("exact"), [](const SimulationRow& r) { return pr(r.exact); }},
+        {"estimate", N_("Monte Carlo"), [](const SimulationRow& r) { return pr(r.estimate.mean); }},
+        {"half_width_99", N_("99% interval ±"), [](const SimulationRow& r) { return pr(r.estimate.half_width); }},
+        {"agrees", N_("agrees"), [](const SimulationRow& r) { return std::string(r.agrees ? N_("yes") : N_("NO")); }}};
+    return c;
 }
 
 Table simulation_table(const SimulationAnswer& s) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "inferlab/base/i18n.hpp"
 #include "inferlab/text/table.hpp"
 
 namespace inferlab::app {
@@ -76,6 +77,17 @@ std::string render_table(const Table& t, const std::string& indent = "  ");
 // `context` is empty) and every cell through tr(). Numbers and names have no catalogue entry, so
 // they stay as they are. --csv prints the table as built: CSV does not change with the language.
 Table in_words(Table t, const std::string& context = "");
+
+// A described table as the text prints it: each column's text cell and text_header where it has
+// them, the other headers in the reader's language through trc(context) (tr when `context` is
+// empty). The cells are left as the formatters give them: a text formatter translates its words.
+template <class Row>
+Table text_table(const std::vector<Column<Row>>& columns, const std::vector<Row>& rows, const std::string& context = "") {
+    Table t = columns_table(columns, rows, CellForm::text);
+    for (std::size_t i = 0; i < columns.size(); ++i)
+        if (!columns[i].text_header) t.columns[i] = context.empty() ? tr(t.columns[i]) : trc(context, t.columns[i]);
+    return t;
+}
 
 // Prose for human output, word-wrapped to text_width(); continuation lines take `hanging`.
 std::string wrap(const std::string& text, const std::string& indent = "", const std::string& hanging = "");

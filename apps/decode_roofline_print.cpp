@@ -120,14 +120,16 @@ std::vector<Column<GenerationRow>> generation_columns() {
     auto latency_ms = [](double LatencyBound::*field) {
         return [field](const GenerationRow& g) { return g.latency ? format_ms_cell(*g.latency.*field) : std::string(); };
     };
-    return {{"batch", N_("batch"), [](const GenerationRow& g) { return std::to_string(g.batch); }},
-            {"ttft_s", N_("TTFT, prefill (ms)"), latency_ms(&LatencyBound::ttft_s)},
-            {"decode_steps", N_("decode steps"), [](const GenerationRow& g) { return std::to_string(g.decode.steps); }},
-            {"decode_total_s", N_("decode total (ms)"), ms(&GenerationBound::total_time_s, false)},
-            {"average_step_s", N_("TPOT, mean step (ms)"), ms(&GenerationBound::average_step_s, true)},
-            {"last_step_s", N_("last step (ms)"), ms(&GenerationBound::last_step_s, true)},
-            {"charged_at_final_length_s", N_("all at final S (ms)"), ms(&GenerationBound::charged_at_final_s, false)},
-            {"end_to_end_s", N_("end-to-end (ms)"), latency_ms(&LatencyBound::end_to_end_s)}};
+    const std::vector<Column<GenerationRow>> c = {
+        {"batch", N_("batch"), [](const GenerationRow& g) { return std::to_string(g.batch); }},
+        {"ttft_s", N_("TTFT, prefill (ms)"), latency_ms(&LatencyBound::ttft_s)},
+        {"decode_steps", N_("decode steps"), [](const GenerationRow& g) { return std::to_string(g.decode.steps); }},
+        {"decode_total_s", N_("decode total (ms)"), ms(&GenerationBound::total_time_s, false)},
+        {"average_step_s", N_("TPOT, mean step (ms)"), ms(&GenerationBound::average_step_s, true)},
+        {"last_step_s", N_("last step (ms)"), ms(&GenerationBound::last_step_s, true)},
+        {"charged_at_final_length_s", N_("all at final S (ms)"), ms(&GenerationBound::charged_at_final_s, false)},
+        {"end_to_end_s", N_("end-to-end (ms)"), latency_ms(&LatencyBound::end_to_end_s)}};
+    return c;
 }
 
 Table generation_table(const RooflineResult& res) { return columns_table(generation_columns(), res.generation); }

@@ -444,14 +444,20 @@ void print_list(const FigureOptions& o) {
     if (o.flags.explain) throw InputError(N_("--explain does not apply with --list (a catalogue has no formula): use --json or --csv"));
     Report r;
     r.human = list_text();
-    Table t{{"name", "document", "section", "caption", "drawn", "reason"}, {}, {}};
+    auto field = [](std::string FigureInfo::*member) { return [member](const FigureInfo& f) { return f.*member; }; };
+    const std::vector<Column<FigureInfo>> columns = {
+        {"name", "name", field(&FigureInfo::name)},
+        {"document", "document", field(&FigureInfo::document)},
+        {"section", "section", field(&FigureInfo::section)},
+        {"caption", "caption", field(&FigureInfo::caption)},
+        {"drawn", "drawn", [](const FigureInfo& f) { return std::string(f.drawn ? "yes" : "no"); }},
+        {"reason", "reason", field(&FigureInfo::reason)}};
     r.json["figures"] = nlohmann::json::array();
     for (const auto& f : figures::catalog()) {
-        t.rows.push_back({f.name, f.document, f.section, f.caption, f.drawn ? "yes" : "no", f.reason});
         r.json["figures"].push_back({{"name", f.name}, {"document", f.document}, {"section", f.section}, {"caption", f.caption},
                                      {"drawn", f.drawn}, {"reason", f.drawn ? nlohmann::json(nullptr) : nlohmann::json(f.reason)}});
     }
-    r.add_table("figures", t);
+    r.add_table("figures", columns_table(columns, figures::catalog()), "/figures");
     emit(r, o.flags);
 }
 
@@ -467,12 +473,14 @@ Report figure_report(const FigureInfo& f, const std::string& svg_text, const std
     r.json = {{"name", f.name}, {"document", f.document}, {"section", f.section}, {"caption", f.caption}, {"title", d.title},
               {"inputs", d.inputs}, {"values", nlohmann::json::array()}, {"out", out.empty() || out == "-" ? nlohmann::json(nullptr) : nlohmann::json(out)}};
     // The CSV holds the numbers only (a label such as "22.590 GB" is text: --json carries it).
-    Table t{{"class", "value"}, {}, {false, true}};
-    for (const auto& v : d.values) {
-        r.json["values"].push_back({{"class", v.cls}, {"value", v.value}, {"text", v.text}});
-        t.rows.push_back({v.cls, fmt::format("{}", v.value)});  // the shortest text that reads back exactly
-    }
-    r.add_table("values", t);
+    const std::vector<Column<svg::DrawnValue>> columns = {
+        {"class", "class", [](const svg::DrawnValue& v) { return v.cls; }},
+        // The shortest text that reads back exactly.
+        {"value", "value", [](const svg::DrawnValue& v) { return fmt::format("{}", v.value); }}};
+    Table t = columns_table(columns, d.values);
+    t.right_align = {false, true};
+    for (const auto& v : d.values) r.json["values"].push_back({{"class", v.cls}, {"value", v.value}, {"text", v.text}});
+    r.add_table("values", t, "/values");
     const svg::Drawn shown = svg::read_back(svg_text);
     r.explain = wrap(fmt::format("{}: {} ({}, {})", f.name, shown.title, tr(f.document), tr(f.section)));
     for (const auto& line : shown.inputs) r.explain += wrap(line, "  ", "    ");

@@ -309,14 +309,22 @@ std::string human_requests(const KvMemResult& r) {
     return h;
 }
 
-Table head_sharing_text(const KvMemResult& r) {
-    // The documents' symbols keep the table within 80 columns (H_kv·d: the K and the V projection's width).
-    Table t{{tr("kind"), "H_q", "H_kv", tr("vs MHA"), "H_kv·d", tr("KV bytes")}, {}, {}};
-    for (const auto& row : r.head_sharing)
-        t.rows.push_back({row.name, std::to_string(*r.model.q_heads), std::to_string(row.kv_heads),
-                          row.ratio_num == row.ratio_den ? "1" : fmt::format("{}/{}", row.ratio_num, row.ratio_den),
-                          std::to_string(row.kv_proj_width), bytes_all_units(row.total_bytes)});
-    return t;
+// The head-sharing table, for --csv (machine names, numbers only) and the text: there the
+// documents' symbols keep it within 80 columns (H_kv·d: the K and the V projection's width), the
+// ratio is the exact fraction and the bytes are in every unit.
+std::vector<Column<HeadSharing>> head_sharing_columns(const KvMemResult& r) {
+    const std::string q_heads = std::to_string(*r.model.q_heads);
+    const std::vector<Column<HeadSharing>> c = {
+        {"structure", "structure", [](const HeadSharing& h) { return h.name; }, {}, tr("kind")},
+        {"q_heads", "q_heads", [q_heads](const HeadSharing&) { return q_heads; }, {}, "H_q"},
+        {"kv_heads", "kv_heads", [](const HeadSharing& h) { return std::to_string(h.kv_heads); }, {}, "H_kv"},
+        {"ratio_to_mha", "kv_vs_mha", [](const HeadSharing& h) { return format_short(h.ratio, 9); },
+         [](const HeadSharing& h) { return h.ratio_num == h.ratio_den ? "1" : fmt::format("{}/{}", h.ratio_num, h.ratio_den); },
+         tr("vs MHA")},
+        {"kv_proj_width", "kv_proj_width", [](const HeadSharing& h) { return std::to_string(h.kv_proj_width); }, {}, "H_kv·d"},
+        {"total_bytes", "kv_bytes", [](const HeadSharing& h) { return std::to_string(h.total_bytes); },
+         [](const HeadSharing& h) { return bytes_all_units(h.total_bytes); }, tr("KV bytes")}};
+    return c;
 }
 
 std::string human_head_sharing(const KvMemResult& r) {
@@ -324,7 +332,7 @@ std::string human_head_sharing(const KvMemResult& r) {
            fit(trf(N_("Head sharing (same L, d, b; Q projection width H_q·d = {0}{1}):"), *r.q_proj_width,
                    r.model.hidden ? trf(N_(", hidden size {0}"), *r.model.hidden) : ""),
                "  ") +
-           render_table(head_sharing_text(r));
+           render_table(text_table(head_sharing_columns(r), r.head_sharing));
 }
 
 std::string blocks_per_request_text(const PagedGroup& g) {
@@ -632,18 +640,6 @@ Table layers_table(const KvMemResult& r) {
     return t;
 }
 
-Table head_sharing_table(const KvMemResult& r) {
-    const std::uint64_t q_heads = *r.model.q_heads;
-    const std::vector<Column<HeadSharing>> columns = {
-        {"structure", "structure", [](const HeadSharing& h) { return h.name; }},
-        {"q_heads", "q_heads", [q_heads](const HeadSharing&) { return num(q_heads); }},
-        {"kv_heads", "kv_heads", [](const HeadSharing& h) { return num(h.kv_heads); }},
-        {"ratio_to_mha", "kv_vs_mha", [](const HeadSharing& h) { return format_short(h.ratio, 9); }},
-        {"kv_proj_width", "kv_proj_width", [](const HeadSharing& h) { return num(h.kv_proj_width); }},
-        {"total_bytes", "kv_bytes", [](const HeadSharing& h) { return num(h.total_bytes); }}};
-    return columns_table(columns, r.head_sharing);
-}
-
 Table paged_table(const PagedUsage& p) {
     const std::uint64_t block_size = p.block_size;
     const std::vector<Column<PagedGroup>> columns = {
@@ -665,23 +661,24 @@ Report kv_mem_report(const KvMemResult& r) {
     rep.explain = to_explain(r);
     if (r.kv) rep.add_table("requests", requests_table(r), "");
     rep.add_table("layers", layers_table(r));
-    if (!r.head_sharing.empty()) rep.add_table("head-sharing", head_sharing_table(r), "/head_sharing");
+    if (!r.head_sharing.empty()) rep.add_table("head-sharing", columns_table(head_sharing_columns(r), r.head_sharing), "/head_sharing");
     if (r.paged) rep.add_table("paged", paged_table(*r.paged), "/paged/groups");
     return rep;
 }
 
 Report kv_mem_models_report(const std::vector<ShippedModel>& models) {
     Report rep;
-    Table t{{NC_("models", "model"), NC_("models", "source")}, {}, {false, false}};
+    const std::vector<Column<ShippedModel>> columns = {
+        {"name", NC_("models", "model"), [](const ShippedModel& m) { return m.name; }},
+        {"source", NC_("models", "source"), [](const ShippedModel& m) { return m.source; }}};
+    Table t = columns_table(columns, models);
+    t.right_align = {false, false};
     rep.json["models"] = json::array();
-    for (const auto& m : models) {
-        t.rows.push_back({m.name, m.source});
-        rep.json["models"].push_back({{"name", m.name}, {"source", m.source}});
-    }
+    for (const auto& m : models) rep.json["models"].push_back({{"name", m.name}, {"source", m.source}});
     rep.human = tr("Shipped model configs (examples/models/, use with --model NAME):") + "\n" +
                 render_table(in_words(t, "models"));
     rep.explain = rep.human;
-    rep.add_table("models", t);
+    rep.add_table("models", t, "/models");
     return rep;
 }
 

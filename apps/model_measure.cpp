@@ -78,14 +78,18 @@ std::string draft_text(const SpeculateSetup& su, bool text) {
 // `text`: headers in the reader's language and "-" for a missing rate; else CSV (English headers,
 // empty cells).
 Table speculate_table(const SpeculateStats& s, bool text) {
-    const char* missing = text ? "-" : "";
-    Table t{{say(text, N_("draft position")), say(text, N_("judged")), say(text, N_("accepted")), say(text, N_("empirical α")),
-             say(text, N_("predicted Σ min(p, q)"))},
-            {}, {}};
-    for (const auto& p : s.per_position)
-        t.rows.push_back({std::to_string(p.position), std::to_string(p.judged), std::to_string(p.accepted),
-                          opt_text(p.empirical, missing), opt_text(p.predicted, missing)});
-    return t;
+    using P = SpeculatePosition;
+    auto rate = [](std::optional<double> P::*field) {
+        return std::pair{[field](const P& p) { return opt_text(p.*field, ""); }, [field](const P& p) { return opt_text(p.*field); }};
+    };
+    const auto empirical = rate(&P::empirical), predicted = rate(&P::predicted);
+    const std::vector<Column<P>> columns = {
+        {"position", N_("draft position"), [](const P& p) { return std::to_string(p.position); }},
+        {"judged", N_("judged"), [](const P& p) { return std::to_string(p.judged); }},
+        {"accepted", N_("accepted"), [](const P& p) { return std::to_string(p.accepted); }},
+        {"empirical", N_("empirical α"), empirical.first, empirical.second},
+        {"predicted", N_("predicted Σ min(p, q)"), predicted.first, predicted.second}};
+    return text ? text_table(columns, s.per_position) : columns_table(columns, s.per_position);
 }
 
 nlohmann::json speculate_json(const SpeculateSetup& su, const SpeculateOptions& so, const SpeculateExperiment& e,
@@ -180,7 +184,7 @@ void run_speculate(const SpeculateOptionsCli& o, const CLI::App& sub) {
                   prose(tr(N_("Acceptance follows spec-accept's rule on the two models' actual next-token distributions at "
                               "each position; the prediction Σ_x min(p(x), q(x)) is computed from those same distributions.")) +
                         "\n");
-    rep.add_table("positions", speculate_table(e.stats, false));
+    rep.add_table("positions", speculate_table(e.stats, false), "/per_position");
     emit(rep, o.flags);
 }
 
@@ -260,19 +264,23 @@ struct RooflineCli {
 
 // Text (`text`) shows bytes in every unit, headers and the bound in the reader's language; CSV
 // the exact count, the unit in the header, English.
+// ("batch" stays English in the text too, as the column always read.)
 Table roofline_table(const RooflineResult& r, bool text) {
-    Table t{{"S", "batch", text ? tr(N_("bytes/step")) : "bytes/step (B)", say(text, N_("predicted agg tok/s")),
-             say(text, N_("measured agg tok/s")), say(text, N_("measured/predicted")), say(text, N_("measured per-request tok/s")),
-             say(text, N_("with π: agg tok/s")), say(text, N_("bound is"))},
-            {}, {}};
-    for (const auto& w : r.rows)
-        t.rows.push_back({std::to_string(w.seq_len), std::to_string(w.batch),
-                          text ? bytes_all_units(w.bytes_per_step) : std::to_string(w.bytes_per_step),
-                          fmt::format("{:.2f}", w.predicted_aggregate_tokens_per_s), fmt::format("{:.2f}", w.measured_aggregate_tokens_per_s),
-                          fmt::format("{:.2f}", w.ratio), fmt::format("{:.2f}", w.measured_per_request_tokens_per_s),
-                          fmt::format("{:.2f}", w.with_compute_aggregate_tokens_per_s),
-                          w.compute_bound ? say(text, N_("compute")) : say(text, N_("memory"))});
-    return t;
+    using W = RooflineRow;
+    auto rate = [](double W::*field) { return [field](const W& w) { return fmt::format("{:.2f}", w.*field); }; };
+    const std::vector<Column<W>> columns = {
+        {"seq_len", "S", [](const W& w) { return std::to_string(w.seq_len); }},
+        {"batch", "batch", [](const W& w) { return std::to_string(w.batch); }, {}, "batch"},
+        {"bytes_per_step", "bytes/step (B)", [](const W& w) { return std::to_string(w.bytes_per_step); },
+         [](const W& w) { return bytes_all_units(w.bytes_per_step); }, tr(N_("bytes/step"))},
+        {"predicted_aggregate_tokens_per_s", N_("predicted agg tok/s"), rate(&W::predicted_aggregate_tokens_per_s)},
+        {"measured_aggregate_tokens_per_s", N_("measured agg tok/s"), rate(&W::measured_aggregate_tokens_per_s)},
+        {"ratio", N_("measured/predicted"), rate(&W::ratio)},
+        {"measured_per_request_tokens_per_s", N_("measured per-request tok/s"), rate(&W::measured_per_request_tokens_per_s)},
+        {"with_compute_aggregate_tokens_per_s", N_("with π: agg tok/s"), rate(&W::with_compute_aggregate_tokens_per_s)},
+        {"compute_bound", N_("bound is"), [](const W& w) { return std::string(w.compute_bound ? N_("compute") : N_("memory")); },
+         [](const W& w) { return tr(w.compute_bound ? N_("compute") : N_("memory")); }}};
+    return text ? text_table(columns, r.rows) : columns_table(columns, r.rows);
 }
 
 nlohmann::json roofline_json(const std::string& what, const RooflineResult& r, int threads, const WeightsFacts& wf) {
@@ -334,7 +342,7 @@ void run_roofline(const RooflineCli& o, const CLI::App& sub) {
     rep.json = roofline_json(what, r, threads, wf);
     rep.human = roofline_text(shown, r, threads, wf);
     rep.explain = rep.human;
-    rep.add_table("rows", roofline_table(r, false));
+    rep.add_table("rows", roofline_table(r, false), "/rows");
     emit(rep, o.flags);
 }
 

@@ -33,23 +33,33 @@ std::string opt_text(const std::optional<int>& v, const char* missing = "-") { r
 
 // ---- printers ----
 // `text`: headers and words in the reader's language; else CSV (English headers, empty cells).
+// "token" reads the same in the text, as it always has.
 Table positions_table(const PitfallResult& r, bool text) {
-    Table t{{say(text, N_("pos")), "token", say(text, N_("correct err")), say(text, N_("broken err")),
-             say(text, N_("next: correct")), say(text, N_("broken"))},
-            {}, {}};
-    for (const auto& p : r.positions)
-        t.rows.push_back({std::to_string(p.pos), std::to_string(p.token), fmt::format("{:.2e}", p.correct_err),
-                          fmt::format("{:.2e}", p.broken_err), std::to_string(p.correct_argmax), std::to_string(p.broken_argmax)});
-    return t;
+    using P = PositionDiff;
+    auto err = [](double P::*field) { return [field](const P& p) { return fmt::format("{:.2e}", p.*field); }; };
+    const std::vector<Column<P>> columns = {
+        {"pos", N_("pos"), [](const P& p) { return std::to_string(p.pos); }},
+        {"token", "token", [](const P& p) { return std::to_string(p.token); }, {}, "token"},
+        {"correct_err", N_("correct err"), err(&P::correct_err)},
+        {"broken_err", N_("broken err"), err(&P::broken_err)},
+        {"correct_next", N_("next: correct"), [](const P& p) { return std::to_string(p.correct_argmax); }},
+        {"broken_next", N_("broken"), [](const P& p) { return std::to_string(p.broken_argmax); }}};
+    return text ? text_table(columns, r.positions) : columns_table(columns, r.positions);
 }
 
 Table checks_table(const PitfallResult& r, bool text) {
-    const char* missing = text ? "-" : "";
-    Table t{{say(text, N_("§4.3 check")), say(text, N_("broken: step")), say(text, N_("at pos")), say(text, N_("correct"))}, {}, {}};
-    for (const auto& c : r.checks)
-        t.rows.push_back({c.name, opt_text(c.broken_step, missing), opt_text(c.broken_position, missing),
-                          c.fired_on_correct ? say(text, N_("FIRED")) : say(text, N_("quiet"))});
-    return t;
+    using C = CheckOutcome;
+    auto step = [](std::optional<int> C::*field) {
+        return std::pair{[field](const C& c) { return opt_text(c.*field, ""); }, [field](const C& c) { return opt_text(c.*field); }};
+    };
+    const auto broken_step = step(&C::broken_step), broken_position = step(&C::broken_position);
+    const std::vector<Column<C>> columns = {
+        {"name", N_("§4.3 check"), [](const C& c) { return c.name; }},
+        {"broken_step", N_("broken: step"), broken_step.first, broken_step.second},
+        {"broken_position", N_("at pos"), broken_position.first, broken_position.second},
+        {"fired_on_correct", N_("correct"), [](const C& c) { return std::string(c.fired_on_correct ? N_("FIRED") : N_("quiet")); },
+         [](const C& c) { return tr(c.fired_on_correct ? N_("FIRED") : N_("quiet")); }}};
+    return text ? text_table(columns, r.checks) : columns_table(columns, r.checks);
 }
 
 // `text` after `lead`, wrapped to text_width() (80, or $COLUMNS), continuation lines indented 4.
@@ -92,11 +102,13 @@ std::string model_text(const PitfallResult& r) {
 }
 
 Table quantities_table(const PitfallResult& r, bool text) {
-    Table t{{say(text, N_("quantity")), say(text, N_("correct")), say(text, N_("shortcut")), say(text, N_("unit"))}, {}, {}};
-    for (const auto& q : r.quantities)
-        t.rows.push_back({text ? q.name.localized() : q.name.text(), format_real(q.correct, 10), format_real(q.broken, 10),
-                          q.unit.empty() ? "" : say(text, q.unit)});
-    return t;
+    using Q = PitfallQuantity;
+    const std::vector<Column<Q>> columns = {
+        {"name", N_("quantity"), [](const Q& q) { return q.name.text(); }, [](const Q& q) { return q.name.localized(); }},
+        {"correct", N_("correct"), [](const Q& q) { return format_real(q.correct, 10); }},
+        {"shortcut", N_("shortcut"), [](const Q& q) { return format_real(q.broken, 10); }},
+        {"unit", N_("unit"), [](const Q& q) { return q.unit; }, [](const Q& q) { return q.unit.empty() ? "" : tr(q.unit); }}};
+    return text ? text_table(columns, r.quantities) : columns_table(columns, r.quantities);
 }
 
 std::string calculator_text(const PitfallResult& r) {
@@ -108,12 +120,17 @@ std::string calculator_text(const PitfallResult& r) {
     return h;
 }
 
+// One row per χ² cell, by its index into same_distribution's arrays.
 Table same_table(const SameDistribution& s, bool text) {
-    Table t{{say(text, N_("first token")), "p", say(text, N_("plain")), say(text, N_("speculative"))}, {}, {}};
-    for (std::size_t c = 0; c < s.cells.size(); ++c)
-        t.rows.push_back({s.cells[c].in(words_lang(text)), fmt::format("{:.4f}", s.cell_p[c]), std::to_string(s.plain_counts[c]),
-                          std::to_string(s.speculative_counts[c])});
-    return t;
+    const std::vector<Column<std::size_t>> columns = {
+        {"cells", N_("first token"), [&s](std::size_t c) { return s.cells[c].text(); },
+         [&s](std::size_t c) { return s.cells[c].localized(); }},
+        {"cell_p", "p", [&s](std::size_t c) { return fmt::format("{:.4f}", s.cell_p[c]); }},
+        {"plain_counts", N_("plain"), [&s](std::size_t c) { return std::to_string(s.plain_counts[c]); }},
+        {"speculative_counts", N_("speculative"), [&s](std::size_t c) { return std::to_string(s.speculative_counts[c]); }}};
+    std::vector<std::size_t> cells(s.cells.size());
+    for (std::size_t c = 0; c < cells.size(); ++c) cells[c] = c;
+    return text ? text_table(columns, cells) : columns_table(columns, cells);
 }
 
 std::string same_text(const PitfallResult& r) {
@@ -181,16 +198,16 @@ void print_result(const PitfallResult& r, const OutputFlags& flags) {
     rep.json = result_json(r);
     if (r.same) {
         rep.human = same_text(r);
-        rep.add_table("cells", same_table(*r.same, false));
+        rep.add_table("cells", same_table(*r.same, false), "/same_distribution");
     }
     else if (r.positions.empty()) {
         rep.human = calculator_text(r);
-        rep.add_table("quantities", quantities_table(r, false));
+        rep.add_table("quantities", quantities_table(r, false), "/quantities");
     }
     else {
         rep.human = model_text(r);
-        rep.add_table("positions", positions_table(r, false));
-        rep.add_table("checks", checks_table(r, false));
+        rep.add_table("positions", positions_table(r, false), "/positions");
+        rep.add_table("checks", checks_table(r, false), "/checks");
     }
     rep.explain = explain_text(r, rep.human);
     emit(rep, flags);
@@ -198,8 +215,12 @@ void print_result(const PitfallResult& r, const OutputFlags& flags) {
 
 // `text`: the reader's language; else CSV (English).
 Table list_table(bool text) {
-    Table t{{say(text, N_("name")), say(text, N_("what the documents warn against"))}, {}, {false, false}};
-    for (const auto& p : pitfall_list()) t.rows.push_back({p.name, say(text, p.warning)});
+    const std::vector<Column<PitfallInfo>> columns = {
+        {"name", N_("name"), [](const PitfallInfo& p) { return p.name; }},
+        {"warning", N_("what the documents warn against"), [](const PitfallInfo& p) { return p.warning; },
+         [](const PitfallInfo& p) { return tr(p.warning); }}};
+    Table t = text ? text_table(columns, pitfall_list()) : columns_table(columns, pitfall_list());
+    t.right_align = {false, false};
     return t;
 }
 
@@ -211,7 +232,7 @@ void print_list(const OutputFlags& flags) {
             {{"name", p.name}, {"warning", p.warning}, {"source", p.source}, {"deviation", p.deviation.text()}, {"uses_model", p.uses_model}});
     rep.human = render_table(list_table(true), "");
     rep.explain = rep.human;
-    rep.add_table("pitfalls", list_table(false));
+    rep.add_table("pitfalls", list_table(false), "/pitfalls");
     emit(rep, flags);
 }
 

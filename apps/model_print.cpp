@@ -77,20 +77,25 @@ Report logits_report(const LogitsResult& res, const RunFacts& f) {
 Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool svg) {
     Report r;
     const std::string other = res.other_attention == AttentionKind::Online ? "online" : "plain";
-    Table t{{N_("pos"), N_("contiguous"), N_("paged"),
-             res.other_attention == AttentionKind::Online ? N_("online attn") : N_("plain attn"), N_("chunked prefill")},
-            {}, {}};
+    auto diff = [](double CheckCacheRow::*path) {
+        return [path](const CheckCacheRow& row) { return fmt::format("{:.2e}", row.*path); };
+    };
+    const std::vector<Column<CheckCacheRow>> columns = {
+        {"pos", N_("pos"), [](const CheckCacheRow& row) { return std::to_string(row.pos); }},
+        {"contiguous", N_("contiguous"), diff(&CheckCacheRow::contiguous)},
+        {"paged", N_("paged"), diff(&CheckCacheRow::paged)},
+        {"other_attention", res.other_attention == AttentionKind::Online ? N_("online attn") : N_("plain attn"),
+         diff(&CheckCacheRow::other_attention)},
+        {"chunked", N_("chunked prefill"), diff(&CheckCacheRow::chunked)}};
+    const Table t = columns_table(columns, res.rows);
     r.json = {{"backend", f.backend}, {"weight_dtype", f.weight_dtype}, {"quantized_arithmetic", f.quantized_arithmetic},
               {"tokens", res.tokens},
               {"relative_tolerance", res.rel_tolerance}, {"other_attention", other}, {"rows", json::array()}, {"max_abs_diff", res.worst.max_abs},
               {"max_rel_diff", res.worst.max_rel}, {"worst_path", res.worst_path},
               {"worst_position", res.worst.rel_row}, {"agree", res.agree}};
-    for (const auto& row : res.rows) {
+    for (const auto& row : res.rows)
         r.json["rows"].push_back({{"pos", row.pos}, {"contiguous", row.contiguous}, {"paged", row.paged},
                                   {"other_attention", row.other_attention}, {"chunked", row.chunked}});
-        t.rows.push_back({std::to_string(row.pos), fmt::format("{:.2e}", row.contiguous), fmt::format("{:.2e}", row.paged),
-                          fmt::format("{:.2e}", row.other_attention), fmt::format("{:.2e}", row.chunked)});
-    }
     r.human = wrap(trf(N_("Max |logit − no-cache logit| per position ({0}; {1}; {2} backend)"), tokens_count(res.tokens.size()),
                        dims_text(f.dims), f.backend), "", "  ");
     r.human += render_table(in_words(t));
@@ -109,7 +114,7 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
                                   "vocabulary of |l − l_ref| at a position, and the verdict compares the largest, divided by "
                                   "max(1, max |l_ref|) of its position, with the tolerance (float32 sums in another order per "
                                   "path)."), "", "");
-    r.add_table("positions", t);
+    r.add_table("positions", t, "/rows");
     if (svg)
         r.svg = plots::model_check_cache(
             res, {dims_text(f.dims),
@@ -120,17 +125,36 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
 }
 
 // ---- generate ----
+namespace {
+
+// One row per step, by its index (the JSON's "step"); the phases are msgids the text translates.
+Table trace_table(const std::vector<StepTrace>& trace) {
+    auto shape = [&trace](std::string StepTrace::*field) { return [&trace, field](std::size_t i) { return trace[i].*field; }; };
+    const std::vector<Column<std::size_t>> columns = {
+        {"step", N_("step"), [](std::size_t i) { return std::to_string(i); }},
+        {"phase", N_("phase"), [&trace](std::size_t i) { return trace[i].phase; }},
+        {"tokens", N_("tokens fed"), [&trace](std::size_t i) { return bracketed(trace[i].tokens); }},
+        {"cache_len", N_("cache length per layer"), [&trace](std::size_t i) { return bracketed(trace[i].cache_len); }},
+        {"q_shape", "Q", shape(&StepTrace::q_shape)},
+        {"kv_new_shape", N_("new K/V"), shape(&StepTrace::kv_new_shape)},
+        {"kv_cached_shape", N_("cached K/V"), shape(&StepTrace::kv_cached_shape)},
+        {"scores_shape", N_("scores"), shape(&StepTrace::scores_shape)}};
+    std::vector<std::size_t> steps(trace.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = i;
+    Table t = columns_table(columns, steps);
+    t.right_align = {true, false, false};
+    return t;
+}
+
+}  // namespace
+
 Report generate_report(const GenerateResult& res, const Sampling& s, const RunFacts& f, bool trace) {
     Report r;
     r.json = {{"backend", f.backend}, {"weight_dtype", f.weight_dtype}, {"quantized_arithmetic", f.quantized_arithmetic},
               {"prompt", res.prompt}, {"sample_seed", s.seed}, {"generated", res.generated}, {"trace", json::array()}};
-    Table t{{N_("step"), N_("phase"), N_("tokens fed"), N_("cache length per layer"), "Q", N_("new K/V"), N_("cached K/V"),
-             N_("scores")},
-            {}, {true, false, false}};
+    const Table t = trace_table(res.trace);
     for (std::size_t i = 0; i < res.trace.size(); ++i) {
         const auto& st = res.trace[i];
-        t.rows.push_back({std::to_string(i), st.phase, bracketed(st.tokens), bracketed(st.cache_len), st.q_shape, st.kv_new_shape,
-                          st.kv_cached_shape, st.scores_shape});
         r.json["trace"].push_back({{"step", i}, {"phase", st.phase}, {"tokens", st.tokens}, {"start_pos", st.start_pos},
                                    {"cache_len", st.cache_len}, {"q_shape", st.q_shape}, {"kv_new_shape", st.kv_new_shape},
                                    {"kv_cached_shape", st.kv_cached_shape}, {"scores_shape", st.scores_shape}});
@@ -146,7 +170,7 @@ Report generate_report(const GenerateResult& res, const Sampling& s, const RunFa
                                       "just chosen ({1}) and reads every cached position."),
                                    res.prompt.size(), s.temperature == 0 ? tr("greedy: the argmax") : tr("sampled with --sample-seed")),
                                "", "");
-    r.add_table("trace", t);
+    r.add_table("trace", t, "/trace");
     return r;
 }
 
@@ -226,38 +250,54 @@ std::string bench_measurements(const BenchResult& b, const std::string& model_na
     return h;
 }
 
+// The three tables of measurements, each column beside its JSON key (bench_json); the text
+// translates the headers and the word cells through in_words().
+std::string fixed2(double v) { return fmt::format("{:.2f}", v); }
+std::string percent0(double fraction) { return fmt::format("{:.0f}", 100 * fraction); }
+
 Table dtype_table(const BenchResult& b) {
-    Table t{{N_("weights"), N_("bytes/step"), N_("bytes ÷ fp32"), N_("tok/s"), N_("speed × fp32"), N_("bound tok/s"),
-             N_("of bound (%)"), N_("of best-β bound (%)"), N_("max rel Δlogit"), N_("KL (nats)"), N_("greedy agreement (%)"),
-             N_("fits LLC")},
-            {}, {}};
-    for (const auto& x : b.dtypes)
-        t.rows.push_back({to_string(x.decode.dtype), std::to_string(x.decode.bytes_per_step), fmt::format("{:.2f}", x.bytes_ratio_to_fp32),
-                          fmt::format("{:.2f}", x.decode.tokens_per_s), fmt::format("{:.2f}", x.speed_ratio_to_fp32),
-                          fmt::format("{:.2f}", x.bound_tokens_per_s), fmt::format("{:.0f}", 100 * x.fraction_of_bound),
-                          fmt::format("{:.0f}", 100 * x.fraction_of_best_bound), fmt::format("{:.2e}", x.decode.max_rel_logit_diff), fmt::format("{:.2e}", x.decode.mean_kl),
-                          fmt::format("{:.0f}", 100 * x.decode.greedy_agreement), x.weights_fit_in_last_level_cache ? "yes" : "no"});
-    return t;
+    using R = BenchDtypeRow;
+    const std::vector<Column<R>> columns = {
+        {"dtype", N_("weights"), [](const R& x) { return to_string(x.decode.dtype); }},
+        {"bytes_per_step", N_("bytes/step"), [](const R& x) { return std::to_string(x.decode.bytes_per_step); }},
+        {"bytes_ratio_to_fp32", N_("bytes ÷ fp32"), [](const R& x) { return fixed2(x.bytes_ratio_to_fp32); }},
+        {"tokens_per_s", N_("tok/s"), [](const R& x) { return fixed2(x.decode.tokens_per_s); }},
+        {"speed_ratio_to_fp32", N_("speed × fp32"), [](const R& x) { return fixed2(x.speed_ratio_to_fp32); }},
+        {"bound_tokens_per_s", N_("bound tok/s"), [](const R& x) { return fixed2(x.bound_tokens_per_s); }},
+        {"fraction_of_bound", N_("of bound (%)"), [](const R& x) { return percent0(x.fraction_of_bound); }},
+        {"fraction_of_best_bound", N_("of best-β bound (%)"), [](const R& x) { return percent0(x.fraction_of_best_bound); }},
+        {"max_rel_logit_diff", N_("max rel Δlogit"), [](const R& x) { return fmt::format("{:.2e}", x.decode.max_rel_logit_diff); }},
+        {"mean_kl", N_("KL (nats)"), [](const R& x) { return fmt::format("{:.2e}", x.decode.mean_kl); }},
+        {"greedy_agreement", N_("greedy agreement (%)"), [](const R& x) { return percent0(x.decode.greedy_agreement); }},
+        {"weights_fit_in_last_level_cache", N_("fits LLC"),
+         [](const R& x) { return std::string(x.weights_fit_in_last_level_cache ? "yes" : "no"); }}};
+    return columns_table(columns, b.dtypes);
 }
 
 Table context_table(const BenchResult& b) {
-    Table t{{"S", N_("cached step (ms)"), N_("no-cache step (ms)"), N_("no-cache ÷ cached")}, {}, {}};
-    for (const auto& c : b.contexts)
-        t.rows.push_back({std::to_string(c.seq_len), fmt::format("{:.3f}", c.cached_step_s * 1e3),
-                          c.nocache_step_s ? fmt::format("{:.3f}", *c.nocache_step_s * 1e3) : "", cell(c.ratio, "{:.1f}")});
-    return t;
+    using R = BenchContextRow;
+    const std::vector<Column<R>> columns = {
+        {"seq_len", "S", [](const R& c) { return std::to_string(c.seq_len); }},
+        {"cached_step_s", N_("cached step (ms)"), [](const R& c) { return fmt::format("{:.3f}", c.cached_step_s * 1e3); }},
+        {"nocache_step_s", N_("no-cache step (ms)"),
+         [](const R& c) { return c.nocache_step_s ? fmt::format("{:.3f}", *c.nocache_step_s * 1e3) : ""; }},
+        {"ratio", N_("no-cache ÷ cached"), [](const R& c) { return cell(c.ratio, "{:.1f}"); }}};
+    return columns_table(columns, b.contexts);
 }
 
 Table batch_table(const BenchResult& b) {
-    Table t{{N_("weights"), N_("batch"), N_("aggregate tok/s"), N_("per-request tok/s"), N_("× batch 1"),
-             N_("bound tok/s (β, π measured)"), N_("bound × batch 1"), N_("bound is")},
-            {}, {}};
-    for (const auto& x : b.batches)
-        t.rows.push_back({to_string(x.dtype), std::to_string(x.batch), fmt::format("{:.2f}", x.aggregate_tokens_per_s),
-                          fmt::format("{:.2f}", x.per_request_tokens_per_s), cell(x.ratio_to_batch_1, "{:.2f}"),
-                          fmt::format("{:.2f}", x.bound_aggregate_tokens_per_s), cell(x.bound_ratio_to_batch_1, "{:.2f}"),
-                          x.compute_bound ? "compute" : "memory"});
-    return t;
+    using R = BenchBatchRow;
+    const std::vector<Column<R>> columns = {
+        {"weight_dtype", N_("weights"), [](const R& x) { return to_string(x.dtype); }},
+        {"batch", N_("batch"), [](const R& x) { return std::to_string(x.batch); }},
+        {"aggregate_tokens_per_s", N_("aggregate tok/s"), [](const R& x) { return fixed2(x.aggregate_tokens_per_s); }},
+        {"per_request_tokens_per_s", N_("per-request tok/s"), [](const R& x) { return fixed2(x.per_request_tokens_per_s); }},
+        {"ratio_to_batch_1", N_("× batch 1"), [](const R& x) { return cell(x.ratio_to_batch_1, "{:.2f}"); }},
+        {"bound_aggregate_tokens_per_s", N_("bound tok/s (β, π measured)"),
+         [](const R& x) { return fixed2(x.bound_aggregate_tokens_per_s); }},
+        {"bound_ratio_to_batch_1", N_("bound × batch 1"), [](const R& x) { return cell(x.bound_ratio_to_batch_1, "{:.2f}"); }},
+        {"compute_bound", N_("bound is"), [](const R& x) { return std::string(x.compute_bound ? "compute" : "memory"); }}};
+    return columns_table(columns, b.batches);
 }
 
 }  // namespace
@@ -306,9 +346,9 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
                           to_string(x.dtype), x.batch, fmt::format("{:.0f}", 100 * x.fraction_of_bound)),
                       "  ", "  ");
     // The batch table first (what a plain --csv prints): every mode has it.
-    r.add_table("batch", batch_table(b));
-    r.add_table("context-scaling", context_table(b));
-    if (!b.dtypes.empty()) r.add_table("dtypes", dtype_table(b));
+    r.add_table("batch", batch_table(b), "/batch");
+    r.add_table("context-scaling", context_table(b), "/context_scaling");
+    if (!b.dtypes.empty()) r.add_table("dtypes", dtype_table(b), "/dtypes");
     r.explain = h;
     if (svg)
         r.svg = plots::model_bench(b, {trf(N_("{0} ({1} parameters), {2}, decode weights {3}"), model_shown,

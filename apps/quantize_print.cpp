@@ -236,18 +236,43 @@ Report storage_report(const StorageQuant& s, const QuantizeLabels& labels, bool 
 // The weights beside the cache, as decode-roofline and the model count them.
 void add_weights(const KvModelQuant& m, Report& r) {
     r.json["weights"] = json::array();
-    Table t{{N_("weight precision"), N_("data (B)"), N_("scales (B)"), N_("total (B)")}, {}, {false}};
-    for (const auto& w : m.weights) {
-        t.rows.push_back({w.precision, std::to_string(w.cost.data_bytes), std::to_string(w.cost.metadata_bytes),
-                          std::to_string(w.cost.total_bytes)});
+    auto bytes = [](std::uint64_t StorageCost::*field) {
+        return [field](const WeightPrecisionRow& w) { return std::to_string(w.cost.*field); };
+    };
+    const std::vector<Column<WeightPrecisionRow>> columns = {
+        {"precision", N_("weight precision"), [](const WeightPrecisionRow& w) { return w.precision; }},
+        {"data_bytes", N_("data (B)"), bytes(&StorageCost::data_bytes)},
+        {"metadata_bytes", N_("scales (B)"), bytes(&StorageCost::metadata_bytes)},
+        {"total_bytes", N_("total (B)"), bytes(&StorageCost::total_bytes)}};
+    Table t = columns_table(columns, m.weights);
+    t.right_align = {false};
+    for (const auto& w : m.weights)
         r.json["weights"].push_back({{"precision", w.precision}, {"params", w.params}, {"data_bytes", w.cost.data_bytes},
                                      {"metadata_bytes", w.cost.metadata_bytes}, {"total_bytes", w.cost.total_bytes}});
-    }
     if (m.weights.empty()) return;
     r.human += "\n" + wrap(trf(N_("Weights of {0} ({1} parameters; int8/int4 with one fp16 scale per {2} weights):"),
                                m.model, group_thousands(m.weights.front().params), kWeightGroup));
     r.human += render_table(in_words(t));
-    r.add_table("weights", t);
+    r.add_table("weights", t, "/weights");
+}
+
+// The cache at each precision: bytes with thousands groups in text, plain in CSV.
+std::vector<Column<KvPrecisionRow>> precision_columns(const KvModelQuant& m) {
+    auto bytes = [](std::uint64_t KvQuantBytes::*field) {
+        return std::pair{[field](const KvPrecisionRow& r) { return std::to_string(r.bytes.*field); },
+                         [field](const KvPrecisionRow& r) { return group_thousands(r.bytes.*field); }};
+    };
+    const auto data = bytes(&KvQuantBytes::data_bytes), meta = bytes(&KvQuantBytes::metadata_bytes),
+               total = bytes(&KvQuantBytes::total_bytes), per_token = bytes(&KvQuantBytes::bytes_per_token);
+    const std::vector<Column<KvPrecisionRow>> c = {
+        {"precision", N_("KV precision"), [](const KvPrecisionRow& r) { return r.precision; }},
+        {"data_bytes", N_("data (B)"), data.first, data.second},
+        {"metadata_bytes", N_("scales+zeros (B)"), meta.first, meta.second},
+        {"total_bytes", N_("total (B)"), total.first, total.second},
+        {"bytes_per_token", N_("bytes/token (B)"), per_token.first, per_token.second},
+        {"ratio_to_base", "vs " + m.base.name, [](const KvPrecisionRow& r) { return cell(r.ratio_to_base); },
+         [](const KvPrecisionRow& r) { return format_real(r.ratio_to_base, 4); }, trf(N_("vs {0}"), m.base.name)}};
+    return c;
 }
 
 Report kv_model_report(const KvModelQuant& m, const QuantizeLabels& labels, bool draw) {
@@ -255,20 +280,10 @@ Report kv_model_report(const KvModelQuant& m, const QuantizeLabels& labels, bool
     r.json = {{"model", m.model},           {"seq_len", m.seq_len},       {"group_size", m.group_size},
               {"kv_dtype", m.base.name},     {"scale_bits", m.scale_bits}, {"zero_bits", m.zero_bits},
               {"rows", json::array()}};
-    Table t{{}, {}, {false}}, csv{{}, {}, {false}};
-    for (const char* column : {N_("KV precision"), N_("data (B)"), N_("scales+zeros (B)"), N_("total (B)"),
-                               N_("bytes/token (B)")}) {
-        t.columns.push_back(tr(column));
-        csv.columns.push_back(column);
-    }
-    t.columns.push_back(trf(N_("vs {0}"), m.base.name));
-    csv.columns.push_back("vs " + m.base.name);
+    Table t = text_table(precision_columns(m), m.rows), csv = columns_table(precision_columns(m), m.rows);
+    t.right_align = csv.right_align = {false};
     for (const auto& row : m.rows) {
         const KvQuantBytes& q = row.bytes;
-        t.rows.push_back({row.precision, group_thousands(q.data_bytes), group_thousands(q.metadata_bytes),
-                          group_thousands(q.total_bytes), group_thousands(q.bytes_per_token), format_real(row.ratio_to_base, 4)});
-        csv.rows.push_back({row.precision, std::to_string(q.data_bytes), std::to_string(q.metadata_bytes),
-                            std::to_string(q.total_bytes), std::to_string(q.bytes_per_token), cell(row.ratio_to_base)});
         r.json["rows"].push_back({{"precision", row.precision}, {"data_bytes", q.data_bytes},
                                   {"metadata_bytes", q.metadata_bytes}, {"total_bytes", q.total_bytes},
                                   {"bytes_per_token", q.bytes_per_token}, {"ratio_to_base", row.ratio_to_base}});
@@ -291,7 +306,7 @@ Report kv_model_report(const KvModelQuant& m, const QuantizeLabels& labels, bool
                                "totals at S = {2} honour the windows"),
                             m.sliding_layers, m.window_rule.localized(), m.seq_len),
                         "  ", "    ");
-    r.add_table("precisions", csv);  // first: what a plain --csv prints
+    r.add_table("precisions", csv, "/rows");  // first: what a plain --csv prints
     add_weights(m, r);
     r.explain = wrap(tr(N_("bytes = kv-mem's bytes at b bits + (elements / group) × (scale + zero bits) / 8")), "", "    ") +
                 wrap(trf(N_("weights: parameters × b / 8 + (parameters / {0}) × {1} / 8 at int8/int4 (one fp16 scale per "

@@ -156,11 +156,17 @@ void position_section(const SpecPosition& pos, Report& r, std::vector<NamedTable
 }
 
 // The fates and reasons are the library's English msgids: translated in text, kept in CSV.
+std::vector<Column<RoundStep>> round_columns() {
+    const std::vector<Column<RoundStep>> c = {
+        {"position", N_("draft"), [](const RoundStep& s) { return std::to_string(s.position); }},
+        {"fate", N_("fate"), [](const RoundStep& s) { return s.fate; }, [](const RoundStep& s) { return tr(s.fate); }},
+        {"why", N_("why"), [](const RoundStep& s) { return s.why; }, [](const RoundStep& s) { return tr(s.why); }}};
+    return c;
+}
+
 Table round_table(const RoundWalkthrough& w, bool csv) {
-    Table t{{"draft", "fate", "why"}, {}, {true, false, false}};
-    if (!csv) t.columns = {tr("draft"), tr("fate"), tr("why")};
-    for (const auto& s : w.steps)
-        t.rows.push_back({std::to_string(s.position), csv ? s.fate : tr(s.fate), csv ? s.why : tr(s.why)});
+    Table t = csv ? columns_table(round_columns(), w.steps) : text_table(round_columns(), w.steps);
+    t.right_align = {true, false, false};
     return t;
 }
 
@@ -185,21 +191,30 @@ void round_section(const RoundWalkthrough& w, Report& r, std::vector<NamedTable>
                                  w.bonus ? tr("the bonus token") : tr("one token resampled from the residual"),
                                  counted(w.tokens_advanced, "{0} token", N_("{0} tokens")),
                                  counted(w.draft_proposals, "{0} draft", N_("{0} drafts")), w.discarded));
-    tables.push_back({"round", round_table(w, true)});
+    tables.push_back({"round", round_table(w, true), "/round/steps"});
 }
 
-// The γ sweep: in text the best row marked with an arrow; in CSV a word in its own column.
-Table gamma_table(const SpecExpected& e, bool csv) {
-    Table t{{"γ", "E[tokens/round]", "speedup", "best"}, {}, {}};
-    if (!csv) t.columns = {"γ", tr("E[tokens/round]"), tr("speedup"), ""};
+// The γ sweep: in text the best row marked with an arrow under no header; in CSV a word in its
+// own column, the row of best_gamma.
+std::vector<Column<GammaRow>> gamma_columns(const SpecExpected& e) {
     const bool edge = e.choice && e.choice->at_edge;
-    for (const auto& g : e.gamma_table) {
-        const std::string mark = !g.best ? "" : csv ? (edge ? "best shown (table's edge)" : "best")
-                                                    : (edge ? tr("← best shown (table's edge)") : tr("← best"));
-        t.rows.push_back({std::to_string(g.gamma), csv ? cell(g.expected_tokens_per_round) : show(g.expected_tokens_per_round),
-                          csv ? cell(g.speedup) : show(g.speedup), mark});
-    }
-    if (csv) t.right_align = {true, true, true, false};
+    const std::vector<Column<GammaRow>> c = {
+        {"gamma", "γ", [](const GammaRow& g) { return std::to_string(g.gamma); }},
+        {"expected_tokens_per_round", N_("E[tokens/round]"), [](const GammaRow& g) { return cell(g.expected_tokens_per_round); },
+         [](const GammaRow& g) { return show(g.expected_tokens_per_round); }},
+        {"speedup", N_("speedup"), [](const GammaRow& g) { return cell(g.speedup); },
+         [](const GammaRow& g) { return show(g.speedup); }},
+        {"best_gamma", "best",
+         [edge](const GammaRow& g) { return !g.best ? "" : edge ? "best shown (table's edge)" : "best"; },
+         [edge](const GammaRow& g) { return !g.best ? "" : edge ? tr("← best shown (table's edge)") : tr("← best"); },
+         ""}};
+    return c;
+}
+
+Table gamma_table(const SpecExpected& e, bool csv) {
+    if (!csv) return text_table(gamma_columns(e), e.gamma_table);
+    Table t = columns_table(gamma_columns(e), e.gamma_table);
+    t.right_align = {true, true, true, false};
     return t;
 }
 
@@ -263,7 +278,7 @@ void expected_section(const SpecExpected& e, Report& r, std::vector<NamedTable>&
     expected_text(e, r);
     if (!e.choice) return;
     gamma_sweep_text(e, r);
-    tables.push_back({"gamma", gamma_table(e, true)});
+    tables.push_back({"gamma", gamma_table(e, true), "/gamma_table"});
 }
 
 // Text: frequencies with 5 fixed decimals, so the column lines up; CSV: cell()'s rule, like every

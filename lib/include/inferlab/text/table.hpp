@@ -3,6 +3,7 @@
 // guard that keeps NaN and infinity out of every output.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,24 +27,38 @@ struct Table {
 //   header  the header, a msgid with the unit in parentheses ("bytes/step (GB)"), NC_ where one
 //           English header has two meanings (the text translates it with the table's context)
 //   cell    the row's cell: numbers only, empty where the row has none
+//   text    the text's cell where it differs from the CSV's (an exact fraction where CSV has the
+//           decimal, a word in the reader's language where CSV has the msgid); empty: cell
+//   text_header  the text's header where it is not the header translated (a unit the text
+//           names in its own words, a mark's column with none); none: the header
+// Build a vector of these in a named variable, then return it: GCC 12 stops with an internal
+// compiler error on a braced list of them returned or passed directly (the defaults' noexcept).
 template <class Row>
 struct Column {
     std::string key;
     std::string header;
     std::function<std::string(const Row&)> cell;
+    std::function<std::string(const Row&)> text = {};
+    std::optional<std::string> text_header = {};
 };
 
-// The table of `rows` under `columns`, in their order.
+// Which form of a column's cells and header a table takes: --csv's, or the text's.
+enum class CellForm { csv, text };
+
+// The table of `rows` under `columns`, in their order. The text's form takes each column's text
+// cell and text_header where it has them; the caller translates the headers it keeps.
 template <class Row>
-Table columns_table(const std::vector<Column<Row>>& columns, const std::vector<Row>& rows) {
+Table columns_table(const std::vector<Column<Row>>& columns, const std::vector<Row>& rows,
+                    CellForm form = CellForm::csv) {
+    const bool text = form == CellForm::text;
     Table t;
     for (const auto& c : columns) {
-        t.columns.push_back(c.header);
+        t.columns.push_back(text && c.text_header ? *c.text_header : c.header);
         t.keys.push_back(c.key);
     }
     for (const auto& r : rows) {
         std::vector<std::string> cells;
-        for (const auto& c : columns) cells.push_back(c.cell(r));
+        for (const auto& c : columns) cells.push_back(text && c.text ? c.text(r) : c.cell(r));
         t.rows.push_back(std::move(cells));
     }
     return t;
