@@ -46,7 +46,7 @@ struct NamedTable {
     // Where the JSON document holds the table's rows, as a JSON pointer ("/budget/plans"; "" the
     // document itself, for a table whose columns are its arrays): a table built from Column
     // descriptions has one, and emit() checks that each column's key is there.
-    std::optional<std::string> json_rows;
+    std::optional<std::string> json_rows = std::nullopt;
 };
 
 struct Report {
