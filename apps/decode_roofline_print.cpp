@@ -1,8 +1,10 @@
 // decode-roofline's printers (decode_roofline_print.hpp): one RooflineResult as text, --json, --csv
 // tables and --explain, and the hardware presets of --list-hw.
+#include "decode_roofline_print.hpp"
+
 #include <fmt/format.h>
 
-#include "decode_roofline_print.hpp"
+#include <cmath>
 #include <memory>
 
 #include "common.hpp"
@@ -41,13 +43,20 @@ json inputs_json(const Inputs& in, const RooflineResult& res) {
             {"window_rule", window ? json(in.config->window_rule.text()) : json(nullptr)}};
 }
 
+// Which bound the step is at, where both are known: without π or without the step's FLOPs the
+// compute time is unknown, and so is the answer.
+json bound_json(const DecodeStep& s) {
+    if (!s.compute_time_s) return nullptr;
+    return s.compute_bound ? "compute" : "memory";
+}
+
 json step_json(const DecodeStep& s) {
     return {{"batch", s.batch}, {"experts_read_per_layer", or_null(s.experts_read_per_layer)},
             {"bytes_per_step", s.bytes}, {"weight_bytes", s.weight_bytes}, {"kv_bytes", s.kv_bytes},
             {"bytes_per_step_gb", bytes_in_gb(s.bytes)}, {"bytes_per_step_gib", bytes_in_gib(s.bytes)},
             {"memory_time_s", s.memory_time_s}, {"compute_time_s", or_null(s.compute_time_s)},
             {"step_time_s", s.step_time_s}, {"flops_per_step", or_null(s.flops)},
-            {"arithmetic_intensity", or_null(s.intensity)}, {"bound", s.compute_bound ? "compute" : "memory"},
+            {"arithmetic_intensity", or_null(s.intensity)}, {"bound", bound_json(s)},
             {"aggregate_tokens_per_s", s.aggregate_tokens_per_s},
             {"per_request_tokens_per_s", s.per_request_tokens_per_s}, {"fits", or_null(s.fits)}};
 }
@@ -102,7 +111,9 @@ std::vector<Column<DecodeStep>> row_columns(const RooflineRequest& rq) {
     if (rq.machine.peak_flops) {
         c.push_back({"arithmetic_intensity", "FLOP/B",
                      [](const DecodeStep& s) { return s.intensity ? format_real(*s.intensity, 4) : ""; }});
-        c.push_back({"bound", N_("bound"), [](const DecodeStep& s) { return s.compute_bound ? N_("compute") : N_("memory"); }});
+        c.push_back({"bound", N_("bound"), [](const DecodeStep& s) {
+                         return !s.compute_time_s ? "" : s.compute_bound ? N_("compute") : N_("memory");
+                     }});
     }
     if (rq.machine.memory_bytes)
         c.push_back({"fits", N_("fits"), [](const DecodeStep& s) { return !s.fits ? "" : *s.fits ? N_("yes") : N_("NO"); }});
@@ -197,6 +208,10 @@ std::string findings_text(const Inputs& in, const RooflineResult& res) {
         if (!in.req.model.has_attention_shape())
             h += wrap(tr("(attention FLOPs not counted: no model shape; give --config/--model)"), "  ", "  ");
     }
+    if (hw.peak_flops && !in.req.model.params)
+        h += wrap(tr("(no parameter count: a step's FLOPs, and so its compute bound, are unknown; give --params or "
+                     "--model/--config)"),
+                  "  ", "  ");
     if (hw.memory_bytes && res.any_row_exceeds_memory)
         h += wrap(trf(N_("Rows marked {0} hold more weights + KV than the device memory."), tr(N_("NO"))));
     if (res.rows.size() >= 3) {
@@ -237,16 +252,22 @@ std::string generation_text(const RooflineRequest& rq, const RooflineResult& res
 // The weights an MoE step reads, substituted: the experts its B tokens route to, expected
 // (E_B, exact at B = 1), then W_B in whole bytes (≈ where E_B is rounded for the line).
 std::string moe_weights_explain(const MoeWeights& e, const DecodeStep& s) {
+    const double experts = *s.experts_read_per_layer;
+    const std::string eb = format_real(experts, 6);
+    // "=" only where the line is exact: E_B printed as it is, and the routed bytes a whole number
+    // that the step's W_B adds up to; else "≈" (E_B is rounded for the line, W_B to whole bytes).
+    const long double routed = static_cast<long double>(e.moe_layers) * experts * static_cast<long double>(e.expert_bytes);
+    const bool eb_exact = std::stod(eb) == experts;
+    const bool exact = eb_exact && routed == std::floor(routed) &&
+                       e.always_read_bytes + static_cast<std::uint64_t>(routed) == s.weight_bytes;
     std::string x;
-    const std::string eb = format_real(*s.experts_read_per_layer, 6);
     if (s.batch == 1)
         x += wrap(fmt::format("E_1 = k = {}", e.top_k), "  ", "      ");
     else
         x += wrap(fmt::format("E_{0} = E·(1 − (1 − k/E)^B) = {1}·(1 − (1 − {2}/{1})^{0}) {4} {3}", s.batch, e.experts, e.top_k, eb,
-                              std::stod(eb) == *s.experts_read_per_layer ? "=" : "≈"),
+                              eb_exact ? "=" : "≈"),
                   "  ", "      ");
-    const bool exact = s.batch == 1;
-    x += wrap(fmt::format("W_{} = W_always + L_moe × E_B × W_expert = {} + {} × {} × {} {} {} B", s.batch,
+    x += wrap(fmt::format("W_{} = W_always + L_moe · E_B · W_expert = {} + {} × {} × {} {} {} B", s.batch,
                           group_thousands(e.always_read_bytes), e.moe_layers, eb, group_thousands(e.expert_bytes),
                           exact ? "=" : "≈", group_thousands(s.weight_bytes)),
               "  ", "      ");
@@ -257,18 +278,17 @@ std::string moe_weights_explain(const MoeWeights& e, const DecodeStep& s) {
 std::string step_explain(const RooflineRequest& rq, const DecodeStep& s) {
     const DecodeModel& m = rq.model;
     std::string x = fmt::format("\nB = {}:\n", s.batch);
+    if (m.moe && s.experts_read_per_layer) x += moe_weights_explain(*m.moe, s);
     if (m.kv_bytes_per_request && !rq.lens_are_batch)
         x += wrap(fmt::format("D_{} = {} + {} × {} = {} B = {} GB + {} × {} GB = {} GB", s.batch,
-                              group_thousands(m.weight_bytes), s.batch, group_thousands(*m.kv_bytes_per_request),
-                              group_thousands(s.bytes), exact_ratio(m.weight_bytes, 1000000000, 9), s.batch,
+                              group_thousands(s.weight_bytes), s.batch, group_thousands(*m.kv_bytes_per_request),
+                              group_thousands(s.bytes), exact_ratio(s.weight_bytes, 1000000000, 9), s.batch,
                               exact_ratio(*m.kv_bytes_per_request, 1000000000, 9), exact_ratio(s.bytes, 1000000000, 9)),
                   "  ", "      ");
-    else {
-        if (m.moe && s.experts_read_per_layer) x += moe_weights_explain(*m.moe, s);
+    else
         x += wrap(fmt::format("D_{} = {} + {} = {} B = {} GB", s.batch, group_thousands(s.weight_bytes),
                               group_thousands(s.kv_bytes), group_thousands(s.bytes), exact_ratio(s.bytes, 1000000000, 9)),
                   "  ", "      ");
-    }
     x += wrap(fmt::format("t_{} ≥ {} B / {} = {}", s.batch, group_thousands(s.bytes), format_bandwidth(rq.machine.bandwidth),
                           format_seconds(s.memory_time_s)),
               "  ", "      ");
@@ -288,7 +308,9 @@ std::string result_explain(const RooflineRequest& rq, const RooflineResult& res)
     const DecodeModel& m = rq.model;
     std::string x = wrap(tr("Read-volume model (first document §2.1.3): each decode step reads the weights once and "
                             "each request's whole KV history once, and produces one token per request."));
-    x += "  D_B = W + Σ_i M_KV,i    t_B ≥ D_B / β    R_all ≤ B / t_B    R_one ≤ 1 / t_B\n";
+    // An MoE step reads W_B, the weights its tokens route to, not all of W (the rows substitute it).
+    x += m.moe ? "  D_B = W_B + Σ_i M_KV,i    t_B ≥ D_B / β    R_all ≤ B / t_B    R_one ≤ 1 / t_B\n"
+               : "  D_B = W + Σ_i M_KV,i    t_B ≥ D_B / β    R_all ≤ B / t_B    R_one ≤ 1 / t_B\n";
     x += wrap(trf(N_("W = {0}"), bytes_all_units(m.weight_bytes)), "  ", "      ");
     if (m.moe)
         x += wrap(trf(N_("MoE: W_B = W_always + L_moe · E·(1 − (1 − k/E)^B) · W_expert = {0} + {1} × E_B × {2} "

@@ -141,7 +141,9 @@ std::string draw_fig4(const FigureOptions& o) {
     const std::string steps_text = o.paged.steps.empty() ? "3" : o.paged.steps;
     const std::uint64_t steps = parse_positive_int("--steps", steps_text);
     if (steps > 16) throw InputError("--steps", steps_text, N_("at most 16 decode steps can be drawn"));
-    // The token the last step chooses takes a position too: prompt + steps + 1 must fit.
+    // generate(steps + 1) chooses one token after the last step drawn, at position prompt + steps:
+    // that position must be within the model's maximum sequence length (generate's own rule, said
+    // here of --steps). Before, the figure drew up to prompt + steps = S_max.
     if (in.prompt.size() + steps + 1 > static_cast<std::uint64_t>(d.seq_len))
         throw InputError("--steps", steps_text,
                          N_("with the {1}-token prompt and the token the last step chooses exceeds the model's maximum "
@@ -203,7 +205,8 @@ std::string draw_doc1_fig8(const FigureOptions& o) {
 
 // Figure 9 takes decode-roofline's flags, parsed by decode-roofline's own rules (gather_roofline),
 // with the document's inputs where none is given: W = 14 GB, β = 1 TB/s, B = 1 and 8, and without
-// a model M_KV from the shape flags (L = 32, S = 8192, H_kv = 8, d = 128, bf16: 1 GiB).
+// a model M_KV from the shape flags (L = 32, S = 8192, H_kv = 8, d = 128, bf16: 1 GiB); with a
+// model, --seq-len as decode-roofline requires it.
 std::string draw_doc1_fig9(const FigureOptions& o) {
     RooflineFlags f;
     f.weights_bytes = o.weights_bytes, f.params = o.params, f.weight_dtype = o.weight_dtype;
@@ -227,7 +230,9 @@ std::string draw_doc1_fig9(const FigureOptions& o) {
         if (!o.seq_len.empty()) throw InputError(N_("{0} does not apply with --kv-bytes-per-request (it gives M_KV)"), {"--seq-len"});
         if (!o.kv_dtype.empty()) throw InputError(N_("{0} does not apply with --kv-bytes-per-request (it gives M_KV)"), {"--kv-dtype"});
     } else {
-        f.seq_len = o.seq_len.empty() ? "8192" : o.seq_len;
+        // The document's S = 8192 goes with its shape; a model's S is the user's to give, as
+        // decode-roofline asks for it.
+        f.seq_len = o.seq_len.empty() && !model ? "8192" : o.seq_len;
         if (model) {
             for (const auto& [flag, value] : shape_flags)
                 if (!value->empty()) throw InputError(N_("{0} does not apply with --model/--config (the model gives the shape)"), {flag});
@@ -567,8 +572,8 @@ void add_shared_inputs(CLI::App* s, FigureOptions* o) {
 void add_figure_inputs(CLI::App* s, FigureOptions* o) {
     s->add_option("--layers", o->layers, tr("L, layers (Figures 5, 7, 9; default 32)"));
     s->add_option("--seq-len", o->seq_len,
-                  trf(N_("S, cached tokens (Figures 5, 7, 9; default 8192); Figure 10: positions (default 12); Figure 17: "
-                         "random tokens (default {0})"),
+                  trf(N_("S, cached tokens (Figures 5, 7, 9; default 8192, required for 9 with --model/--config); Figure 10: "
+                         "positions (default 12); Figure 17: random tokens (default {0})"),
                       model::kCheckCacheDefaultTokens));
     s->add_option("--q-heads", o->q_heads, tr("H_q, query heads (Figure 6 default 4; otherwise 32)"));
     s->add_option("--kv-heads", o->kv_heads, tr("H_kv, K/V heads (default 8); Figure 6: a list (default 4,2,1)"));
@@ -615,7 +620,7 @@ void add_figure_footer(CLI::App* s) {
     s->footer(examples_footer(
         {"inferlab figure --list", "inferlab figure --list --csv",
          "inferlab figure doc1-fig9 --batch 1,2,4,8,16 --out fig9.svg",
-         "inferlab figure doc1-fig9 --model llama-3-8b --hw h100-sxm --batch 1,8,64 --out fig9-llama.svg",
+         "inferlab figure doc1-fig9 --model llama-3-8b --hw h100-sxm --seq-len 8192 --batch 1,8,64 --out fig9-llama.svg",
          "inferlab figure --all --out figures", "inferlab figure doc1-fig6 --q-heads 8 --kv-heads 8,2,1",
          "inferlab figure doc1-fig13 --p 0.5,0.5 --q 0.9,0.1", "inferlab figure doc1-fig7 --kv-dtype fp8 --batch 4",
          "inferlab figure doc1-fig14 --p 0.4 --json", "inferlab figure doc1-fig17 --seq-len 32 --out fig17.svg"},

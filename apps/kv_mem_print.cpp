@@ -354,7 +354,7 @@ std::string explain_per_token(const KvMemResult& r) {
         const std::uint64_t bits = static_cast<std::uint64_t>(l.h_kv) * (static_cast<std::uint64_t>(l.d_k) * l.bits_k +
                                                                         static_cast<std::uint64_t>(l.d_v) * l.bits_v);
         const std::string value = exact_ratio(bits, 8);  // exact: the sum over layers rounds once, below
-        const bool one = range.find_first_of(",–") == std::string::npos;
+        const bool one = range.find("–") == std::string::npos && range.find(',') == std::string::npos;
         x += fit(trf(one ? N_("  layer {0}: {1} × ({2} × {3} + {4} × {5}) = {6} B per layer")
                          : N_("  layers {0}: {1} × ({2} × {3} + {4} × {5}) = {6} B per layer"),
                      range, l.h_kv, l.d_k, b_text(l.bits_k), l.d_v, b_text(l.bits_v), value),
@@ -376,21 +376,23 @@ std::string explain_sum(const KvMemResult& r) {
     return sum;
 }
 
-// s_token a fraction of a byte: each request holds whole bytes, ceil(s_token × S_i), so the total
-// is the sum of those, not s_token rounded up once and multiplied.
+// Some layer's bytes a token are a fraction: each layer of each request holds whole bytes,
+// ceil(s_l × S_i), so M_KV is the sum of the requests' rounded layers, not s_token × Σ S_i.
+bool fractional_layers(const KvMemResult& r) {
+    for (const auto& l : r.model.spec.layers)
+        if (layer_token_bits(l) % 8 != 0) return true;
+    return false;
+}
+
 std::string explain_rounded_requests(const KvMemResult& r) {
     const KvBreakdown& kv = *r.kv;
-    const std::string s_token = exact_ratio(r.token_bits, 8);
-    std::string terms, values;
+    std::string values;
     for (std::size_t i = 0; i < r.requests.size() && i < 8; ++i) {
-        const auto& [len, count] = r.requests[i];
-        const std::string times = count == 1 ? "" : fmt::format("{} × ", count);
-        terms += (i ? " + " : "") + fmt::format("{}ceil({} × {})", times, s_token, len);
-        values += (i ? " + " : "") + times + std::to_string(kv.per_request_bytes[i]);
+        const std::uint64_t count = r.requests[i].count;
+        values += (i ? " + " : "") + (count == 1 ? "" : fmt::format("{} × ", count)) + std::to_string(kv.per_request_bytes[i]);
     }
-    if (r.requests.size() > 8) terms += fmt::format(" + … ({} requests)", r.request_count), values.clear();
-    std::string x = "  " + tr("M_KV = Σ_i ceil(s_token × S_i)   (each request holds whole bytes)") + "\n";
-    x += fit("       = " + terms + (values.empty() ? "" : " = " + values), "         ");
+    std::string x = "  " + tr("M_KV = Σ_i Σ_l ceil(s_l × S_i)   (each layer of each request holds whole bytes)") + "\n";
+    if (r.requests.size() <= 8) x += fit("       = " + values, "         ");
     x += fit("       = " + bytes_all_units(kv.total_bytes), "         ");
     return x;
 }
@@ -401,16 +403,21 @@ std::string explain_totals(const KvMemResult& r) {
     if (r.uniform && r.same_length) {
         const KvLayer& l0 = r.model.spec.layers.front();
         x += "  M_KV = 2·L·B·S·H_kv·d·b\n";
-        x += fit(fmt::format("       = 2 × {} × {} × {} × {} × {} × {}", r.layers, r.request_count, r.requests.front().seq_len,
-                             l0.h_kv, l0.d_k, b_text(l0.bits_k)),
-                 "         ");
-        // Sub-byte elements: the product is a fraction of a byte per request; say it is rounded up.
-        const bool fractional = r.total_bits && *r.total_bits % 8 != 0;
-        x += fit(fmt::format("       = {}{}",
-                             fractional ? fmt::format("{} B, rounded up to whole bytes: ", exact_ratio(*r.total_bits, 8)) : "",
-                             bytes_all_units(kv.total_bytes)),
-                 "         ");
-    } else if (!r.has_window && r.token_bits % 8 != 0) {
+        if (fractional_layers(r)) {
+            // Sub-byte elements: one layer of one request is a fraction of a byte; each is rounded up.
+            const std::uint64_t layer_request = kv.per_layer_bytes.front() / r.request_count;
+            x += fit(fmt::format("       = {} × {} × ceil(2 × {} × {} × {} × {}) = {} × {} × {}", r.layers, r.request_count,
+                                 r.requests.front().seq_len, l0.h_kv, l0.d_k, b_text(l0.bits_k), r.layers, r.request_count,
+                                 layer_request),
+                     "         ");
+            x += fit("         " + tr("(each layer of each request holds whole bytes)"), "         ");
+        } else {
+            x += fit(fmt::format("       = 2 × {} × {} × {} × {} × {} × {}", r.layers, r.request_count,
+                                 r.requests.front().seq_len, l0.h_kv, l0.d_k, b_text(l0.bits_k)),
+                     "         ");
+        }
+        x += fit("       = " + bytes_all_units(kv.total_bytes), "         ");
+    } else if (!r.has_window && fractional_layers(r)) {
         x += explain_rounded_requests(r);
     } else if (!r.has_window) {
         x += "  " + tr("M_KV = s_token × Σ_i S_i   (each request summed at its own length)") + "\n";
@@ -419,7 +426,8 @@ std::string explain_totals(const KvMemResult& r) {
                  "         ");
         x += fit("       = " + bytes_all_units(kv.total_bytes), "         ");
     } else {
-        x += "  M_KV = Σ_i Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)·min(S_i, W_l)\n";
+        x += fractional_layers(r) ? "  M_KV = Σ_i Σ_l ceil(H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)·min(S_i, W_l))\n"
+                                  : "  M_KV = Σ_i Σ_l H_kv,l·(d_k,l·b_k,l + d_v,l·b_v,l)·min(S_i, W_l)\n";
         for (std::size_t i = 0; i < r.requests.size() && i < 8; ++i)
             x += fit(r.requests[i].count == 1
                          ? trf(N_("  request {0} (S={1}): {2}"), i, r.requests[i].seq_len,

@@ -2,6 +2,7 @@
 // decode-roofline` and `inferlab figure doc1-fig9`, one parser with one set of rules and messages.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "common.hpp"
@@ -112,6 +113,10 @@ void parse_kv(const RooflineFlags& o, Inputs& in) {
     if (!o.kv_bytes_per_request.empty()) {
         if (!o.kv_dtype.empty()) throw InputError(N_("--kv-dtype does not apply with --kv-bytes-per-request"));
         if (!o.bytes_per_elem.empty()) throw InputError(N_("--bytes-per-elem does not apply with --kv-bytes-per-request"));
+        // The model's FLOPs would be those of --seq-len while M_KV is another request's bytes.
+        if (in.config && !o.seq_len.empty())
+            throw InputError(N_("--kv-bytes-per-request and --seq-len both give the KV read of a request with --model/--config: "
+                                "choose one"));
         rq.model.kv_bytes_per_request = parse_bytes("--kv-bytes-per-request", o.kv_bytes_per_request);
         in.kv_from = {"--kv-bytes-per-request {0}", {o.kv_bytes_per_request}};
     } else if (in.config) {
@@ -153,6 +158,10 @@ void parse_batches_and_generation(const RooflineFlags& o, Inputs& in) {
     } else {
         rq.batches = parse_int_list_or_range("--batch", o.batch_given ? o.batch : "1");
     }
+    for (std::size_t i = 1; i < rq.batches.size(); ++i)  // a row printed twice says nothing twice
+        if (std::find(rq.batches.begin(), rq.batches.begin() + static_cast<std::ptrdiff_t>(i), rq.batches[i]) !=
+            rq.batches.begin() + static_cast<std::ptrdiff_t>(i))
+            throw InputError("--batch", o.batch, N_("lists the batch {0} twice"), {std::to_string(rq.batches[i])});
     for (std::uint64_t b : rq.batches)
         if (b > kMaxDecodeBatch)
             throw InputError("--batch", o.batch, N_("must be at most {0} requests per batch"), {group_thousands(kMaxDecodeBatch)});
@@ -177,6 +186,10 @@ RooflineInputs gather_roofline(const RooflineFlags& o) {
         in.config = o.config.empty() ? load_named_model(o.model, "--model") : load_config_file(o.config, "--config");
     parse_weights(o, in);
     parse_machine(o, in);
+    // π bounds a step only through its FLOPs, 2·P per token: without P it would change nothing.
+    if (!o.peak_flops.empty() && !in.req.model.params)
+        throw InputError(N_("--peak-flops has no effect without a parameter count (the FLOPs of a step): give --params, "
+                            "--weight-dtype with --weights-bytes, or --model/--config"));
     parse_kv(o, in);
     parse_batches_and_generation(o, in);
     return in;

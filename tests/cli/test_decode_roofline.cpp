@@ -189,7 +189,7 @@ TEST_CASE("decode-roofline: extreme bandwidths print neither 0.00 nor 35 digits"
     for (const char* bw : {"1e30", "1"}) {
         INFO("--bandwidth " << bw);
         auto r = run_inferlab({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth",
-                               bw, "--batch", "1,8", "--peak-flops", "1e40"});
+                               bw, "--batch", "1,8", "--weight-dtype", "bf16", "--peak-flops", "1e40"});
         REQUIRE(r.status == 0);
         CHECK(r.out.find(" 0.00") == std::string::npos);
         CHECK(r.out.find("0.000 ") == std::string::npos);
@@ -200,4 +200,44 @@ TEST_CASE("decode-roofline: extreme bandwidths print neither 0.00 nor 35 digits"
         }
         CHECK(longest <= 20);  // the exact byte counts (14,000,000,000 B) are grouped; nothing else runs long
     }
+}
+
+// A false derivation on the screen is a wrong answer: the first document's §2.1.3 read D_B = W + Σ M_KV
+// for an MoE model substitutes the weights the step reads, W_B, with the experts it routes to, E_B.
+TEST_CASE("decode-roofline --explain for MoE substitutes W_B, the weights one step reads", "[cli][decode-roofline]") {
+    const auto r = run_inferlab({"decode-roofline", "--model", "deepseek-v3", "--hw", "h100-sxm", "--seq-len", "4096",
+                                 "--batch", "1,8", "--explain"},
+                                "", {"COLUMNS=200"});
+    REQUIRE(r.status == 0);
+    INFO(r.out);
+    CHECK(r.out.find("  E_1 = k = 8\n") != std::string::npos);
+    CHECK(r.out.find("W_1 = W_always + L_moe · E_B · W_expert = 34,235,296,768 + 58 × 8 × 88,080,384 = 75,104,594,944 B") !=
+          std::string::npos);
+    CHECK(r.out.find("D_1 = 75,104,594,944 + 287,834,112 = 75,392,429,056 B") != std::string::npos);
+    CHECK(r.out.find("  E_8 = E·(1 − (1 − k/E)^B) = 256·(1 − (1 − 8/256)^8) ≈ 57.4208\n") != std::string::npos);
+    CHECK(r.out.find("D_8 = 327,578,928,631 + 2,302,672,896 = 329,881,601,527 B") != std::string::npos);
+}
+
+TEST_CASE("decode-roofline: one source for the KV read, π only with FLOPs, a rate with its per second, no row twice",
+          "[cli][decode-roofline][errors]") {
+    expect_error({"decode-roofline", "--model", "llama-3-8b", "--seq-len", "100", "--kv-bytes-per-request", "1GiB", "--bandwidth",
+                  "1TB/s"},
+                 "--kv-bytes-per-request and --seq-len both give the KV read of a request with --model/--config: choose one");
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
+                  "--peak-flops", "989TFLOPS"},
+                 "--peak-flops has no effect without a parameter count");
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB"},
+                 "--bandwidth '1TB': is a size, not a rate: give bytes per second (1TB/s) or a plain number (3.35e12)");
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s", "--batch",
+                  "1,8,1"},
+                 "--batch '1,8,1': lists the batch 1 twice");
+    // A preset's π without a parameter count: the bound is unknown, not "memory", and the text says why.
+    const std::vector<std::string> preset = {"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB",
+                                             "--hw", "h100-sxm"};
+    const auto j = parse_json(run_inferlab(with(preset, {"--json"})));
+    CHECK(j.at("rows").at(0).at("bound").is_null());
+    CHECK(run_inferlab(preset, "", {"COLUMNS=200"}).out.find("(no parameter count: a step's FLOPs, and so its compute bound, are "
+                                                            "unknown;") != std::string::npos);
+    const auto with_params = parse_json(run_inferlab(with(preset, {"--weight-dtype", "bf16", "--json"})));
+    CHECK(with_params.at("rows").at(0).at("bound") == "memory");
 }

@@ -138,9 +138,9 @@ TEST_CASE("figure doc1-fig4 draws model generate's trace of the same prompt", "[
     REQUIRE(gen.status == 0);
     const nlohmann::json fj = parse_json(fig), gj = parse_json(gen);
     std::vector<double> drawn, traced;
-    for (const auto& v : fj["values"])
+    for (const auto& v : fj.at("values"))
         if (v["class"] == "cache-length") drawn.push_back(v["value"].get<double>());
-    for (const auto& step : gj["trace"]) traced.push_back(step["cache_len"][0].get<double>());  // layer 0, as drawn
+    for (const auto& step : gj.at("trace")) traced.push_back(step["cache_len"][0].get<double>());  // layer 0, as drawn
     CHECK(drawn == std::vector<double>{3, 4, 5, 6, 7});
     CHECK(drawn == traced);
 }
@@ -267,6 +267,8 @@ TEST_CASE("figure: bad input is exit 2 with one line naming the flag or name", "
     expect_error({"figure", "doc1-fig9", "--kv-bytes-per-request", "1GiB", "--kv-heads", "4"},
                  "--kv-heads does not apply with --kv-bytes-per-request");
     expect_error({"figure", "doc1-fig4", "--steps", "17"}, "--steps '17': at most 16");
+    // A model's S is the user's to give, as decode-roofline asks for it (the document's 8192 goes with its shape).
+    expect_error({"figure", "doc1-fig9", "--model", "llama-3-8b"}, "--seq-len is required to derive the KV bytes from the model");
     // The token the last step chooses takes a position: 3 + 5 + 1 > 8 positions of tiny-model.
     expect_error({"figure", "doc1-fig4", "--config", data_path("tiny-model.json"), "--tokens", "1,2,3", "--steps", "5"},
                  "--steps '5': with the 3-token prompt and the token the last step chooses exceeds the model's maximum "

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include "../support/cli.hpp"
 #include "../support/contracts.hpp"
 
@@ -196,4 +199,33 @@ TEST_CASE("kv-mem flags that have no effect are errors", "[cli][kv-mem][errors]"
                  "--q-heads has no effect with --layer-spec");
     expect_error({"kv-mem", "--layers", "2", "--kv-heads", "1", "--head-dim", "4", "--dtype", "bf16", "--seq-len", "1"},
                  "--dtype");
+}
+
+// Sub-byte elements over odd widths (tests/data/layer-spec-odd.json: 25.5 + 3 bytes a token): each
+// layer of each request holds whole bytes, so the total is Σ_i Σ_l ceil(s_l × S_i), and the lines say so.
+TEST_CASE("kv-mem --explain with a sub-byte layer spec rounds once per request and says so", "[cli][kv-mem]") {
+    const auto r = run_inferlab({"kv-mem", "--layer-spec", data_path("layer-spec-odd.json"), "--seq-len", "1,7", "--explain"});
+    REQUIRE(r.status == 0);
+    INFO(r.out);
+    CHECK(r.out.find("  layer 0: 3 × (7 × 0.5 + 5 × 1) = 25.5 B per layer\n") != std::string::npos);
+    CHECK(r.out.find("  s_token = 28.5 B, rounded up to whole bytes: 29 B\n") != std::string::npos);
+    CHECK(r.out.find("  M_KV = Σ_i Σ_l ceil(s_l × S_i)   (each layer of each request holds whole bytes)\n"
+                     "       = 29 + 200\n       = 229 B\n") != std::string::npos);
+    CHECK(parse_json(run_inferlab({"kv-mem", "--layer-spec", data_path("layer-spec-odd.json"), "--seq-len", "1,7", "--json"}))
+              .at("total_bytes") == 229);
+    // The uniform formula rounds each layer of each request the same way: 2 × 5 layers-requests of
+    // 0.25 B are 10 B, where one rounding of 2.5 B would give 3 (and once disagreed with the sum).
+    const auto u = run_inferlab({"kv-mem", "--layers", "2", "--kv-heads", "1", "--head-dim", "1", "--bytes-per-elem", "0.125",
+                                 "--seq-len", "1", "--batch", "5", "--explain"});
+    REQUIRE(u.status == 0);
+    CHECK(u.out.find("       = 2 × 5 × ceil(2 × 1 × 1 × 1 × 0.125) = 2 × 5 × 1\n") != std::string::npos);
+    CHECK(u.out.find("       = 10 B\n") != std::string::npos);
+}
+
+TEST_CASE("kv-mem --layer-spec: a misspelt key is an error, not a layer counted once", "[cli][kv-mem][errors]") {
+    const std::string file = (std::filesystem::temp_directory_path() / "inferlab-kv-spec-key.json").string();
+    std::ofstream(file) << R"({"layers": [{"h_kv": 1, "d_k": 4, "d_v": 4, "b_k": 1, "b_v": 1, "reapeat": 5}]})";
+    expect_error({"kv-mem", "--layer-spec", file, "--seq-len", "1"},
+                 "--layer-spec layer 0: unknown key 'reapeat' (the keys are h_kv, d_k, d_v, b_k, b_v, window, repeat;");
+    std::filesystem::remove(file);
 }

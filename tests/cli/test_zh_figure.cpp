@@ -106,8 +106,8 @@ TEST_CASE("the --svg of the other subcommands in Chinese: labels in the document
     Scratch s("inferlab-zh-svg");
     const std::string file = (s.path / "f.svg").string();
     const std::vector<std::vector<std::string>> runs = {
-        {"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s", "--peak-flops",
-         "1e15", "--batch", "1,8,64"},
+        {"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s", "--weight-dtype",
+         "bf16", "--peak-flops", "1e15", "--batch", "1,8,64"},
         {"spec-accept", "--alpha", "0.8", "--gamma", "4", "--cost-ratio", "0.1"},
         {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2"},
         {"best-of-n", "--p", "0.3", "--n", "1..8", "--verifier-accuracy", "0.9", "--target", "0.9"},

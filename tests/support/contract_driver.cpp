@@ -123,8 +123,14 @@ std::vector<std::string> tables_of(const ContractCase& c) {
 // --csv: the first table is the plain --csv; every table passes the CSV contract, in both languages.
 void check_csv_tables(const ContractCase& c) {
     const std::vector<std::string> tables = tables_of(c);
-    if (!c.tables.empty()) CHECK(tables == c.tables);
-    if (c.no_table) CHECK(tables.empty());
+    // Every case that asks for --csv says what it expects, so an output that lost its tables fails.
+    {
+        std::string found;
+        for (const auto& t : tables) found += " " + t;
+        INFO(command_of(c.args) << ": give the tables expected, .tables or .no_table (it has:" << found << ")");
+        CHECK((!c.tables.empty() || c.no_table));
+    }
+    CHECK(tables == c.tables);
     const Args plain_args = with(c.args, {"--csv"});
     const CliResult plain = run_inferlab(plain_args, "", {"INFERLAB_LANG=en"});
     INFO(command_of(plain_args) << " (exit " << plain.status << "):\n" << plain.out << plain.err);

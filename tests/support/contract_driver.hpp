@@ -34,8 +34,8 @@ enum ContractForm : unsigned {
 struct ContractCase {
     std::vector<std::string> args;
     unsigned forms = kEveryForm;
-    std::vector<std::string> tables = {};   // where given, the --csv tables expected, in order
-    bool no_table = false;                  // the output has no table: --csv is refused
+    std::vector<std::string> tables = {};   // the --csv tables expected, in order (a case with kCsv gives them ...)
+    bool no_table = false;                  // ... or says the output has none: --csv is refused
     std::string keys = "";                  // the README's JSON keys row; default: the subcommand
     std::string paths = "";                 // a group whose JSON has the same key paths
     std::string top = "";                   // a group whose JSON has the same top-level keys

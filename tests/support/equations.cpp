@@ -45,6 +45,7 @@ const std::vector<std::pair<std::string, double>>& units() {
             v.push_back({std::string(p) + "B", s});
             if (std::string(p).size() == 1 || std::string(p).empty()) {
                 v.push_back({std::string(p) + "FLOP/s", s});
+                v.push_back({std::string(p) + "FLOPS", s});
                 v.push_back({std::string(p) + "FLOPs", s});
                 v.push_back({std::string(p) + "FLOP", s});
             }
@@ -71,6 +72,7 @@ public:
     explicit Reader(const std::string& s) : s_(s) {}
 
     bool trailing_prose = false;  // prose followed the value: it ends the chain after this side
+    std::vector<std::pair<Interval, Interval>> restated;  // a quantity and its restatement in brackets
 
     // The value of the side's leading arithmetic, when what follows it is prose or nothing.
     std::optional<Interval> side() {
@@ -79,6 +81,9 @@ public:
         if (!v) return std::nullopt;
         skip();
         if (at_ == s_.size()) return v;
+        // A sentence's full stop, or an annotation in brackets that closes the side ("80 GiB
+        // [--memory 80GiB]", "3/5 (p = 3/5)"; check_line reads an equation inside it on its own).
+        if (s_.compare(at_, std::string::npos, ".") == 0 || closes_at_end('(', ')') || closes_at_end('[', ']')) return v;
         // Prose after the number ("16384 B per layer", "37/10 exactly (...)") is dropped; a
         // symbol glued to it ("2·L") has already failed the parse.
         // Prose that names more numbers ("519 blocks of 5,505,024 B") leaves the side's value
@@ -92,6 +97,17 @@ public:
     }
 
 private:
+    // Whether the rest of the side is one bracketed group, `open` here and its match at the end.
+    bool closes_at_end(char open, char close) const {
+        if (at_ >= s_.size() || s_[at_] != open) return false;
+        int depth = 0;
+        for (std::size_t k = at_; k < s_.size(); ++k) {
+            if (s_[k] == open) ++depth;
+            if (s_[k] == close && --depth == 0) return s_.find_first_not_of(' ', k + 1) == std::string::npos;
+        }
+        return false;
+    }
+
     void skip() {
         while (at_ < s_.size() && s_[at_] == ' ') ++at_;
     }
@@ -166,9 +182,9 @@ private:
             if (s_.compare(at_, std::string(f).size() + 1, std::string(f) + "(") == 0) return call(f);
         auto n = number();
         if (!n) return std::nullopt;
-        const double scale = unit().value_or(1);
-        Interval v{n->lo * scale, n->hi * scale};
-        restatement();
+        const auto scale = unit();
+        Interval v{n->lo * scale.value_or(1), n->hi * scale.value_or(1)};
+        if (scale) restatement(v);  // a quantity with its unit may be said again in another
         return v;
     }
     std::optional<Interval> call(const std::string& f) {
@@ -227,7 +243,9 @@ private:
             if (s_[k] == '+' || s_[k] == '-') ++k;
             if (k < s_.size() && std::isdigit(static_cast<unsigned char>(s_[k]))) {
                 std::size_t used = 0;
-                exponent = std::stoi(s_.substr(at_ + 1), &used);
+                const std::string tail = s_.substr(at_ + 1, 6);  // at most a sign and five digits
+                exponent = std::stoi(tail, &used);
+                if (std::abs(exponent) > 400) return std::nullopt;
                 at_ += 1 + used;
             }
         }
@@ -265,12 +283,17 @@ private:
             }
         return std::nullopt;
     }
-    // "3.35 TB/s (3.35e+12 B/s)": the same quantity said again in other units, skipped.
-    void restatement() {
+    // "3.35 TB/s (3.35e+12 B/s)": the same quantity said again in other units, kept to be compared
+    // with the value before it.
+    void restatement(Interval before) {
         const std::size_t save = at_;
         if (!eat("(")) return;
         auto n = number();
-        if (n && unit() && eat(")")) return;
+        const auto scale = n ? unit() : std::nullopt;
+        if (n && scale && eat(")")) {
+            restated.push_back({before, Interval{n->lo * *scale, n->hi * *scale}});
+            return;
+        }
         at_ = save;
     }
 
@@ -395,6 +418,11 @@ void check_line(const std::string& printed, const std::string& line, EquationRep
                 approx = approx || ss[i].approx_before;
                 Reader reader(ss[i].text);
                 const auto v = reader.side();
+                for (const auto& [a, b] : reader.restated) {
+                    ++report.checked;
+                    if (!holds(a, b, false))
+                        report.false_ones.push_back({printed, trim(ss[i].text), "(its restatement)", a.lo, a.hi, b.lo, b.hi, false});
+                }
                 if (!v) continue;
                 if (prev && i > 0) {
                     ++report.checked;

@@ -6,7 +6,9 @@
 // exponents, fractions, + − × · / ÷ ^, parentheses, min, max, ceil, floor, round and clip, each
 // number optionally followed by a unit (B, GB, GiB, TB/s, ms, µs, FLOP, TFLOP/s, token/s, %: read
 // as its scale in bytes, seconds, FLOP or tokens). A side with a symbol (W, S_i) or words is
-// not evaluated; prose after a number ("16384 B per layer") is dropped. Each evaluated side is an
+// not evaluated; prose after a number ("16384 B per layer") and a closing annotation in brackets
+// are dropped (an equation inside the brackets is read on its own); a restatement in other units
+// ("3.35 TB/s (3.35e+12 B/s)") is compared with its quantity. Each evaluated side is an
 // interval: an integer is exact, a decimal stands for every value that rounds to it, and the
 // arithmetic carries those bounds. Consecutive evaluated sides of one clause must overlap under
 // "=", and under "≈" within 1% of their size.

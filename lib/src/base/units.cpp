@@ -173,6 +173,8 @@ double parse_rate(const std::string& where, const std::string& text) {
     if (s.size() >= 2 && s.compare(s.size() - 2, 2, "/s") == 0) s = s.substr(0, s.size() - 2);
     else if (s.size() >= 2 && s.compare(s.size() - 2, 2, "ps") == 0 && s != "ps")
         s = s.substr(0, s.size() - 2);
+    else if (!s.empty())  // "1TB" is a size, not a rate: a unit must say per second
+        throw InputError(where, text, N_("is a size, not a rate: give bytes per second (1TB/s) or a plain number (3.35e12)"));
     u128 unit = size_unit(where, text, s);
     long double v = as_long_double(d) * static_cast<long double>(unit);
     // Checked as the double it becomes: 1e-400 is positive in long double and 0 as a double (fuzz_units).

@@ -92,9 +92,10 @@ KvBreakdown kv_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_l
 std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::uint64_t seq_len, std::uint64_t h_kv,
                                std::uint64_t d, std::uint32_t bits) {
     const std::string what = N_("KV bytes 2·L·B·S·H_kv·d·b");
-    u128 total_bits = mul128(mul128(mul128(mul128(mul128(2, layers, what), batch, what), seq_len, what), h_kv, what),
-                             mul128(d, bits, what), what);
-    return bits_to_bytes(total_bits, what);
+    // One layer of one request holds whole bytes (kv_bytes' rule): 2·S·H_kv·d·b bits rounded up,
+    // then L·B of them. With whole-byte elements this is the documents' product exactly.
+    const u128 layer_bits = mul128(mul128(mul128(2, seq_len, what), h_kv, what), mul128(d, bits, what), what);
+    return checked_mul(checked_mul(bits_to_bytes(layer_bits, what), layers, what), batch, what);
 }
 
 PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std::uint64_t block_size,

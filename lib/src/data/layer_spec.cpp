@@ -16,6 +16,13 @@ KvSpec parse_layer_spec(const nlohmann::json& j, const std::string& path, const 
         const std::string where = where_file + " layer " + std::to_string(i);
         // Depth is limited at parse time, so dump() here cannot recurse deeply; it is cut for one line.
         if (!e.is_object()) throw InputError(where, e.dump().substr(0, 60), N_("must be an object"));
+        // A misspelt key ("reapeat") would be ignored and change the answer without a word.
+        for (const auto& [key, value] : e.items())
+            if (key != "h_kv" && key != "d_k" && key != "d_v" && key != "b_k" && key != "b_v" && key != "window" &&
+                key != "repeat" && key.rfind('_', 0) != 0)
+                throw InputError(N_("{0}: unknown key '{1}' (the keys are h_kv, d_k, d_v, b_k, b_v, window, repeat; a key "
+                                    "starting with _ is a comment)"),
+                                 {where, key});
         auto need_int = [&](const char* key, bool allow_zero) -> std::uint64_t {
             if (!e.contains(key)) throw InputError(N_("{0}: missing key '{1}'"), {where, key});
             const auto& v = e[key];

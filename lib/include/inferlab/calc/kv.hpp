@@ -82,7 +82,8 @@ struct KvBreakdown {
 // Bytes of every request's cache, exactly (rounded up to whole bytes per request and layer).
 KvBreakdown kv_bytes(const KvSpec& spec, std::span<const Requests> requests);
 KvBreakdown kv_bytes(const KvSpec& spec, const std::vector<std::uint64_t>& seq_lens);
-// The uniform formula 2·L·B·S·H_kv·d·b for B requests of S tokens.
+// The uniform formula 2·L·B·S·H_kv·d·b for B requests of S tokens; with sub-byte elements each
+// layer of each request is rounded up to whole bytes first, as kv_bytes does.
 std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::uint64_t seq_len,
                                std::uint64_t h_kv, std::uint64_t d, std::uint32_t bits);
 
