@@ -274,6 +274,12 @@ std::string moe_weights_explain(const MoeWeights& e, const DecodeStep& s) {
     return x;
 }
 
+// A step's FLOPs in groups of three digits where they are a whole number a double holds exactly.
+std::string flop_count(double f) {
+    if (f == std::floor(f) && f >= 0 && f < 9007199254740992.0) return group_thousands(static_cast<std::uint64_t>(f));
+    return format_real(f, 6);
+}
+
 // --explain: the formulas with the values substituted, row by row.
 std::string step_explain(const RooflineRequest& rq, const DecodeStep& s) {
     const DecodeModel& m = rq.model;
@@ -295,7 +301,7 @@ std::string step_explain(const RooflineRequest& rq, const DecodeStep& s) {
     if (s.compute_time_s)
         x += wrap(trf(s.compute_bound ? N_("compute: F = {0} FLOP / {1} = {2} → compute-bound")
                                       : N_("compute: F = {0} FLOP / {1} = {2} → memory-bound"),
-                      format_real(*s.flops, 6), format_flops(*rq.machine.peak_flops), format_seconds(*s.compute_time_s)),
+                      flop_count(*s.flops), format_flops(*rq.machine.peak_flops), format_seconds(*s.compute_time_s)),
                   "  ", "      ");
     x += wrap(trf(N_("R_all ≤ {0} / {1} = {2} token/s; per request ≤ 1 / {1} = {3} token/s"), s.batch,
                   format_seconds(s.step_time_s), format_decimal(s.aggregate_tokens_per_s, 2),

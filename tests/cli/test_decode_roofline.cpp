@@ -216,6 +216,7 @@ TEST_CASE("decode-roofline --explain for MoE substitutes W_B, the weights one st
     CHECK(r.out.find("D_1 = 75,104,594,944 + 287,834,112 = 75,392,429,056 B") != std::string::npos);
     CHECK(r.out.find("  E_8 = E·(1 − (1 − k/E)^B) = 256·(1 − (1 − 8/256)^8) ≈ 57.4208\n") != std::string::npos);
     CHECK(r.out.find("D_8 = 327,578,928,631 + 2,302,672,896 = 329,881,601,527 B") != std::string::npos);
+    CHECK(r.out.find("compute: F = 95,572,798,464 FLOP / 989 TFLOP/s = 96.64 µs") != std::string::npos);  // digits grouped
 }
 
 TEST_CASE("decode-roofline: one source for the KV read, π only with FLOPs, a rate with its per second, no row twice",

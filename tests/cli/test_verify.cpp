@@ -64,3 +64,14 @@ TEST_CASE("verify --csv: the numbers' columns apart from the text's, one example
     CHECK(one[1][6] == "1073741824");
     CHECK(one[1][8] == "PASS");
 }
+
+// First document §4.1: x = 0.37, Δ = 0.1 gives the error 0.03, computed in fractions as the
+// decimals were typed (binary doubles give 0.030000000000000027, which an exact example is not).
+TEST_CASE("verify: the first document's quantization error is exactly 0.03", "[cli][verify][textbook]") {
+    const auto r = run_inferlab({"verify", "--id", "quant.doc1.error", "--json"});
+    REQUIRE(r.status == 0);
+    const nlohmann::json j = parse_json(r);
+    REQUIRE(j.at("examples").size() == 1);
+    CHECK(j.at("examples").at(0).at("exact") == true);
+    CHECK(j.at("examples").at(0).at("computed_value").get<double>() == 0.03);
+}

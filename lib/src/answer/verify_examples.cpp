@@ -155,7 +155,11 @@ std::vector<Example> build() {
                   }});
 
     // ---- quantization (issue: quantize) ----
-    auto q037 = [] { return quantize_scalar(0.37, 0.1, 7, Rounding::HalfAwayFromZero, nullptr); };
+    // In fractions, as `quantize --x 0.37 --step 0.1` computes the decimals typed: the error is
+    // 3/100, where binary doubles give 0.030000000000000027 and an "exact" example would not be.
+    auto q037 = [] {
+        return quantize_scalar_exact(Rational(37, 100), Rational(1, 10), 7, Rounding::HalfAwayFromZero, nullptr);
+    };
     const std::string qin = "x=0.37, Δ=0.1, Q=7";
     ex.push_back({"quant.doc1.level", kDoc1, kDoc1QuantSection, N_("integer level clip(round(x/Δ), −Q, Q)"), qin, "4", true,
                   [=] { return Computed{static_cast<double>(q037().level), std::to_string(q037().level)}; }});
