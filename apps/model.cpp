@@ -228,8 +228,8 @@ void run_generate(const GenerateOptions& o, const CLI::App& sub) {
     in.prompt = parse_token_list("--prompt", o.prompt, d);
     // At least one token: "generate 0 tokens" would print an empty result and a prefill nobody reads.
     in.steps = std::uint64_t(parse_token_count("--steps", o.steps, in.prompt.size(), static_cast<std::uint64_t>(d.seq_len)));
-    in.sampling = {parse_temperature(o.temperature), parse_top_k(o.top_k), parse_top_p(o.top_p),
-                   parse_nonnegative_int("--sample-seed", o.sample_seed)};
+    in.sampling = {parse_temperature(o.temperature), parse_top_k_within(o.top_k, static_cast<std::size_t>(d.vocab_size)),
+                   parse_top_p(o.top_p), parse_nonnegative_int("--sample-seed", o.sample_seed)};
     refuse_sampling_flags_when_greedy(sub, in.sampling.temperature == 0, "--temperature 0");
     if (p->path.path == CachePath::NoCache) throw InputError("--path", o.path.path, N_("must be contiguous or paged for generate"));
     in.path = p->path;

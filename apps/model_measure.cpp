@@ -166,6 +166,7 @@ void run_speculate(const SpeculateOptionsCli& o, const CLI::App& sub) {
     const auto prompt = parse_token_list("--prompt", o.prompt, td);
     so.new_tokens = parse_token_count("--steps", o.tokens, prompt.size(), static_cast<std::uint64_t>(td.seq_len));
     so.sampling = parse_sampling(o.greedy, o.temperature, o.top_k, o.top_p);
+    parse_top_k_within(o.top_k, static_cast<std::size_t>(td.vocab_size));  // k within the vocabulary
     so.seed = parse_nonnegative_int("--sample-seed", o.sample_seed);
     const int threads = parse_threads(o.threads);
     CpuBackend cpu(cpu_backend_options(threads, o.kernels));  // run_speculate gives each model its weights at the dtype

@@ -53,6 +53,14 @@ std::size_t parse_top_k(const std::string& text) {
     return static_cast<std::size_t>(parse_nonnegative_int("--top-k", text));
 }
 
+std::size_t parse_top_k_within(const std::string& text, std::size_t vocab) {
+    const std::size_t k = parse_top_k(text);
+    // k past the vocabulary keeps every token: a flag that changes nothing is refused.
+    if (k > vocab)
+        throw InputError("--top-k", text, N_("must be at most the vocabulary's {0} tokens (0: off)"), {std::to_string(vocab)});
+    return k;
+}
+
 unsigned parse_bits(const std::string& text, std::initializer_list<unsigned> allowed) {
     const std::uint64_t b = parse_positive_int("--bits", text);
     std::string list;

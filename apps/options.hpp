@@ -50,6 +50,8 @@ double parse_top_p(const std::string& text);
 
 // --top-k: how many most likely tokens are kept; 0 keeps every token.
 std::size_t parse_top_k(const std::string& text);
+// The same, at most `vocab` (the tokens it would choose among).
+std::size_t parse_top_k_within(const std::string& text, std::size_t vocab);
 
 // --bits: one of the widths a command supports, listed in the error when another is given.
 unsigned parse_bits(const std::string& text, std::initializer_list<unsigned> allowed);

@@ -77,10 +77,10 @@ void logits_inputs(const SpecOptions& o, SpecAcceptInputs& in) {
     in.where.p = "--p-logits";
     in.where.q = "--q-logits";
     in.temperature = parse_temperature(o.temperature);
-    in.top_k = parse_top_k(o.top_k);
     in.top_p = parse_top_p(o.top_p);
     in.p = reals("--p-logits", split_list("--p-logits", o.p_logits));
     in.q = reals("--q-logits", split_list("--q-logits", o.q_logits));
+    in.top_k = parse_top_k_within(o.top_k, in.p.size());
 }
 
 // Short decimals are read as the fractions they name (3/4, not 0.7499999999999999) unless --float.

@@ -129,3 +129,15 @@ TEST_CASE("spec-accept: a flag that changes nothing is refused, naming both flag
     // --temperature 0 is greedy, with logits (apps/options.hpp's rule).
     CHECK(run_inferlab({"spec-accept", "--p-logits", "1,2", "--q-logits", "2,1", "--temperature", "0"}).status == 0);
 }
+
+// k past the vocabulary keeps every token: a flag that changes nothing is refused (spec-accept's
+// logits, model generate and model speculate alike).
+TEST_CASE("a --top-k past the vocabulary is refused by spec-accept, model generate and model speculate", "[cli][spec-accept][errors]") {
+    expect_error({"spec-accept", "--p-logits", "1,2", "--q-logits", "2,1", "--temperature", "1", "--top-k", "5"},
+                 "--top-k '5': must be at most the vocabulary's 2 tokens (0: off)");
+    CHECK(run_inferlab({"spec-accept", "--p-logits", "1,2", "--q-logits", "2,1", "--temperature", "1", "--top-k", "2"}).status == 0);
+    expect_error({"model", "generate", "--model", "demo-gqa", "--temperature", "1", "--top-k", "513"},
+                 "--top-k '513': must be at most the vocabulary's 512 tokens (0: off)");
+    expect_error({"model", "speculate", "--model", "demo-gqa", "--top-k", "513"},
+                 "--top-k '513': must be at most the vocabulary's 512 tokens (0: off)");
+}
