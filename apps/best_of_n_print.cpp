@@ -42,11 +42,13 @@ json sections_json(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOf
                 {{"strategy", pl.strategy}, {"n", pl.n}, {"cost", pl.cost}, {"p_correct", pl.p_correct}, {"capped", pl.capped}});
     }
     if (const auto& s = res.simulation) {
-        j["simulation"] = {{"trials", s->trials}, {"seed", s->seed}, {"rows", json::array()}, {"all_agree", s->all_agree}};
+        j["simulation"] = {{"trials", s->trials}, {"seed", s->seed}, {"rows", json::array()}, {"all_agree", s->all_agree},
+                           {"undecided", s->untold}};
         for (const auto& r : s->rows)
             j["simulation"]["rows"].push_back({{"n", r.n}, {"strategy", r.strategy}, {"exact", r.exact},
-                                               {"estimate", r.estimate.mean}, {"half_width_99", r.estimate.half_width},
-                                               {"agrees", r.agrees}});
+                                               {"estimate", r.estimate.mean},
+                                               {"interval_99", {r.estimate.interval_99.lo, r.estimate.interval_99.hi}},
+                                               {"agrees", r.agrees ? json(*r.agrees) : json(nullptr)}});
     }
     return j;
 }
@@ -111,13 +113,17 @@ std::vector<Column<SimulationRow>> simulation_columns() {
         {"strategy", N_("strategy"), [](const SimulationRow& r) { return r.strategy; }},
         {"exact", N_("exact"), [](const SimulationRow& r) { return pr(r.exact); }},
         {"estimate", N_("Monte Carlo"), [](const SimulationRow& r) { return pr(r.estimate.mean); }},
-        {"half_width_99", N_("99% interval ±"), [](const SimulationRow& r) { return pr(r.estimate.half_width); }},
-        {"agrees", N_("agrees"), [](const SimulationRow& r) { return std::string(r.agrees ? N_("yes") : N_("NO")); }}};
+        {"interval_99", N_("99% low"), [](const SimulationRow& r) { return pr(r.estimate.interval_99.lo); }},
+        {"interval_99", N_("99% high"), [](const SimulationRow& r) { return pr(r.estimate.interval_99.hi); }},
+        {"agrees", N_("agrees"),
+         [](const SimulationRow& r) { return std::string(!r.agrees ? "" : *r.agrees ? N_("yes") : N_("NO")); },
+         [](const SimulationRow& r) { return std::string(!r.agrees ? N_("too few trials") : *r.agrees ? N_("yes") : N_("NO")); }}};
     return c;
 }
 
-Table simulation_table(const SimulationAnswer& s) {
-    Table t = columns_table(simulation_columns(), s.rows);
+// The text's form: "too few trials" where CSV's cell is empty; in_words() translates its words.
+Table simulation_table(const SimulationAnswer& s, CellForm form = CellForm::csv) {
+    Table t = columns_table(simulation_columns(), s.rows, form);
     t.right_align = {true, false};
     return t;
 }
@@ -189,7 +195,12 @@ std::string simulation_text(const SimulationAnswer& s) {
     const std::string head = s.trials == 1 ? trf(N_("Monte Carlo (1 trial, seed {0}), beside the exact values:"), s.seed)
                                            : trf(N_("Monte Carlo ({0} trials, seed {1}), beside the exact values:"),
                                                  group_thousands(s.trials), s.seed);
-    return "\n" + wrap(head) + render_table(in_words(simulation_table(s)));
+    std::string h = "\n" + wrap(head) + render_table(in_words(simulation_table(s, CellForm::text)));
+    if (s.untold > 0)
+        h += note(trf(N_("too few trials: with {0} no count of hits would put that exact value outside its 99% interval "
+                         "(the Wilson interval), so agreement would say nothing; raise --simulate"),
+                      counted(s.trials, "{0} trial", N_("{0} trials"))));
+    return h;
 }
 
 std::string chart(const BestOfNRequest& rq, const BestOfNResult& res) {

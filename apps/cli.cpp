@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -65,6 +66,67 @@ void require_known_subcommand(const CLI::App& app, int argc, const char* const* 
             throw Error(N_("unknown {0} subcommand '{1}' (the {0} subcommands: {2})"), {at->get_name(), word, names});
         }
         at = next;
+    }
+}
+
+// Edit distance between two flag names (insertions, deletions, substitutions), for a suggestion.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// The flags of `at` a mistyped or renamed `name` most likely means: those that end in "-name" (an
+// old --dtype is now --kv-dtype), else those within two edits of it.
+std::vector<std::string> likely_flags(const CLI::App& at, const std::string& name) {
+    std::vector<std::string> ends, near;
+    for (const CLI::Option* opt : at.get_options())
+        for (const std::string& l : opt->get_lnames()) {
+            if (l.size() > name.size() && l.compare(l.size() - name.size() - 1, std::string::npos, "-" + name) == 0)
+                ends.push_back("--" + l);
+            else if (edit_distance(l, name) <= 2)
+                near.push_back("--" + l);
+        }
+    return ends.empty() ? near : ends;
+}
+
+// A flag the subcommand does not have, refused before CLI11 parses: CLI11 says only "The following
+// arguments were not expected", in English, with the flag and its value in reverse order. Ours
+// names the flag and the command, and the flag it likely meant.
+void refuse_unknown_flags(const CLI::App& app, int argc, const char* const* argv) {
+    const CLI::App* at = &app;
+    std::vector<const CLI::App*> path = {at};
+    for (int i = 1; i < argc; ++i) {
+        const std::string word = argv[i];
+        if (word == "--") return;  // the rest are values
+        if (word.rfind("--", 0) != 0) {
+            for (const CLI::App* sub : at->get_subcommands({}))
+                if (sub->get_name() == word) path.push_back(at = sub);
+            continue;
+        }
+        const std::string flag = word.substr(0, word.find('='));
+        bool known = false;
+        for (const CLI::App* a : path) known = known || a->get_option_no_throw(flag) != nullptr;
+        if (known) continue;
+        std::string command;
+        for (std::size_t k = 1; k < path.size(); ++k) command += (k == 1 ? "" : " ") + path[k]->get_name();
+        if (command.empty()) command = "inferlab";  // the top level, whose --help is inferlab's
+        const std::vector<std::string> likely = likely_flags(*at, flag.substr(2));
+        std::string hint;
+        for (std::size_t k = 0; k < likely.size(); ++k)
+            hint += (k == 0 ? "" : k + 1 == likely.size() ? tr(N_(" or ")) : ", ") + likely[k];
+        throw Error(likely.empty() ? N_("{0}: {1} has no such flag (see '{2} --help')")
+                                   : N_("{0}: {1} has no such flag; did you mean {3}? (see '{2} --help')"),
+                    {flag, command, command == "inferlab" ? command : "inferlab " + command, hint});
     }
 }
 
@@ -177,6 +239,7 @@ void print_error(const std::string& text) { std::cerr << "inferlab: error: " << 
 int parse_and_run(CLI::App& app, int argc, const char* const* argv) {
     try {
         require_known_subcommand(app, argc, argv);
+        refuse_unknown_flags(app, argc, argv);
         check_values(argc, argv);
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

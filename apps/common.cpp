@@ -126,6 +126,8 @@ Table in_words(Table t, const std::string& context) {
     return t;
 }
 
+std::string tokens_count(std::uint64_t n) { return counted(n, N_("{0} token"), N_("{0} tokens")); }
+
 std::string wrap(const std::string& text, const std::string& indent, const std::string& hanging) {
     return wrap_text(text, text_width(), indent, hanging);
 }

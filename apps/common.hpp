@@ -89,6 +89,9 @@ Table text_table(const std::vector<Column<Row>>& columns, const std::vector<Row>
     return t;
 }
 
+// "16 tokens" in English, "16 个 token" in Chinese ("1 token": the singular where English needs it).
+std::string tokens_count(std::uint64_t n);
+
 // Prose for human output, word-wrapped to text_width(); continuation lines take `hanging`.
 std::string wrap(const std::string& text, const std::string& indent = "", const std::string& hanging = "");
 

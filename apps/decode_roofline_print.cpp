@@ -40,7 +40,8 @@ json inputs_json(const Inputs& in, const RooflineResult& res) {
             {"bandwidth_bytes_per_s", hw.bandwidth}, {"bandwidth_from", in.bandwidth_from},
             {"peak_flops", or_null(hw.peak_flops)}, {"ridge_flops_per_byte", or_null(res.ridge_flops_per_byte)},
             {"memory_bytes", or_null(hw.memory_bytes)}, {"moe", moe},
-            {"window_rule", window ? json(in.config->window_rule.text()) : json(nullptr)}};
+            {"window_rule", window ? json(in.config->window_rule.text()) : json(nullptr)},
+            {"max_position_embeddings", in.config && in.config->max_positions ? json(in.config->max_positions) : json(nullptr)}};
 }
 
 // Which bound the step is at, where both are known: without π or without the step's FLOPs the
@@ -172,6 +173,9 @@ std::string inputs_text(const Inputs& in, const RooflineResult& res) {
                       in.config->window_rule.localized()),
                   "       ", "       ");
     }
+    if (in.config && !in.req.seq_lens.empty())
+        if (const auto note = past_max_positions(*in.config, *std::max_element(in.req.seq_lens.begin(), in.req.seq_lens.end())))
+            h += wrap(note->localized(), "       ", "       ");
     h += wrap(trf(N_("β = {0}   [{1}]"), format_bandwidth(hw.bandwidth), in.bandwidth_text), "  ", "      ");
     if (hw.peak_flops)
         h += wrap(trf(N_("π = {0}   [{1}]; ridge point π/β = {2} FLOP/B"), format_flops(*hw.peak_flops), in.flops_from.localized(),
@@ -336,7 +340,7 @@ std::string result_explain(const RooflineRequest& rq, const RooflineResult& res)
         x += "\n" + wrap(trf(N_("Whole generation: decode total = Σ_(i=1)^(N−1) t(S = P + i) with P = {0}, N = {1}; "
                                 "charging every step at the final length overstates it."),
                              *rq.prompt_len, *rq.output_len));
-        x += wrap(tr("Prefill: F = 2·P_params·P + 2·L·H_q·d·P² per prompt (causal attention), t ≥ max(bytes/β, F/π); "
+        x += wrap(tr("Prefill: F = 2·P_params·P + 2·L·H_q·d·P(P + 1) per prompt (causal attention: token i attends to its i + 1 positions, Σ = P(P + 1)/2 pairs), t ≥ max(bytes/β, F/π); "
                      "TTFT = prefill bound; TPOT = decode total / (N−1); end-to-end = TTFT + decode total."));
     }
     return x;

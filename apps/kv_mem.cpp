@@ -47,7 +47,7 @@ std::vector<Requests> parse_lengths(const KvMemOptions& o) {
         if (s == 0) throw InputError("--seq-len", item, N_("must be a positive token count"));
         lens.push_back(s);
     }
-    std::uint64_t batch = parse_positive_int("--batch", o.batch);
+    std::uint64_t batch = parse_count("--batch", o.batch);
     if (batch == 1) return one_each(lens);
     if (lens.size() != 1)
         throw InputError("--batch", o.batch,

@@ -45,7 +45,8 @@ json model_json(const KvMemResult& r) {
             {"q_heads", or_null(m.q_heads)},
             {"layer_runs", runs},
             {"window_rule", cfg && !m.config->window_rule.empty() ? json(m.config->window_rule.text()) : json(nullptr)},
-            {"defaults_applied", cfg ? json(texts(m.config->defaults_applied)) : json::array()}};
+            {"defaults_applied", cfg ? json(texts(m.config->defaults_applied)) : json::array()},
+            {"max_position_embeddings", cfg && m.config->max_positions ? json(m.config->max_positions) : json(nullptr)}};
 }
 
 json paged_json(const PagedUsage& p, double waste_percent) {

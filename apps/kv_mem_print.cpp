@@ -90,13 +90,17 @@ std::string index_list(const std::vector<std::size_t>& idx) {
     return list;
 }
 
+// Whether a run of layers_runs() names one layer ("27", not "0–26" or "0, 2, 4").
+bool one_layer(const std::string& range) { return range.find_first_not_of("0123456789") == std::string::npos; }
+
 // Runs of identical layers, or, when layers interleave (Gemma's alternating windows give 42
 // runs), one line per distinct layer with its layer indices.
 std::vector<std::string> layer_summary(const KvSpec& spec) {
     auto runs = layer_runs(spec);
     std::vector<std::string> out;
     if (runs.size() <= 8) {
-        for (const auto& [range, l] : runs) out.push_back(trf(N_("layers {0}: {1}"), range, describe_layer(l)));
+        for (const auto& [range, l] : runs)
+            out.push_back(trf(one_layer(range) ? N_("layer {0}: {1}") : N_("layers {0}: {1}"), range, describe_layer(l)));
         return out;
     }
     std::vector<std::pair<KvLayer, std::vector<std::size_t>>> kinds;
@@ -139,6 +143,11 @@ std::string human_model(const KvMemResult& r) {
         std::string keys;
         for (const Prose& d : m.config->defaults_applied) keys += (keys.empty() ? "" : tr(N_("; "))) + d.localized();
         h += fit(trf(N_("  keys the config leaves out: {0}"), keys), "    ");
+    }
+    if (m.config && !r.requests.empty()) {
+        std::uint64_t longest = 0;
+        for (const auto& q : r.requests) longest = std::max(longest, q.seq_len);
+        if (const auto note = past_max_positions(*m.config, longest)) h += fit("  " + note->localized(), "    ");
     }
     return h;
 }
@@ -212,38 +221,44 @@ std::string blocks_per_request_text(const PagedGroup& g) {
     return g.blocks_per_request.size() <= 8 ? fmt::format("{}", fmt::join(g.blocks_per_request, ", ")) : tr("varies");
 }
 
+// A block table's rule for the blocks of one request (kv.hpp's window_blocks): a window's
+// positions S − W .. S − 1 start inside a block unless S − W is a multiple of it.
+std::string blocks_rule(const PagedGroup& g, std::uint64_t bs) {
+    if (g.window == 0) return fmt::format("ceil(S / {})", bs);
+    return fmt::format("floor((S − 1) / {0}) − floor((S − min(S, {1})) / {0}) + 1", bs, g.window);
+}
+
 std::string human_paged(const PagedUsage& p, double waste_percent) {
     const std::uint64_t bs = p.block_size;
     std::string h;
     if (p.groups.size() == 1) {
-        h += "\n" + fit(trf(N_("Paged      blocks of {0} tokens ({1} each across all layers)"), bs,
+        h += "\n" + fit(trf(N_("Paged      blocks of {0} ({1} each across all layers)"), tokens_count(bs),
                             bytes_all_units(p.block_bytes)),
                         std::string(11, ' '));
-        h += fit(sublabel(tr(N_("blocks"))) + trf(N_("{0} in all ({1} per request: ceil(S / {2}))"), p.total_blocks,
-                                              blocks_per_request_text(p.groups.front()), bs));
+        h += fit(sublabel(tr(N_("blocks"))) + trf(N_("{0} in all ({1} per request: {2})"), p.total_blocks,
+                                              blocks_per_request_text(p.groups.front()), blocks_rule(p.groups.front(), bs)));
     } else {
         // Sliding layers hold fewer positions, so they get their own block table each.
-        h += "\n" + fit(trf(N_("Paged      blocks of {0} tokens, one block table per attention kind:"), bs),
+        h += "\n" + fit(trf(N_("Paged      blocks of {0}, one block table per attention kind:"), tokens_count(bs)),
                         std::string(11, ' '));
         for (const auto& g : p.groups)
-            h += fit(trf(N_("  {0} ({1}): {2} blocks ({4} per request: ceil({5} / {6})), each {3}, in all {7}"), window_text(g.window),
+            h += fit(trf(N_("  {0} ({1}): {2} blocks ({4} per request: {5}), each {3}, in all {6}"), window_text(g.window),
                          counted(g.layers, N_("{0} layer"), N_("{0} layers")), group_thousands(g.total_blocks),
-                         bytes_all_units(g.block_bytes), blocks_per_request_text(g),
-                         g.window ? fmt::format("min(S, {})", g.window) : std::string("S"), bs,
+                         bytes_all_units(g.block_bytes), blocks_per_request_text(g), blocks_rule(g, bs),
                          bytes_all_units(g.allocated_bytes)),
                      "    ");
     }
     h += fit(sublabel(tr(N_("used"))) + bytes_all_units(p.used_bytes), kHang + " ");
     h += fit(sublabel(tr(N_("allocated"))) + bytes_all_units(p.allocated_bytes), kHang + " ");
-    h += fit(sublabel(tr(N_("waste"))) + trf(N_("{0} ({1}% of allocated, the unfilled tail blocks)"),
+    h += fit(sublabel(tr(N_("waste"))) + trf(N_("{0} ({1}% of allocated, the blocks' empty slots)"),
                                          bytes_all_units(p.waste_bytes), format_real(waste_percent, 4)),
              kHang + " ");
     return h;
 }
 
 std::string human_shared_prefix(const SharedPrefixUsage& u) {
-    std::string h = "\n" + fit(trf(N_("Shared prefix of {0} tokens, {1} requests, blocks of {2} (copy-on-write)"), u.prefix,
-                                   u.requests, u.block_size));
+    std::string h = "\n" + fit(trf(N_("Shared prefix of {0}, {1}, blocks of {2} (copy-on-write)"), tokens_count(u.prefix),
+                                   counted(u.requests, N_("{0} request"), N_("{0} requests")), tokens_count(u.block_size)));
     h += fit(sublabel(tr(N_("shared"))) + trf(N_("{0} full blocks, held once"), u.shared_blocks), kHang + " ");
     h += fit(sublabel(tr(N_("partial"))) +
                  (u.partial_tokens ? trf(N_("the last prefix block holds {0} of {1} tokens: each request copies it on "
@@ -354,8 +369,7 @@ std::string explain_per_token(const KvMemResult& r) {
         const std::uint64_t bits = static_cast<std::uint64_t>(l.h_kv) * (static_cast<std::uint64_t>(l.d_k) * l.bits_k +
                                                                         static_cast<std::uint64_t>(l.d_v) * l.bits_v);
         const std::string value = exact_ratio(bits, 8);  // exact: the sum over layers rounds once, below
-        const bool one = range.find("–") == std::string::npos && range.find(',') == std::string::npos;
-        x += fit(trf(one ? N_("  layer {0}: {1} × ({2} × {3} + {4} × {5}) = {6} B per layer")
+        x += fit(trf(one_layer(range) ? N_("  layer {0}: {1} × ({2} × {3} + {4} × {5}) = {6} B per layer")
                          : N_("  layers {0}: {1} × ({2} × {3} + {4} × {5}) = {6} B per layer"),
                      range, l.h_kv, l.d_k, b_text(l.bits_k), l.d_v, b_text(l.bits_v), value),
                  "    ");
@@ -441,6 +455,33 @@ std::string explain_totals(const KvMemResult& r) {
     return x;
 }
 
+// Each block table's blocks for the first requests, substituted: ceil(S / block) with full
+// attention; a window's positions S − W .. S − 1 lie in blocks floor((S − W) / block) to
+// floor((S − 1) / block), one more than ceil(W / block) when they straddle a boundary.
+std::string explain_paged(const KvMemResult& r, const PagedUsage& p) {
+    const std::uint64_t bs = p.block_size;
+    std::string x = "\n" + fit(trf(N_("Paged allocation, blocks of {0} tokens: a request holds ceil(S / {0}) blocks with full "
+                                      "attention; with a window W < S it keeps positions S − W .. S − 1, in blocks "
+                                      "floor((S − W) / {0}) to floor((S − 1) / {0})"),
+                                  bs),
+                              "  ");
+    for (const auto& g : p.groups)
+        for (std::size_t i = 0; i < r.requests.size() && i < 4; ++i) {
+            const std::uint64_t s = r.requests[i].seq_len;
+            const std::string head = "  " + window_text(g.window) + fmt::format(", S={}: ", s);
+            if (g.window == 0 || g.window >= s)
+                x += fit(head + fmt::format("ceil({} / {}) = {}", s, bs, g.blocks_per_request[i]), "    ");
+            else
+                x += fit(head + fmt::format("floor(({} − 1) / {}) − floor(({} − {}) / {}) + 1 = {} − {} + 1 = {}", s, bs, s,
+                                            g.window, bs, (s - 1) / bs, (s - g.window) / bs, g.blocks_per_request[i]),
+                         "    ");
+        }
+    x += fit("  " + trf(N_("allocated = Σ blocks × block bytes = {0}; waste = allocated − used = {1}"),
+                 bytes_all_units(p.allocated_bytes), bytes_all_units(p.waste_bytes)),
+             "    ");
+    return x;
+}
+
 std::string explain_options(const KvMemResult& r) {
     std::string x;
     if (!r.head_sharing.empty()) {
@@ -452,10 +493,7 @@ std::string explain_options(const KvMemResult& r) {
                          "  ");
     }
     if (const auto& p = r.paged)
-        x += "\n" + fit(trf(N_("Paged allocation: blocks_i = ceil(min(S_i, W) / {0}) per block table (W = S for full "
-                                "attention); allocated = Σ blocks × block bytes = {1}; waste = allocated − used = {2}"),
-                             p->block_size, bytes_all_units(p->allocated_bytes), bytes_all_units(p->waste_bytes)),
-                         "  ");
+        x += explain_paged(r, *p);
     if (const auto& t = r.tensor_parallel)
         x += "\n" + fit(trf(N_("Per device with {0}-way tensor parallelism: H_kv per device = {1}, so {2} per device."),
                              t->devices, t->heads_per_device, bytes_all_units(t->per_device_bytes)),
@@ -478,7 +516,7 @@ std::string explain_budget(const KvMemBudget& b) {
     if (f.max_blocks)
         x += fit(trf(N_("  blocks = floor({0} / {1}) = {2}"), f.available_bytes, *f.block_bytes, *f.max_blocks), "    ");
     if (f.max_concurrency && f.blocks_per_request)
-        x += fit(trf(N_("  concurrency = floor(blocks / ceil(S / block)) = floor({0} / {1}) = {2}"), *f.max_blocks,
+        x += fit(trf(N_("  concurrency = floor(blocks / blocks per request) = floor({0} / {1}) = {2}"), *f.max_blocks,
                              *f.blocks_per_request, *f.max_concurrency), "    ");
     else if (f.max_concurrency)
         x += fit(trf(N_("  concurrency = floor(available / allocated per request) = floor({0} / {1}) = {2}"),

@@ -97,11 +97,11 @@ nlohmann::json speculate_json(const SpeculateSetup& su, const SpeculateOptions& 
     const SpeculateResult& r = e.run;
     const SpeculateStats& s = e.stats;
     nlohmann::json j = {{"target", su.target}, {"draft", draft_text(su, false)}, {"gamma", so.gamma}, {"weight_dtype", wf.dtype},
-                        {"quantized_arithmetic", wf.quantized_arithmetic}, {"tokens", r.tokens}, {"tokens_generated", r.tokens.size()}, {"rounds", r.rounds},
+                        {"quantized_arithmetic", wf.quantized_arithmetic}, {"tokens", r.tokens}, {"tokens_generated", r.tokens.size()}, {"tokens_produced", r.produced}, {"rounds", r.rounds},
                         {"target_forward_passes", r.target_passes}, {"draft_forward_passes", r.draft_passes},
                         {"drafts_discarded", r.drafts_discarded}, {"acceptance_rate", s.acceptance_rate},
                         {"predicted_acceptance_rate", s.predicted_acceptance_rate},
-                        {"acceptance_interval_99", s.interval_half_width_99}, {"within_interval", s.within_interval},
+                        {"acceptance_interval_99", {s.interval_99.lo, s.interval_99.hi}}, {"within_interval", or_null(s.within_interval)},
                         {"tokens_per_round", s.tokens_per_round}, {"predicted_tokens_per_round", s.predicted_tokens_per_round},
                         {"predicted_speedup", opt_json(s.predicted_speedup)}, {"per_position", nlohmann::json::array()}};
     for (const auto& p : s.per_position)
@@ -125,12 +125,17 @@ std::string speculate_text(const SpeculateSetup& su, const SpeculateOptions& so,
                     counted(r.draft_passes, "{0} draft forward pass", N_("{0} draft forward passes")),
                     counted(r.drafts_discarded, "{0} draft", N_("{0} drafts"))) + "\n";
     h = prose(h) + wf.line + render_table(speculate_table(s, true));
-    std::string t = "  " + trf(N_("acceptance rate {0} against spec-accept's Σ min(p, q) = {1} (99% interval ±{2}: {3})"),
+    const std::string verdict = !s.within_interval ? tr(N_("too few judged drafts to tell"))
+                                : *s.within_interval ? tr(N_("inside")) : tr(N_("OUTSIDE"));
+    std::string t = "  " + trf(N_("acceptance rate {0} against spec-accept's Σ min(p, q) = {1} (the rate's 99% Wilson "
+                                  "interval [{2}, {3}]: {4})"),
                                fmt::format("{:.4f}", s.acceptance_rate), fmt::format("{:.4f}", s.predicted_acceptance_rate),
-                               fmt::format("{:.4f}", s.interval_half_width_99),
-                               s.within_interval ? tr(N_("inside")) : tr(N_("OUTSIDE"))) + "\n";
-    t += "  " + trf(N_("tokens per round (one target verification each) {0} against (1 − α^(γ+1))/(1 − α) = {1} at that α"),
-                    fmt::format("{:.3f}", s.tokens_per_round), fmt::format("{:.3f}", s.predicted_tokens_per_round)) + "\n";
+                               fmt::format("{:.4f}", s.interval_99.lo), fmt::format("{:.4f}", s.interval_99.hi), verdict) +
+                    "\n";
+    t += "  " + trf(N_("tokens per round (one target verification each: its accepted drafts + 1, the last round's counted "
+                       "whole, {0} produced for {1} kept) {2} against (1 − α^(γ+1))/(1 − α) = {3} at that α"),
+                    r.produced, r.tokens.size(), fmt::format("{:.3f}", s.tokens_per_round),
+                    fmt::format("{:.3f}", s.predicted_tokens_per_round)) + "\n";
     if (s.predicted_speedup)
         t += "  " + trf(N_("predicted speedup at draft/target cost {0}: {1}"), format_real(*cost),
                         fmt::format("{:.3f}", *s.predicted_speedup)) + "\n";
@@ -374,9 +379,10 @@ void setup_speculate(CLI::App* model) {
     add_output_flags(*s, sp->flags, true);
     // One paragraph: the help formatter wraps it to the width.
     s->footer(examples_footer({"inferlab model speculate --model demo-gqa --gamma 4 --seed 1 --steps 200"},
-                              tr(N_("JSON keys: target, draft, gamma, weight_dtype, quantized_arithmetic (null: not int8/int4), tokens, tokens_generated, rounds, "
+                              tr(N_("JSON keys: target, draft, gamma, weight_dtype, quantized_arithmetic (null: not int8/int4), tokens, tokens_generated, tokens_produced, rounds, "
                                     "target_forward_passes, draft_forward_passes, drafts_discarded, acceptance_rate, "
-                                    "predicted_acceptance_rate, acceptance_interval_99, within_interval, tokens_per_round, "
+                                    "predicted_acceptance_rate, acceptance_interval_99 ([low, high]), within_interval (null: "
+                                    "too few judged), tokens_per_round, "
                                     "predicted_tokens_per_round, predicted_speedup (null without --cost-ratio), "
                                     "per_position[]{position, judged, accepted, empirical, predicted} (null: none judged)."))));
     s->callback([sp, s] { run_speculate(*sp, *s); });

@@ -28,8 +28,6 @@ std::string cell(const std::optional<double>& v, const char* spec) {
 }
 std::string percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100); }
 
-// "16 tokens" in English, "16 个 token" in Chinese (the singular where English needs it).
-std::string tokens_count(std::uint64_t n) { return counted(n, N_("{0} token"), N_("{0} tokens")); }
 std::string threads_count(std::uint64_t n) { return counted(n, N_("{0} thread"), N_("{0} threads")); }
 
 // The words the library writes into cells that the text tables translate (marked here for the

@@ -296,9 +296,16 @@ Table simulation_table(const SpecSimulation& s, const std::vector<double>& p, bo
     return t;
 }
 
-json fit_json(const FitTest& f, bool passes) {
+json fit_json(const FitTest& f, const std::optional<bool>& passes) {
     return {{"total_variation", f.total_variation}, {"chi_square", f.chi_square}, {"dof", f.dof},
-            {"p_value", f.p_value},                 {"passes_at_1_percent", passes}};
+            {"p_value", f.p_value},                 {"pooled_outcomes", f.pooled},
+            {"passes_at_1_percent", or_null(passes)}};
+}
+
+// A fit's verdict in words: `yes` or `no`, or that the samples are too few for the χ² test.
+std::string fit_verdict(const std::optional<bool>& passes, const char* yes, const char* no) {
+    return !passes ? trf(N_("too few samples for a χ² test (expected counts under {0})"), kMinExpected)
+                   : tr(*passes ? yes : no);
 }
 
 void simulation_section(const SpecSimulation& s, const std::vector<double>& p, Report& r,
@@ -319,12 +326,13 @@ void simulation_section(const SpecSimulation& s, const std::vector<double>& p, R
         trf(N_("speculative rule: TV distance {0}, χ² = {1} on {2} dof, p-value {3} → {4}"),
             fmt::format("{:.2e}", fs.total_variation), fmt::format("{:.3f}", fs.chi_square), fs.dof,
             fmt::format("{:.4f}", fs.p_value),
-            s.speculative_passes ? tr("consistent with p at the 1% level") : tr("REJECTED at the 1% level")) +
+            fit_verdict(s.speculative_passes, N_("consistent with p at the 1% level"), N_("REJECTED at the 1% level"))) +
         "\n" +
         trf(N_("shortcut (accept any draft with q(x) ≥ {0}): TV distance {1}, χ² = {2}, p-value {3} → {4}"),
             show(s.threshold), fmt::format("{:.2e}", ft.total_variation), fmt::format("{:.1f}", ft.chi_square),
             fmt::format("{:.3g}", ft.p_value),
-            s.threshold_shortcut_passes ? tr("not distinguishable from p here") : tr("biased: it does not preserve p")) +
+            fit_verdict(s.threshold_shortcut_passes, N_("not distinguishable from p here"),
+                        N_("biased: it does not preserve p"))) +
         "\n" +
         tr("greedy: the draft's argmax is kept only if it is the target's argmax, so the output is always argmax p.");
     r.human += wrap(proof, "  ", "    ");

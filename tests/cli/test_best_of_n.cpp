@@ -24,13 +24,41 @@ TEST_CASE("best-of-n must-show: verifier selection below coverage, matching Mont
         if (row["n"].get<int>() > 1) CHECK(row["verifier_selection"].get<double>() < row["coverage"].get<double>());
     CHECK(j["simulation"]["all_agree"] == true);
     for (const auto& s : j["simulation"]["rows"]) {
-        double diff = std::abs(s["exact"].get<double>() - s["estimate"].get<double>());
-        CHECK(diff <= s["half_width_99"].get<double>());
+        const double exact = s["exact"].get<double>();
+        CHECK(s["agrees"] == true);
+        CHECK(s["interval_99"][0].get<double>() <= exact);
+        CHECK(exact <= s["interval_99"][1].get<double>());
     }
     // Same seed, same output.
     auto again = parse_json(run_inferlab({"best-of-n", "--p", "0.3", "--n", "1..8", "--tpr", "0.9", "--fpr", "0.2",
                                           "--simulate", "100000", "--seed", "7", "--json"}));
     CHECK(again == j);
+}
+
+// Issue #29, item 11: one trial gave "99% interval ±3" around a probability, and an estimate of 0
+// "agreed" with 0.3. The interval is Wilson's, inside [0, 1]; with one trial no outcome could put
+// 0.3 outside it, so there is no verdict.
+TEST_CASE("best-of-n --simulate 1: intervals inside [0, 1] and no verdict from one trial", "[cli][best-of-n]") {
+    const std::vector<std::string> args = {"best-of-n", "--p", "0.3", "--n", "1,2", "--simulate", "1", "--seed", "3"};
+    std::vector<std::string> json_args = args;
+    json_args.push_back("--json");
+    auto j = parse_json(run_inferlab(json_args));
+    REQUIRE(j["simulation"]["rows"].size() == 2);
+    for (const auto& s : j["simulation"]["rows"]) {
+        CHECK(s["interval_99"][0].get<double>() >= 0);
+        CHECK(s["interval_99"][1].get<double>() <= 1);
+        CHECK(s["interval_99"][1].get<double>() - s["interval_99"][0].get<double>() > 0.8);  // one trial: wide
+        CHECK(s["agrees"].is_null());
+    }
+    CHECK(j["simulation"]["undecided"] == 2);
+    auto t = run_inferlab(args);
+    CHECK(t.status == 0);
+    CHECK(t.out.find("too few trials") != std::string::npos);
+    CHECK(t.out.find(" NO") == std::string::npos);
+    // 10,000 trials tell: every row has a verdict.
+    auto big = parse_json(run_inferlab({"best-of-n", "--p", "0.3", "--n", "1,2", "--simulate", "10000", "--seed", "3", "--json"}));
+    CHECK(big["simulation"]["undecided"] == 0);
+    CHECK(big["simulation"]["all_agree"] == true);
 }
 
 TEST_CASE("best-of-n: majority, biased judge, correlation, inverse, budget, CSV", "[cli][best-of-n]") {

@@ -108,8 +108,9 @@ TEST_CASE("decode-roofline: a whole generation and latency bounds", "[cli][decod
                                       "1", "--prompt-len", "1000", "--output-len", "11", "--json"}));
     const auto& g = j["generation"][0];
     CHECK(g["decode_total_s"].get<double>() < g["charged_at_final_length_s"].get<double>());
-    // Prefill is compute-bound: 2·7e9·P FLOPs for the weights plus 2·L·H_q·d·P² for the scores.
-    const double ttft = (2 * 7e9 * 1000 + 2.0 * 32 * 32 * 128 * 1000 * 1000) / 1e15;
+    // Prefill is compute-bound: 2·7e9·P FLOPs for the weights plus 2·L·H_q·d·P(P + 1) for causal
+    // attention (token i attends to i + 1 positions: Σ = P(P + 1)/2 pairs, 4·d FLOPs each per head).
+    const double ttft = (2 * 7e9 * 1000 + 2.0 * 32 * 32 * 128 * 1000 * 1001) / 1e15;
     // Then N − 1 = 10 decode steps, each reading W and the K/V of S = P+1 … P+10 positions.
     double decode = 0;
     for (int s = 1001; s <= 1010; ++s) decode += (14e9 + 131072.0 * s) / 1e12;

@@ -96,7 +96,8 @@ TEST_CASE("errors in Chinese: a flag value, a file, a config key, a parse error"
     const std::string incomplete = data_path("incomplete.json");
     expect_zh_error({"kv-mem", "--config", incomplete, "--seq-len", "1", "--kv-dtype", "bf16"},
                     "配置 '" + incomplete + "'：缺少键 'num_hidden_layers' or 'n_layer' or 'num_layers'");
-    expect_zh_error({"kv-mem", "--bogus"}, "此处不应出现：--bogus（见 'inferlab kv-mem --help'）");
+    expect_zh_error({"kv-mem", "--bogus"}, "--bogus：kv-mem 没有这个选项（见 'inferlab kv-mem --help'）");
+    expect_zh_error({"kv-mem", "extra"}, "此处不应出现：extra（见 'inferlab kv-mem --help'）");
     expect_zh_error({"kv-mem", "--layers"}, "--layers 需要一个值（见 'inferlab kv-mem --help'）");
     expect_zh_error({"kv-mem", "--json", "--explain"}, "--json 不能与 --explain 同时给出（见 'inferlab kv-mem --help'）");
     expect_zh_error({"nope"}, "未知的子命令 'nope'（可用的子命令：kv-mem, decode-roofline, spec-accept, best-of-n, "

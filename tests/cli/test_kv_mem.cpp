@@ -229,3 +229,48 @@ TEST_CASE("kv-mem --layer-spec: a misspelt key is an error, not a layer counted 
                  "--layer-spec layer 0: unknown key 'reapeat' (the keys are h_kv, d_k, d_v, b_k, b_v, window, repeat;");
     std::filesystem::remove(file);
 }
+
+// Issue #29, item 4: Phi-3-mini at S = 3000, W = 2047, blocks of 16 needs 129 blocks (positions
+// 953..2999 lie in blocks 59..187); inferlab said 128, labelled ceil(S / 16), having computed
+// ceil(2047 / 16). The label now states the rule it applies, and --explain substitutes it.
+TEST_CASE("kv-mem paged: a sliding window that starts inside a block holds one block more", "[cli][kv-mem]") {
+    const std::vector<std::string> args = {"kv-mem", "--config", data_path("configs/phi-3-mini-4k-instruct.json"),
+                                           "--seq-len", "3000", "--block-size", "16"};
+    auto with = [&](const char* flag) {
+        std::vector<std::string> a = args;
+        a.push_back(flag);
+        return a;
+    };
+    const auto j = parse_json(run_inferlab(with("--json")));
+    CHECK(j["paged"]["total_blocks"] == 129);
+    CHECK(j["paged"]["blocks_per_request"] == nlohmann::json::array({129}));
+    // 129 blocks of 32 layers × 16 tokens × 2 · 32 · 96 · 2 B = 6 MiB; the window's 2047 positions fill 2047 × 384 KiB.
+    CHECK(j["paged"]["allocated_bytes"] == 129ULL * 6291456ULL);
+    CHECK(j["paged"]["waste_bytes"] == (129ULL * 16 - 2047) * 393216ULL);
+    const CliResult t = run_inferlab(args);
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find("ceil(S / 16)") == std::string::npos);
+    CHECK(t.out.find("129 in all (129 per request: floor((S − 1) / 16) − floor((S −") != std::string::npos);
+    const CliResult x = run_inferlab(with("--explain"));
+    REQUIRE(x.status == 0);
+    CHECK(x.out.find("floor((3000 − 1) / 16) − floor((3000 − 2047) / 16) +\n    1 = 187 − 59 + 1 = 129") != std::string::npos);
+}
+
+// Issue #29, item 15: a --seq-len past the config's max_position_embeddings was computed without a
+// word. The bytes stay as they are; a note says the model was not trained that far.
+TEST_CASE("kv-mem and decode-roofline note a length past max_position_embeddings", "[cli][kv-mem]") {
+    const std::string phi3 = data_path("configs/phi-3-mini-4k-instruct.json");
+    const std::string note = "S = 8,192 is past the config's max_position_embeddings (4,096)";
+    const CliResult k = run_inferlab({"kv-mem", "--config", phi3, "--seq-len", "8192"});
+    REQUIRE(k.status == 0);
+    CHECK(k.out.find(note) != std::string::npos);
+    CHECK(run_inferlab({"kv-mem", "--config", phi3, "--seq-len", "4096"}).out.find("max_position_embeddings") ==
+          std::string::npos);
+    const auto j = parse_json(run_inferlab({"kv-mem", "--config", phi3, "--seq-len", "8192", "--json"}));
+    CHECK(j["model"]["max_position_embeddings"] == 4096);
+    const CliResult d = run_inferlab({"decode-roofline", "--config", phi3, "--hw", "h100-sxm", "--seq-len", "8192"});
+    REQUIRE(d.status == 0);
+    CHECK(d.out.find(note) != std::string::npos);
+    const auto dj = parse_json(run_inferlab({"decode-roofline", "--config", phi3, "--hw", "h100-sxm", "--seq-len", "8192", "--json"}));
+    CHECK(dj["inputs"]["max_position_embeddings"] == 4096);
+}

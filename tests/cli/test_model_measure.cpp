@@ -20,6 +20,28 @@ TEST_CASE("model speculate: greedy equals the target, counts and prediction are 
     CHECK(j["weight_dtype"] == "fp32");
 }
 
+// Issue #29, item 9: tokens per round was --steps ÷ rounds, so a last round cut short by --steps
+// (four drafts accepted, --steps 1: 1.0 tokens per round) was compared with (1 − α^(γ+1))/(1 − α).
+// It is what the rounds produced (accepted drafts + 1 each), the last round whole.
+TEST_CASE("model speculate counts what its rounds produce, the truncated last round whole", "[cli][model]") {
+    // Greedy with a draft equal to the target (all 6 layers, no perturbation): every draft is
+    // accepted, so one round produces γ + 1 = 5 tokens, of which --steps 1 keeps one.
+    auto j = parse_json(run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "4", "--steps", "1", "--greedy",
+                                      "--draft-layers", "6", "--perturb", "0", "--json"}));
+    CHECK(j["tokens_generated"] == 1);
+    CHECK(j["rounds"] == 1);
+    CHECK(j["acceptance_rate"] == 1.0);
+    CHECK(j["tokens_produced"] == 5);
+    CHECK(j["tokens_per_round"] == 5.0);
+    CHECK(j["predicted_tokens_per_round"] == 5.0);  // α = 1: γ + 1
+    // Four of four accepted: 0 of 4 would have refuted α = 1, so four judgements can tell.
+    CHECK(j["within_interval"] == true);
+    auto t = run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "4", "--steps", "1", "--greedy",
+                           "--draft-layers", "6", "--perturb", "0"});
+    CHECK(t.status == 0);
+    CHECK(t.out.find("5 produced for 1 kept) 5.000 against") != std::string::npos);
+}
+
 TEST_CASE("model speculate --weight-dtype: greedy speculation on int8 weights equals greedy generation on them", "[cli][model]") {
     auto g = parse_json(run_inferlab({"model", "speculate", "--model", "demo-gqa", "--gamma", "2", "--steps", "20", "--greedy",
                                       "--weight-dtype", "int8", "--json"}));

@@ -27,7 +27,7 @@ TEST_CASE("kv-mem in Chinese names the paged blocks and the budget in the docume
     INFO(r.out << r.err);
     REQUIRE(r.status == 0);
     CHECK(has(r.out, "分页       每块 16 个 token"));
-    CHECK(has(r.out, "  浪费       0 B（占已分配的 0%，即未填满的尾块）"));
+    CHECK(has(r.out, "  浪费       0 B（占已分配的 0%，即块中的空位）"));
     CHECK(has(r.out, "显存预算    每台设备 85,899,345,920 B = 80 GiB = 85.89934592 GB"));
     CHECK(has(r.out, "  留给 KV   "));
     CHECK(has(r.out, "  并发请求数"));
@@ -40,7 +40,7 @@ TEST_CASE("kv-mem in English keeps its labels", "[cli][i18n][kv-mem]") {
     INFO(r.out << r.err);
     REQUIRE(r.status == 0);
     CHECK(has(r.out, "\nPaged      blocks of 16 tokens (2,097,152 B = 2 MiB = 2.097152 MB each across\n"));
-    CHECK(has(r.out, "  waste      0 B (0% of allocated, the unfilled tail blocks)\n"));
+    CHECK(has(r.out, "  waste      0 B (0% of allocated, the blocks' empty slots)\n"));
     CHECK(has(r.out, "\nBudget      85,899,345,920 B = 80 GiB = 85.89934592 GB per device\n"));
     CHECK(has(r.out, "  for KV    "));
     CHECK(has(r.out, "  concurrent requests      "));

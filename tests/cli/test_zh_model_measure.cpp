@@ -126,8 +126,11 @@ TEST_CASE("model speculate in Chinese: the first document's 3.1 terms around the
     CHECK(r.out.find("  接受率 " + fmt::format("{:.4f}", j["acceptance_rate"].get<double>()) +
                      "，对照 spec-accept 的接受质量 Σ min(p, q) = " +
                      fmt::format("{:.4f}", j["predicted_acceptance_rate"].get<double>())) != std::string::npos);
-    CHECK(r.out.find("每轮（各含一次 target 验证）实际前进 " + fmt::format("{:.3f}", j["tokens_per_round"].get<double>()) + " 个 token") !=
-          std::string::npos);
+    std::string joined = r.out;  // the sentence as one line: Chinese wraps between any two characters
+    for (std::size_t at; (at = joined.find("\n  ")) != std::string::npos;) joined.erase(at, 3);
+    CHECK(joined.find("共产出 " + std::to_string(j["tokens_produced"].get<int>()) + " 个、保留 " +
+                      std::to_string(j["tokens_generated"].get<int>()) + " 个）实际前进 " +
+                      fmt::format("{:.3f}", j["tokens_per_round"].get<double>()) + " 个 token") != std::string::npos);
     CHECK(r.out.find("草稿/target 成本比为 0.3 时的预测加速：" + fmt::format("{:.3f}", j["predicted_speedup"].get<double>())) !=
           std::string::npos);
     Args explain = args;

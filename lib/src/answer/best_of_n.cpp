@@ -74,7 +74,7 @@ BudgetAnswer budget_of(const BestOfNRequest& r) {
 }
 
 SimulationAnswer simulation_of(const BestOfNRequest& r) {
-    SimulationAnswer out{r.simulation->trials, r.simulation->seed, {}, true};
+    SimulationAnswer out{r.simulation->trials, r.simulation->seed, {}, true, 0};
     const Verifier v = r.verifier ? *r.verifier : Verifier{};
     // No answer distribution: majority vote is not simulated (nobody asked for it).
     const std::vector<double> d = r.answer_dist ? *r.answer_dist : std::vector<double>{};
@@ -83,8 +83,9 @@ SimulationAnswer simulation_of(const BestOfNRequest& r) {
         const BestOfNRow exact = row_of(r, n);
         auto add = [&](const char* name, const std::optional<double>& value, const Estimate& e) {
             if (!value) return;
-            const bool ok = e.contains(*value);
-            out.all_agree = out.all_agree && ok;
+            const std::optional<bool> ok = e.agrees_with(*value);
+            out.all_agree = out.all_agree && ok.value_or(true);
+            out.untold += !ok;
             out.rows.push_back({n, name, *value, e, ok});
         };
         add(N_("coverage"), exact.coverage, s.coverage);

@@ -145,8 +145,8 @@ SpecSimulation simulation(const SpecPosition& pos, const SpecAcceptInputs& in) {
     for (double px : pos.p) s.half_width_99.push_back(proportion_half_width_99(px, n));
     s.speculative_fit = fit_test(c.speculative, pos.p);
     s.threshold_shortcut_fit = fit_test(c.threshold_shortcut, pos.p);
-    s.speculative_passes = s.speculative_fit.p_value >= kFitLevel;
-    s.threshold_shortcut_passes = s.threshold_shortcut_fit.p_value >= kFitLevel;
+    s.speculative_passes = s.speculative_fit.passes(kFitLevel);
+    s.threshold_shortcut_passes = s.threshold_shortcut_fit.passes(kFitLevel);
     return s;
 }
 

@@ -241,6 +241,18 @@ std::uint64_t parse_positive_int(const std::string& where, const std::string& te
     return v;
 }
 
+std::uint64_t parse_count(const std::string& where, const std::string& text) {
+    static const Unit kCountUnits[] = {{"k", 1000}, {"M", 1000000}, {"Ki", pow2(10)}, {"Mi", pow2(20)}};
+    auto [d, suffix] = split_number(where, text);
+    if (trim(suffix).empty()) return parse_positive_int(where, text);
+    if (trim(suffix) == "K") throw InputError(where, text, N_("uppercase K is ambiguous: 8k = 8,000, 8Ki = 8,192"));
+    const u128 unit = table_unit(where, text, suffix, kCountUnits,
+                                 N_("unknown count suffix '{0}': use k (1000), M (10^6), Ki (1024) or Mi (2^20)"));
+    const std::uint64_t v = whole_value(where, text, d, unit, N_("is not a whole number"));
+    if (v == 0) throw InputError(where, text, N_("must be a positive integer"));
+    return v;
+}
+
 std::uint64_t parse_positive_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
                                          const std::string& rule) {
     const std::uint64_t v = parse_positive_int(where, text);
@@ -331,10 +343,10 @@ std::vector<std::uint64_t> parse_int_list_or_range(const std::string& where, con
     for (const auto& item : split_count_list(where, text)) {
         auto dots = item.find("..");
         if (dots == std::string::npos) {
-            out.push_back(parse_positive_int(where, item));
+            out.push_back(parse_count(where, item));
         } else {
-            std::uint64_t lo = parse_positive_int(where, item.substr(0, dots));
-            std::uint64_t hi = parse_positive_int(where, item.substr(dots + 2));
+            std::uint64_t lo = parse_count(where, item.substr(0, dots));
+            std::uint64_t hi = parse_count(where, item.substr(dots + 2));
             if (hi < lo) throw InputError(where, item, N_("is a range whose end is below its start"));
             if (hi - lo >= max_items)
                 throw InputError(where, item, N_("spans more than {0} values"), {std::to_string(max_items)});

@@ -150,8 +150,7 @@ Estimate make_estimate(std::uint64_t hits, std::uint64_t trials) {
     Estimate e;
     e.trials = trials;
     e.mean = static_cast<double>(hits) / static_cast<double>(trials);
-    e.half_width = std::max(proportion_half_width_99(e.mean, static_cast<double>(trials)),
-                            3.0 / static_cast<double>(trials));
+    e.interval_99 = wilson_interval_99(static_cast<double>(hits), static_cast<double>(trials));
     return e;
 }
 

@@ -43,6 +43,12 @@ std::uint64_t positions_cached(const KvLayer& layer, std::uint64_t seq_len) {
     return layer.window != 0 && layer.window < seq_len ? layer.window : seq_len;
 }
 
+std::uint64_t window_blocks(const KvLayer& layer, std::uint64_t seq_len, std::uint64_t block_size) {
+    if (seq_len == 0) return 0;
+    const std::uint64_t first = seq_len - positions_cached(layer, seq_len);  // the oldest position kept
+    return (seq_len - 1) / block_size - first / block_size + 1;
+}
+
 std::uint64_t layer_bytes_per_token(const KvLayer& layer) {
     return bits_to_bytes(layer_token_bits(layer), N_("KV bytes per token"));
 }
@@ -121,8 +127,7 @@ PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std:
     });
     for (auto& g : out.groups) {
         for (const auto& [s, count] : requests) {
-            const std::uint64_t pos = positions_cached(KvLayer{.window = g.window}, s);
-            const std::uint64_t blocks = pos / block_size + (pos % block_size != 0);
+            const std::uint64_t blocks = window_blocks(KvLayer{.window = g.window}, s, block_size);
             g.blocks_per_request.push_back(blocks);  // one per entry of the requests, each standing for `count`
             g.total_blocks = checked_add(g.total_blocks, checked_mul(blocks, count, what), what);
         }

@@ -51,14 +51,15 @@ double attention_flops(const DecodeModel& m, std::uint64_t seq_len) {
            static_cast<double>(m.attn_head_dim) * static_cast<double>(seq_len);
 }
 
-// Causal prefill of P tokens: query p attends to min(p, W) keys; P²/2 pairs without a window
-// (the document's approximation), W²/2 + (P − W)·W with one.
+// Causal prefill of P tokens: the query at position i (0-based) attends to its i + 1 positions, the
+// newest included (as a decode step counts its own), so Σ_i (i + 1) = P(P + 1)/2 query-key pairs;
+// with a window W < P, Σ_i min(i + 1, W) = W(W + 1)/2 + (P − W)·W.
 double prefill_attention_flops(const DecodeModel& m, std::uint64_t prompt_len) {
     const double P = static_cast<double>(prompt_len);
     auto pairs = [&](std::uint64_t w) {
-        if (w == 0 || w >= prompt_len) return P * P / 2;
+        if (w == 0 || w >= prompt_len) return P * (P + 1) / 2;
         const double W = static_cast<double>(w);
-        return W * W / 2 + (P - W) * W;
+        return W * (W + 1) / 2 + (P - W) * W;
     };
     if (!m.attn_per_layer.empty()) {
         double f = 0;
@@ -66,8 +67,8 @@ double prefill_attention_flops(const DecodeModel& m, std::uint64_t prompt_len) {
             f += 2.0 * static_cast<double>(a.q_heads) * static_cast<double>(a.d_qk + a.d_v) * pairs(a.window);
         return f;
     }
-    return 2.0 * static_cast<double>(m.attn_layers) * static_cast<double>(m.attn_q_heads) *
-           static_cast<double>(m.attn_head_dim) * P * P;
+    return 4.0 * static_cast<double>(m.attn_layers) * static_cast<double>(m.attn_q_heads) *
+           static_cast<double>(m.attn_head_dim) * pairs(0);
 }
 
 // The step from its totals: one formula for decode_step and compute_bound_from.

@@ -242,19 +242,38 @@ double gamma_q(double a, double x) {
 FitTest fit_test(const std::vector<std::uint64_t>& counts, const std::vector<double>& p) {
     FitTest f;
     std::uint64_t n = std::accumulate(counts.begin(), counts.end(), std::uint64_t{0});
-    std::size_t cells = 0;
+    struct Cell {
+        double observed, expected;
+    };
+    std::vector<Cell> cells;
+    Cell small{0, 0};
     for (std::size_t i = 0; i < p.size(); ++i) {
         const double obs = static_cast<double>(counts[i]);
         f.total_variation += 0.5 * std::fabs(obs / static_cast<double>(n) - p[i]);
         if (p[i] > 0) {
             const double e = p[i] * static_cast<double>(n);
-            f.chi_square += (obs - e) * (obs - e) / e;
-            ++cells;
+            if (e >= kMinExpected) {
+                cells.push_back({obs, e});
+            } else {
+                small = {small.observed + obs, small.expected + e};
+                ++f.pooled;
+            }
         } else if (counts[i] > 0) {
             f.impossible_outcome = true;
         }
     }
-    f.dof = cells > 0 ? cells - 1 : 0;
+    if (f.pooled > 0) {
+        if (small.expected < kMinExpected && !cells.empty()) {
+            auto least = std::min_element(cells.begin(), cells.end(),
+                                          [](const Cell& a, const Cell& b) { return a.expected < b.expected; });
+            *least = {least->observed + small.observed, least->expected + small.expected};
+        } else {
+            cells.push_back(small);
+        }
+    }
+    for (const Cell& c : cells) f.chi_square += (c.observed - c.expected) * (c.observed - c.expected) / c.expected;
+    f.dof = cells.size() > 0 ? cells.size() - 1 : 0;
+    f.testable = f.impossible_outcome || cells.size() >= 2;
     f.p_value = f.impossible_outcome ? 0 : (f.dof ? gamma_q(static_cast<double>(f.dof) / 2, f.chi_square / 2) : 1);
     return f;
 }

@@ -11,6 +11,7 @@
 #include "inferlab/base/checked.hpp"
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/files.hpp"
+#include "inferlab/base/format.hpp"
 #include "shipped_models.hpp"
 
 namespace inferlab {
@@ -489,6 +490,13 @@ ParamCount count_params(const ModelConfig& c) {
     if (c.text_config)
         p.not_counted.push_back("the towers beside text_config (vision encoder, projector): only the language model is counted");
     return p;
+}
+
+std::optional<Prose> past_max_positions(const ModelConfig& cfg, std::uint64_t longest) {
+    if (cfg.max_positions == 0 || longest <= cfg.max_positions) return std::nullopt;
+    return Prose{N_("S = {0} is past the config's max_position_embeddings ({1}): the arithmetic holds at any length, "
+                    "but the model was not trained to attend that far"),
+                 {group_thousands(longest), group_thousands(cfg.max_positions)}};
 }
 
 }  // namespace inferlab

@@ -158,8 +158,19 @@ TEST_CASE("a batch of equal requests is one entry with a count and sums like the
     REQUIRE(pg.groups.size() == 2);
     CHECK(pg.groups[0].total_blocks == pl.groups[0].total_blocks);
     CHECK(pg.groups[0].total_blocks == 3 * 257 + 1);  // ceil(4097 / 16) = 257, ceil(5 / 16) = 1
-    CHECK(pg.groups[1].total_blocks == 3 * 7 + 1);    // ceil(min(S, 100) / 16): 7 and 1
+    // The window's positions 3997..4096 lie in blocks 249..256 (3997 = 249·16 + 13): 8 blocks, one more
+    // than ceil(100 / 16) = 7, because the window starts inside a block. S = 5: 1 block.
+    CHECK(pg.groups[1].total_blocks == 3 * 8 + 1);
     CHECK(pg.allocated_bytes == pl.allocated_bytes);
+    // Issue #29, item 4: Phi-3-mini's window of 2047 at S = 3000 keeps positions 953..2999, blocks
+    // 59..187 of 16: 129 (vLLM frees a block only when the window has left it entirely). A window
+    // that starts on a boundary needs exactly ceil(W / 16): S = 2063, W = 2047: positions 16..2062.
+    const KvLayer phi3{32, 96, 96, 16, 16, 2047, false};
+    CHECK(window_blocks(phi3, 3000, 16) == 129);
+    CHECK(window_blocks(phi3, 2063, 16) == 128);
+    CHECK(window_blocks(phi3, 2047, 16) == 128);  // S ≤ W: ceil(S / 16)
+    CHECK(window_blocks(phi3, 1, 16) == 1);
+    CHECK(window_blocks(phi3, 0, 16) == 0);
     CHECK(kv_tensor_parallel(spec, grouped, 1).per_device_bytes == l.total_bytes);
     CHECK(request_count(grouped) == 4);
     // 10^9 requests cost no memory and are exact: 3 B per token × 8192 × 10^9 on layer 1 alone.

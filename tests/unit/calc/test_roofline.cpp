@@ -170,7 +170,9 @@ TEST_CASE("prefill, TTFT, TPOT and end-to-end", "[roofline]") {
     const DecodeModel m = seven_b();
     Machine hw{1e12, 1e15, std::nullopt};
     LatencyBound l = latency_bound(m, 1, 1000, 11, hw);
-    double flops = 2 * 7e9 * 1000 + 2.0 * 32 * 32 * 128 * 1000 * 1000;
+    // Issue #29, item 17: causal attention over P = 1000 attends Σ (i + 1) = P(P + 1)/2 = 500,500
+    // pairs, not P²/2; 4·L·H_q·d FLOPs a pair (QKᵀ and PV, 2 a multiply-add).
+    double flops = 2 * 7e9 * 1000 + 4.0 * 32 * 32 * 128 * 500500;
     // 1e-15 relative: integers below 2^53 and one division.
     CHECK_THAT(l.prefill.flops, WithinRel(flops, 1e-15));
     CHECK(l.prefill.compute_bound);
@@ -268,8 +270,9 @@ TEST_CASE("attention FLOPs honour sliding windows and MLA's head widths", "[roof
     Machine hw{1e12, 1e15, std::nullopt};
     // S = 1000: 2·4·16·1000 + 2·4·20·100 = 128,000 + 16,000 = 144,000 FLOPs
     CHECK_THAT(*decode_step(m, {1000}, hw).flops, WithinRel(144000.0, 1e-15));  // small integers, exact in double
-    // Prefill P = 1000: full layer 2·4·16·(1000²/2) = 64,000,000; sliding 2·4·20·(100²/2 + 900·100) = 15,200,000
-    CHECK_THAT(prefill_bound(m, 1, 1000, hw).flops, WithinRel(79200000.0, 1e-15));
+    // Prefill P = 1000: full layer 2·4·16·(1000·1001/2) = 64,064,000; sliding 2·4·20·(100·101/2 + 900·100)
+    // = 160·95,050 = 15,208,000
+    CHECK_THAT(prefill_bound(m, 1, 1000, hw).flops, WithinRel(79272000.0, 1e-15));
 }
 
 TEST_CASE("compute_bound_from agrees with a plain scan for an MoE model", "[roofline]") {

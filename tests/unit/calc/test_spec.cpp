@@ -118,6 +118,50 @@ TEST_CASE("simulation: the rule keeps p, the threshold shortcut does not", "[spe
     CHECK(c.greedy[0] == 200000);
 }
 
+// Issue #29, item 11: a χ² verdict on expected counts of 0.1. Outcomes expected fewer than 5 times
+// are pooled; counts too few for two cells get no verdict.
+TEST_CASE("fit_test pools the outcomes expected fewer than 5 times", "[spec]") {
+    // n = 100 over p = (0.5, 0.45, 0.03, 0.02): expected 50, 45, 3, 2; the last two pool into one
+    // cell of 5 (observed 4 + 2 = 6). χ² = (48 − 50)²/50 + (46 − 45)²/45 + (6 − 5)²/5
+    // = 0.08 + 0.0222… + 0.2 = 0.30222… on 2 dof; the 2-dof tail is exp(−χ²/2).
+    const FitTest f = fit_test({48, 46, 4, 2}, {0.5, 0.45, 0.03, 0.02});
+    CHECK(f.pooled == 2);
+    CHECK(f.dof == 2);
+    CHECK_THAT(f.chi_square, WithinRel(0.08 + 1.0 / 45 + 0.2, 1e-12));  // 1e-12: three double divisions
+    CHECK_THAT(f.p_value, WithinRel(std::exp(-(0.08 + 1.0 / 45 + 0.2) / 2), 1e-9));  // the series, as above
+    CHECK(f.passes(0.01) == true);
+    // Pooled and still below 5 (expected 2 + 1 = 3, observed 6): merged into the smallest other cell,
+    // expected 47 + 3 = 50, observed 44 + 6 = 50; the cells (50 of 50, 50 of 50) give χ² = 0 on 1 dof.
+    const FitTest g = fit_test({50, 44, 4, 2}, {0.5, 0.47, 0.02, 0.01});
+    CHECK(g.pooled == 2);
+    CHECK(g.dof == 1);
+    CHECK_THAT(g.chi_square, WithinAbs(0, 1e-12));  // 1e-12: 0.47 × 100 is 47 to a few ulps
+    // One sample over two outcomes leaves one cell: no test.
+    const FitTest one = fit_test({1, 0}, {0.5, 0.5});
+    CHECK_FALSE(one.testable);
+    CHECK_FALSE(one.passes(0.01).has_value());
+    // An outcome p forbids refutes p at any sample size.
+    const FitTest bad = fit_test({0, 1}, {1.0, 0.0});
+    CHECK(bad.testable);
+    CHECK(bad.passes(0.01) == false);
+}
+
+TEST_CASE("the 99% Wilson interval stays inside [0, 1] and says when trials can tell", "[stats]") {
+    // 0 of 1: [0, z²/(1 + z²)] = [0, 6.635776/7.635776]; 1 of 1: [1/7.635776, 1]. 1e-12: a few operations.
+    const Interval none = wilson_interval_99(0, 1), all = wilson_interval_99(1, 1);
+    CHECK(none.lo == 0);
+    CHECK_THAT(none.hi, WithinRel(6.635776 / 7.635776, 1e-12));
+    CHECK_THAT(all.lo, WithinRel(1 / 7.635776, 1e-12));
+    CHECK(all.hi == 1);
+    CHECK_FALSE(wilson_can_tell(0.3, 1));  // both outcomes' intervals hold 0.3
+    CHECK(wilson_can_tell(0.9, 1));        // 0 of 1 excludes 0.9 > 0.869
+    CHECK(wilson_can_tell(0.3, 100));
+    // A large sample: close to the normal approximation p̂ ± 2.576·sqrt(p̂(1 − p̂)/n) (5000 of 10,000:
+    // ±0.01288); the Wilson interval is narrower by the factor 1/(1 + z²/n) and wider by the z²/4n² term.
+    const Interval half = wilson_interval_99(5000, 10000);
+    CHECK_THAT(half.hi - 0.5, WithinAbs(0.01288, 1e-5));
+}
+
 TEST_CASE("chi-square tail against known values", "[spec]") {
     // Q(k/2, x/2) for χ²: 2 dof tail is exp(−x/2).
     // 1e-12 relative: a series or continued fraction converged to double precision.

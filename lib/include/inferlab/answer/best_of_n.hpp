@@ -74,12 +74,13 @@ struct SimulationRow {
     std::string strategy;                 // coverage, verifier, majority, biased judge (msgids)
     double exact = 0;
     Estimate estimate;
-    bool agrees = false;                  // exact inside the 99% interval
+    std::optional<bool> agrees;           // exact inside the 99% interval; none: too few trials to tell
 };
 struct SimulationAnswer {
     std::uint64_t trials = 0, seed = 0;
     std::vector<SimulationRow> rows;
-    bool all_agree = true;
+    bool all_agree = true;                // every row that can tell agrees
+    std::uint64_t untold = 0;             // rows with too few trials to tell
 };
 
 struct BestOfNResult {

@@ -105,7 +105,8 @@ struct SpecSimulation {
     std::vector<double> threshold_shortcut_exact;                 // [V] the shortcut's exact distribution
     std::vector<double> half_width_99;                            // [V] 99% half-width of a frequency of p(x)
     FitTest speculative_fit, threshold_shortcut_fit;
-    bool speculative_passes = false, threshold_shortcut_passes = false;  // p-value ≥ kFitLevel
+    // p-value ≥ kFitLevel; none: too few samples for the χ² test (FitTest::testable)
+    std::optional<bool> speculative_passes, threshold_shortcut_passes;
 };
 
 struct SpecAcceptResult {

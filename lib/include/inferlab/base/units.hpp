@@ -25,6 +25,11 @@ double parse_flops(const std::string& where, const std::string& text);
 // rejected: "8K context" usually means 8,192, so the reader must choose 8k or 8Ki.
 std::uint64_t parse_tokens(const std::string& where, const std::string& text);
 
+// A positive count of things (requests in a batch, candidates): a plain integer as
+// parse_positive_int reads it, or with parse_tokens' suffixes ("8Ki" = 8192, "8k" = 8000), so that
+// --batch 8Ki reads as --seq-len 8Ki does. Uppercase K is rejected as there.
+std::uint64_t parse_count(const std::string& where, const std::string& text);
+
 // Plain integers ("32"; scientific "1e3" accepted when whole).
 std::uint64_t parse_positive_int(const std::string& where, const std::string& text);
 std::uint64_t parse_nonnegative_int(const std::string& where, const std::string& text);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "inferlab/base/stats.hpp"
+
 namespace inferlab {
 
 // 1 − (1 − p)^N, as −expm1(N·log1p(−p)): the direct form loses every digit when p is tiny
@@ -69,9 +71,14 @@ std::vector<BudgetPlan> compare_at_budget(double p, double budget, double cost_s
 // estimate is then empty, trials = 0).
 struct Estimate {
     double mean = 0;
-    double half_width = 0;  // 99% normal-approximation interval: 2.576·sqrt(m(1−m)/trials), at least 3/trials
+    Interval interval_99;  // the 99% Wilson interval (base/stats.hpp): inside [0, 1] at every count
     std::uint64_t trials = 0;
-    bool contains(double exact) const { return exact >= mean - half_width && exact <= mean + half_width; }
+    // Whether `exact` lies in the interval; none where no count of this many trials could have put it
+    // outside (wilson_can_tell: one trial tells nothing of 0.3), so agreement would say nothing.
+    std::optional<bool> agrees_with(double exact) const {
+        if (!wilson_can_tell(exact, static_cast<double>(trials))) return std::nullopt;
+        return interval_99.contains(exact);
+    }
 };
 struct SimulationResult {
     Estimate coverage, verifier, majority, biased_judge;

@@ -54,6 +54,13 @@ u128 layer_token_bits(const KvLayer& layer);
 // Positions a layer holds after `seq_len` tokens: S, or min(S, W) for a sliding layer.
 std::uint64_t positions_cached(const KvLayer& layer, std::uint64_t seq_len);
 
+// The blocks of `block_size` tokens that a layer's cached positions occupy after `seq_len` tokens:
+// ceil(S / block) with full attention; with a window W < S the positions S − W .. S − 1, which
+// start inside a block unless S − W is a multiple of the block, so the blocks from
+// floor((S − W) / block) to floor((S − 1) / block): one more than ceil(W / block) when the window
+// straddles a boundary it does not fill (vLLM frees only the blocks the window has left entirely).
+std::uint64_t window_blocks(const KvLayer& layer, std::uint64_t seq_len, std::uint64_t block_size);
+
 // s_token in bytes over all layers as if every layer cached every position. Exact; a
 // fractional total (int4 with odd widths) is rounded up to the next byte.
 std::uint64_t bytes_per_token(const KvSpec& spec);
@@ -88,13 +95,13 @@ std::uint64_t kv_bytes_uniform(std::uint64_t layers, std::uint64_t batch, std::u
                                std::uint64_t h_kv, std::uint64_t d, std::uint32_t bits);
 
 // Paged allocation (PagedAttention). Layers that keep the same positions share a block table:
-// one group for full attention, one per sliding window W (a request there holds at most
-// ceil(min(S, W)/block) blocks). Allocated bytes are exactly Σ_groups blocks × block bytes.
+// one group for full attention, one per sliding window W (a request there holds the blocks its
+// last min(S, W) positions touch: window_blocks). Allocated bytes are exactly Σ_groups blocks × block bytes.
 struct PagedGroup {
     std::uint64_t window = 0;                        // 0: full attention
     std::uint64_t layers = 0;                        // layers in the group
     std::uint64_t block_bytes = 0;                   // block_size tokens of every layer in the group
-    std::vector<std::uint64_t> blocks_per_request;   // ceil(min(S_i, W) / block)
+    std::vector<std::uint64_t> blocks_per_request;   // window_blocks(S_i): ceil(S_i / block) without a window
     std::uint64_t total_blocks = 0;
     std::uint64_t allocated_bytes = 0;               // total_blocks × block_bytes
 };

@@ -87,12 +87,23 @@ std::vector<double> threshold_shortcut_distribution(const std::vector<double>& p
                                                     double threshold);
 
 // Goodness of fit of observed counts against expected probabilities.
+// Pearson's χ² needs expected counts of at least kMinExpected in every cell for its χ² tail to
+// hold: the outcomes below it are pooled into one cell, and that cell, if still below, into the
+// smallest other. Fewer than two cells left: no test (`testable` false, the p-value 1).
+constexpr double kMinExpected = 5;
 struct FitTest {
     double total_variation = 0;   // ½ Σ |observed/n − p|
-    double chi_square = 0;        // Σ (O − E)² / E over cells with E > 0
-    std::size_t dof = 0;
+    double chi_square = 0;        // Σ (O − E)² / E over the cells, after pooling
+    std::size_t dof = 0;          // cells − 1
     double p_value = 1;           // upper tail of χ²(dof)
-    bool impossible_outcome = false;  // a count where p = 0
+    bool impossible_outcome = false;  // a count where p = 0 (the p-value 0: p is refuted outright)
+    std::size_t pooled = 0;       // outcomes whose expected count was under kMinExpected, pooled
+    bool testable = true;         // at least two cells after pooling (or an impossible outcome)
+    // Whether the counts are consistent with p at `level`; none where they are too few to test.
+    std::optional<bool> passes(double level) const {
+        if (!testable) return std::nullopt;
+        return p_value >= level;
+    }
 };
 FitTest fit_test(const std::vector<std::uint64_t>& counts, const std::vector<double>& p);
 // Regularized upper incomplete gamma Q(a, x), for the χ² tail.

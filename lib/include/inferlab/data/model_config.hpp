@@ -103,6 +103,11 @@ ParamCount count_params(const ModelConfig& cfg);
 // How many layers slide (a window_per_layer entry ≠ 0): 0 where the rule leaves every layer full.
 std::size_t sliding_layer_count(const ModelConfig& cfg);
 
+// A note for a length past the config's max_position_embeddings: the bytes and FLOPs hold at any
+// S, but the model was trained for at most that many positions. None where `longest` is within it
+// or the config does not say.
+std::optional<Prose> past_max_positions(const ModelConfig& cfg, std::uint64_t longest);
+
 // Which missing flags a config without torch_dtype needs, for one error naming all of them.
 // `flags` lists (flag, given) pairs; throws InputError naming every flag not given when the
 // config names no precision, and does nothing otherwise.

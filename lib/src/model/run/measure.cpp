@@ -95,10 +95,13 @@ SpeculateStats speculate_statistics(const SpeculateResult& r, int gamma, std::op
     }
     s.acceptance_rate = s.judged ? double(s.accepted) / double(s.judged) : 0;
     s.predicted_acceptance_rate = s.judged ? predicted / double(s.judged) : 0;
-    // 99% interval of the empirical rate around the prediction (normal approximation of a binomial proportion).
-    s.interval_half_width_99 = proportion_half_width_99(s.predicted_acceptance_rate, double(s.judged));
-    s.within_interval = std::fabs(s.acceptance_rate - s.predicted_acceptance_rate) <= s.interval_half_width_99;
-    s.tokens_per_round = r.rounds ? double(r.tokens.size()) / double(r.rounds) : 0;
+    // The prediction against the empirical rate's 99% interval, where the judgements are enough to tell.
+    if (s.judged > 0) {
+        s.interval_99 = wilson_interval_99(double(s.accepted), double(s.judged));
+        if (wilson_can_tell(s.predicted_acceptance_rate, double(s.judged)))
+            s.within_interval = s.interval_99.contains(s.predicted_acceptance_rate);
+    }
+    s.tokens_per_round = r.rounds ? double(r.produced) / double(r.rounds) : 0;  // what rounds produce, the last one whole
     s.predicted_tokens_per_round = expected_tokens_per_round(s.predicted_acceptance_rate, std::size_t(gamma));
     if (cost_ratio) s.predicted_speedup = speedup(s.predicted_acceptance_rate, std::size_t(gamma), *cost_ratio);
     return s;

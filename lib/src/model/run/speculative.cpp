@@ -96,6 +96,7 @@ SpeculateResult speculative_generate(const Transformer& target, const Transforme
         }
         if (k == gamma) next = draw(sampling_distribution(lp, gamma, opt.sampling), rng);  // the bonus token
         res.drafts_discarded += std::uint64_t(gamma - std::min(gamma, k + 1));
+        res.produced += std::uint64_t(k) + 1;  // the accepted drafts, then the residual's or the bonus token
         // 4. Commit: the accepted drafts, then `next`; roll both caches back to the accepted prefix.
         for (int i = 0; i < k && static_cast<int>(res.tokens.size()) < opt.new_tokens; ++i)
             res.tokens.push_back(drafts[std::size_t(i)]);

@@ -19,16 +19,21 @@ TEST_CASE("speculate_statistics: rates, the 99% interval and tokens per round fr
     r.accepted = {8, 1, 0};
     r.predicted_accept = {6.0, 2.0, 0.0};
     r.tokens.assign(12, 1);
+    r.produced = 13;  // the last round made one token past the 12 asked for
     r.rounds = 5;
     const SpeculateStats s = speculate_statistics(r, 3, 0.5);
     CHECK(s.judged == 14);
     CHECK(s.accepted == 9);
     CHECK_THAT(s.acceptance_rate, WithinRel(9.0 / 14.0, 1e-12));           // 1e-12: one double division
     CHECK_THAT(s.predicted_acceptance_rate, WithinRel(8.0 / 14.0, 1e-12));  // (6 + 2) / 14
-    // 2.576·sqrt(α(1 − α)/n) at α = 4/7, n = 14: α(1 − α)/n = 12/686. 1e-9: the same z, double rounding.
-    CHECK_THAT(s.interval_half_width_99, WithinRel(2.576 * std::sqrt(12.0 / 686.0), 1e-9));
-    CHECK(s.within_interval);                                              // |9/14 − 8/14| = 0.071 < 0.34
-    CHECK_THAT(s.tokens_per_round, WithinRel(2.4, 1e-12));                 // 12 tokens / 5 rounds
+    // The Wilson interval of 9 of 14 at z = 2.576: z² = 6.635776, centre (9/14 + z²/28) / (1 + z²/14)
+    // = 0.879849 / 1.473984 = 0.596919; half 2.576·sqrt((9·5/14²)/14 + z²/784) / 1.473984
+    // = 2.576 · sqrt(0.016399 + 0.008464) / 1.473984 = 0.275571. Worked to 6 digits, hence 1e-5.
+    CHECK_THAT(s.interval_99.lo, WithinAbs(0.321348, 1e-5));
+    CHECK_THAT(s.interval_99.hi, WithinAbs(0.872490, 1e-5));
+    CHECK(s.within_interval == true);                                      // 8/14 = 0.571 inside
+    // What the rounds produced (accepted drafts + 1 each, the last round whole), not the tokens kept.
+    CHECK_THAT(s.tokens_per_round, WithinRel(2.6, 1e-12));                 // 13 produced / 5 rounds
     // (1 − α^4)/(1 − α) = 1 + α + α² + α³ at α = 4/7: 1 + 4/7 + 16/49 + 64/343 = 715/343.
     CHECK_THAT(s.predicted_tokens_per_round, WithinRel(715.0 / 343.0, 1e-12));  // 1e-12: a few double operations
     REQUIRE(s.predicted_speedup.has_value());

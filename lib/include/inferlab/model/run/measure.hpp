@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "inferlab/base/stats.hpp"
 #include "inferlab/calc/roofline.hpp"
 #include "inferlab/model/ops/quant_cache.hpp"
 #include "inferlab/model/ops/qweights.hpp"
@@ -54,9 +55,9 @@ struct SpeculateStats {
     std::uint64_t judged = 0, accepted = 0;
     double acceptance_rate = 0;              // accepted / judged (0 when none judged)
     double predicted_acceptance_rate = 0;    // mean Σ_x min(p(x), q(x)) over the judgements
-    double interval_half_width_99 = 0;       // 99% normal-approximation half width around the prediction
-    bool within_interval = false;
-    double tokens_per_round = 0;             // tokens / rounds
+    Interval interval_99;                    // the empirical rate's 99% Wilson interval (base/stats.hpp)
+    std::optional<bool> within_interval;     // the prediction inside it; none: too few judged to tell
+    double tokens_per_round = 0;             // produced / rounds: what the rounds made, the last one whole
     double predicted_tokens_per_round = 0;   // (1 − α^(γ+1))/(1 − α) at the predicted α
     std::optional<double> predicted_speedup; // at the given draft/target cost ratio
     std::vector<SpeculatePosition> per_position;

@@ -46,6 +46,9 @@ struct SpeculateResult {
     std::vector<std::uint64_t> judged, accepted;  // per draft position 1..γ
     std::vector<double> predicted_accept;        // per position: Σ over judgements of Σ_x min(p, q)
     std::uint64_t drafts_discarded = 0;
+    // Σ over rounds of (accepted drafts + 1): what the rounds produced. The last round may produce
+    // more than new_tokens still needed; `tokens` keeps only those, this counts all of them.
+    std::uint64_t produced = 0;
 };
 
 SpeculateResult speculative_generate(const Transformer& target, const Transformer& draft, const std::vector<int>& prompt,
