@@ -23,6 +23,8 @@ std::string bracketed(const std::vector<T>& v) {
     return "[" + fmt::format("{}", fmt::join(v, ",")) + "]";
 }
 
+// A CSV cell at full precision: the double that reads back exactly, as --json has it.
+std::string cell(double v) { return format_short(v, 17); }
 std::string cell(const std::optional<double>& v, const char* spec) {
     return v ? fmt::format(fmt::runtime(spec), *v) : std::string();
 }
@@ -77,16 +79,20 @@ Report logits_report(const LogitsResult& res, const RunFacts& f) {
 Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool svg) {
     Report r;
     const std::string other = res.other_attention == AttentionKind::Online ? "online" : "plain";
+    // A difference at full precision in CSV (as --json has it), to 3 digits in the text.
     auto diff = [](double CheckCacheRow::*path) {
-        return [path](const CheckCacheRow& row) { return fmt::format("{:.2e}", row.*path); };
+        return std::pair{[path](const CheckCacheRow& row) { return cell(row.*path); },
+                         [path](const CheckCacheRow& row) { return fmt::format("{:.2e}", row.*path); }};
     };
+    const auto contiguous = diff(&CheckCacheRow::contiguous), paged = diff(&CheckCacheRow::paged),
+               other_attention = diff(&CheckCacheRow::other_attention), chunked = diff(&CheckCacheRow::chunked);
     const std::vector<Column<CheckCacheRow>> columns = {
         {"pos", N_("pos"), [](const CheckCacheRow& row) { return std::to_string(row.pos); }},
-        {"contiguous", N_("contiguous"), diff(&CheckCacheRow::contiguous)},
-        {"paged", N_("paged"), diff(&CheckCacheRow::paged)},
+        {"contiguous", N_("contiguous"), contiguous.first, contiguous.second},
+        {"paged", N_("paged"), paged.first, paged.second},
         {"other_attention", res.other_attention == AttentionKind::Online ? N_("online attn") : N_("plain attn"),
-         diff(&CheckCacheRow::other_attention)},
-        {"chunked", N_("chunked prefill"), diff(&CheckCacheRow::chunked)}};
+         other_attention.first, other_attention.second},
+        {"chunked", N_("chunked prefill"), chunked.first, chunked.second}};
     const Table t = columns_table(columns, res.rows);
     r.json = {{"backend", f.backend}, {"weight_dtype", f.weight_dtype}, {"quantized_arithmetic", f.quantized_arithmetic},
               {"tokens", res.tokens},
@@ -98,7 +104,7 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
                                   {"other_attention", row.other_attention}, {"chunked", row.chunked}});
     r.human = wrap(trf(N_("Max |logit − no-cache logit| per position ({0}; {1}; {2} backend)"), tokens_count(res.tokens.size()),
                        dims_text(f.dims), f.backend), "", "  ");
-    r.human += render_table(in_words(t));
+    r.human += render_table(text_table(columns, res.rows));
     r.human += wrap(trf(N_("largest difference {0} ({1} of the position's largest logit, {2} path at position {3}); "
                            "tolerance {4} relative: {5}"),
                         fmt::format("{:.3e}", res.worst.max_abs), fmt::format("{:.3e}", res.worst.max_rel), res.worst_path,
