@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
+#include <stdexcept>
 
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/files.hpp"
@@ -61,25 +62,26 @@ const Table& chosen_table(const Report& report, const OutputFlags& flags) {
 
 namespace {
 
-// Each column described once (Column) names the JSON key of its figure: the key must be a member
-// of the table's first JSON row, or of the object that holds the rows (a figure every row shares,
-// as a paged table's block size); for a table whose columns are arrays, a member of the object at
-// json_rows. A column added without its JSON figure is an internal error in the first run that
-// prints the table, in whatever form the run asked for. A table of no rows has nothing to check.
+// Each column described once (Column) names where the JSON holds its figure, and the first run
+// that prints the table checks it (inferlab::check_column_keys, Column's rule): a plain key is a
+// member of the table's first JSON row, or of the object that holds the rows (a figure every row
+// shares, as a paged table's block size), and "report/mse" a pointer into the row; for a table
+// whose columns are arrays, the row is the object at json_rows. "#" is the row's position (its
+// index in the JSON arrays, no figure of its own); a key that begins with '/' is an absolute
+// pointer from the document's root that must exist (a figure held outside the rows, as kv-mem's
+// /bytes_per_token_per_layer). A column added without its JSON figure is an internal error in the
+// first run that prints the table, in whatever form the run asked for. A table of no rows has
+// nothing to check.
 void check_column_keys(const Report& report) {
     for (const auto& t : report.tables) {
         if (t.table.keys.empty()) continue;
         auto fail = [&](const std::string& why) { throw std::logic_error("table '" + t.name + "': " + why); };
         if (!t.json_rows) fail("built from Column descriptions without the JSON pointer of its rows");
-        const nlohmann::json::json_pointer at(*t.json_rows);
-        if (!report.json.contains(at)) fail("no JSON at '" + *t.json_rows + "'");
-        const nlohmann::json& rows = report.json.at(at);
-        const nlohmann::json* parent = at.empty() ? nullptr : &report.json.at(at.parent_pointer());
-        if (rows.is_array() && rows.empty()) continue;
-        const nlohmann::json& row = rows.is_array() ? rows.front() : rows;
-        for (const auto& key : t.table.keys)
-            if (!(row.is_object() && row.contains(key)) && !(parent && parent->is_object() && parent->contains(key)))
-                fail("column key '" + key + "' is not in its JSON row at '" + *t.json_rows + "'");
+        try {
+            inferlab::check_column_keys(report.json, *t.json_rows, t.table.keys);
+        } catch (const std::logic_error& e) {
+            fail(e.what());
+        }
     }
 }
 

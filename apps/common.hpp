@@ -79,13 +79,18 @@ std::string render_table(const Table& t, const std::string& indent = "  ");
 Table in_words(Table t, const std::string& context = "");
 
 // A described table as the text prints it: each column's text cell and text_header where it has
-// them, the other headers in the reader's language through trc(context) (tr when `context` is
-// empty). The cells are left as the formatters give them: a text formatter translates its words.
+// them (the csv_only columns left out), the other headers in the reader's language through
+// trc(context) (tr when `context` is empty). The cells are left as the formatters give them: a
+// text formatter translates its words.
 template <class Row>
 Table text_table(const std::vector<Column<Row>>& columns, const std::vector<Row>& rows, const std::string& context = "") {
     Table t = columns_table(columns, rows, CellForm::text);
-    for (std::size_t i = 0; i < columns.size(); ++i)
-        if (!columns[i].text_header) t.columns[i] = context.empty() ? tr(t.columns[i]) : trc(context, t.columns[i]);
+    std::size_t i = 0;  // the text's column: the csv_only ones are not there
+    for (const auto& c : columns) {
+        if (c.csv_only) continue;
+        if (!c.text_header) t.columns[i] = context.empty() ? tr(t.columns[i]) : trc(context, t.columns[i]);
+        ++i;
+    }
     return t;
 }
 

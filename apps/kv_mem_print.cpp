@@ -548,15 +548,25 @@ Table requests_table(const KvMemResult& r) {
     return columns_table(columns, rows);
 }
 
+// A row per layer; the JSON keeps the layers as runs of equal ones (model.layer_runs), so the keys
+// name a run's figures, the first run standing for all in the check, and each layer's bytes are
+// in /bytes_per_token_per_layer, at the layer's index.
 Table layers_table(const KvMemResult& r) {
-    Table t{{"layer", "h_kv", "d_k", "d_v", "bits_k", "bits_v", "window_tokens", "latent", "bytes_per_token"}, {}, {}};
-    const auto& layers = r.model.spec.layers;
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-        const KvLayer& l = layers[i];
-        t.rows.push_back({num(i), num(l.h_kv), num(l.d_k), num(l.d_v), num(l.bits_k), num(l.bits_v), window_cell(l.window),
-                          l.latent ? "yes" : "no", num(r.bytes_per_token_per_layer[i])});
-    }
-    return t;
+    const std::vector<KvLayer>& layers = r.model.spec.layers;
+    auto field = [&layers](auto f) { return [&layers, f](std::size_t i) { return num(layers[i].*f); }; };
+    const std::vector<Column<std::size_t>> columns = {
+        {"#", "layer", [](std::size_t i) { return num(i); }},
+        {"h_kv", "h_kv", field(&KvLayer::h_kv)},
+        {"d_k", "d_k", field(&KvLayer::d_k)},
+        {"d_v", "d_v", field(&KvLayer::d_v)},
+        {"bits_k", "bits_k", field(&KvLayer::bits_k)},
+        {"bits_v", "bits_v", field(&KvLayer::bits_v)},
+        {"window", "window_tokens", [&layers](std::size_t i) { return window_cell(layers[i].window); }},
+        {"latent", "latent", [&layers](std::size_t i) { return std::string(layers[i].latent ? "yes" : "no"); }},
+        {"/bytes_per_token_per_layer", "bytes_per_token", [&r](std::size_t i) { return num(r.bytes_per_token_per_layer[i]); }}};
+    std::vector<std::size_t> rows(layers.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+    return columns_table(columns, rows);
 }
 
 Table paged_table(const PagedUsage& p) {
@@ -579,7 +589,7 @@ Report kv_mem_report(const KvMemResult& r) {
     rep.human = to_human(r);
     rep.explain = to_explain(r);
     if (r.kv) rep.add_table("requests", requests_table(r), "");
-    rep.add_table("layers", layers_table(r));
+    rep.add_table("layers", layers_table(r), "/model/layer_runs");
     if (!r.head_sharing.empty()) rep.add_table("head-sharing", columns_table(head_sharing_columns(r), r.head_sharing), "/head_sharing");
     if (r.paged) rep.add_table("paged", paged_table(*r.paged), "/paged/groups");
     return rep;

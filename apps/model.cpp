@@ -149,7 +149,8 @@ void setup_logits(CLI::App* model) {
     add_output_flags(*s, o->flags, true);
     s->footer(examples_footer({"inferlab model logits --model demo-gqa --tokens 1,2,3 --path paged --json"},
                               tr("Tables (--csv --table NAME): positions.\n"
-                                 "JSON keys: path, backend, kernels, weight_dtype, quantized_arithmetic (null: not int8/int4), tokens, logits (one row per position).")));
+                                 "JSON keys: path, backend, kernels, weight_dtype, quantized_arithmetic (null: not int8/int4), tokens, logits (one row per position), "
+                                 "top[]{pos, token, rank, next_token, logit} (each position's five largest logits, rank 1 the largest: the table's rows).")));
     s->callback([o, s] { run_logits(*o, *s); });
 }
 

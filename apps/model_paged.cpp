@@ -63,26 +63,43 @@ std::string refs_text(const SeqState& s, std::size_t max_cols = 0) {
     return elided(e, max_cols);
 }
 
+// A row of the CSV: one logical block of a sequence at a step (no block: the sequence holds none).
+struct BlockRow {
+    const PagedStep* step;
+    const SeqState* seq;
+    std::optional<std::size_t> block;
+};
+
 // CSV: one row per logical block of each sequence at each step (a sequence holding no block: one
-// row, its block cells empty), numbers only; the text shows the same as "0→5 1→7".
+// row, its block cells empty), numbers only; the text shows the same as "0→5 1→7". The rows are
+// steps[].seqs[] of --json (the step's number in the object that holds them), a block by its index
+// in the sequence's table and refs; every block but the last is full, the last holds last_fill.
+std::vector<Column<BlockRow>> block_columns(int block_size) {
+    auto of_block = [](auto cell) {
+        return [cell](const BlockRow& r) { return r.block ? cell(*r.seq, *r.block) : std::string(); };
+    };
+    const std::vector<Column<BlockRow>> c = {
+        {"step", "step", [](const BlockRow& r) { return std::to_string(r.step->step); }},
+        {"seq", "seq", [](const BlockRow& r) { return std::to_string(r.seq->seq); }},
+        {"state", "state", [](const BlockRow& r) { return r.seq->state; }},
+        {"length", "length (tokens)", [](const BlockRow& r) { return std::to_string(r.seq->length); }},
+        {"#", "logical block", of_block([](const SeqState&, std::size_t b) { return std::to_string(b); })},
+        {"table", "physical block", of_block([](const SeqState& s, std::size_t b) { return std::to_string(s.table[b]); })},
+        {"refs", "refs", of_block([](const SeqState& s, std::size_t b) { return std::to_string(s.refs[b]); })},
+        {"last_fill", "fill (tokens)", of_block([block_size](const SeqState& s, std::size_t b) {
+             return std::to_string(b + 1 == s.table.size() ? s.last_fill : block_size);
+         })}};
+    return c;
+}
+
 Table steps_table(const PagedSimResult& r) {
-    Table t{{"step", "seq", "state", "length (tokens)", "logical block", "physical block", "refs", "fill (tokens)"}, {}, {}};
+    std::vector<BlockRow> rows;
     for (const auto& st : r.steps)
         for (const auto& s : st.seqs) {
-            const std::vector<std::string> lead{std::to_string(st.step), std::to_string(s.seq), s.state, std::to_string(s.length)};
-            if (s.table.empty()) {
-                t.rows.push_back(lead);
-                t.rows.back().insert(t.rows.back().end(), {"", "", "", ""});
-            }
-            for (std::size_t b = 0; b < s.table.size(); ++b) {
-                t.rows.push_back(lead);
-                // Every block but the last is full.
-                const int fill = b + 1 == s.table.size() ? s.last_fill : r.options.block_size;
-                t.rows.back().insert(t.rows.back().end(), {std::to_string(b), std::to_string(s.table[b]),
-                                                           std::to_string(s.refs[b]), std::to_string(fill)});
-            }
+            if (s.table.empty()) rows.push_back({&st, &s, std::nullopt});
+            for (std::size_t b = 0; b < s.table.size(); ++b) rows.push_back({&st, &s, b});
         }
-    return t;
+    return columns_table(block_columns(r.options.block_size), rows);
 }
 
 // Why bytes_saved is what it is (SharingComparison::blocks_saved): measured on the shared run at
@@ -122,6 +139,21 @@ std::string state_text(const std::string& state) {
 
 std::string yes_no(bool v) { return v ? tr("yes") : tr("NO"); }
 
+// The text's table of one step: a row per sequence (steps[].seqs[] of --json), its blocks in one
+// cell, long lists elided.
+std::vector<Column<SeqState>> seq_columns(int block_size) {
+    const std::vector<Column<SeqState>> c = {
+        {"seq", N_("seq"), [](const SeqState& s) { return std::to_string(s.seq); }},
+        {"state", N_("state"), [](const SeqState& s) { return state_text(s.state); }},
+        {"length", N_("len"), [](const SeqState& s) { return std::to_string(s.length); }},
+        {"table", N_("blocks (logical→physical)"), [](const SeqState& s) { return table_text(s, 28); }},
+        {"refs", N_("refs"), [](const SeqState& s) { return refs_text(s, 12); }},
+        {"last_fill", N_("last fill"), [block_size](const SeqState& s) {
+             return s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, block_size);
+         }}};
+    return c;
+}
+
 std::string step_text(const PagedStep& st, const PagedSimResult& r) {
     std::string line = trf(N_("step {0}: {1} used, {2} free{3}"), st.step, st.used_blocks, st.free_blocks,
                            st.step == r.peak_step ? tr(N_(" (the peak)")) : "");
@@ -129,13 +161,8 @@ std::string step_text(const PagedStep& st, const PagedSimResult& r) {
     if (st.free_after != st.free_blocks) line += trf(N_("; {0} free once the finished return theirs"), st.free_after);
     std::string h = "\n" + wrap(line, "", "  ");
     for (const auto& e : st.events) h += wrap(e.localized(), "  ", "    ");
-    Table t{{tr(N_("seq")), tr(N_("state")), tr(N_("len")), tr(N_("blocks (logical→physical)")), tr(N_("refs")),
-             tr(N_("last fill"))},
-            {}, {}};
+    Table t = text_table(seq_columns(r.options.block_size), st.seqs);
     t.right_align = {true, false, true, false, false, true};
-    for (const auto& s : st.seqs)
-        t.rows.push_back({std::to_string(s.seq), state_text(s.state), std::to_string(s.length), table_text(s, 28),
-                          refs_text(s, 12), s.table.empty() ? "-" : fmt::format("{}/{}", s.last_fill, r.options.block_size)});
     return h + render_table(t);
 }
 
@@ -252,7 +279,7 @@ void run_model_paged(const PagedOptions& o) {
     r.json = result_json(cmp, shown);
     r.human = human_text(cmp, shown);
     r.explain = explain_text(r.human);
-    r.add_table("steps", steps_table(shown));
+    r.add_table("steps", steps_table(shown), shown.steps.empty() ? "/steps" : "/steps/0/seqs");
     emit(r, o.flags);
 }
 

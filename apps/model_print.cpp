@@ -23,6 +23,8 @@ std::string bracketed(const std::vector<T>& v) {
     return "[" + fmt::format("{}", fmt::join(v, ",")) + "]";
 }
 
+// A CSV cell at full precision: the double that reads back exactly, as --json has it.
+std::string cell(double v) { return format_short(v, 17); }
 std::string cell(const std::optional<double>& v, const char* spec) {
     return v ? fmt::format(fmt::runtime(spec), *v) : std::string();
 }
@@ -51,23 +53,73 @@ Report init_report(const std::string& out, const std::string& source, const std:
 }
 
 // ---- logits ----
+namespace {
+
+// One of a position's five largest logits: an entry of --json's top[] and a row of --csv.
+struct TopLogit {
+    std::size_t pos;
+    int token;       // the token at pos
+    int rank;        // 1: the largest logit
+    int next_token;  // the token that logit predicts next
+    double logit;
+};
+
+std::vector<TopLogit> top_logits(const LogitsResult& res) {
+    std::vector<TopLogit> out;
+    for (std::size_t i = 0; i < res.top.size(); ++i)
+        for (std::size_t k = 0; k < res.top[i].size(); ++k)
+            out.push_back({i, res.tokens[i], int(k) + 1, res.top[i][k], res.logits(Eigen::Index(i), res.top[i][k])});
+    return out;
+}
+
+// --csv: a row per (position, rank), numbers only, the logit at full precision.
+Table top_table(const std::vector<TopLogit>& top) {
+    const std::vector<Column<TopLogit>> columns = {
+        {"pos", "pos", [](const TopLogit& t) { return std::to_string(t.pos); }},
+        {"token", "token", [](const TopLogit& t) { return std::to_string(t.token); }},
+        {"rank", "rank", [](const TopLogit& t) { return std::to_string(t.rank); }},
+        {"next_token", "next_token", [](const TopLogit& t) { return std::to_string(t.next_token); }},
+        {"logit", "logit", [](const TopLogit& t) { return cell(t.logit); }}};
+    return columns_table(columns, top);
+}
+
+// The text: a row per position (over the document's tokens and logits), its five largest logits
+// in one cell, "17(3.210) 4(2.000) ...".
+Table positions_text(const LogitsResult& res) {
+    const std::vector<Column<std::size_t>> columns = {
+        {"#", N_("pos"), [](std::size_t i) { return std::to_string(i); }},
+        {"tokens", N_("token"), [&res](std::size_t i) { return std::to_string(res.tokens[i]); }},
+        {"logits", N_("top-5 next tokens (logit)"), [&res](std::size_t i) {
+             std::string top;
+             for (int k : res.top[i])
+                 top += fmt::format("{}{}({:.3f})", top.empty() ? "" : " ", k, res.logits(Eigen::Index(i), k));
+             return top;
+         }}};
+    std::vector<std::size_t> rows(res.top.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+    Table t = text_table(columns, rows);
+    t.right_align = {true, true, false};
+    return t;
+}
+
+}  // namespace
+
 Report logits_report(const LogitsResult& res, const RunFacts& f) {
     Report r;
     r.json = {{"path", to_string(res.path)}, {"backend", f.backend}, {"kernels", f.kernels},
               {"weight_dtype", f.weight_dtype}, {"quantized_arithmetic", f.quantized_arithmetic}, {"tokens", res.tokens},
-              {"logits", json::array()}};
-    Table t{{N_("pos"), N_("token"), N_("top-5 next tokens (logit)")}, {}, {true, true, false}};
-    for (Eigen::Index i = 0; i < res.logits.rows(); ++i) {
+              {"logits", json::array()}, {"top", json::array()}};
+    for (Eigen::Index i = 0; i < res.logits.rows(); ++i)
         r.json["logits"].push_back(std::vector<float>(res.logits.row(i).data(), res.logits.row(i).data() + res.logits.cols()));
-        std::string top;
-        for (int k : res.top[std::size_t(i)]) top += fmt::format("{}{}({:.3f})", top.empty() ? "" : " ", k, res.logits(i, k));
-        t.rows.push_back({std::to_string(i), std::to_string(res.tokens[std::size_t(i)]), top});
-    }
+    const std::vector<TopLogit> top = top_logits(res);
+    for (const auto& t : top)
+        r.json["top"].push_back({{"pos", t.pos}, {"token", t.token}, {"rank", t.rank}, {"next_token", t.next_token},
+                                 {"logit", t.logit}});
     r.human = wrap(trf(N_("{0} path, {1} attention; {2}"), to_string(res.path), f.attention, dims_text(f.dims)), "", "  ") +
-              f.weights_line + render_table(in_words(t));
+              f.weights_line + render_table(positions_text(res));
     r.explain = r.human + wrap(tr("Each row holds the logits that predict the token after that position (row t reads "
                                   "positions 0..t); the five largest are shown."), "", "");
-    r.add_table("positions", t);
+    r.add_table("positions", top_table(top), "/top");
     return r;
 }
 
@@ -75,16 +127,20 @@ Report logits_report(const LogitsResult& res, const RunFacts& f) {
 Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool svg) {
     Report r;
     const std::string other = res.other_attention == AttentionKind::Online ? "online" : "plain";
+    // A difference at full precision in CSV (as --json has it), to 3 digits in the text.
     auto diff = [](double CheckCacheRow::*path) {
-        return [path](const CheckCacheRow& row) { return fmt::format("{:.2e}", row.*path); };
+        return std::pair{[path](const CheckCacheRow& row) { return cell(row.*path); },
+                         [path](const CheckCacheRow& row) { return fmt::format("{:.2e}", row.*path); }};
     };
+    const auto contiguous = diff(&CheckCacheRow::contiguous), paged = diff(&CheckCacheRow::paged),
+               other_attention = diff(&CheckCacheRow::other_attention), chunked = diff(&CheckCacheRow::chunked);
     const std::vector<Column<CheckCacheRow>> columns = {
         {"pos", N_("pos"), [](const CheckCacheRow& row) { return std::to_string(row.pos); }},
-        {"contiguous", N_("contiguous"), diff(&CheckCacheRow::contiguous)},
-        {"paged", N_("paged"), diff(&CheckCacheRow::paged)},
+        {"contiguous", N_("contiguous"), contiguous.first, contiguous.second},
+        {"paged", N_("paged"), paged.first, paged.second},
         {"other_attention", res.other_attention == AttentionKind::Online ? N_("online attn") : N_("plain attn"),
-         diff(&CheckCacheRow::other_attention)},
-        {"chunked", N_("chunked prefill"), diff(&CheckCacheRow::chunked)}};
+         other_attention.first, other_attention.second},
+        {"chunked", N_("chunked prefill"), chunked.first, chunked.second}};
     const Table t = columns_table(columns, res.rows);
     r.json = {{"backend", f.backend}, {"weight_dtype", f.weight_dtype}, {"quantized_arithmetic", f.quantized_arithmetic},
               {"tokens", res.tokens},
@@ -96,7 +152,7 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
                                   {"other_attention", row.other_attention}, {"chunked", row.chunked}});
     r.human = wrap(trf(N_("Max |logit − no-cache logit| per position ({0}; {1}; {2} backend)"), tokens_count(res.tokens.size()),
                        dims_text(f.dims), f.backend), "", "  ");
-    r.human += render_table(in_words(t));
+    r.human += render_table(text_table(columns, res.rows));
     r.human += wrap(trf(N_("largest difference {0} ({1} of the position's largest logit, {2} path at position {3}); "
                            "tolerance {4} relative: {5}"),
                         fmt::format("{:.3e}", res.worst.max_abs), fmt::format("{:.3e}", res.worst.max_rel), res.worst_path,

@@ -34,32 +34,48 @@ const char* scheme_name(Scheme s) { return s == Scheme::Symmetric ? N_("symmetri
 json report_json(const ErrorReport& r) {
     json j = {{"count", r.count},           {"groups", r.groups},        {"max_abs_error", r.max_abs_error},
               {"mse", r.mse},               {"mean_error", r.mean_error}, {"clipped", r.clipped},
-              {"bound_checked", r.bound_checked}, {"bound_violations", r.bound_violations}};
+              {"bound_checked", r.bound_checked}, {"bound_violations", r.bound_violations}, {"bound_held", r.bound_held()}};
     j["snr_db"] = r.snr_db ? json(*r.snr_db) : json(nullptr);
     return j;
 }
 
 // The error table: in text "exact" where the error is zero and "k/n ok" for the bound; in CSV
-// numbers only (an empty SNR where the error is zero, the bound as two counts).
-// Row names are msgids.
-Table error_table(const std::vector<std::pair<std::string, const ErrorReport*>>& rows, bool csv) {
-    Table t{csv ? std::vector<std::string>{"quantizer", "max |err|", "MSE", "SNR (dB)", "bias", "clipped",
-                                           "|err| ≤ Δ/2", "bound checked"}
-                : std::vector<std::string>{tr(N_("quantizer")), tr(N_("max |err|")), "MSE", "SNR dB", tr(N_("bias")),
-                                           tr(N_("clipped")), tr(N_("|err| ≤ Δ/2"))},
-            {}, {false}};
-    for (const auto& [name, r] : rows) {
-        if (csv) {
-            t.rows.push_back({name, cell(r->max_abs_error), cell(r->mse), r->snr_db ? cell(*r->snr_db) : "",
-                              cell(r->mean_error), std::to_string(r->clipped),
-                              std::to_string(r->bound_held()), std::to_string(r->bound_checked)});
-            continue;
-        }
-        t.rows.push_back({tr(name), fmt::format("{:.6g}", r->max_abs_error), fmt::format("{:.6g}", r->mse),
-                          r->snr_db ? fmt::format("{:.2f}", *r->snr_db) : tr(N_("exact")),
-                          fmt::format("{:+.3g}", r->mean_error), std::to_string(r->clipped),
-                          r->bound_checked ? trf(N_("{0}/{1} ok"), r->bound_held(), r->bound_checked) : "-"});
-    }
+// numbers only (an empty SNR where the error is zero, the bound as two counts). Row names are
+// msgids. Its JSON: `name_key` holds the row's name, and `at` leads to the report's figures in a
+// row ("report/" in a row of results[]; "" where each row is a report).
+using ErrorRow = std::pair<std::string, const ErrorReport*>;
+
+std::vector<Column<ErrorRow>> error_columns(const std::string& name_key, const std::string& at) {
+    auto figure = [](double ErrorReport::*field, const char* spec) {
+        return std::pair{[field](const ErrorRow& r) { return cell(r.second->*field); },
+                         [field, spec](const ErrorRow& r) { return fmt::format(fmt::runtime(spec), r.second->*field); }};
+    };
+    auto count = [](std::size_t (ErrorReport::*field)) {
+        return [field](const ErrorRow& r) { return std::to_string(r.second->*field); };
+    };
+    const auto max_abs = figure(&ErrorReport::max_abs_error, "{:.6g}"), mse = figure(&ErrorReport::mse, "{:.6g}"),
+               bias = figure(&ErrorReport::mean_error, "{:+.3g}");
+    const std::vector<Column<ErrorRow>> c = {
+        {name_key, N_("quantizer"), [](const ErrorRow& r) { return r.first; }, [](const ErrorRow& r) { return tr(r.first); }},
+        {at + "max_abs_error", N_("max |err|"), max_abs.first, max_abs.second},
+        {at + "mse", "MSE", mse.first, mse.second, "MSE"},
+        {at + "snr_db", "SNR (dB)", [](const ErrorRow& r) { return r.second->snr_db ? cell(*r.second->snr_db) : ""; },
+         [](const ErrorRow& r) { return r.second->snr_db ? fmt::format("{:.2f}", *r.second->snr_db) : tr(N_("exact")); },
+         "SNR dB"},
+        {at + "mean_error", N_("bias"), bias.first, bias.second},
+        {at + "clipped", N_("clipped"), count(&ErrorReport::clipped)},
+        {at + "bound_held", N_("|err| ≤ Δ/2"), [](const ErrorRow& r) { return std::to_string(r.second->bound_held()); },
+         [](const ErrorRow& r) {
+             return r.second->bound_checked ? trf(N_("{0}/{1} ok"), r.second->bound_held(), r.second->bound_checked) : "-";
+         }},
+        {at + "bound_checked", "bound checked", count(&ErrorReport::bound_checked), {}, std::nullopt, true}};
+    return c;
+}
+
+Table error_table(const std::vector<ErrorRow>& rows, const std::string& name_key, const std::string& at, bool csv) {
+    const auto columns = error_columns(name_key, at);
+    Table t = csv ? columns_table(columns, rows) : text_table(columns, rows);
+    t.right_align = {false};
     return t;
 }
 
@@ -68,18 +84,31 @@ std::string granularity_name(const QuantConfig& c) {
     return tr(to_string(c.granularity)) + (c.granularity == Granularity::Group ? trf(N_(" of {0}"), c.group_size) : "");
 }
 
+// The storage table, a row per scheme of results[] (its storage object): bytes with thousands
+// groups in text, plain in CSV.
+std::vector<Column<SchemeQuant>> storage_columns() {
+    auto bytes = [](std::uint64_t StorageCost::*field) {
+        return std::pair{[field](const SchemeQuant& r) { return std::to_string(r.storage.*field); },
+                         [field](const SchemeQuant& r) { return group_thousands(r.storage.*field); }};
+    };
+    const auto source = bytes(&StorageCost::source_bytes), data = bytes(&StorageCost::data_bytes),
+               meta = bytes(&StorageCost::metadata_bytes), total = bytes(&StorageCost::total_bytes);
+    const std::vector<Column<SchemeQuant>> c = {
+        {"scheme", N_("quantizer"), [](const SchemeQuant& r) { return std::string(scheme_name(r.scheme)); },
+         [](const SchemeQuant& r) { return tr(scheme_name(r.scheme)); }},
+        {"storage/groups", N_("groups"), [](const SchemeQuant& r) { return std::to_string(r.storage.groups); }},
+        {"storage/source_bytes", N_("before (B)"), source.first, source.second},
+        {"storage/data_bytes", N_("data (B)"), data.first, data.second},
+        {"storage/metadata_bytes", N_("scales+zeros (B)"), meta.first, meta.second},
+        {"storage/total_bytes", N_("after (B)"), total.first, total.second},
+        {"storage/bits_per_element", N_("bits/elem"), [](const SchemeQuant& r) { return cell(r.storage.bits_per_element); },
+         [](const SchemeQuant& r) { return fmt::format("{:.4g}", r.storage.bits_per_element); }}};
+    return c;
+}
+
 Table storage_table(const ValuesQuant& v, bool csv) {
-    Table t{{}, {}, {false}};
-    for (const char* column : {N_("quantizer"), N_("groups"), N_("before (B)"), N_("data (B)"), N_("scales+zeros (B)"),
-                               N_("after (B)"), N_("bits/elem")})
-        t.columns.push_back(column);
-    auto bytes = [csv](std::uint64_t b) { return csv ? std::to_string(b) : group_thousands(b); };
-    for (const auto& r : v.results) {
-        const StorageCost& c = r.storage;
-        t.rows.push_back({scheme_name(r.scheme), std::to_string(c.groups), bytes(c.source_bytes), bytes(c.data_bytes),
-                          bytes(c.metadata_bytes), bytes(c.total_bytes),
-                          csv ? cell(c.bits_per_element) : fmt::format("{:.4g}", c.bits_per_element)});
-    }
+    Table t = csv ? columns_table(storage_columns(), v.results) : text_table(storage_columns(), v.results);
+    t.right_align = {false};
     return t;
 }
 
@@ -150,7 +179,7 @@ Report values_report(const ValuesQuant& v, const QuantizeLabels& labels, bool dr
     r.json["group_size"] = c.granularity == Granularity::Group ? json(c.group_size) : json(nullptr);
     r.json["rounding"] = to_string(c.rounding);
     r.json["results"] = json::array();
-    std::vector<std::pair<std::string, const ErrorReport*>> rows;
+    std::vector<ErrorRow> rows;
     bool asymmetric = false;
     for (const auto& s : v.results) {
         r.json["results"].push_back(scheme_json(s, s.quant.report.count));
@@ -159,12 +188,12 @@ Report values_report(const ValuesQuant& v, const QuantizeLabels& labels, bool dr
     }
     r.human = wrap(trf(N_("Quantizing {0} at {1} bits (int{1}), scales {2}, rounding {3}"), labels.origin_text, c.bits,
                        granularity_name(c), tr(to_string(c.rounding))));
-    r.human += render_table(error_table(rows, false));
+    r.human += render_table(error_table(rows, "scheme", "report/", false));
     r.human += "\n" + wrap(trf(N_("Storage (source {0}, scales {1}{2}):"), labels.source_dtype, labels.scale_dtype,
                                asymmetric ? trf(N_(", zero points {0} bits"), v.format.zero_bits) : ""));
-    r.human += render_table(in_words(storage_table(v, false)));
-    r.add_table("values", error_table(rows, true));
-    r.add_table("storage", storage_table(v, true));
+    r.human += render_table(storage_table(v, false));
+    r.add_table("values", error_table(rows, "scheme", "report/", true), "/results");
+    r.add_table("storage", storage_table(v, true), "/results");
     r.explain = wrap(tr(kValuesExplain), "", "  ") + r.human;
     if (draw) r.svg = plots::quantize_values_figure(v, labels.origin_text);
     return r;
@@ -180,12 +209,13 @@ Report kv_report(const KvQuantComparison& c, unsigned bits, Rounding rule, const
               {"v_per_token", report_json(c.v_per_token)},
               {"v_per_channel", report_json(c.v_per_channel)},
               {"k_per_channel_better", c.k_per_channel_better}};
-    const std::vector<std::pair<std::string, const ErrorReport*>> rows = {{N_("K per channel"), &c.k_per_channel},
-                                                                          {N_("K per token"), &c.k_per_token},
-                                                                          {N_("V per token"), &c.v_per_token},
-                                                                          {N_("V per channel"), &c.v_per_channel}};
+    // The rows are the document's four reports, by position (k_per_channel first; the check reads it).
+    const std::vector<ErrorRow> rows = {{N_("K per channel"), &c.k_per_channel},
+                                        {N_("K per token"), &c.k_per_token},
+                                        {N_("V per token"), &c.v_per_token},
+                                        {N_("V per channel"), &c.v_per_channel}};
     r.human = wrap(trf(N_("KV-cache quantization at int{0} (symmetric), {1}"), bits, labels.origin_text));
-    r.human += render_table(error_table(rows, false));
+    r.human += render_table(error_table(rows, "#", "", false));
     const std::string k_mse = fmt::format("{:.4g}", c.k_per_channel.mse), t_mse = fmt::format("{:.4g}", c.k_per_token.mse);
     const std::string verdict =
         c.k_per_channel_better
@@ -199,7 +229,7 @@ Report kv_report(const KvQuantComparison& c, unsigned bits, Rounding rule, const
                                tr(N_("KIVI quantizes K per channel and V per token; weight quantization (SmoothQuant) is "
                                      "a different problem.")),
                            "  ", "    ");
-    r.add_table("kv", error_table(rows, true));
+    r.add_table("kv", error_table(rows, "#", "", true), "/k_per_channel");
     r.explain = wrap(tr(N_("K and V are [tokens, channels]. Per channel: one scale per column (over tokens); per token: "
                            "one scale per row. With a few large K channels, a per-token scale is set by the outlier and "
                            "every other channel of that token loses resolution; a per-channel scale isolates the outlier "

@@ -51,24 +51,46 @@ json empty_document() {
     return j;
 }
 
-// The token table: fractions (or 6 digits) in text; in CSV the doubles, and α empty where q = 0.
+// The rows of a table whose columns are the document's arrays: one per token, by its index.
+std::vector<std::size_t> token_rows(std::size_t n) {
+    std::vector<std::size_t> rows(n);
+    for (std::size_t x = 0; x < n; ++x) rows[x] = x;
+    return rows;
+}
+
+// The token table, a row per token over the document's arrays: fractions (or 6 digits) in text; in
+// CSV the doubles, and α empty where q = 0. The symbols' headers are the same in every language.
+template <typename T>
+std::vector<Column<std::size_t>> tokens_columns(const std::vector<T>& p, const std::vector<T>& q, const Acceptance<T>& a,
+                                                const SpecPosition& pos) {
+    // The cells hold pointers to the result's arrays, which outlive the table.
+    const Acceptance<double>* d = &pos.a;
+    const Acceptance<T>* exact = &a;
+    auto figure = [](const std::vector<double>& csv, const std::vector<T>& text) {
+        return std::pair{[v = &csv](std::size_t x) { return cell((*v)[x]); }, [v = &text](std::size_t x) { return show((*v)[x]); }};
+    };
+    const auto fp = figure(pos.p, p), fq = figure(pos.q, q), accepted = figure(d->accepted, a.accepted),
+               positive = figure(d->positive_residual, a.positive_residual), residual = figure(d->residual, a.residual),
+               output = figure(d->output, a.output);
+    const std::vector<Column<std::size_t>> c = {
+        {"#", "token", [](std::size_t x) { return std::to_string(x); }, {}, "token"},
+        {"p", "p", fp.first, fp.second, "p"},
+        {"q", "q", fq.first, fq.second, "q"},
+        {"alpha", "α = min(1, p/q)", [d](std::size_t x) { return d->never_proposed[x] ? "" : cell(d->alpha[x]); },
+         [exact](std::size_t x) { return exact->never_proposed[x] ? tr("never drafted") : show(exact->alpha[x]); },
+         "α = min(1, p/q)"},
+        {"accepted_mass", N_("accepted q·α"), accepted.first, accepted.second},
+        {"positive_residual", "[p − q]₊", positive.first, positive.second, "[p − q]₊"},
+        {"residual", N_("residual r"), residual.first, residual.second},
+        {"output", N_("output"), output.first, output.second}};
+    return c;
+}
+
 template <typename T>
 Table tokens_table(const std::vector<T>& p, const std::vector<T>& q, const Acceptance<T>& a, const SpecPosition& pos,
                    bool csv) {
-    // CSV headers are machine names: the same in every language.
-    Table t{{"token", "p", "q", "α = min(1, p/q)", "accepted q·α", "[p − q]₊", "residual r", "output"}, {}, {}};
-    if (!csv)
-        t.columns = {"token", "p", "q", "α = min(1, p/q)", tr("accepted q·α"), "[p − q]₊", tr("residual r"), tr("output")};
-    for (std::size_t x = 0; x < p.size(); ++x) {
-        if (csv)
-            t.rows.push_back({std::to_string(x), cell(pos.p[x]), cell(pos.q[x]),
-                              pos.a.never_proposed[x] ? "" : cell(pos.a.alpha[x]), cell(pos.a.accepted[x]),
-                              cell(pos.a.positive_residual[x]), cell(pos.a.residual[x]), cell(pos.a.output[x])});
-        else
-            t.rows.push_back({std::to_string(x), show(p[x]), show(q[x]), a.never_proposed[x] ? tr("never drafted") : show(a.alpha[x]),
-                              show(a.accepted[x]), show(a.positive_residual[x]), show(a.residual[x]), show(a.output[x])});
-    }
-    return t;
+    const auto columns = tokens_columns(p, q, a, pos);
+    return csv ? columns_table(columns, token_rows(p.size())) : text_table(columns, token_rows(p.size()));
 }
 
 template <typename T>
@@ -147,11 +169,11 @@ void position_section(const SpecPosition& pos, Report& r, std::vector<NamedTable
     if (const auto& e = pos.exact) {
         position_text(e->p, e->q, e->a, pos, r);
         position_explain(e->p, e->q, e->a, r);
-        tables.push_back({"tokens", tokens_table(e->p, e->q, e->a, pos, true)});
+        tables.push_back({"tokens", tokens_table(e->p, e->q, e->a, pos, true), ""});
     } else {
         position_text(pos.p, pos.q, pos.a, pos, r);
         position_explain(pos.p, pos.q, pos.a, r);
-        tables.push_back({"tokens", tokens_table(pos.p, pos.q, pos.a, pos, true)});
+        tables.push_back({"tokens", tokens_table(pos.p, pos.q, pos.a, pos, true), ""});
     }
 }
 
@@ -281,19 +303,33 @@ void expected_section(const SpecExpected& e, Report& r, std::vector<NamedTable>&
     tables.push_back({"gamma", gamma_table(e, true), "/gamma_table"});
 }
 
-// Text: frequencies with 5 fixed decimals, so the column lines up; CSV: cell()'s rule, like every
-// other probability of this command.
+// A row per token over the arrays of /simulation (p from the document's root). Text: frequencies
+// with 5 fixed decimals, so the column lines up; CSV: cell()'s rule, like every other probability
+// of this command.
+std::vector<Column<std::size_t>> simulation_columns(const SpecSimulation& s, const std::vector<double>& p) {
+    // The cells hold pointers to the result's arrays, which outlive the table.
+    auto freq = [](const std::vector<double>& v) {
+        return std::pair{[f = &v](std::size_t x) { return cell((*f)[x]); },
+                         [f = &v](std::size_t x) { return fmt::format("{:.5f}", (*f)[x]); }};
+    };
+    const std::vector<double>* exact = &s.threshold_shortcut_exact;
+    const auto speculative = freq(s.speculative), half_width = freq(s.half_width_99), shortcut = freq(s.threshold_shortcut),
+               greedy = freq(s.greedy);
+    const std::vector<Column<std::size_t>> c = {
+        {"#", "token", [](std::size_t x) { return std::to_string(x); }, {}, "token"},
+        {"/p", "p", [v = &p](std::size_t x) { return cell((*v)[x]); }, [v = &p](std::size_t x) { return show((*v)[x]); }, "p"},
+        {"speculative", N_("speculative"), speculative.first, speculative.second},
+        {"half_width_99", "99% ±", half_width.first, half_width.second, "99% ±"},
+        {"threshold_shortcut", N_("shortcut (q ≥ τ)"), shortcut.first, shortcut.second},
+        {"threshold_shortcut_exact", N_("shortcut exact"), [exact](std::size_t x) { return cell((*exact)[x]); },
+         [exact](std::size_t x) { return show((*exact)[x]); }},
+        {"greedy", N_("greedy"), greedy.first, greedy.second}};
+    return c;
+}
+
 Table simulation_table(const SpecSimulation& s, const std::vector<double>& p, bool csv) {
-    Table t{{"token", "p", "speculative", "99% ±", "shortcut (q ≥ τ)", "shortcut exact", "greedy"}, {}, {}};
-    if (!csv)
-        t.columns = {"token", "p", tr("speculative"), "99% ±", tr("shortcut (q ≥ τ)"), tr("shortcut exact"), tr("greedy")};
-    auto freq = [csv](double v) { return csv ? cell(v) : fmt::format("{:.5f}", v); };
-    for (std::size_t x = 0; x < p.size(); ++x)
-        t.rows.push_back({std::to_string(x), csv ? cell(p[x]) : show(p[x]), freq(s.speculative[x]), freq(s.half_width_99[x]),
-                          freq(s.threshold_shortcut[x]),
-                          csv ? cell(s.threshold_shortcut_exact[x]) : show(s.threshold_shortcut_exact[x]),
-                          freq(s.greedy[x])});
-    return t;
+    const auto columns = simulation_columns(s, p);
+    return csv ? columns_table(columns, token_rows(p.size())) : text_table(columns, token_rows(p.size()));
 }
 
 json fit_json(const FitTest& f, const std::optional<bool>& passes) {
@@ -318,7 +354,8 @@ void simulation_section(const SpecSimulation& s, const std::vector<double>& p, R
                             {"threshold_shortcut", s.threshold_shortcut},
                             {"threshold_shortcut_exact", s.threshold_shortcut_exact},
                             {"threshold_shortcut_fit", fit_json(s.threshold_shortcut_fit, s.threshold_shortcut_passes)},
-                            {"greedy", s.greedy}};
+                            {"greedy", s.greedy},
+                            {"half_width_99", s.half_width_99}};
     const FitTest &fs = s.speculative_fit, &ft = s.threshold_shortcut_fit;
     r.human += "\n" + trf(N_("Simulation: {0}, seed {1}"), counted(s.samples, "{0} sample", N_("{0} samples")), s.seed) + "\n";
     r.human += render_table(simulation_table(s, p, false));
@@ -336,7 +373,7 @@ void simulation_section(const SpecSimulation& s, const std::vector<double>& p, R
         "\n" +
         tr("greedy: the draft's argmax is kept only if it is the target's argmax, so the output is always argmax p.");
     r.human += wrap(proof, "  ", "    ");
-    tables.push_back({"simulation", simulation_table(s, p, true)});
+    tables.push_back({"simulation", simulation_table(s, p, true), "/simulation"});
 }
 
 }  // namespace

@@ -22,6 +22,10 @@ std::string source_of(const Example& e) { return fmt::format("{} §{}", e.docume
 // The verdict as the text output prints it (--json and --csv keep their fixed forms).
 std::string verdict(bool pass) { return pass ? tr("PASS") : tr("FAIL"); }
 
+// How far the computed value may be from the expected one, in its base unit: 0 for an exact
+// example, else half a unit of the document's last printed digit.
+double tolerance(const ExampleResult& res) { return res.example->exact ? 0.0 : res.expected.half_unit; }
+
 nlohmann::json json_of(const ExampleResult& res) {
     const Example& e = *res.example;
     return {{"id", e.id},
@@ -35,20 +39,30 @@ nlohmann::json json_of(const ExampleResult& res) {
             {"exact", e.exact},
             {"computed", res.computed.shown},
             {"computed_value", res.computed.value},
+            {"tolerance", tolerance(res)},
             {"pass", res.pass}};
 }
 
 // Human text: one heading per document section (the source would make a table 157 columns
-// wide), then that section's examples as printed and as computed.
+// wide), then that section's examples as printed and as computed: a shape of its own, beside the
+// CSV's one table of every example.
+std::vector<Column<ExampleResult>> text_columns() {
+    const std::vector<Column<ExampleResult>> c = {
+        {"id", N_("id"), [](const ExampleResult& r) { return r.example->id; }},
+        {"expected", N_("expected"), [](const ExampleResult& r) { return r.example->expected; }},
+        {"computed", N_("computed"), [](const ExampleResult& r) { return r.computed.shown; }},
+        {"pass", N_("result"), [](const ExampleResult& r) { return verdict(r.pass); }}};
+    return c;
+}
+
 std::string human_of(const std::vector<ExampleResult>& results) {
     std::string out;
     for (std::size_t i = 0; i < results.size();) {
         const std::string source = source_of(*results[i].example);
-        Table t{{tr("id"), tr("expected"), tr("computed"), tr("result")}, {}, {false, false, false, false}};
-        for (; i < results.size() && source_of(*results[i].example) == source; ++i) {
-            const auto& res = results[i];
-            t.rows.push_back({res.example->id, res.example->expected, res.computed.shown, verdict(res.pass)});
-        }
+        std::vector<ExampleResult> section;
+        for (; i < results.size() && source_of(*results[i].example) == source; ++i) section.push_back(results[i]);
+        Table t = text_table(text_columns(), section);
+        t.right_align = {false, false, false, false};
         out += (out.empty() ? "" : "\n") + wrap(source) + render_table(t);
     }
     return out;
@@ -68,17 +82,18 @@ std::string explain_of(const ExampleResult& res) {
 // tolerance 0 for an exact example), text in others. The printed forms ("1 GiB", "1/4") are in
 // the text output and in --json.
 Table csv_of(const std::vector<ExampleResult>& results) {
-    Table t{{"id", "document", "section", "unit", "expected_value", "tolerance", "computed_value", "exact", "result"},
-            {},
-            {}};
-    for (const auto& res : results) {
-        const Example& e = *res.example;
-        t.rows.push_back({e.id, e.document, e.section, res.expected.unit, fmt::format("{}", res.expected.value),
-                          fmt::format("{}", e.exact ? 0.0 : res.expected.half_unit),
-                          fmt::format("{}", res.computed.value), e.exact ? "exact" : "rounded",
-                          res.pass ? "PASS" : "FAIL"});
-    }
-    return t;
+    auto number = [](double v) { return fmt::format("{}", v); };
+    const std::vector<Column<ExampleResult>> columns = {
+        {"id", "id", [](const ExampleResult& r) { return r.example->id; }},
+        {"document", "document", [](const ExampleResult& r) { return r.example->document; }},
+        {"section", "section", [](const ExampleResult& r) { return r.example->section; }},
+        {"unit", "unit", [](const ExampleResult& r) { return r.expected.unit; }},
+        {"expected_value", "expected_value", [number](const ExampleResult& r) { return number(r.expected.value); }},
+        {"tolerance", "tolerance", [number](const ExampleResult& r) { return number(tolerance(r)); }},
+        {"computed_value", "computed_value", [number](const ExampleResult& r) { return number(r.computed.value); }},
+        {"exact", "exact", [](const ExampleResult& r) { return std::string(r.example->exact ? "exact" : "rounded"); }},
+        {"pass", "result", [](const ExampleResult& r) { return std::string(r.pass ? "PASS" : "FAIL"); }}};
+    return columns_table(columns, results);
 }
 
 void run(const VerifyOptions& o) {
@@ -96,7 +111,7 @@ void run(const VerifyOptions& o) {
     r.json["failed"] = v.failed;
     r.human = human_of(v.results) + "\n" + tally;
     r.explain += tally;
-    r.add_table("examples", csv_of(v.results));
+    r.add_table("examples", csv_of(v.results), "/examples");
     emit(r, o.out);
     if (v.failed) throw ExitCode{1};
 }
@@ -113,7 +128,8 @@ void setup_verify(CLI::App& app) {
                                 tr("Documents: 000_5f2b20623495609b.txt (08｜推理计算、KV 缓存与部署系统) and\n"
                                    "003_02a045288fb34aae.txt (推理与 KV Cache 01), under shared/seeds/.\n"
                                    "JSON keys: examples[] {id, document, section, description, inputs, expected,\n"
-                                   "expected_value, unit, exact, computed, computed_value, pass}, passed, failed.")));
+                                   "expected_value, unit, tolerance, exact, computed, computed_value, pass}, passed,\n"
+                                   "failed.")));
     sub->callback([opt] { run(*opt); });
 }
 

@@ -140,7 +140,7 @@ TEST_CASE("kv-mem in Chinese on the first document's 2.1.1 example", "[cli][i18n
 // What a Chinese help page quotes as typed: the unit suffixes, and verify's JSON keys.
 const std::vector<std::string> kQuotedInHelp = {"kB MB GB TB", "KiB MiB GiB TiB",
                                                 "id document section description inputs expected",
-                                                "value unit exact computed computed value pass passed failed"};
+                                                "value unit tolerance exact computed computed value pass passed failed"};
 
 TEST_CASE("every --help page fits 80 columns in English and in Chinese, and has no English prose in Chinese", "[cli][i18n]") {
     const auto paths = subcommand_paths();

@@ -1,8 +1,11 @@
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <fstream>
 
 #include "../support/cli.hpp"
+#include "../support/contracts.hpp"
 
 using namespace inferlab::test;
 
@@ -71,6 +74,58 @@ TEST_CASE("model check-cache: three paths agree and it says so", "[cli][model]")
     // 1e-5: check-cache's own relative tolerance (float32 sums in another order), which it reports.
     CHECK(j["relative_tolerance"].get<double>() <= 1e-5);
     CHECK(j["max_rel_diff"].get<double>() <= j["relative_tolerance"].get<double>());
+}
+
+// Issue #29 item 18: a CSV cell holds one number, and the number --json holds, digit for digit.
+TEST_CASE("model logits --csv: a row per position and rank, numbers only, the logit as --json has it", "[cli][model]") {
+    const std::vector<std::string> args = {"model", "logits", "--model", "demo-gqa", "--tokens", "1,2,3"};
+    const auto j = parse_json(run_inferlab(with(args, {"--json"})));
+    const auto csv = run_inferlab(with(args, {"--csv"}));
+    REQUIRE(csv.status == 0);
+    const auto rows = parse_csv(csv.out);
+    REQUIRE(rows.size() == 1 + 3 * 5);
+    CHECK(rows[0] == std::vector<std::string>{"pos", "token", "rank", "next_token", "logit"});
+    REQUIRE(j["top"].size() == 3 * 5);
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+        const auto& row = rows[i];
+        const auto& top = j["top"][i - 1];
+        INFO(csv.out);
+        REQUIRE(row.size() == 5);
+        const std::size_t pos = std::stoul(row[0]), rank = std::stoul(row[2]), next = std::stoul(row[3]);
+        CHECK(pos == (i - 1) / 5);
+        CHECK(rank == (i - 1) % 5 + 1);
+        CHECK(std::stoi(row[1]) == j["tokens"][pos].get<int>());
+        CHECK(top["pos"] == pos);
+        CHECK(top["rank"] == rank);
+        CHECK(top["next_token"] == next);
+        // Exact: the CSV's digits read back as the very double --json prints (a float32 logit widened).
+        CHECK(std::stod(row[4]) == j["logits"][pos][next].get<double>());
+        CHECK(top["logit"].get<double>() == j["logits"][pos][next].get<double>());
+        if (rank > 1) CHECK(std::stod(row[4]) <= std::stod(rows[i - 1][4]));  // rank 1 the largest
+    }
+}
+
+TEST_CASE("model check-cache --csv: the differences at full precision, the text at three digits", "[cli][model]") {
+    const std::vector<std::string> args = {"model", "check-cache", "--model", "demo-gqa", "--seq-len", "6"};
+    const auto j = parse_json(run_inferlab(with(args, {"--json"})));
+    const auto csv = run_inferlab(with(args, {"--csv"}));
+    REQUIRE(csv.status == 0);
+    const auto rows = parse_csv(csv.out);
+    REQUIRE(rows.size() == 1 + 6);
+    const std::vector<std::string> keys = {"contiguous", "paged", "other_attention", "chunked"};
+    bool nonzero = false;
+    for (std::size_t i = 1; i < rows.size(); ++i)
+        for (std::size_t k = 0; k < keys.size(); ++k) {
+            const double v = j["rows"][i - 1][keys[k]].get<double>();
+            INFO(keys[k] << " at row " << i << ": " << rows[i][k + 1]);
+            CHECK(std::stod(rows[i][k + 1]) == v);  // exactly: no rounding to 3 digits
+            nonzero = nonzero || v != 0;
+        }
+    CHECK(nonzero);  // float32 sums in another order: some path differs, so the digits matter
+    const auto text = run_inferlab(args);
+    REQUIRE(text.status == 0);
+    for (const auto& row : j["rows"])
+        CHECK(text.out.find(fmt::format("{:.2e}", row["other_attention"].get<double>())) != std::string::npos);
 }
 
 TEST_CASE("model: bad input exits 2 with one clear line", "[cli][model][errors]") {

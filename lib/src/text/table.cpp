@@ -305,5 +305,28 @@ void require_finite(const nlohmann::json& j, const std::string& path) {
     }
 }
 
-}  // namespace inferlab
+// Column's key rule: "#" the row's position, "/..." a pointer from the root, else a pointer into
+// the row (a plain member, or "report/mse") or into the object that holds the rows.
+void check_column_keys(const nlohmann::json& doc, const std::string& rows, const std::vector<std::string>& keys) {
+    using Pointer = nlohmann::json::json_pointer;
+    auto fail = [](const std::string& why) { throw std::logic_error(why); };
+    const Pointer at(rows);
+    if (!doc.contains(at)) fail("no JSON at '" + rows + "'");
+    const nlohmann::json& held = doc.at(at);
+    if (held.is_array() && held.empty()) return;
+    const nlohmann::json& row = held.is_array() ? held.front() : held;
+    const nlohmann::json* parent = at.empty() ? nullptr : &doc.at(at.parent_pointer());
+    for (const auto& key : keys) {
+        if (key == "#") continue;
+        if (key.empty()) fail("a column has no key");
+        if (key.front() == '/') {
+            if (!doc.contains(Pointer(key))) fail("column key '" + key + "' is not in the JSON document");
+            continue;
+        }
+        const Pointer in_row("/" + key);
+        const bool found = (row.is_object() && row.contains(in_row)) || (parent && parent->is_object() && parent->contains(in_row));
+        if (!found) fail("column key '" + key + "' is not in its JSON row at '" + rows + "'");
+    }
+}
 
+}  // namespace inferlab

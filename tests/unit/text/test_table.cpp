@@ -94,3 +94,46 @@ TEST_CASE("wrap_text breaks at spaces, keeps empty lines and indents continuatio
     const std::string w = inferlab::wrap_text(para + "\n\nnext", 40, "", "  ");
     CHECK(w == "xxxxxxxxxx xxxxxxxxxx xxxxxxxxxx\n  xxxxxxxxxx xxxxxxxxxx xxxxxxxxxx\n  xxxxxxxxxx xxxxxxxxxx\n\nnext\n");
 }
+
+// Column's key rule (check_column_keys): what each key form accepts, and that a key naming no
+// figure is still an internal error (std::logic_error) in every form.
+TEST_CASE("column keys: a member of the row, '#' for the position, '/pointer' from the root", "[table]") {
+    const nlohmann::json doc = {{"per_layer", {10, 20}},
+                                {"model", {{"runs", {{{"h_kv", 8}, {"report", {{"mse", 0.5}}}}}}, {"layers", 2}}},
+                                {"p", {0.5, 0.5}},
+                                {"sim", {{"speculative", {0.4, 0.6}}}}};
+    const std::string rows = "/model/runs";
+    CHECK_NOTHROW(check_column_keys(doc, rows, {"#", "h_kv", "layers", "report/mse", "/per_layer", "/p"}));
+    CHECK_NOTHROW(check_column_keys(doc, "/sim", {"#", "speculative", "/p"}));  // columns as arrays
+    CHECK_NOTHROW(check_column_keys(doc, "", {"p", "per_layer"}));              // the document's own arrays
+    CHECK_THROWS_AS(check_column_keys(doc, rows, {"#", "d_k"}), std::logic_error);
+    CHECK_THROWS_WITH(check_column_keys(doc, rows, {"h_kv", "d_k"}),
+                      "column key 'd_k' is not in its JSON row at '/model/runs'");
+    CHECK_THROWS_WITH(check_column_keys(doc, rows, {"report/snr_db"}),
+                      "column key 'report/snr_db' is not in its JSON row at '/model/runs'");
+    // An absolute pointer must exist: a figure missing from the root, or one only in a row, fails.
+    CHECK_THROWS_WITH(check_column_keys(doc, rows, {"/bytes_per_token_per_layer"}),
+                      "column key '/bytes_per_token_per_layer' is not in the JSON document");
+    CHECK_THROWS_AS(check_column_keys(doc, rows, {"/h_kv"}), std::logic_error);
+    CHECK_THROWS_AS(check_column_keys(doc, rows, {"p"}), std::logic_error);  // the root's p is "/p" there
+    CHECK_THROWS_AS(check_column_keys(doc, rows, {""}), std::logic_error);
+    CHECK_THROWS_WITH(check_column_keys(doc, "/no/rows", {"#"}), "no JSON at '/no/rows'");
+    // No rows: nothing to check.
+    CHECK_NOTHROW(check_column_keys({{"rows", nlohmann::json::array()}}, "/rows", {"anything", "/missing"}));
+}
+
+TEST_CASE("a csv_only column is in the CSV's table and not in the text's", "[table]") {
+    struct R {
+        int held, checked;
+    };
+    const std::vector<Column<R>> columns = {
+        {"held", "held", [](const R& r) { return std::to_string(r.held); },
+         [](const R& r) { return std::to_string(r.held) + "/" + std::to_string(r.checked) + " ok"; }},
+        {"checked", "checked", [](const R& r) { return std::to_string(r.checked); }, {}, std::nullopt, true}};
+    const std::vector<R> rows = {{9, 10}};
+    const Table csv = columns_table(columns, rows), text = columns_table(columns, rows, CellForm::text);
+    CHECK(render_csv(csv) == "held,checked\n9,10\n");
+    CHECK(text.columns == std::vector<std::string>{"held"});
+    CHECK(text.keys == std::vector<std::string>{"held"});
+    CHECK(text.rows == std::vector<std::vector<std::string>>{{"9/10 ok"}});
+}

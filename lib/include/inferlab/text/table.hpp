@@ -22,8 +22,14 @@ struct Table {
 
 // One column of a table, described once: the text and --csv both print the Table built from these
 // (the text translating the headers), so a column added here appears in both, in the same place.
-//   key     the JSON key of the same figure in a row of --json ("bytes_per_step_gb"; the README's
-//           key table documents it), so that a reader of the column finds its JSON
+//   key     where --json holds the same figure (the README's key table documents it), so that a
+//           reader of the column finds its JSON; check_column_keys() checks it at every run:
+//             "bytes_per_step_gb"  a member of the table's JSON row (or of the object holding the
+//                         rows: a figure every row shares); "report/mse", a pointer into the row
+//             "#"         the row's position: its index in the JSON arrays (a token's in p and q, a
+//                         layer's in bytes_per_token_per_layer), no JSON figure of its own
+//             "/p"        an absolute JSON pointer from the document's root, for a figure held
+//                         outside the rows ("/bytes_per_token_per_layer"); it must exist
 //   header  the header, a msgid with the unit in parentheses ("bytes/step (GB)"), NC_ where one
 //           English header has two meanings (the text translates it with the table's context)
 //   cell    the row's cell: numbers only, empty where the row has none
@@ -31,6 +37,8 @@ struct Table {
 //           decimal, a word in the reader's language where CSV has the msgid); empty: cell
 //   text_header  the text's header where it is not the header translated (a unit the text
 //           names in its own words, a mark's column with none); none: the header
+//   csv_only  the column is --csv's alone: the text shows its figure inside another column's
+//           cell ("9/10 ok" for the bound's held and checked counts)
 // Build a vector of these in a named variable, then return it: GCC 12 stops with an internal
 // compiler error on a braced list of them returned or passed directly (the defaults' noexcept).
 template <class Row>
@@ -40,29 +48,39 @@ struct Column {
     std::function<std::string(const Row&)> cell;
     std::function<std::string(const Row&)> text = {};
     std::optional<std::string> text_header = {};
+    bool csv_only = false;
 };
 
 // Which form of a column's cells and header a table takes: --csv's, or the text's.
 enum class CellForm { csv, text };
 
 // The table of `rows` under `columns`, in their order. The text's form takes each column's text
-// cell and text_header where it has them; the caller translates the headers it keeps.
+// cell and text_header where it has them, and leaves the csv_only columns out; the caller
+// translates the headers it keeps.
 template <class Row>
 Table columns_table(const std::vector<Column<Row>>& columns, const std::vector<Row>& rows,
                     CellForm form = CellForm::csv) {
     const bool text = form == CellForm::text;
+    auto shown = [text](const Column<Row>& c) { return !(text && c.csv_only); };
     Table t;
     for (const auto& c : columns) {
+        if (!shown(c)) continue;
         t.columns.push_back(text && c.text_header ? *c.text_header : c.header);
         t.keys.push_back(c.key);
     }
     for (const auto& r : rows) {
         std::vector<std::string> cells;
-        for (const auto& c : columns) cells.push_back(text && c.text ? c.text(r) : c.cell(r));
+        for (const auto& c : columns)
+            if (shown(c)) cells.push_back(text && c.text ? c.text(r) : c.cell(r));
         t.rows.push_back(std::move(cells));
     }
     return t;
 }
+
+// Throws std::logic_error unless every key (Column's rule) names a figure of `doc`, whose rows are
+// at the JSON pointer `rows`: an array of row objects (the first stands for all; none: nothing to
+// check), or one object whose members are the columns' arrays ("" the document itself).
+void check_column_keys(const nlohmann::json& doc, const std::string& rows, const std::vector<std::string>& keys);
 
 // Columns padded to their widest cell (display width: "≈" and "×" count as one column, a CJK
 // character as two). With `max_width` > 0 the table fits that many columns: headers wrap onto
