@@ -102,13 +102,16 @@ phase "$release_name tests" run_ctest "$release_dir" -j "$jobs"
 # cost more than the optimiser saves, and line tables are what a report's stack needs. The
 # emulated CUDA kernels are left out (-DINFERLAB_EMU_TESTS=OFF): the emulation's fibers
 # (swapcontext) are not fully supported by ASan, and the Release run covers them.
+# It is built without precompiled headers (-DINFERLAB_PCH=OFF), the Release build with them: each
+# file must compile on what it includes itself, which a shared precompiled header would hide.
 fuzz_cxx="$(command -v clang++-14 || command -v clang++)"
 sanitized_build() {
   configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERLAB_FUZZ=ON -DINFERLAB_BUILD_TESTS=ON -DINFERLAB_EMU_TESTS=OFF \
+    -DINFERLAB_PCH=OFF \
     -DCMAKE_CXX_COMPILER="$fuzz_cxx" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
   cmake --build build-asan -j "$jobs"
 }
-phase "sanitized build (clang, ASan + UBSan + libFuzzer coverage: tests and fuzz targets)" sanitized_build
+phase "sanitized build (clang, ASan + UBSan + libFuzzer coverage, no precompiled headers: tests and fuzz targets)" sanitized_build
 # -LE: not the cuda label, and not bench (timed benchmarks at full size: minutes under ASan, their
 # arithmetic and flags are tested here at small sizes; the Release run runs them).
 asan_tests() {
