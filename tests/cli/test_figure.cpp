@@ -14,6 +14,7 @@
 #include "../support/svg_check.hpp"
 
 using namespace inferlab::test;
+using Catch::Matchers::WithinRel;
 namespace fs = std::filesystem;
 
 namespace {
@@ -296,4 +297,37 @@ TEST_CASE("figure doc1-fig9 --json: the bars' labels of the first document's 2.1
     for (const auto& v : j["values"])
         if (v["class"] == "bar-value") labels.push_back(v["text"]);
     CHECK(labels == std::vector<std::string>{"15.074 GB", "22.590 GB"});
+}
+
+// Issue #29, item 2: past B = 16 Figure 9 drew all the K/V as one segment coloured "K of each
+// request", with no V: a student read K = 68.7 GB, V = 0. K and V are now two bands at any B, split
+// by their real widths, and the legend names only what is drawn.
+TEST_CASE("figure doc1-fig9 draws K and V apart at every batch, and labels what it draws", "[cli][figure]") {
+    const auto r = run_inferlab({"figure", "doc1-fig9", "--batch", "1,64"});
+    REQUIRE(r.status == 0);
+    const std::vector<double> seg = svg_values(r.out, "segment");
+    // B = 1: W, K, V; B = 64: W, K of all 64, V of all 64. M_KV = 1.073741824 GB, K and V alike.
+    REQUIRE(seg.size() == 6);
+    CHECK_THAT(seg[1], WithinRel(1.073741824 / 2, 1e-12));  // 1e-12: a product and a quotient of doubles
+    CHECK(seg[1] == seg[2]);
+    CHECK_THAT(seg[4], WithinRel(64 * 1.073741824 / 2, 1e-12));
+    CHECK(seg[4] == seg[5]);
+    const std::string text = svg_all_text(r.out);
+    CHECK(text.find("K of all 64 requests") != std::string::npos);
+    CHECK(text.find("V of all 64 requests") != std::string::npos);
+    CHECK(text.find("\nV of each request") != std::string::npos);
+    // A fixed --kv-bytes-per-request has no split: one band, and a legend that says so.
+    const auto f = run_inferlab({"figure", "doc1-fig9", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB",
+                                 "--bandwidth", "1TB/s", "--batch", "2"});
+    REQUIRE(f.status == 0);
+    CHECK(svg_values(f.out, "segment").size() == 3);  // W and two requests' K/V
+    const std::string ftext = svg_all_text(f.out);
+    CHECK(ftext.find("K/V of request 2") != std::string::npos);
+    CHECK(ftext.find("K and V not apart") != std::string::npos);
+    CHECK(ftext.find("\nV of each request") == std::string::npos);  // a text node of its own: the amber legend
+    // MLA (DeepSeek-V3) caches one latent per token: one band, named as the latent.
+    const auto d = run_inferlab({"figure", "doc1-fig9", "--model", "deepseek-v3", "--seq-len", "4096", "--batch", "32"});
+    REQUIRE(d.status == 0);
+    CHECK(svg_values(d.out, "segment").size() == 2);
+    CHECK(svg_all_text(d.out).find("K/V latent of all 32 requests") != std::string::npos);
 }

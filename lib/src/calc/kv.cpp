@@ -43,6 +43,22 @@ std::uint64_t positions_cached(const KvLayer& layer, std::uint64_t seq_len) {
     return layer.window != 0 && layer.window < seq_len ? layer.window : seq_len;
 }
 
+KvShares kv_shares(const KvSpec& spec, std::uint64_t seq_len) {
+    long double k = 0, v = 0;
+    KvShares out;
+    for (const KvLayer& l : spec.layers) {
+        const long double pos = static_cast<long double>(positions_cached(l, seq_len)), h = static_cast<long double>(l.h_kv);
+        k += h * static_cast<long double>(l.d_k) * l.bits_k * pos;
+        v += h * static_cast<long double>(l.d_v) * l.bits_v * pos;
+        out.latent = out.latent || l.latent;
+    }
+    if (k + v > 0) {
+        out.k = static_cast<double>(k / (k + v));
+        out.v = static_cast<double>(v / (k + v));
+    }
+    return out;
+}
+
 std::uint64_t window_blocks(const KvLayer& layer, std::uint64_t seq_len, std::uint64_t block_size) {
     if (seq_len == 0) return 0;
     const std::uint64_t first = seq_len - positions_cached(layer, seq_len);  // the oldest position kept

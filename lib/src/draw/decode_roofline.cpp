@@ -159,21 +159,46 @@ std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& 
         bar.value = bytes_in_gb(step.bytes);
         bar.value_label = gb3(step.bytes);
         bar.segments.push_back({bytes_in_gb(step.weight_bytes), svg::kBlue, tr("weights W")});
-        // K and V of each request as a teal and an amber band, while they stay wide enough to see;
-        // requests of their own lengths (a list of --seq-len) each get their own M_KV.
+        // K and V of each request as a teal and an amber band, while they stay wide enough to see,
+        // else K and V of all B requests as one band each; requests of their own lengths (a list of
+        // --seq-len) each get their own M_KV. K and V split by their real widths (kv_shares); a
+        // fixed --kv-bytes-per-request has no split, and is drawn as one band of K/V.
+        // `one`: the K/V of request `who`; else of all `who` requests. Labels by what the band holds.
+        auto add_kv = [&](double gb, std::uint64_t len, bool one, std::uint64_t who) {
+            const auto label = [&](const char* of_one, const char* of_all) { return trf(one ? of_one : of_all, who); };
+            if (!m.kv_spec) {
+                bar.segments.push_back({gb, svg::kTeal, label("K/V of request {0}", "K/V of all {0} requests")});
+                return;
+            }
+            const KvShares sh = kv_shares(*m.kv_spec, len);
+            bar.segments.push_back({gb * sh.k, svg::kTeal,
+                                    sh.latent ? label("K/V latent of request {0}", "K/V latent of all {0} requests")
+                                              : label("K of request {0}", "K of all {0} requests")});
+            if (sh.v > 0) bar.segments.push_back({gb * sh.v, svg::kAmber, label("V of request {0}", "V of all {0} requests")});
+        };
+        const std::uint64_t first_len = req.seq_lens.empty() ? 0 : req.seq_lens.front();
         if (b <= 16) {
             for (std::uint64_t i = 0; i < b; ++i) {
-                const double per = req.lens_are_batch ? bytes_in_gb(request_kv_bytes(m, req.seq_lens[i]))
+                const std::uint64_t len = req.lens_are_batch ? req.seq_lens[i] : first_len;
+                const double per = req.lens_are_batch ? bytes_in_gb(request_kv_bytes(m, len))
                                                       : bytes_in_gb(step.kv_bytes) / static_cast<double>(b);
-                bar.segments.push_back({per / 2, svg::kTeal, trf("request {0} K", i + 1)});
-                bar.segments.push_back({per / 2, svg::kAmber, trf("request {0} V", i + 1)});
+                add_kv(per, len, true, i + 1);
             }
         } else {
-            bar.segments.push_back({bytes_in_gb(step.kv_bytes), svg::kTeal, tr("K/V of every request")});
+            add_kv(bytes_in_gb(step.kv_bytes), first_len, false, b);
         }
         ch.bars.push_back(bar);
     }
-    ch.legend = {{tr("weights W (once)"), svg::kBlue}, {tr("K of each request"), svg::kTeal}, {tr("V of each request"), svg::kAmber}};
+    // The legend names what the bars draw: K and V apart, a latent, or K/V without a split.
+    const KvShares sh = m.kv_spec ? kv_shares(*m.kv_spec, req.seq_lens.empty() ? 0 : req.seq_lens.front()) : KvShares{};
+    ch.legend = {{tr("weights W (once)"), svg::kBlue}};
+    if (!m.kv_spec)
+        ch.legend.push_back({tr("K/V of each request (one figure: K and V not apart)"), svg::kTeal});
+    else if (sh.latent)
+        ch.legend.push_back({tr("K/V latent of each request (MLA: one vector for both)"), svg::kTeal});
+    else
+        ch.legend.push_back({tr("K of each request"), svg::kTeal});
+    if (m.kv_spec && sh.v > 0) ch.legend.push_back({tr("V of each request"), svg::kAmber});
     std::string kv;
     if (req.lens_are_batch) {
         kv = tr("M_KV per request from its own length");

@@ -54,6 +54,15 @@ u128 layer_token_bits(const KvLayer& layer);
 // Positions a layer holds after `seq_len` tokens: S, or min(S, W) for a sliding layer.
 std::uint64_t positions_cached(const KvLayer& layer, std::uint64_t seq_len);
 
+// The shares of one request's K/V bytes that are K and V (each layer's h·d_k·b_k and h·d_v·b_v
+// bits times its cached positions), for a figure that draws them as two bands; `latent` when a
+// layer holds an MLA latent (its bits counted as K: one vector serves both).
+struct KvShares {
+    double k = 0, v = 0;  // fractions of the request's K/V bits, k + v = 1 (both 0 for no bits)
+    bool latent = false;
+};
+KvShares kv_shares(const KvSpec& spec, std::uint64_t seq_len);
+
 // The blocks of `block_size` tokens that a layer's cached positions occupy after `seq_len` tokens:
 // ceil(S / block) with full attention; with a window W < S the positions S − W .. S − 1, which
 // start inside a block unless S − W is a multiple of the block, so the blocks from
