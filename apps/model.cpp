@@ -74,7 +74,8 @@ struct Prepared {
 std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, const CLI::App& sub,
                                   QArith arith = default_quant_arith()) {
     auto r = std::make_unique<Prepared>();
-    r->w = load(src);
+    std::string borrowed;  // a config of another architecture: said above the weights line
+    r->w = load(src, nullptr, nullptr, &borrowed);
     if (p.attention == "plain") r->opt.attention = AttentionKind::Plain;
     else if (p.attention == "online") r->opt.attention = AttentionKind::Online;
     else throw InputError("--attention", p.attention, N_("must be plain or online"));
@@ -94,7 +95,8 @@ std::unique_ptr<Prepared> prepare(const ModelSource& src, const PathOptions& p, 
     if (given(sub, "--block-size") && sub.get_option_no_throw("--path") && r->path.path != CachePath::Paged)
         throw InputError("--block-size", p.block_size, N_("has no effect without --path paged"));
     const WeightsFacts wf = weights_facts(r->at, cpu.kernels);
-    r->facts = {r->w->dims(), p.backend, to_string(cpu.kernels), wf.dtype, p.attention, wf.line, wf.quantized_arithmetic};
+    r->facts = {r->w->dims(), p.backend, to_string(cpu.kernels), wf.dtype, p.attention,
+                (borrowed.empty() ? "" : wrap(borrowed, "", "  ")) + wf.line, wf.quantized_arithmetic};
     return r;
 }
 

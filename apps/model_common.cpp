@@ -35,8 +35,8 @@ void add_sample_seed(CLI::App* sub, std::string& seed) {
 
 namespace {
 
-// Refuse random weights this machine cannot hold; on a terminal, announce a long fill and report
-// its progress.
+// Refuse random weights this machine cannot hold; announce a long fill on stderr and report its
+// progress.
 std::function<void(std::uint64_t, std::uint64_t)> check_random_init(const Dims& d, const std::string& flag,
                                                                      const std::string& name) {
     const RandomInitEstimate e = estimate_random_init(d, measure_normal_rate());
@@ -45,9 +45,10 @@ std::function<void(std::uint64_t, std::uint64_t)> check_random_init(const Dims& 
                          N_("random float32 weights need {0} ({1} values × 4 B), more than the {2} this machine "
                             "has available (MemAvailable)"),
                          {bytes_all_units(e.weight_bytes), group_thousands(e.values), bytes_all_units(*avail)});
-    // Progress is for a person watching: only on a terminal, so scripts and logs see stderr empty
-    // unless something went wrong.
-    if (e.seconds < 2 || !isatty(fileno(stderr))) return {};
+    // A long fill says so on stderr, as plain lines: from two seconds on a terminal, from ten where
+    // stderr is a log or a pipe (a run of minutes with nothing on stderr looks hung; a short one
+    // keeps a script's stderr empty).
+    if (e.seconds < (isatty(fileno(stderr)) ? 2 : 10)) return {};
     fmt::print(stderr, "{}\n",
                trf(N_("inferlab: {0} random weights: {1} values, {2}, about {3} s to draw on this machine"), name,
                    group_thousands(e.values), bytes_all_units(e.weight_bytes), format_real(e.seconds, 2)));
@@ -63,7 +64,7 @@ std::function<void(std::uint64_t, std::uint64_t)> check_random_init(const Dims& 
 
 }  // namespace
 
-std::unique_ptr<Weights> load(const ModelSource& s, std::string* described, std::string* shown) {
+std::unique_ptr<Weights> load(const ModelSource& s, std::string* described, std::string* shown, std::string* borrowed) {
     int n = !s.checkpoint.empty() + !s.config.empty() + !s.model.empty();
     if (n > 1) throw InputError(N_("choose one of --checkpoint, --config and --model"));
     if (!s.checkpoint.empty()) {
@@ -76,6 +77,13 @@ std::unique_ptr<Weights> load(const ModelSource& s, std::string* described, std:
     ModelConfig c = !s.config.empty() ? load_config_file(s.config, "--config") : load_named_model(s.model.empty() ? "demo-gqa" : s.model, "--model");
     if (described) *described = fmt::format("{} with random weights (seed {})", c.name, seed);
     if (shown) *shown = trf(N_("{0} with random weights (seed {1})"), c.name, seed);
+    if (!reference_architecture(c)) {  // said wherever the source is: its numbers are not that model's
+        const char* rule = N_("{0}: only its dimensions, on the reference's Llama-style layers (RMSNorm, SwiGLU, "
+                              "RoPE), not {1}'s own");
+        if (described) *described += "; " + substitute(rule, {"a " + c.model_type + " config", c.model_type});
+        if (shown) *shown += tr(N_("; ")) + trf(rule, trf(N_("a {0} config"), c.model_type), c.model_type);
+        if (borrowed) *borrowed = trf(rule, c.name, c.model_type);
+    }
     const Dims d = dims_from_config(c);
     return random_weights(d, seed, check_random_init(d, s.config.empty() ? "--model" : "--config",
                                                      s.config.empty() ? c.name : s.config));

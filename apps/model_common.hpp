@@ -29,11 +29,13 @@ void add_source(CLI::App* sub, ModelSource& s);
 void add_sample_seed(CLI::App* sub, std::string& seed);
 // A checkpoint, or seeded random weights from a config (default: the shipped demo-gqa). Random
 // weights are estimated first (model::estimate_random_init): more than this machine's available
-// memory is an InputError naming both sizes; an initialisation estimated past 2 s says so on
-// stderr and reports progress there. `described` gets the source in English (for JSON), `shown`
-// in the reader's language (for text).
+// memory is an InputError naming both sizes; an initialisation estimated past 2 s (on a terminal;
+// 10 s where stderr is not one) says so on stderr and reports progress there in plain lines.
+// `described` gets the source in English (for JSON), `shown` in the reader's language (for text),
+// each with the note that a config of another architecture than the reference's lends only its
+// dimensions (model::reference_architecture); `borrowed` gets that note alone (empty: none).
 std::unique_ptr<model::Weights> load(const ModelSource& s, std::string* described = nullptr,
-                                     std::string* shown = nullptr);
+                                     std::string* shown = nullptr, std::string* borrowed = nullptr);
 std::string dims_text(const model::Dims& d);
 // --kernels fast|reference on a model subcommand (default: INFERLAB_KERNELS, else fast), and its value.
 void add_kernels_option(CLI::App* sub, std::string& kernels);

@@ -219,7 +219,7 @@ SimulationResult stored_simulation(double p, std::uint64_t n, const Verifier& v,
             if (votes[a] == best) tied.push_back(a);
         maj += tied[rng.below(tied.size())] == 0;
     }
-    auto mean = [trials](std::uint64_t hits) { return Estimate{static_cast<double>(hits) / static_cast<double>(trials), 0, trials}; };
+    auto mean = [trials](std::uint64_t hits) { return Estimate{static_cast<double>(hits) / static_cast<double>(trials), {}, trials}; };
     return {mean(cov), mean(ver), dist.empty() ? Estimate{} : mean(maj), mean(judge)};
 }
 }  // namespace

@@ -72,6 +72,8 @@ void validate(const Dims& d, const std::string& where) {
         throw InputError(where + " seq_len", std::to_string(d.seq_len), N_("makes the KV cache larger than 8Gi floats"));
 }
 
+bool reference_architecture(const ModelConfig& c) { return c.model_type == "llama"; }
+
 Dims dims_from_config(const ModelConfig& c) {
     if (c.mla || c.experts) throw InputError("config '" + c.name + "'", c.model_type, N_("is not a dense GQA model the reference runs"));
     // Each field must fit the int the reference model (and llama2.c's header) holds: 2^32 + 64 was

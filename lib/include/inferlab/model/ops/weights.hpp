@@ -66,6 +66,12 @@ void validate(const Dims& d, const std::string& where);
 // Dims from a Hugging Face style config (the keys kv-mem reads).
 Dims dims_from_config(const ModelConfig& c);
 
+// Whether the reference implements the config's own architecture: llama2.c's Llama (RMSNorm,
+// SwiGLU, RoPE, no biases), model_type "llama". Any other dense type (gpt2's LayerNorm, GELU and
+// learned positions; qwen2's biases; gemma's GeGLU) runs with only its dimensions borrowed, and
+// the output must say so: its parameter count and its numbers are not that model's.
+bool reference_architecture(const ModelConfig& c);
+
 // Number of floats of each tensor, in the checkpoint's order.
 std::uint64_t weight_floats(const Dims& d);
 
