@@ -354,6 +354,15 @@ Table batch_table(const BenchResult& b) {
     return columns_table(columns, b.batches);
 }
 
+// A rate above its DRAM bound where the weights fit in the last-level cache: the steps read them
+// from cache, faster than the β the probe measured, so the fraction says where the data was.
+std::string above_bound_in_cache(const std::string& dtype, double fraction, std::uint64_t llc_bytes) {
+    return wrap(trf(N_("{0} decoded at {1}% of its bound: its weights fit in the last-level cache ({2}), so steps read them "
+                       "from cache and the DRAM bound β does not hold for them"),
+                    dtype, fmt::format("{:.0f}", 100 * fraction), bytes_all_units(llc_bytes)),
+                "  ", "  ");
+}
+
 }  // namespace
 
 Report bench_report(const BenchResult& b, const std::string& model_name, const std::string& model_shown, const Dims& d,
@@ -377,6 +386,9 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
                              fmt::format("{:.2f}", b.probe.read_gbs)), "", "");
         h += render_table(in_words(dtype_table(b)));
         for (const auto& x : b.dtypes)
+            if (x.weights_fit_in_last_level_cache && x.fraction_of_bound > 1)
+                h += above_bound_in_cache(to_string(x.decode.dtype), x.fraction_of_bound, b.last_level_cache_bytes);
+        for (const auto& x : b.dtypes)
             if (x.probe_defect)
                 h += wrap(trf(N_("PROBE DEFECT: {0} decoded at {1}% of its bound, faster than the measured β and π allow; "
                                  "that fraction is not a result"),
@@ -393,6 +405,9 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
                             "weights once pays for every row until the arithmetic catches up (the ridge point)."),
                          b.batch_context), "", "");
     h += render_table(in_words(batch_table(b)));
+    for (const auto& x : b.batches)
+        if (x.weights_fit_in_last_level_cache && x.fraction_of_bound > 1 && x.batch == 1)
+            h += above_bound_in_cache(to_string(x.dtype), x.fraction_of_bound, b.last_level_cache_bytes);
     for (const auto& x : b.batches)
         if (x.probe_defect)
             h += wrap(trf(N_("PROBE DEFECT: {0} at batch {1} decoded at {2}% of its bound, faster than the measured β and π "
