@@ -245,21 +245,59 @@ std::string verifier_explain(const BestOfNRequest& rq, const BestOfNResult& res)
     return x;
 }
 
+// The first rows an --explain substitutes into a strategy's formula (the table holds them all).
+constexpr std::size_t kExplainedRows = 4;
+
+// Each of the first rows' value of one strategy, substituted: `line(row)` writes the row's terms.
+template <class Line>
+std::string substituted(const BestOfNResult& res, Line line) {
+    std::string x;
+    for (std::size_t i = 0; i < res.rows.size() && i < kExplainedRows; ++i) x += wrap(line(res.rows[i]), "  ", "    ");
+    return x;
+}
+
+std::string r6(double v) { return format_real(v, 6); }
+
 // The formulas' prose is tr(), not trf(): they write braces ("q_j^{n_j}") that are not placeholders.
+// Then each formula with the first rows' values: the terms shown are the printed inputs' powers
+// and products, the result is the library's.
 std::string strategies_explain(const BestOfNRequest& rq, const BestOfNResult& res) {
     std::string x = res.verifier ? verifier_explain(rq, res) : "";
-    if (rq.answer_dist)
+    const double p = res.p;
+    if (rq.answer_dist) {
         x += "\n" + wrap(tr(N_("Majority vote: exact sum over vote counts (c for the correct answer, n_j for wrong answer j) "
                                "of N!/(c!·Π n_j!)·p^c·Π q_j^{n_j}, counting a win when c > every n_j and 1/(t+1) when t "
                                "answers tie at c.")));
-    if (rq.judge_bias)
+        x += substituted(res, [](const BestOfNRow& r) { return fmt::format("N = {}: P = {}", r.n, r6(*r.majority_vote)); });
+    }
+    if (rq.judge_bias) {
         x += "\n" + wrap(tr(N_("Biased judge: P = p^N + (1 − bias)·(1 − (1−p)^N − p^N): more candidates make a wrong one "
                                "present more often, so P can fall as N grows.")));
-    if (rq.hard_fraction)
+        const double bias = *rq.judge_bias;
+        x += substituted(res, [&](const BestOfNRow& r) {
+            const double all = std::pow(p, static_cast<double>(r.n));
+            return fmt::format("N = {}: {}^{} + (1 − {})·({} − {}) ≈ {} + {}·{} ≈ {}", r.n, r6(p), r.n, r6(bias), r6(r.coverage),
+                               r6(all), r6(all), r6(1 - bias), r6(r.coverage - all), r6(*r.biased_judge));
+        });
+    }
+    if (rq.hard_fraction) {
         x += "\n" + wrap(tr(N_("Hard fraction h: coverage = (1 − h)·(1 − (1 − p/(1−h))^N) ≤ 1 − (1 − p)^N.")));
-    if (rq.rho)
+        const double h = *rq.hard_fraction, solvable = *res.p_on_solvable;
+        x += substituted(res, [&](const BestOfNRow& r) {
+            return fmt::format("N = {}: (1 − {})·(1 − (1 − {})^{}) ≈ {} ≤ {}", r.n, r6(h), r6(solvable), r.n,
+                               r6(*r.coverage_hard_fraction), r6(r.coverage));
+        });
+    }
+    if (rq.rho) {
         x += "\n" + wrap(tr(N_("Beta spread: p ~ Beta(a, b), a = p(1−ρ)/ρ, b = (1−p)(1−ρ)/ρ; coverage = 1 − Π_{i<N} "
                                "(b+i)/(a+b+i).")));
+        const double rho = *rq.rho, a = p * (1 - rho) / rho, b = (1 - p) * (1 - rho) / rho;
+        x += wrap(fmt::format("a = {}·(1 − {})/{} ≈ {}, b = (1 − {})·(1 − {})/{} ≈ {}", r6(p), r6(rho), r6(rho), r6(a), r6(p),
+                              r6(rho), r6(rho), r6(b)), "  ", "    ");
+        x += substituted(res, [](const BestOfNRow& r) {
+            return fmt::format("N = {}: 1 − {} ≈ {}", r.n, r6(1 - *r.coverage_beta), r6(*r.coverage_beta));
+        });
+    }
     return x;
 }
 

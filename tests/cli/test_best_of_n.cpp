@@ -169,3 +169,19 @@ TEST_CASE("best-of-n: majority vote past N = 200 names --n, not a library term",
     expect_error({"best-of-n", "--p", "0.3", "--n", "201", "--alternatives", "2"},
                  "--n '201': majority vote is computed exactly for N ≤ 200");
 }
+
+// Issue #29, item 14: the hard fraction, beta spread, majority vote and biased judge printed their
+// formulas without values. Each now substitutes the first rows; the equation checker reads them.
+TEST_CASE("best-of-n --explain substitutes every strategy's values", "[cli][best-of-n]") {
+    const CliResult x = run_inferlab({"best-of-n", "--p", "0.3", "--n", "1,4", "--alternatives", "3", "--judge-bias", "0.2",
+                                      "--hard-fraction", "0.1", "--rho", "0.2", "--explain"});
+    REQUIRE(x.status == 0);
+    // Biased judge at N = 4: 0.3^4 = 0.0081, coverage 0.7599: 0.0081 + 0.8·0.7518 = 0.60954.
+    CHECK(x.out.find("  N = 4: 0.3^4 + (1 − 0.2)·(0.7599 − 0.0081) ≈ 0.0081 + 0.8·0.7518 ≈ 0.60954\n") != std::string::npos);
+    // Hard fraction: p/(1 − h) = 1/3 on the solvable problems; 0.9·(1 − (2/3)^4) = 0.9·65/81 = 0.722222.
+    CHECK(x.out.find("  N = 4: (1 − 0.1)·(1 − (1 − 0.333333)^4) ≈ 0.722222 ≤ 0.7599\n") != std::string::npos);
+    // Beta: a = 1.2, b = 2.8; Π_{i<4} (2.8+i)/(4+i) = 2.8·3.8·4.8·5.8/(4·5·6·7) = 0.35264.
+    CHECK(x.out.find("  a = 0.3·(1 − 0.2)/0.2 ≈ 1.2, b = (1 − 0.3)·(1 − 0.2)/0.2 ≈ 2.8\n") != std::string::npos);
+    CHECK(x.out.find("  N = 4: 1 − 0.35264 ≈ 0.64736\n") != std::string::npos);
+    CHECK(x.out.find("  N = 1: P = 0.3\n") != std::string::npos);  // majority vote of one candidate: p
+}
