@@ -314,7 +314,8 @@ std::string step_explain(const RooflineRequest& rq, const DecodeStep& s) {
     return x;
 }
 
-std::string result_explain(const RooflineRequest& rq, const RooflineResult& res) {
+std::string result_explain(const RooflineInputs& in, const RooflineResult& res) {
+    const RooflineRequest& rq = in.req;
     const DecodeModel& m = rq.model;
     std::string x = wrap(tr("Read-volume model (first document §2.1.3): each decode step reads the weights once and "
                             "each request's whole KV history once, and produces one token per request."));
@@ -330,9 +331,11 @@ std::string result_explain(const RooflineRequest& rq, const RooflineResult& res)
                   "  ", "       ");
     if (m.kv_bytes_per_request)
         x += wrap(trf(N_("M_KV = {0} per request"), bytes_all_units(*m.kv_bytes_per_request)), "  ", "      ");
-    x += wrap(tr("Caution: 1 GiB = 1.073741824 GB; convert every term to the same unit before adding (W in GB, M_KV "
-                 "in GiB)."),
-              "  ", "  ");
+    if (!in.mixed_units.empty())
+        x += wrap(trf(N_("Caution: --weights-bytes {0} and --kv-bytes-per-request {1} are in different units (1 GiB = "
+                         "1.073741824 GB): each is converted to bytes before they are added"),
+                      in.mixed_units[0], in.mixed_units[1]),
+                  "  ", "  ");
     x += wrap(trf(N_("β = {0}"), format_bandwidth(rq.machine.bandwidth)), "  ", "      ");
     for (const auto& s : res.rows) x += step_explain(rq, s);
     if (res.comparison) x += "\n" + wrap(comparison_line(*res.comparison));
@@ -396,7 +399,7 @@ Report decode_roofline_report(const RooflineInputs& in, const RooflineResult& re
     const Table rows = rows_table(in.req, res);
     r.add_table("rows", rows, "/rows");
     r.human = inputs_text(in, res) + "\n" + render_table(in_words(rows, "decode-roofline")) + findings_text(in, res);
-    r.explain = result_explain(in.req, res);
+    r.explain = result_explain(in, res);
     if (in.req.prompt_len) {
         const Table g = generation_table(res);
         r.add_table("generation", g, "/generation");

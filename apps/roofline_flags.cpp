@@ -119,6 +119,9 @@ void parse_kv(const RooflineFlags& o, Inputs& in) {
                                 "choose one"));
         rq.model.kv_bytes_per_request = parse_bytes("--kv-bytes-per-request", o.kv_bytes_per_request);
         in.kv_from = {"--kv-bytes-per-request {0}", {o.kv_bytes_per_request}};
+        const SizeSystem w = size_system(o.weights_bytes), k = size_system(o.kv_bytes_per_request);
+        if (w != SizeSystem::none && k != SizeSystem::none && w != k)
+            in.mixed_units = {o.weights_bytes, o.kv_bytes_per_request};
     } else if (in.config) {
         if (rq.seq_lens.empty())
             throw InputError(N_("--seq-len is required to derive the KV bytes from the model (or give --prompt-len)"));

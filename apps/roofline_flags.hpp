@@ -38,6 +38,9 @@ struct RooflineInputs {
     std::optional<ParamCount> counted;   // the config's parameters, unless --params overrides them
     std::optional<Hardware> hw;
     bool lens_from_prompt = false;       // no --seq-len: the per-step table reads S = --prompt-len
+    // --weights-bytes and --kv-bytes-per-request typed in the two systems (GB and GiB): the
+    // --explain's caution, with both as typed; empty otherwise.
+    std::vector<std::string> mixed_units;
 };
 
 // decode-roofline's rules: InputError naming the flag for anything missing or malformed.

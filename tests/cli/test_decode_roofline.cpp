@@ -69,7 +69,19 @@ TEST_CASE("decode-roofline: human output, explain with the GiB caution, CSV", "[
     CHECK(h.out.find("354.14") != std::string::npos);
     CHECK(h.out.find("reads ×1.50, aggregate ×5.34, per-request down to 0.67×") != std::string::npos);
     auto x = run_inferlab([] { auto a = kDoc1Roofline; a.push_back("--explain"); return a; }());
-    CHECK(x.out.find("1 GiB = 1.073741824 GB") != std::string::npos);
+    // 14GB and 1GiB: the document's caution, naming both inputs as typed (issue #29 item 14).
+    CHECK(unwrapped(x.out).find("Caution: --weights-bytes 14GB and --kv-bytes-per-request 1GiB are in different units (1 GiB = "
+                                "1.073741824 GB)") != std::string::npos);
+    // Both in one system, or a model's own bytes: no caution.
+    for (const std::vector<std::string>& same :
+         {std::vector<std::string>{"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GB", "--bandwidth",
+                                   "1TB/s", "--explain"},
+          std::vector<std::string>{"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "8192",
+                                   "--explain"}}) {
+        const CliResult y = run_inferlab(same);
+        REQUIRE(y.status == 0);
+        CHECK(y.out.find("Caution") == std::string::npos);
+    }
     CHECK(unwrapped(x.out).find("= 14 GB + 8 × 1.073741824 GB = 22.589934592 GB") != std::string::npos);
     auto c = run_inferlab([] { auto a = kDoc1Roofline; a.push_back("--csv"); return a; }());
     // Issue #15: numbers only in the cells, the unit in the header ("step bound (ms)", not "22.590 ms").

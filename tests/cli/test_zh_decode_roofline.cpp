@@ -91,7 +91,8 @@ TEST_CASE("decode-roofline in Chinese on the first document's 2.1.3 table", "[cl
     CHECK(x.out.find("  D_B = W + Σ_i M_KV,i    t_B ≥ D_B / β    R_all ≤ B / t_B    R_one ≤ 1 / t_B\n") !=
           std::string::npos);
     CHECK(x.out.find("  每请求缓存 M_KV = 1,073,741,824 B = 1 GiB = 1.073741824 GB\n") != std::string::npos);
-    CHECK(x.out.find("  注意：1 GiB 是 1.073741824 GB，不能直接当成 1 GB 相加；") != std::string::npos);
+    CHECK(x.out.find("  注意：--weights-bytes 14GB 与 --kv-bytes-per-request 1GiB 的单位不同（1 GiB =\n  1.073741824 GB）") !=
+          std::string::npos);
     // The substitution digit for digit: the column's 15.074 is 14 + 1.073741824.
     CHECK(x.out.find("= 14 GB + 1 ×\n      1.073741824 GB = 15.073741824 GB\n") != std::string::npos);
     CHECK(x.out.find("  R_all ≤ 8 / 22.590 ms = 354.14 token/s；单请求 ≤ 1 / 22.590 ms = 44.27 token/s\n") !=

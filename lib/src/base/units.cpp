@@ -167,6 +167,14 @@ std::uint64_t parse_bytes(const std::string& where, const std::string& text) {
     return whole_value(where, text, d, size_unit(where, text, suffix), N_("is not a whole number of bytes"));
 }
 
+SizeSystem size_system(const std::string& text) {
+    const std::size_t at = text.find_first_not_of("0123456789.eE+- ");
+    if (at == std::string::npos) return SizeSystem::none;
+    const std::string suffix = trim(text.substr(at));
+    if (suffix.find('i') != std::string::npos) return SizeSystem::binary;  // KiB, MiB, GiB, TiB
+    return suffix == "B" || suffix.empty() ? SizeSystem::none : SizeSystem::decimal;
+}
+
 double parse_rate(const std::string& where, const std::string& text) {
     auto [d, suffix] = split_number(where, text);
     std::string s = trim(suffix);

@@ -15,6 +15,12 @@ namespace inferlab {
 // whole number of bytes and fit 64 bits. `where` names the flag or key for the error.
 std::uint64_t parse_bytes(const std::string& where, const std::string& text);
 
+// Which unit system a size as typed uses: binary (KiB…TiB, 2^10 steps), decimal (kB…TB, 10^3
+// steps), or neither (plain bytes, "B"). For the caution the documents give where two terms of a
+// sum were written in the two systems (14 GB of weights + 1 GiB of KV).
+enum class SizeSystem { none, decimal, binary };
+SizeSystem size_system(const std::string& text);
+
 // Bandwidth in bytes per second: "1TB/s", "3.35e12", "819GB/s", "1TiB/s". Must be > 0.
 double parse_rate(const std::string& where, const std::string& text);
 
