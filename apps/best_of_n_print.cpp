@@ -42,7 +42,9 @@ json sections_json(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOf
                 {{"strategy", pl.strategy}, {"n", pl.n}, {"cost", pl.cost}, {"p_correct", pl.p_correct}, {"capped", pl.capped}});
     }
     if (const auto& s = res.simulation) {
-        j["simulation"] = {{"trials", s->trials}, {"seed", s->seed}, {"rows", json::array()}, {"all_agree", s->all_agree},
+        j["simulation"] = {{"trials", s->trials}, {"seed", s->seed}, {"rows", json::array()},
+                           // null where no row could tell: "all agree" would be vacuous
+                           {"all_agree", s->untold == s->rows.size() && !s->rows.empty() ? json(nullptr) : json(s->all_agree)},
                            {"undecided", s->untold}};
         for (const auto& r : s->rows)
             j["simulation"]["rows"].push_back({{"n", r.n}, {"strategy", r.strategy}, {"exact", r.exact},

@@ -173,8 +173,8 @@ std::string inputs_text(const Inputs& in, const RooflineResult& res) {
                       in.config->window_rule.localized()),
                   "       ", "       ");
     }
-    if (in.config && !in.req.seq_lens.empty())
-        if (const auto note = past_max_positions(*in.config, *std::max_element(in.req.seq_lens.begin(), in.req.seq_lens.end())))
+    if (in.config)
+        if (const auto note = past_max_positions(*in.config, longest_length(in.req)))
             h += wrap(note->localized(), "       ", "       ");
     h += wrap(trf(N_("β = {0}   [{1}]"), format_bandwidth(hw.bandwidth), in.bandwidth_text), "  ", "      ");
     if (hw.peak_flops)
@@ -343,7 +343,7 @@ std::string result_explain(const RooflineInputs& in, const RooflineResult& res) 
         x += "\n" + wrap(trf(N_("Whole generation: decode total = Σ_(i=1)^(N−1) t(S = P + i) with P = {0}, N = {1}; "
                                 "charging every step at the final length overstates it."),
                              *rq.prompt_len, *rq.output_len));
-        x += wrap(tr("Prefill: F = 2·P_params·P + 2·L·H_q·d·P(P + 1) per prompt (causal attention: token i attends to its i + 1 positions, Σ = P(P + 1)/2 pairs), t ≥ max(bytes/β, F/π); "
+        x += wrap(tr("Prefill: F = 2·P_params·P + 2·L·H_q·d·P(P + 1) per prompt (causal attention: token i attends to its i + 1 positions, Σ = P(P + 1)/2 pairs; a sliding layer Σ min(i + 1, W)), t ≥ max(bytes/β, F/π); "
                      "TTFT = prefill bound; TPOT = decode total / (N−1); end-to-end = TTFT + decode total."));
     }
     return x;

@@ -78,10 +78,14 @@ std::unique_ptr<Weights> load(const ModelSource& s, std::string* described, std:
     if (described) *described = fmt::format("{} with random weights (seed {})", c.name, seed);
     if (shown) *shown = trf(N_("{0} with random weights (seed {1})"), c.name, seed);
     if (!reference_architecture(c)) {  // said wherever the source is: its numbers are not that model's
-        const char* rule = N_("{0}: only its dimensions, on the reference's Llama-style layers (RMSNorm, SwiGLU, "
-                              "RoPE), not {1}'s own");
-        if (described) *described += "; " + substitute(rule, {"a " + c.model_type + " config", c.model_type});
-        if (shown) *shown += tr(N_("; ")) + trf(rule, trf(N_("a {0} config"), c.model_type), c.model_type);
+        // One sentence, with the config's name as its subject, wherever it is said.
+        const char* rule = c.model_type.empty()
+                               ? N_("{0} names no model_type: the reference runs its dimensions on Llama-style layers "
+                                    "(RMSNorm, SwiGLU, RoPE, full attention)")
+                               : N_("{0} is a {1} config: the reference runs its dimensions on Llama-style layers (RMSNorm, "
+                                    "SwiGLU, RoPE, full attention), whatever {1} does differently");
+        if (described) *described += "; " + substitute(rule, {c.name, c.model_type});
+        if (shown) *shown += tr(N_("; ")) + trf(rule, c.name, c.model_type);
         if (borrowed) *borrowed = trf(rule, c.name, c.model_type);
     }
     const Dims d = dims_from_config(c);

@@ -266,23 +266,29 @@ Report storage_report(const StorageQuant& s, const QuantizeLabels& labels, bool 
 // The weights beside the cache, as decode-roofline and the model count them.
 void add_weights(const KvModelQuant& m, Report& r) {
     r.json["weights"] = json::array();
+    // Bytes with thousands groups in text, plain in CSV (as the cache's table).
     auto bytes = [](std::uint64_t StorageCost::*field) {
-        return [field](const WeightPrecisionRow& w) { return std::to_string(w.cost.*field); };
+        return std::pair{[field](const WeightPrecisionRow& w) { return std::to_string(w.cost.*field); },
+                         [field](const WeightPrecisionRow& w) { return group_thousands(w.cost.*field); }};
     };
+    const auto data = bytes(&StorageCost::data_bytes), meta = bytes(&StorageCost::metadata_bytes),
+               total = bytes(&StorageCost::total_bytes);
     const std::vector<Column<WeightPrecisionRow>> columns = {
         {"precision", N_("weight precision"), [](const WeightPrecisionRow& w) { return w.precision; }},
-        {"data_bytes", N_("data (B)"), bytes(&StorageCost::data_bytes)},
-        {"metadata_bytes", N_("scales (B)"), bytes(&StorageCost::metadata_bytes)},
-        {"total_bytes", N_("total (B)"), bytes(&StorageCost::total_bytes)}};
-    Table t = columns_table(columns, m.weights);
-    t.right_align = {false};
+        {"data_bytes", N_("data (B)"), data.first, data.second},
+        {"metadata_bytes", N_("scales (B)"), meta.first, meta.second},
+        {"total_bytes", N_("total (B)"), total.first, total.second}};
+    Table t = columns_table(columns, m.weights), text = text_table(columns, m.weights);
+    t.right_align = text.right_align = {false};
     for (const auto& w : m.weights)
         r.json["weights"].push_back({{"precision", w.precision}, {"params", w.params}, {"data_bytes", w.cost.data_bytes},
                                      {"metadata_bytes", w.cost.metadata_bytes}, {"total_bytes", w.cost.total_bytes}});
     if (m.weights.empty()) return;
-    r.human += "\n" + wrap(trf(N_("Weights of {0} ({1} parameters; int8/int4 with one fp16 scale per {2} weights):"),
+    r.human += "\n" + wrap(trf(N_("Weights of {0} ({1} parameters, every one quantized: embeddings, norms and the LM head "
+                                  "too, which deployments usually keep at 16 bits; int8/int4 with one fp16 scale per {2} "
+                                  "weights):"),
                                m.model, group_thousands(m.weights.front().params), kWeightGroup));
-    r.human += render_table(in_words(t));
+    r.human += render_table(text);
     r.add_table("weights", t, "/weights");
 }
 

@@ -109,7 +109,7 @@ void position_text(const std::vector<T>& p, const std::vector<T>& q, const Accep
         notes += tr("p = q: the positive residual is empty, every draft is accepted and the residual branch is never "
                     "entered.") + "\n";
     else
-        notes += trf(N_("on rejection, resample from r = [p − q]₊ / {0} = {1}"), show(a.residual_mass),
+        notes += trf(N_("on rejection, resample from r = [p − q]₊ / {0} = {1}"), term(a.residual_mass),
                      show_list(a.residual)) + "\n";
     notes += trf(N_("output = accepted + reject·r = {0}; largest difference from p: {1}"), show_list(a.output),
                  show(a.max_abs_error)) + "\n";
@@ -228,8 +228,7 @@ std::vector<Column<GammaRow>> gamma_columns(const SpecExpected& e) {
          [](const GammaRow& g) { return show(g.speedup); }},
         {"best_gamma", "best",
          [edge](const GammaRow& g) { return !g.best ? "" : edge ? "best shown (table's edge)" : "best"; },
-         [edge](const GammaRow& g) { return !g.best ? "" : edge ? tr("← best shown (table's edge)") : tr("← best"); },
-         ""}};
+         [edge](const GammaRow& g) { return !g.best ? "" : edge ? tr("← best shown (table's edge)") : tr("← best"); }}};
     return c;
 }
 
@@ -332,10 +331,12 @@ Table simulation_table(const SpecSimulation& s, const std::vector<double>& p, bo
     return csv ? columns_table(columns, token_rows(p.size())) : text_table(columns, token_rows(p.size()));
 }
 
+// χ², its dof and p-value are null where the counts were too few to test (FitTest::testable).
 json fit_json(const FitTest& f, const std::optional<bool>& passes) {
-    return {{"total_variation", f.total_variation}, {"chi_square", f.chi_square}, {"dof", f.dof},
-            {"p_value", f.p_value},                 {"pooled_outcomes", f.pooled},
-            {"passes_at_1_percent", or_null(passes)}};
+    const bool t = passes.has_value();
+    return {{"total_variation", f.total_variation},    {"chi_square", t ? json(f.chi_square) : json(nullptr)},
+            {"dof", t ? json(f.dof) : json(nullptr)},   {"p_value", t ? json(f.p_value) : json(nullptr)},
+            {"pooled_outcomes", f.pooled},              {"passes_at_1_percent", or_null(passes)}};
 }
 
 // A fit's verdict in words: `yes` or `no`, or that the samples are too few for the χ² test.
@@ -359,17 +360,25 @@ void simulation_section(const SpecSimulation& s, const std::vector<double>& p, R
     const FitTest &fs = s.speculative_fit, &ft = s.threshold_shortcut_fit;
     r.human += "\n" + trf(N_("Simulation: {0}, seed {1}"), counted(s.samples, "{0} sample", N_("{0} samples")), s.seed) + "\n";
     r.human += render_table(simulation_table(s, p, false));
-    const std::string proof =
-        trf(N_("speculative rule: TV distance {0}, χ² = {1} on {2} dof, p-value {3} → {4}"),
-            fmt::format("{:.2e}", fs.total_variation), fmt::format("{:.3f}", fs.chi_square), fs.dof,
-            fmt::format("{:.4f}", fs.p_value),
-            fit_verdict(s.speculative_passes, N_("consistent with p at the 1% level"), N_("REJECTED at the 1% level"))) +
-        "\n" +
-        trf(N_("shortcut (accept any draft with q(x) ≥ {0}): TV distance {1}, χ² = {2}, p-value {3} → {4}"),
-            show(s.threshold), fmt::format("{:.2e}", ft.total_variation), fmt::format("{:.1f}", ft.chi_square),
-            fmt::format("{:.3g}", ft.p_value),
-            fit_verdict(s.threshold_shortcut_passes, N_("not distinguishable from p here"),
-                        N_("biased: it does not preserve p"))) +
+    // Where the counts are too few for χ², the line gives the TV distance and says so, no χ².
+    const std::string speculative =
+        s.speculative_passes
+            ? trf(N_("speculative rule: TV distance {0}, χ² = {1} on {2} dof, p-value {3} → {4}"),
+                  fmt::format("{:.2e}", fs.total_variation), fmt::format("{:.3f}", fs.chi_square), fs.dof,
+                  fmt::format("{:.4f}", fs.p_value),
+                  fit_verdict(s.speculative_passes, N_("consistent with p at the 1% level"), N_("REJECTED at the 1% level")))
+            : trf(N_("speculative rule: TV distance {0} → {1}"), fmt::format("{:.2e}", fs.total_variation),
+                  fit_verdict(s.speculative_passes, "", ""));
+    const std::string shortcut =
+        s.threshold_shortcut_passes
+            ? trf(N_("shortcut (accept any draft with q(x) ≥ {0}): TV distance {1}, χ² = {2} on {3} dof, p-value {4} → {5}"),
+                  show(s.threshold), fmt::format("{:.2e}", ft.total_variation), fmt::format("{:.3f}", ft.chi_square), ft.dof,
+                  fmt::format("{:.4f}", ft.p_value),
+                  fit_verdict(s.threshold_shortcut_passes, N_("not distinguishable from p here"),
+                              N_("biased: it does not preserve p")))
+            : trf(N_("shortcut (accept any draft with q(x) ≥ {0}): TV distance {1} → {2}"), show(s.threshold),
+                  fmt::format("{:.2e}", ft.total_variation), fit_verdict(s.threshold_shortcut_passes, "", ""));
+    const std::string proof = speculative + "\n" + shortcut +
         "\n" +
         tr("greedy: the draft's argmax is kept only if it is the target's argmax, so the output is always argmax p.");
     r.human += wrap(proof, "  ", "    ");

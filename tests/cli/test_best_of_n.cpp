@@ -55,6 +55,15 @@ TEST_CASE("best-of-n --simulate 1: intervals inside [0, 1] and no verdict from o
     CHECK(t.status == 0);
     CHECK(t.out.find("too few trials") != std::string::npos);
     CHECK(t.out.find(" NO") == std::string::npos);
+    // One trial can tell nothing: all_agree is null, not a vacuous true.
+    CHECK(j["simulation"]["all_agree"].is_null());
+    // p = 1 and p = 0: every trial hits (misses), and the Wilson interval's end is exactly 1 (0): it
+    // agrees. Computed as centre ± half it missed 1 by a rounding at 3 trials and said NO.
+    for (const char* p : {"1", "0"}) {
+        auto e = parse_json(run_inferlab({"best-of-n", "--p", p, "--n", "1", "--simulate", "3", "--seed", "1", "--json"}));
+        CHECK(e["simulation"]["rows"][0]["agrees"] == true);
+        CHECK(e["simulation"]["all_agree"] == true);
+    }
     // 10,000 trials tell: every row has a verdict.
     auto big = parse_json(run_inferlab({"best-of-n", "--p", "0.3", "--n", "1,2", "--simulate", "10000", "--seed", "3", "--json"}));
     CHECK(big["simulation"]["undecided"] == 0);

@@ -273,4 +273,9 @@ TEST_CASE("kv-mem and decode-roofline note a length past max_position_embeddings
     CHECK(d.out.find(note) != std::string::npos);
     const auto dj = parse_json(run_inferlab({"decode-roofline", "--config", phi3, "--hw", "h100-sxm", "--seq-len", "8192", "--json"}));
     CHECK(dj["inputs"]["max_position_embeddings"] == 4096);
+    // A generation reaches P + N − 1 positions: 4,000 + 1,000 − 1 = 4,999, past 4,096 though P is not.
+    const CliResult g = run_inferlab({"decode-roofline", "--config", phi3, "--hw", "h100-sxm", "--prompt-len", "4000",
+                                      "--output-len", "1000"});
+    REQUIRE(g.status == 0);
+    CHECK(g.out.find("S = 4,999 is past the config's max_position_embeddings (4,096)") != std::string::npos);
 }

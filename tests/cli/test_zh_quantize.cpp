@@ -96,8 +96,9 @@ TEST_CASE("quantize in Chinese: schemes, zero points, scales and storage in the 
     REQUIRE(m.status == 0);
     INFO(m.out);
     CHECK(m.out.rfind("llama-3-8b 的 KV Cache，S = 8192（kv-mem 的公式），量化后每 64 个数值一个 fp16\n尺度：\n", 0) == 0);
-    CHECK(m.out.find("llama-3-8b 的权重（8,030,261,248 个参数；int8/int4 每 32 个权重一个 fp16 尺\n度）：\n") !=
-          std::string::npos);
+    CHECK(m.out.find("llama-3-8b 的权重（8,030,261,248 个参数，全部量化：嵌入、归一化层和 LM head 也算\n在内，实际部署通常把它们留在 "
+                     "16 位；int8/int4 每 32 个权重一个 fp16 尺度）：\n") != std::string::npos);
+    CHECK(m.out.find("16,060,522,496") != std::string::npos);  // the weights table's bytes in groups of three
     CHECK(m.out.find("  总计：bf16 1,073,741,824 B = 1 GiB = 1.073741824 GB；int8 ") != std::string::npos);
 }
 

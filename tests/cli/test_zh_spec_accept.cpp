@@ -42,7 +42,7 @@ TEST_CASE("spec-accept in Chinese on the first document's 3.1.2 example", "[cli]
           "  1      3/10  2/5              3/4      3/10         0           0  3/10\n"
           "  2      1/10  1/5              1/2      1/10         0           0  1/10\n"
           "  接受概率 Σ min(p, q) = 4/5；拒绝概率 = 1/5\n"
-          "  正残差 [p − q]₊ 归一化为 r = [p − q]₊ / 1/5 = [1, 0, 0]；拒绝后从 r 重采样\n"
+          "  正残差 [p − q]₊ 归一化为 r = [p − q]₊ / (1/5) = [1, 0, 0]；拒绝后从 r 重采样\n"
           "  最终输出质量 = 接受质量 + 拒绝概率·r = [3/5, 3/10, 1/10]；与 p 的最大差：0\n");
     const CliResult x = zh80(with(kDoc, {"--explain"}));
     REQUIRE(x.status == 0);

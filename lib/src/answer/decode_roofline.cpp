@@ -112,4 +112,11 @@ double attainable_flops_per_s(const Machine& hw, double intensity) {
     return hw.peak_flops ? std::min(*hw.peak_flops, memory_roof) : memory_roof;
 }
 
+std::uint64_t longest_length(const RooflineRequest& req) {
+    std::uint64_t longest = 0;
+    for (std::uint64_t s : req.seq_lens) longest = std::max(longest, s);
+    if (req.prompt_len && req.output_len) longest = std::max(longest, *req.prompt_len + *req.output_len - 1);
+    return longest;
+}
+
 }  // namespace inferlab

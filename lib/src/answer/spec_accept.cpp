@@ -104,17 +104,19 @@ SpecExpected expected(double alpha, bool from_pq, std::size_t gamma, const SpecA
     e.expected_tokens_per_round = expected_tokens_per_round(alpha, gamma);
     e.accepted_count_distribution = accepted_count_distribution(alpha, gamma);
     for (std::size_t k = 0; k <= gamma; ++k) e.tokens_if_accepted.push_back(k + 1);
-    e.max_gamma = in.max_gamma;
-    e.next_gamma = in.max_gamma + 1;
-    for (std::size_t g = 1; g <= std::max(gamma, in.max_gamma); ++g) {
+    // The table reaches the round's γ when that is past --max-gamma: the round just computed is a row.
+    const std::size_t last = std::max(gamma, in.max_gamma);
+    e.max_gamma = last;
+    e.next_gamma = last + 1;
+    for (std::size_t g = 1; g <= last; ++g) {
         e.sweep.push_back({g, expected_tokens_per_round(alpha, g), std::nullopt});
         if (in.cost_ratio) e.sweep.back().speedup = speedup(alpha, g, *in.cost_ratio);
     }
     if (!in.cost_ratio) return e;
     e.cost_ratio = in.cost_ratio;
     e.speedup = speedup(alpha, gamma, *in.cost_ratio);
-    e.choice = choose_gamma(alpha, *in.cost_ratio, in.max_gamma);
-    for (std::size_t g = 1; g <= in.max_gamma; ++g)
+    e.choice = choose_gamma(alpha, *in.cost_ratio, last);
+    for (std::size_t g = 1; g <= last; ++g)
         e.gamma_table.push_back({g, expected_tokens_per_round(alpha, g), speedup(alpha, g, *in.cost_ratio),
                                  e.choice->best && *e.choice->best == g});
     return e;

@@ -5,20 +5,27 @@
 
 namespace inferlab {
 
-double proportion_half_width_99(double p, double n) {
-    if (!(n > 0)) return 0;
-    return 2.576 * std::sqrt(std::max(p * (1 - p), 0.0) / n);
+namespace {
+constexpr double kZ99 = 2.576;  // the normal's two-sided 99% quantile
 }
 
-namespace {
-constexpr double kZ99 = 2.576;
+double proportion_half_width_99(double p, double n) {
+    if (!(n > 0)) return 0;
+    return kZ99 * std::sqrt(std::max(p * (1 - p), 0.0) / n);
 }
 
 Interval wilson_interval_99(double hits, double trials) {
     const double n = trials, z2 = kZ99 * kZ99, ph = hits / n;
     const double centre = (ph + z2 / (2 * n)) / (1 + z2 / n);
     const double half = kZ99 * std::sqrt(std::max(ph * (1 - ph), 0.0) / n + z2 / (4 * n * n)) / (1 + z2 / n);
-    return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+    // At 0 hits the low end is exactly 0, at every hit the high end exactly 1; centre ∓ half misses
+    // them by a rounding (1.1e-16 at 0 of 3), which would refute an exact 0 or 1.
+    return {hits <= 0 ? 0.0 : std::max(0.0, centre - half), hits >= trials ? 1.0 : std::min(1.0, centre + half)};
+}
+
+std::optional<bool> wilson_agrees(double p, double hits, double trials) {
+    if (!wilson_can_tell(p, trials)) return std::nullopt;
+    return wilson_interval_99(hits, trials).contains(p);
 }
 
 bool wilson_can_tell(double p, double trials) {

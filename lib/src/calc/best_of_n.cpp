@@ -150,7 +150,8 @@ Estimate make_estimate(std::uint64_t hits, std::uint64_t trials) {
     Estimate e;
     e.trials = trials;
     e.mean = static_cast<double>(hits) / static_cast<double>(trials);
-    e.interval_99 = wilson_interval_99(static_cast<double>(hits), static_cast<double>(trials));
+    e.hits = static_cast<double>(hits);
+    e.interval_99 = wilson_interval_99(e.hits, static_cast<double>(trials));
     return e;
 }
 

@@ -267,6 +267,7 @@ FitTest fit_test(const std::vector<std::uint64_t>& counts, const std::vector<dou
             auto least = std::min_element(cells.begin(), cells.end(),
                                           [](const Cell& a, const Cell& b) { return a.expected < b.expected; });
             *least = {least->observed + small.observed, least->expected + small.expected};
+            ++f.pooled;  // that outcome is pooled too
         } else {
             cells.push_back(small);
         }

@@ -147,7 +147,8 @@ std::string gb3(std::uint64_t bytes) { return fmt::format("{:.3f} GB", bytes_in_
 std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& res, const std::vector<std::string>& sources) {
     const DecodeModel& m = req.model;
     svg::BarChart ch;
-    ch.title = tr("Figure 9: bytes one decode step reads, D_B = W + B·M_KV");
+    ch.title = m.moe ? tr(N_("Figure 9: bytes one decode step reads, D_B = W_B + B·M_KV (MoE: W_B the weights read)"))
+                     : tr("Figure 9: bytes one decode step reads, D_B = W + B·M_KV");
     ch.subtitle = tr("The weights are read once per step; every request's K/V is read for that request");
     ch.y_label = tr("D_B (GB, 10^9 bytes)");
     for (const DecodeStep& step : res.rows) {
@@ -158,7 +159,9 @@ std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& 
                            fmt::format("{:.2f}", step.per_request_tokens_per_s));
         bar.value = bytes_in_gb(step.bytes);
         bar.value_label = gb3(step.bytes);
-        bar.segments.push_back({bytes_in_gb(step.weight_bytes), svg::kBlue, tr("weights W")});
+        // An MoE step reads W_B (the experts its B tokens route to), which grows with B.
+        bar.segments.push_back({bytes_in_gb(step.weight_bytes), svg::kBlue,
+                                m.moe ? trf(N_("weights read W_B at B = {0}"), b) : tr("weights W")});
         // K and V of each request as a teal and an amber band, while they stay wide enough to see,
         // else K and V of all B requests as one band each; requests of their own lengths (a list of
         // --seq-len) each get their own M_KV. K and V split by their real widths (kv_shares); a
@@ -167,14 +170,14 @@ std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& 
         auto add_kv = [&](double gb, std::uint64_t len, bool one, std::uint64_t who) {
             const auto label = [&](const char* of_one, const char* of_all) { return trf(one ? of_one : of_all, who); };
             if (!m.kv_spec) {
-                bar.segments.push_back({gb, svg::kTeal, label("K/V of request {0}", "K/V of all {0} requests")});
+                bar.segments.push_back({gb, svg::kTeal, label(N_("K/V of request {0}"), N_("K/V of all {0} requests"))});
                 return;
             }
             const KvShares sh = kv_shares(*m.kv_spec, len);
             bar.segments.push_back({gb * sh.k, svg::kTeal,
-                                    sh.latent ? label("K/V latent of request {0}", "K/V latent of all {0} requests")
-                                              : label("K of request {0}", "K of all {0} requests")});
-            if (sh.v > 0) bar.segments.push_back({gb * sh.v, svg::kAmber, label("V of request {0}", "V of all {0} requests")});
+                                    sh.latent ? label(N_("K/V latent of request {0}"), N_("K/V latent of all {0} requests"))
+                                              : label(N_("K of request {0}"), N_("K of all {0} requests"))});
+            if (sh.v > 0) bar.segments.push_back({gb * sh.v, svg::kAmber, label(N_("V of request {0}"), N_("V of all {0} requests"))});
         };
         const std::uint64_t first_len = req.seq_lens.empty() ? 0 : req.seq_lens.front();
         if (b <= 16) {
@@ -191,7 +194,9 @@ std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& 
     }
     // The legend names what the bars draw: K and V apart, a latent, or K/V without a split.
     const KvShares sh = m.kv_spec ? kv_shares(*m.kv_spec, req.seq_lens.empty() ? 0 : req.seq_lens.front()) : KvShares{};
-    ch.legend = {{tr("weights W (once)"), svg::kBlue}};
+    ch.legend = {{m.moe ? tr(N_("weights read W_B (MoE: the always-read part + the experts B tokens route to, once)"))
+                        : tr("weights W (once)"),
+                  svg::kBlue}};
     if (!m.kv_spec)
         ch.legend.push_back({tr("K/V of each request (one figure: K and V not apart)"), svg::kTeal});
     else if (sh.latent)

@@ -133,7 +133,7 @@ TEST_CASE("fit_test pools the outcomes expected fewer than 5 times", "[spec]") {
     // Pooled and still below 5 (expected 2 + 1 = 3, observed 6): merged into the smallest other cell,
     // expected 47 + 3 = 50, observed 44 + 6 = 50; the cells (50 of 50, 50 of 50) give χ² = 0 on 1 dof.
     const FitTest g = fit_test({50, 44, 4, 2}, {0.5, 0.47, 0.02, 0.01});
-    CHECK(g.pooled == 2);
+    CHECK(g.pooled == 3);  // the two small outcomes and the one they merged into
     CHECK(g.dof == 1);
     CHECK_THAT(g.chi_square, WithinAbs(0, 1e-12));  // 1e-12: 0.47 × 100 is 47 to a few ulps
     // One sample over two outcomes leaves one cell: no test.
@@ -156,10 +156,19 @@ TEST_CASE("the 99% Wilson interval stays inside [0, 1] and says when trials can 
     CHECK_FALSE(wilson_can_tell(0.3, 1));  // both outcomes' intervals hold 0.3
     CHECK(wilson_can_tell(0.9, 1));        // 0 of 1 excludes 0.9 > 0.869
     CHECK(wilson_can_tell(0.3, 100));
-    // A large sample: close to the normal approximation p̂ ± 2.576·sqrt(p̂(1 − p̂)/n) (5000 of 10,000:
-    // ±0.01288); the Wilson interval is narrower by the factor 1/(1 + z²/n) and wider by the z²/4n² term.
+    // A large sample: near the normal approximation's ±2.576·sqrt(0.25/10,000) = ±0.01288, but not it:
+    // 2.576·sqrt(0.25/10⁴ + z²/(4·10⁸)) / (1 + z²/10⁴) = 0.0128757 (computed apart, to 9 digits).
     const Interval half = wilson_interval_99(5000, 10000);
-    CHECK_THAT(half.hi - 0.5, WithinAbs(0.01288, 1e-5));
+    CHECK_THAT(half.hi - 0.5, WithinRel(0.0128757287, 1e-8));
+    // The ends at 0 hits and at every hit are exactly 0 and 1 at every n (centre ∓ half misses them by
+    // a rounding for thousands of n: 1.1e-16 at 0 of 3), so an exact 0 or 1 is never refuted.
+    for (int n = 1; n <= 2000; ++n) {
+        INFO("n = " << n);
+        CHECK(wilson_interval_99(0, n).lo == 0);
+        CHECK(wilson_interval_99(n, n).hi == 1);
+        CHECK(wilson_agrees(1.0, n, n) != false);
+        CHECK(wilson_agrees(0.0, 0, n) != false);
+    }
 }
 
 TEST_CASE("chi-square tail against known values", "[spec]") {

@@ -31,6 +31,11 @@ struct RooflineRequest {
     std::optional<std::uint64_t> prompt_len, output_len;
 };
 
+// The most positions a request of `req` reaches: its longest --seq-len, or a generation's last
+// decode step at P + N − 1 (0 when neither is given). What a model's max_position_embeddings is
+// held against.
+std::uint64_t longest_length(const RooflineRequest& req);
+
 // First row against last: what batching buys (first document §2.1.3's closing comparison).
 struct BatchComparison {
     std::uint64_t from_batch = 0, to_batch = 0;

@@ -91,7 +91,7 @@ struct SpecExpected {
     std::vector<double> accepted_count_distribution;  // [γ + 1]: P(k accepted), k = 0..γ
     std::vector<std::size_t> tokens_if_accepted;      // [γ + 1]: k accepted → k + 1 tokens (a resampled or bonus one)
     std::optional<double> cost_ratio, speedup;
-    std::size_t max_gamma = 0;
+    std::size_t max_gamma = 0;   // the table's last γ: max(γ, --max-gamma), so the round's γ is a row
     std::size_t next_gamma = 0;  // max_gamma + 1: the first γ past the sweep
     std::vector<GammaRow> gamma_table;  // [max_gamma] when a cost ratio is given, else empty
     std::optional<GammaChoice> choice;  // with a cost ratio

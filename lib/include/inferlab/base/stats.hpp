@@ -1,5 +1,6 @@
 #pragma once
 // Small statistics shared by the simulations and the measured-against-predicted reports.
+#include <optional>
 #include <vector>
 
 namespace inferlab {
@@ -25,6 +26,10 @@ Interval wilson_interval_99(double hits, double trials);
 // p is outside (0 of n)'s interval when p > z²/(n + z²), outside (n of n)'s when p < n/(n + z²).
 // One trial tells nothing of 0.131 < p < 0.869: every outcome's interval holds it.
 bool wilson_can_tell(double p, double trials);
+
+// Whether p agrees with `hits` of `trials` at 99%: inside their Wilson interval; none where the
+// trials cannot tell (wilson_can_tell), so that agreement would say nothing.
+std::optional<bool> wilson_agrees(double p, double hits, double trials);
 
 // KL(p ‖ q) = Σ p(x)·ln(p(x)/q(x)) over p(x) > 0, in nats; q(x) = 0 where p(x) > 0 counts
 // with q clamped to 1e-300 (a large, finite value, never infinity).

@@ -76,9 +76,9 @@ struct Estimate {
     // Whether `exact` lies in the interval; none where no count of this many trials could have put it
     // outside (wilson_can_tell: one trial tells nothing of 0.3), so agreement would say nothing.
     std::optional<bool> agrees_with(double exact) const {
-        if (!wilson_can_tell(exact, static_cast<double>(trials))) return std::nullopt;
-        return interval_99.contains(exact);
+        return wilson_agrees(exact, hits, static_cast<double>(trials));
     }
+    double hits = 0;       // the count the mean and the interval come from
 };
 struct SimulationResult {
     Estimate coverage, verifier, majority, biased_judge;

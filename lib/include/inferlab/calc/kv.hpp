@@ -68,6 +68,7 @@ KvShares kv_shares(const KvSpec& spec, std::uint64_t seq_len);
 // start inside a block unless S − W is a multiple of the block, so the blocks from
 // floor((S − W) / block) to floor((S − 1) / block): one more than ceil(W / block) when the window
 // straddles a boundary it does not fill (vLLM frees only the blocks the window has left entirely).
+// `block_size` > 0 (kv_paged refuses 0 with the caller's flag).
 std::uint64_t window_blocks(const KvLayer& layer, std::uint64_t seq_len, std::uint64_t block_size);
 
 // s_token in bytes over all layers as if every layer cached every position. Exact; a

@@ -106,7 +106,8 @@ GenerationBound decode_generation(const DecodeModel& m, std::uint64_t batch, std
                                   std::uint64_t steps, const Machine& hw);
 
 // Prefill of `batch` prompts of P tokens: reads W, writes P tokens of KV per prompt;
-// F = 2·P_params·P·B + 2·L·H_q·d·P²·B (causal attention: half of the P×P score matrix, two matmuls).
+// F = 2·P_params·P·B + 2·L·H_q·d·P(P+1)·B (causal attention: token i attends to i + 1 positions, P(P+1)/2 pairs, two matmuls;
+// with a window W, Σ min(i + 1, W)).
 struct PrefillBound {
     std::uint64_t batch = 0, prompt_len = 0;
     double bytes = 0, flops = 0;

@@ -97,7 +97,7 @@ struct FitTest {
     std::size_t dof = 0;          // cells − 1
     double p_value = 1;           // upper tail of χ²(dof)
     bool impossible_outcome = false;  // a count where p = 0 (the p-value 0: p is refuted outright)
-    std::size_t pooled = 0;       // outcomes whose expected count was under kMinExpected, pooled
+    std::size_t pooled = 0;       // outcomes in the pooled cell (those under kMinExpected, and the one merged in)
     bool testable = true;         // at least two cells after pooling (or an impossible outcome)
     // Whether the counts are consistent with p at `level`; none where they are too few to test.
     std::optional<bool> passes(double level) const {

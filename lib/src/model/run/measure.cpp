@@ -98,8 +98,9 @@ SpeculateStats speculate_statistics(const SpeculateResult& r, int gamma, std::op
     // The prediction against the empirical rate's 99% interval, where the judgements are enough to tell.
     if (s.judged > 0) {
         s.interval_99 = wilson_interval_99(double(s.accepted), double(s.judged));
-        if (wilson_can_tell(s.predicted_acceptance_rate, double(s.judged)))
-            s.within_interval = s.interval_99.contains(s.predicted_acceptance_rate);
+        // Σ min(p, q) summed in doubles can pass 1 by a rounding: a probability, clamped as one.
+        s.within_interval = wilson_agrees(std::clamp(s.predicted_acceptance_rate, 0.0, 1.0), double(s.accepted),
+                                          double(s.judged));
     }
     s.tokens_per_round = r.rounds ? double(r.produced) / double(r.rounds) : 0;  // what rounds produce, the last one whole
     s.predicted_tokens_per_round = expected_tokens_per_round(s.predicted_acceptance_rate, std::size_t(gamma));
