@@ -143,3 +143,19 @@ TEST_CASE("decode-roofline --svg marks the batches that do not fit --memory, as 
     const std::string svg = run_with_svg(args, dir.path / "memory.svg");
     CHECK(svg_all_text(svg).find("shown in red: B = 256") != std::string::npos);
 }
+
+// Issue #29, item 16: the batches that do not fit the memory were listed one by one (a 1,139-
+// character "B = 29, 30, 31, …, 256" footer), and footers cited source file names. Runs are said
+// by their ends, and a footer names the command that computes the figure.
+TEST_CASE("decode-roofline --svg says the batches that do not fit as ranges, and names commands, not files",
+          "[cli][decode-roofline][svg]") {
+    const Scratch scratch("ranges");
+    const std::string svg = run_with_svg({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB",
+                                          "--bandwidth", "1TB/s", "--memory", "40GB", "--batch", "1..256"},
+                                         scratch.path / "ranges.svg");
+    const std::string text = svg_all_text(svg);
+    // 14 GB + B × 1.073741824 GB > 40 GB from B = 25 (14 + 25 × 1.0737 = 40.84).
+    CHECK(text.find("does not fit the memory (weights + KV), shown in red: B = 25–256") != std::string::npos);
+    CHECK(text.find("lib/") == std::string::npos);
+    CHECK(text.find(".hpp") == std::string::npos);
+}

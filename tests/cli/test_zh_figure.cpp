@@ -68,7 +68,7 @@ TEST_CASE("figure doc1-fig9 in Chinese: the section's terms on the labels (first
     const auto inputs = texts(svg_items(r.out, "input"));
     CHECK(contains(inputs, "W: 文档的 14 GB"));
     CHECK(contains(inputs, "β: 文档的 1 TB/s"));
-    CHECK(contains(inputs, "t_B ≥ D_B / β；聚合生成量 ≤ B / t_B，单请求前进量 ≤ 1 / t_B（decode_roofline，lib/roofline_result.hpp）"));
+    CHECK(contains(inputs, "t_B ≥ D_B / β；聚合生成量 ≤ B / t_B，单请求前进量 ≤ 1 / t_B（inferlab decode-roofline）"));
     CHECK(contains(inputs, "来源：第一份文档（000_5f2b20623495609b.txt），§2.1.3，图 9"));
     check_chinese_svg(r.out, "figure doc1-fig9");
 }

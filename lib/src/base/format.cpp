@@ -163,4 +163,17 @@ std::string format_flops(double f) {
 }
 
 
+std::string number_ranges(const std::vector<std::uint64_t>& sorted) {
+    std::string out;
+    for (std::size_t i = 0; i < sorted.size();) {
+        std::size_t j = i;
+        while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+        if (!out.empty()) out += ", ";
+        out += std::to_string(sorted[i]);
+        if (j > i) out += (j == i + 1 ? ", " : "–") + std::to_string(sorted[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
 }  // namespace inferlab

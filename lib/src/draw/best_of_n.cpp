@@ -135,7 +135,7 @@ std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, 
     if (req.judge_bias) pl.inputs.push_back(trf("judge bias = {0}", svg::number(*req.judge_bias)));
     if (req.hard_fraction) pl.inputs.push_back(trf("hard fraction h = {0}", svg::number(*req.hard_fraction)));
     if (req.rho) pl.inputs.push_back("ρ = " + svg::number(*req.rho));
-    pl.inputs.push_back(tr("best_of_n (lib/bestofn_result.hpp): coverage and each selection strategy asked for"));
+    pl.inputs.push_back(tr("inferlab best-of-n: coverage and each selection strategy asked for"));
     pl.inputs.push_back(source_line("doc1-fig14"));
     pl.height = 425 + 15.0 * static_cast<double>(pl.inputs.size());
     return svg::line_plot(pl);

@@ -66,13 +66,13 @@ svg::LinePlot throughput_panel(const RooflineResult& res, const std::vector<std:
         comp{tr("compute bound B·π/F_B"), {}, {}, svg::kOrange, true, false};
     // Batches whose weights + KV exceed --memory: drawn again in red, as the text marks them NO.
     svg::Series over{tr("does not fit the memory (weights + KV)"), {}, {}, svg::kRed, false, true};
-    std::string over_list;
+    std::vector<std::uint64_t> over_batches;  // in increasing B: said as ranges
     for (const DecodeStep* s : by_batch(res)) {
         const double b = static_cast<double>(s->batch);
         agg.x.push_back(b), agg.y.push_back(s->aggregate_tokens_per_s);
         if (s->fits && !*s->fits) {
             over.x.push_back(b), over.y.push_back(s->aggregate_tokens_per_s);
-            over_list += (over_list.empty() ? "" : ", ") + std::to_string(s->batch);
+            over_batches.push_back(s->batch);
         }
         one.x.push_back(b), one.y.push_back(s->per_request_tokens_per_s);
         mem.x.push_back(b), mem.y.push_back(memory_bound_tokens_per_s(*s));
@@ -88,8 +88,9 @@ svg::LinePlot throughput_panel(const RooflineResult& res, const std::vector<std:
     pl.inputs = inputs;
     if (res.compute_limit_searched && !res.compute_bound_from_batch)
         pl.inputs.insert(pl.inputs.begin(), tr("memory-bound at every batch size: no switching batch"));
-    if (!over_list.empty())
-        pl.inputs.insert(pl.inputs.begin(), trf("does not fit the memory (weights + KV), shown in red: B = {0}", over_list));
+    if (!over_batches.empty())
+        pl.inputs.insert(pl.inputs.begin(),
+                         trf("does not fit the memory (weights + KV), shown in red: B = {0}", number_ranges(over_batches)));
     pl.height = 440 + 15.0 * static_cast<double>(pl.inputs.size());
     return pl;
 }
@@ -215,7 +216,7 @@ std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& 
                  "β = " + format_bandwidth(req.machine.bandwidth) +
                      (req.machine.peak_flops ? ", π = " + format_flops(*req.machine.peak_flops) : tr(", no π: memory bound only"))};
     ch.inputs.insert(ch.inputs.end(), sources.begin(), sources.end());
-    ch.inputs.push_back(tr("t_B ≥ D_B / β; aggregate ≤ B / t_B, each request ≤ 1 / t_B (decode_roofline, lib/roofline_result.hpp)"));
+    ch.inputs.push_back(tr("t_B ≥ D_B / β; aggregate ≤ B / t_B, each request ≤ 1 / t_B (inferlab decode-roofline)"));
     ch.inputs.push_back(source_line("doc1-fig9"));
     ch.height = 425 + 15.0 * static_cast<double>(sources.size());
     return svg::bar_chart(ch);

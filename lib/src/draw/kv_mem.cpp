@@ -73,7 +73,7 @@ std::string doc2_fig1_projections(const ProjectionInputs& in) {
     }
     doc.inputs({trf("hidden {0}, H_q = {1}, H_kv = {2}, d = {3}, weights {4} ({5} B each); one row x per token", in.hidden,
                     in.q_heads, in.kv_heads, in.head_dim, in.dtype, exact_ratio(in.bits, 8, 3)),
-                tr("Widths from compare_head_sharing (lib/kv.hpp): Q is H_q·d wide, K and V H_kv·d each"),
+                tr("Widths from inferlab kv-mem: Q is H_q·d wide, K and V H_kv·d each"),
                 source_line("doc2-fig1")});
     return doc.str();
 }
@@ -87,7 +87,7 @@ std::string fig5_layer_caches(const KvShape& s, std::uint64_t shown_positions) {
     const double row_h = 70, top = 70;
     const std::vector<std::string> inputs = {
         shape_line(s),
-        trf("Per layer 2·S·H_kv·d·b = {0}; all {1} layers {2} = {3} B (kv_bytes, lib/kv.hpp)", binary_size(kv.per_layer_bytes[0]),
+        trf("Per layer 2·S·H_kv·d·b = {0}; all {1} layers {2} = {3} B (inferlab kv-mem)", binary_size(kv.per_layer_bytes[0]),
             s.layers, binary_size(kv.total_bytes), group_thousands(kv.total_bytes)),
         source_line("doc1-fig5")};
     svg::Document doc(760, top + row_h * static_cast<double>(rows.size()) + 10 + 16 + 15.0 * 3,
@@ -186,7 +186,7 @@ std::string fig7_kv_substitution(const KvSubstitutionInputs& in) {
         if (in.batch == 1) break;
     }
     ch.legend = {{fmt::format("MHA (H_kv = H_q = {})", s.q_heads), svg::kGrey}, {fmt::format("GQA (H_kv = {})", s.kv_heads), svg::kTeal}};
-    ch.inputs = {shape_line(s), tr("Bytes from kv_bytes_uniform (lib/kv.hpp); 1 GiB = 2^30 bytes"), source_line("doc1-fig7")};
+    ch.inputs = {shape_line(s), tr("Bytes from inferlab kv-mem; 1 GiB = 2^30 bytes"), source_line("doc1-fig7")};
     return svg::bar_chart(ch);
 }
 

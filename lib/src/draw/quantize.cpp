@@ -57,7 +57,7 @@ std::string quantize_value_figure(const ValueQuant& v) {
     const ScalarQuant& q = v.q;
     return quant_grid_figure(
         q, {tr("quantize: the value on the uniform grid"), to_string(v.rounding), v.within_half_step,
-            {trf("x = {0}, Δ = {1}, Q = {2}{3} (quantize_value, lib/quantize_result.hpp)", svg::number(q.x, 6),
+            {trf("x = {0}, Δ = {1}, Q = {2}{3} (inferlab quantize)", svg::number(q.x, 6),
                  svg::number(q.step, 6), q.qmax, q.exact ? tr(", in exact fractions") : ""),
              tr("first document §4.1, Figure 15")}});
 }
@@ -141,7 +141,7 @@ std::string quantize_values_figure(const ValuesQuant& v, const std::string& orig
         histogram_panel(doc, v.results[i], y0, hist_h);
         grid_panel(doc, v.results[i], y0 + hist_h);
     }
-    doc.inputs({trf("{0}, a {1} × {2} matrix (quantize_values, lib/quantize_result.hpp)", origin, v.rows, v.cols),
+    doc.inputs({trf("{0}, a {1} × {2} matrix (inferlab quantize)", origin, v.rows, v.cols),
                 tr("first document §4.1: x̂ = Δ·clip(round(x/Δ), −Q, Q), asymmetric x̂ = Δ·(q − z)")});
     return doc.str();
 }
@@ -157,7 +157,7 @@ std::string quantize_kv_figure(const KvQuantComparison& c, unsigned bits, const 
                {.label = tr("per channel"), .value = c.v_per_channel.mse, .color = svg::kGrey, .group = "V"},
                {.label = tr("per token"), .value = c.v_per_token.mse, .color = svg::kAmber, .group = "V"}};
     for (auto& b : ch.bars) b.value_label = svg::number(b.value, 4);
-    ch.inputs = {origin + " (compare_kv_quantization, lib/quant.hpp)"};
+    ch.inputs = {origin + " (inferlab quantize)"};
     return svg::bar_chart(ch);
 }
 
@@ -177,7 +177,7 @@ std::string quantize_storage_figure(const StorageQuant& s) {
                       {static_cast<double>(c.metadata_bytes), svg::kOrange, tr("scales and zero points")}};
     ch.bars = {before, after};
     ch.legend = {{tr("source"), svg::kGrey}, {tr("packed levels"), svg::kBlue}, {tr("scales + zero points"), svg::kOrange}};
-    ch.inputs = {trf("{0}-bit scales{1} per group (storage_cost, lib/quant.hpp)", s.format.scale_bits,
+    ch.inputs = {trf("{0}-bit scales{1} per group (inferlab quantize)", s.format.scale_bits,
                      s.format.zero_bits ? trf(", {0}-bit zero points", s.format.zero_bits) : "")};
     return svg::bar_chart(ch);
 }
@@ -203,7 +203,7 @@ std::string quantize_model_figure(const KvModelQuant& m) {
         ch.bars.push_back(b);
     }
     ch.legend = {{tr("KV data"), svg::kTeal}, {tr("weights"), svg::kBlue}, {tr("scales + zero points"), svg::kOrange}};
-    ch.inputs = {trf("{0}, base KV precision {1}, {2}-bit scales{3} (kv_model_quant, lib/quantize_result.hpp)", m.model,
+    ch.inputs = {trf("{0}, base KV precision {1}, {2}-bit scales{3} (inferlab quantize)", m.model,
                      m.base.name, m.scale_bits, m.zero_bits ? trf(", {0}-bit zero points", m.zero_bits) : "")};
     return svg::bar_chart(ch);
 }
@@ -216,7 +216,7 @@ std::string fig15_quant_grid(const GridInputs& in) {
     const ScalarQuant q = quantize_scalar(in.x, in.step, Q, Rounding::HalfAwayFromZero, nullptr);
     return plots::quant_grid_figure(
         q, {tr("Figure 15: the uniform grid and the dequantization error"), to_string(Rounding::HalfAwayFromZero), within_half_step(q),
-            {trf("x = {0}, Δ = {1}, {2} bits: Q = 2^(b−1) − 1 = {3} (quantize_scalar, lib/quant.hpp)", svg::number(in.x, 6),
+            {trf("x = {0}, Δ = {1}, {2} bits: Q = 2^(b−1) − 1 = {3} (inferlab quantize)", svg::number(in.x, 6),
                  svg::number(in.step, 6), in.bits, Q),
              source_line("doc1-fig15")}});
 }

@@ -59,7 +59,7 @@ std::string sweep_figure(const SpecExpected& e, std::size_t gamma) {
         else at += trf("; best γ = {0} ({1}×){2}", *e.choice->best, svg::number(e.choice->best_speedup, 6),
                        e.choice->at_edge ? tr(", the sweep's edge, not an optimum") : "");
     }
-    pl.inputs = {trf("α = {0}, γ = {1}{2}; γ = 1..{3} (expected_tokens_per_round, speedup: lib/spec.hpp)",
+    pl.inputs = {trf("α = {0}, γ = {1}{2}; γ = 1..{3} (inferlab spec-accept)",
                      svg::number(e.alpha, 6), gamma,
                      e.cost_ratio ? ", c = " + svg::number(*e.cost_ratio, 6) : tr(", no cost ratio (--cost-ratio adds the speedup)"),
                      e.sweep.size()),
@@ -95,7 +95,7 @@ std::string position_figure(const SpecPosition& pos, const SpecSimulation* sim) 
                      (pos.source == PositionSource::Logits
                           ? trf(" (softmax of the logits at temperature {0})", svg::number(pos.temperature))
                           : ""),
-                 trf("output = q·α + reject·r = {0} (acceptance, lib/spec.hpp); first document §3.1.2, Figure 13", list(a.output))};
+                 trf("output = q·α + reject·r = {0} (inferlab spec-accept); first document §3.1.2, Figure 13", list(a.output))};
     if (sim)
         ch.inputs.insert(ch.inputs.begin() + 1,
                          trf("simulated: {0} samples, seed {1}: the speculative rule's output frequencies, "
@@ -127,7 +127,7 @@ std::string round_figure(const RoundWalkthrough& w) {
              trf("tokens advanced {0}, draft proposals {1}, target positions verified {2}", w.tokens_advanced,
                  w.draft_proposals, w.target_positions),
              {.size = 13, .bold = true, .cls = "tokens-advanced", .value = static_cast<double>(w.tokens_advanced)});
-    doc.inputs({trf("a scripted round of γ = {0} drafts (walk_round, lib/spec.hpp)", w.gamma),
+    doc.inputs({trf("a scripted round of γ = {0} drafts (inferlab spec-accept)", w.gamma),
                 tr("first document §3.1.1, Figure 11")});
     return doc.str();
 }
@@ -180,7 +180,7 @@ std::string fig11_round(const RoundInputs& in) {
              {.size = 13, .bold = true, .cls = "advanced", .value = static_cast<double>(w.tokens_advanced)});
     std::string outcomes;
     for (const auto& o : in.outcomes) outcomes += (outcomes.empty() ? "" : ",") + o;
-    doc.inputs({trf("γ = {0}, outcomes {1} (walk_round, lib/spec.hpp)", in.gamma, outcomes),
+    doc.inputs({trf("γ = {0}, outcomes {1} (inferlab spec-accept)", in.gamma, outcomes),
                 tr("A draft after a rejection was computed on a prefix that no longer exists, so it is discarded"),
                 source_line("doc1-fig11")});
     return doc.str();
@@ -202,7 +202,7 @@ std::string fig12_accepted_counts(const AcceptedCountInputs& in) {
         b.color = k == in.gamma ? svg::kGreen : svg::kBlue;
         ch.bars.push_back(b);
     }
-    ch.inputs = {trf("α = {0} per position, independent; γ = {1} (accepted_count_distribution, lib/spec.hpp)", svg::number(in.alpha),
+    ch.inputs = {trf("α = {0} per position, independent; γ = {1} (inferlab spec-accept)", svg::number(in.alpha),
                      in.gamma),
                  source_line("doc1-fig12")};
     return svg::bar_chart(ch);
@@ -229,7 +229,7 @@ std::string fig13_acceptance(const AcceptanceInputs& in) {
         for (double x : v) t += (t.empty() ? "" : ", ") + svg::number(x, 6);
         return t;
     };
-    ch.inputs = {trf("p = [{0}], q = [{1}]; output = q·α + (1 − Σ q·α)·r = [{2}] (acceptance, lib/spec.hpp)", list(in.p), list(in.q),
+    ch.inputs = {trf("p = [{0}], q = [{1}]; output = q·α + (1 − Σ q·α)·r = [{2}] (inferlab spec-accept)", list(in.p), list(in.q),
                      list(a.output)),
                  source_line("doc1-fig13")};
     return svg::bar_chart(ch);

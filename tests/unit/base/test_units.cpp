@@ -102,3 +102,15 @@ TEST_CASE("exact printing of byte counts in both unit systems", "[units]") {
     CHECK(exact_ratio(3, 4) == "0.75");
     CHECK(exact_ratio(999999, 1000000, 3) == "≈1");
 }
+
+// Issue #29, item 16: a footer listed "B = 29, 30, 31, …, 256" in 1,139 characters. Runs of
+// consecutive values are said by their ends; a run of two is two values.
+TEST_CASE("number_ranges says runs of consecutive integers by their ends", "[units]") {
+    CHECK(number_ranges({}) == "");
+    CHECK(number_ranges({5}) == "5");
+    CHECK(number_ranges({1, 2}) == "1, 2");
+    CHECK(number_ranges({1, 2, 3, 8, 10, 11}) == "1–3, 8, 10, 11");
+    std::vector<std::uint64_t> long_run;
+    for (std::uint64_t b = 29; b <= 256; ++b) long_run.push_back(b);
+    CHECK(number_ranges(long_run) == "29–256");
+}

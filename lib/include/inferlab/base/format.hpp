@@ -5,11 +5,16 @@
 // them (units.cpp, i18n.cpp, dtype.cpp).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace inferlab {
 
 // 1073741824 -> "1,073,741,824".
 std::string group_thousands(std::uint64_t n);
+
+// Increasing integers with each run of consecutive ones as its ends: {1, 2, 3, 8, 29, …, 256} →
+// "1–3, 8, 29–256" (a list of 228 batches would run off a figure's footer).
+std::string number_ranges(const std::vector<std::uint64_t>& sorted);
 
 // num/den as a decimal with at most max_frac digits, trailing zeros removed. Exact when the
 // expansion terminates within max_frac digits; otherwise rounded and prefixed with "≈".
