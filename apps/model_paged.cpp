@@ -154,6 +154,11 @@ std::vector<Column<SeqState>> seq_columns(int block_size) {
     return c;
 }
 
+// "  6 × 9,216 B = 55,296 B = 54 KiB = 55.296 kB": a peak's blocks times the block's bytes.
+std::string peak_bytes_line(int blocks, std::uint64_t block_bytes, std::uint64_t bytes) {
+    return fmt::format("  {} × {} B = {}\n", blocks, group_thousands(block_bytes), bytes_all_units(bytes));
+}
+
 std::string step_text(const PagedStep& st, const PagedSimResult& r) {
     std::string line = trf(N_("step {0}: {1} used, {2} free{3}"), st.step, st.used_blocks, st.free_blocks,
                            st.step == r.peak_step ? tr(N_(" (the peak)")) : "");
@@ -177,17 +182,17 @@ std::string human_text(const SharingComparison* c, const PagedSimResult& r) {
     const std::string recomputed =
         trf(N_("{0} recomputed"), counted(std::uint64_t(r.recomputed_tokens), "{0} token", N_("{0} tokens")));
     if (!c) {
-        h += "\n" + trf(N_("Peak: {0} blocks at step {1} = {2}"), r.peak_used_blocks, r.peak_step,
-                        bytes_all_units(r.peak_bytes)) + "\n";
+        h += "\n" + trf(N_("Peak: {0} blocks at step {1}"), r.peak_used_blocks, r.peak_step) + "\n" +
+             peak_bytes_line(r.peak_used_blocks, r.block_bytes, r.peak_bytes);
         h += wrap(trf(N_("Preemptions: {0} ({1}); pool whole at the end: {2}"), r.preemptions, recomputed,
                       yes_no(r.pool_whole_at_end)),
                   "", "  ");
         return h;
     }
-    h += "\n" + trf(N_("Peak with sharing:    {0} blocks at step {1} = {2}"), c->shared.peak_used_blocks,
-                    c->shared.peak_step, bytes_all_units(c->peak_bytes_shared)) + "\n";
-    h += trf(N_("Peak without sharing: {0} blocks at step {1} = {2}"), c->unshared.peak_used_blocks, c->unshared.peak_step,
-             bytes_all_units(c->peak_bytes_unshared)) + "\n";
+    h += "\n" + trf(N_("Peak with sharing:    {0} blocks at step {1}"), c->shared.peak_used_blocks, c->shared.peak_step) +
+         "\n" + peak_bytes_line(c->shared.peak_used_blocks, r.block_bytes, c->peak_bytes_shared);
+    h += trf(N_("Peak without sharing: {0} blocks at step {1}"), c->unshared.peak_used_blocks, c->unshared.peak_step) +
+         "\n" + peak_bytes_line(c->unshared.peak_used_blocks, r.block_bytes, c->peak_bytes_unshared);
     h += wrap(trf(N_("Saved: {0} ({1})."), bytes_all_units(std::uint64_t(c->bytes_saved)), saving_note(*c, true)), "", "  ");
     h += wrap(trf(N_("Copies on write: {0}; preemptions: {1} ({2}); pool whole at the end: {3}"), r.copies_on_write,
                   r.preemptions, recomputed, yes_no(r.pool_whole_at_end)),

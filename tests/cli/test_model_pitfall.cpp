@@ -87,7 +87,7 @@ TEST_CASE("model pitfall calculators print their inputs, load no model, and --ex
     auto e = run_inferlab({"model", "pitfall", "mean-length", "--explain"});
     REQUIRE(e.status == 0);
     CHECK(e.out != m.out);
-    CHECK(e.out.find("Σ_i ceil(S_i/16) = 1,2,3,4 = 10 blocks") != std::string::npos);
+    CHECK(e.out.find("Σ_i ceil(S_i/16) = 1 + 2 + 3 + 4 = 10 blocks") != std::string::npos);
     CHECK(e.out.find("B·ceil(25/16) = 4·2 = 8 blocks") != std::string::npos);
     auto g = run_inferlab({"model", "pitfall", "gib-as-gb", "--explain"});
     CHECK(g.out.find("2·L·B·S·H_kv·d·b/8 = 2·32·1·8192·8·128·16/8 = 1073741824 B") != std::string::npos);

@@ -2,6 +2,10 @@
 // evaluated (support/equations.hpp), over a corpus of inputs that reach each derivation.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <map>
+#include <set>
+
 #include "../support/cli.hpp"
 #include "../support/equations.hpp"
 
@@ -92,14 +96,37 @@ std::vector<Args> corpus() {
     return runs;
 }
 
+// The equations the checker cannot read, each written as its pattern, with why: a file of
+// "why: ..." lines, each followed by the patterns it explains.
+std::map<std::string, std::string> unchecked_list() {
+    std::ifstream in(data_path("unchecked-equations.txt"));
+    std::map<std::string, std::string> out;
+    std::string why;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line.front() == '%') continue;
+        if (line.rfind("why: ", 0) == 0) why = line.substr(5);
+        else out[line] = why;
+    }
+    return out;
+}
+
 }  // namespace
+
+TEST_CASE("the equation checker lists what it cannot read", "[cli][equations]") {
+    const auto r = check_equations("  pool: 519 blocks of 5,505,024 B = 2,857,107,456 B\n"
+                                   "  s_token = 2·L·H_kv·d·b = 2·32·8·128·2 B\n"
+                                   "  D_1 = 14 GB + 1 GiB = 15,073,741,824 B\n");
+    CHECK(r.unchecked == std::vector<std::string>{"# blocks of # B = # B"});  // the clause after "pool: "
+    CHECK(r.checked == 1);
+}
 
 TEST_CASE("no printed equation is false: the text and --explain of every subcommand", "[cli][equations]") {
     std::size_t checked = 0;
+    std::set<std::string> unchecked;
     for (const auto& args : corpus()) {
         for (const Args& form : {Args{}, Args{"--explain"}}) {
             const Args run = with(args, form);
-            const CliResult r = run_inferlab(run, "", {"INFERLAB_LANG=en", "COLUMNS=200"});
+            const CliResult r = run_inferlab(run, "", {"INFERLAB_LANG=en", "COLUMNS=1000"});  // no equation wrapped across lines
             std::string cmd = "inferlab";
             for (const auto& a : run) cmd += " " + a;
             INFO(cmd << "\n" << r.err);
@@ -107,6 +134,7 @@ TEST_CASE("no printed equation is false: the text and --explain of every subcomm
             CHECK(r.err.empty());
             const EquationReport report = check_equations(r.out);
             checked += report.checked;
+            unchecked.insert(report.unchecked.begin(), report.unchecked.end());
             for (const auto& f : report.false_ones) {
                 INFO(describe(f));
                 CHECK(false);
@@ -114,4 +142,15 @@ TEST_CASE("no printed equation is false: the text and --explain of every subcomm
         }
     }
     CHECK(checked > 500);
+    // The list can only shrink: an equation the checker cannot read is either made readable (the
+    // printer or the checker changed) or added with its reason; one no longer printed is removed.
+    const auto listed = unchecked_list();
+    for (const auto& p : unchecked) {
+        INFO("printed but not checked, and not in tests/data/unchecked-equations.txt: " << p);
+        CHECK(listed.count(p) == 1);
+    }
+    for (const auto& [p, why] : listed) {
+        INFO("listed in tests/data/unchecked-equations.txt but no longer printed (remove it): " << p);
+        CHECK(unchecked.count(p) == 1);
+    }
 }

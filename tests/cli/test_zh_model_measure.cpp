@@ -85,8 +85,10 @@ TEST_CASE("model paged in Chinese: the first document's 2.1.2 paged cache, its t
     CHECK(has_line(r.out, "第 2 步：已用 6 块，空闲 10 块（峰值）；完成的序列归还其块后空闲 16 块"));
     CHECK(has_line(r.out, "  序列 0 完成：它的块归还物理池"));
     // Peaks: 6 and 7 blocks of 9,216 B; sharing saves the one block both tables list.
-    CHECK(has_line(r.out, "前缀共享时的峰值：  第 2 步 6 个块 = 55,296 B = 54 KiB = 55.296 kB"));
-    CHECK(has_line(r.out, "不共享时的峰值：    第 2 步 7 个块 = 64,512 B = 63 KiB = 64.512 kB"));
+    CHECK(has_line(r.out, "前缀共享时的峰值：  第 2 步 6 个块"));
+    CHECK(has_line(r.out, "  6 × 9,216 B = 55,296 B = 54 KiB = 55.296 kB"));
+    CHECK(has_line(r.out, "不共享时的峰值：    第 2 步 7 个块"));
+    CHECK(has_line(r.out, "  7 × 9,216 B = 64,512 B = 63 KiB = 64.512 kB"));
     CHECK(6 * block == 55296);
     CHECK(7 * block == 64512);
     CHECK(r.out.find("节省：9,216 B = 9 KiB = 9.216 kB（前缀共享在峰值（第 2 步）节省 1 个块") != std::string::npos);

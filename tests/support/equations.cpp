@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <utility>
 
@@ -74,9 +75,18 @@ public:
     bool trailing_prose = false;  // prose followed the value: it ends the chain after this side
     std::vector<std::pair<Interval, Interval>> restated;  // a quantity and its restatement in brackets
 
+    // One number and the scale of the unit after it, read from the start.
+    std::optional<Interval> quantity() {
+        auto n = number();
+        if (!n) return std::nullopt;
+        const auto scale = unit();
+        return Interval{n->lo * scale.value_or(1), n->hi * scale.value_or(1)};
+    }
+
     // The value of the side's leading arithmetic, when what follows it is prose or nothing.
     std::optional<Interval> side() {
         skip();
+        skip_label();
         auto v = expr();
         if (!v) return std::nullopt;
         skip();
@@ -89,7 +99,9 @@ public:
         // Prose that names more numbers ("519 blocks of 5,505,024 B") leaves the side's value
         // unclear: not evaluated.
         const bool prose = at_ > 0 && s_[at_ - 1] == ' ' && (is_letter_at(s_, at_) || s_[at_] == '(');
-        if (prose && s_.find_first_of("0123456789", at_) == std::string::npos) {
+        // ... unless the numbers are in a closing annotation ("64 kB per token per layer
+        // (kv_lora_rank 512 + qk_rope_head_dim 64)"), which check_line reads on its own.
+        if (prose && s_.find_first_of("0123456789", at_) >= annotation_start()) {
             trailing_prose = true;
             return v;
         }
@@ -97,6 +109,45 @@ public:
     }
 
 private:
+    // A label in words before the side's number ("each holds 16,384 B", "per request 1 GiB"): words
+    // of letters only, one of them at least two letters long, then a space and a digit. A symbol
+    // ("W 16") or a name with digits ("llama-3-8b at S") is no label.
+    void skip_label() {
+        std::size_t k = at_;
+        bool word = false;
+        std::size_t run = 0;
+        while (k < s_.size() && (!std::isdigit(static_cast<unsigned char>(s_[k])) || run > 0)) {
+            const char c = s_[k];
+            if (std::isalpha(static_cast<unsigned char>(c))) {
+                if (++run >= 2) word = true;
+            } else if (std::isdigit(static_cast<unsigned char>(c))) {
+                // a dtype's digits ("bf16", "int4") belong to its word
+            } else if (c == ' ' || c == '-' || c == '/' || c == '\'') {
+                run = 0;
+            } else {
+                return;
+            }
+            ++k;
+        }
+        if (word && k < s_.size() && k > at_ && s_[k - 1] == ' ') at_ = k;
+    }
+
+    // Where a bracketed group that closes the side begins, a full stop after it allowed (the
+    // side's end when there is none).
+    std::size_t annotation_start() const {
+        std::size_t end = s_.find_last_not_of(' ');
+        if (end == std::string::npos) return s_.size();
+        if (s_[end] == '.' && end > 0) --end;
+        if (s_[end] != ')' && s_[end] != ']') return s_.size();
+        const char close = s_[end], open = close == ')' ? '(' : '[';
+        int depth = 0;
+        for (std::size_t k = end + 1; k-- > at_;) {
+            if (s_[k] == close) ++depth;
+            if (s_[k] == open && --depth == 0) return k;
+        }
+        return s_.size();
+    }
+
     // Whether the rest of the side is one bracketed group, `open` here and its match at the end.
     bool closes_at_end(char open, char close) const {
         if (at_ >= s_.size() || s_[at_] != open) return false;
@@ -180,6 +231,7 @@ private:
         }
         for (const char* f : {"min", "max", "ceil", "floor", "round", "clip"})
             if (s_.compare(at_, std::string(f).size() + 1, std::string(f) + "(") == 0) return call(f);
+        skip_label();  // "data 64 B + metadata 4 B"
         auto n = number();
         if (!n) return std::nullopt;
         const auto scale = unit();
@@ -249,7 +301,9 @@ private:
                 at_ += 1 + used;
             }
         }
-        if (at_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[at_])) || s_[at_] == '.')) {
+        const bool more_digits = at_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[at_])) ||
+                                                     (s_[at_] == '.' && at_ + 1 < s_.size() && std::isdigit(static_cast<unsigned char>(s_[at_ + 1]))));
+        if (more_digits) {  // "1.2.3", "1,2345": not a number as printed (a full stop after one is)
             at_ = start;
             return std::nullopt;
         }
@@ -407,17 +461,64 @@ std::vector<std::string> inner_lines(const std::string& clause) {
     return out;
 }
 
+// Whether a side that did not evaluate still names numbers a reader could check: numbers of
+// their own (not the digits of a name, as llama-3-8b's), in prose ("519 blocks of 5,505,024 B")
+// or in a notation the reader does not know, and no symbol. A formula in symbols ("2·L·H_kv·d·b",
+// "1 − (1 − p)^N") is not an equation on numbers.
+bool names_numbers(const std::string& side) {
+    bool number = false;
+    for (std::size_t k = 0; k < side.size(); ++k) {
+        if (!std::isdigit(static_cast<unsigned char>(side[k]))) continue;
+        const bool glued_before = k > 0 && (is_letter_at(side, k - 1) || (side[k - 1] == '-' && k > 1 && is_letter_at(side, k - 2)));
+        std::size_t e = k;
+        while (e < side.size() && (std::isdigit(static_cast<unsigned char>(side[e])) || side[e] == ',' || side[e] == '.')) ++e;
+        if (!glued_before && !(is_letter_at(side, e) && !(e + 1 < side.size() && side[e] == 'e'))) number = true;
+        k = e;
+    }
+    if (!number) return false;
+    // Each run of letters: a unit or a function is neither prose nor symbol; a word of two ASCII
+    // letters or more is prose; anything else (one letter, a subscript, a Greek letter) a symbol.
+    for (std::size_t k = 0; k < side.size();) {
+        if (!is_letter_at(side, k) || (k > 0 && std::isdigit(static_cast<unsigned char>(side[k - 1])) && side[k] == 'e')) {
+            ++k;
+            continue;
+        }
+        std::size_t e = k;
+        while (is_letter_at(side, e)) ++e;
+        const std::string w = side.substr(k, e - k);
+        std::size_t before = k;
+        while (before > 0 && side[before - 1] == ' ') --before;
+        const bool after_number = before > 0 && (std::isdigit(static_cast<unsigned char>(side[before - 1])) || side[before - 1] == ')');
+        const bool unit = after_number && std::any_of(units().begin(), units().end(), [&](const auto& u) {
+            return side.compare(k, u.first.size(), u.first) == 0;
+        });
+        const bool function = w == "min" || w == "max" || w == "ceil" || w == "floor" || w == "round" || w == "clip";
+        const bool word = w.size() >= 2 && std::all_of(w.begin(), w.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+        if (!unit && !function && !word) return false;
+        k = e;
+    }
+    return true;
+}
+
+// The clause with each number written '#': the same equation over other inputs has one pattern.
+std::string pattern_of(const std::string& clause) {
+    static const std::regex number(R"(\d[\d,]*(\.\d+)?(e[+-]?\d+)?)");
+    return trim(std::regex_replace(clause, number, "#"));
+}
+
 void check_line(const std::string& printed, const std::string& line, EquationReport& report) {
     for (const auto& clause : clauses(line)) {
         for (const auto& inner : inner_lines(clause)) check_line(printed, inner, report);
         {
             const auto ss = sides(clause);
             std::optional<std::pair<Interval, std::string>> prev;
-            bool approx = false;
+            bool approx = false, evaluated = false, unread = false;
             for (std::size_t i = 0; i < ss.size(); ++i) {
                 approx = approx || ss[i].approx_before;
                 Reader reader(ss[i].text);
                 const auto v = reader.side();
+                if (v) evaluated = true;
+                else if (ss.size() > 1 && names_numbers(ss[i].text)) unread = true;
                 for (const auto& [a, b] : reader.restated) {
                     ++report.checked;
                     if (!holds(a, b, false))
@@ -434,6 +535,7 @@ void check_line(const std::string& printed, const std::string& line, EquationRep
                 if (reader.trailing_prose) prev.reset();  // "B = 1 and B = 8": two statements
                 approx = false;
             }
+            if (evaluated && unread) report.unchecked.push_back(pattern_of(clause));
         }
     }
 }
@@ -444,7 +546,26 @@ EquationReport check_equations(const std::string& text) {
     EquationReport report;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) check_line(line, line, report);
+    std::sort(report.unchecked.begin(), report.unchecked.end());
+    report.unchecked.erase(std::unique(report.unchecked.begin(), report.unchecked.end()), report.unchecked.end());
     return report;
+}
+
+std::vector<Quantity> printed_quantities(const std::string& text) {
+    std::vector<Quantity> out;
+    for (std::size_t at = 0; at < text.size(); ++at) {
+        const bool starts = std::isdigit(static_cast<unsigned char>(text[at])) &&
+                            (at == 0 || !(std::isdigit(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '.' ||
+                                          text[at - 1] == ',' || is_letter_at(text, at - 1)));
+        if (!starts) continue;
+        const std::string rest = text.substr(at);
+        Reader reader(rest);
+        if (const auto q = reader.quantity()) {
+            const bool negative = at > 0 && (text[at - 1] == '-' || (at >= 3 && text.compare(at - 3, 3, "−") == 0));
+            out.push_back(negative ? Quantity{-q->hi, -q->lo} : Quantity{q->lo, q->hi});
+        }
+    }
+    return out;
 }
 
 std::string describe(const EquationFinding& f) {

@@ -12,6 +12,13 @@
 // interval: an integer is exact, a decimal stands for every value that rounds to it, and the
 // arithmetic carries those bounds. Consecutive evaluated sides of one clause must overlap under
 // "=", and under "≈" within 1% of their size.
+//
+// What the check cannot read is listed, not dropped: a side of an "=" or "≈" that names numbers
+// in prose ("519 blocks of 5,505,024 B") or in a notation the reader does not know, beside a side
+// that was evaluated, is an unchecked equation. Its pattern (each number written #) goes into
+// EquationReport::unchecked, which a test compares with a list that can only shrink.
+// A side that is a formula in symbols ("2·L·H_kv·d·b", "min(S, W)") is not an equation on numbers
+// and is not listed.
 #include <string>
 #include <vector>
 
@@ -28,10 +35,20 @@ struct EquationFinding {
 struct EquationReport {
     std::size_t checked = 0;                 // pairs of sides evaluated and compared
     std::vector<EquationFinding> false_ones; // pairs that do not hold
+    // The patterns of the equations that name numbers but could not be evaluated, each number
+    // written '#' ("# blocks of # B = # GiB"), sorted, without repeats.
+    std::vector<std::string> unchecked;
 };
 
 // Every equation in `text`, line by line.
 EquationReport check_equations(const std::string& text);
+
+// A printed quantity: every number of `text` with the scale of the unit after it (a decimal as
+// the interval of the values that round to it), for checking a label against the value it names.
+struct Quantity {
+    double low, high;
+};
+std::vector<Quantity> printed_quantities(const std::string& text);
 
 // One finding as a sentence, for a failing test's message.
 std::string describe(const EquationFinding& f);

@@ -267,10 +267,10 @@ Truth truth_of(const Transformer& m, std::vector<int> tokens, const ForwardOptio
     return t;
 }
 
-std::string join(const std::vector<int>& v) {
+std::string join(const std::vector<int>& v, const std::string& between = ",") {
     std::string out;
     for (int x : v) {
-        if (!out.empty()) out += ',';
+        if (!out.empty()) out += between;
         out += std::to_string(x);
     }
     return out;
@@ -465,7 +465,7 @@ void mean_length(PitfallResult& r) {
                     {{N_("allocated"), {}}, double(each.allocated_bytes), double(avg.allocated_bytes), "B"}};
     r.derivation = {
         {N_("correct: Σ_i ceil(S_i/{0}) = {1} = {2} blocks (each request's own)"),
-         {std::to_string(block), join(blocks_i), std::to_string(each.total_blocks)}},
+         {std::to_string(block), join(blocks_i, " + "), std::to_string(each.total_blocks)}},
         {N_("shortcut: mean S = {0}/{1} = {2} tokens; B·ceil({2}/{3}) = {1}·{4} = {5} blocks"),
          {std::to_string(sum), std::to_string(lens.size()), std::to_string(mean), std::to_string(block),
           std::to_string(avg.blocks_per_request.front()), std::to_string(avg.total_blocks)}},
