@@ -57,7 +57,8 @@ json step_json(const DecodeStep& s) {
             {"bytes_per_step_gb", bytes_in_gb(s.bytes)}, {"bytes_per_step_gib", bytes_in_gib(s.bytes)},
             {"memory_time_s", s.memory_time_s}, {"compute_time_s", or_null(s.compute_time_s)},
             {"step_time_s", s.step_time_s}, {"flops_per_step", or_null(s.flops)},
-            {"arithmetic_intensity", or_null(s.intensity)}, {"bound", bound_json(s)},
+            {"arithmetic_intensity", or_null(s.intensity)}, {"achieved_flops_per_s", or_null(achieved_flops_per_s(s))},
+            {"bound", bound_json(s)},
             {"aggregate_tokens_per_s", s.aggregate_tokens_per_s},
             {"per_request_tokens_per_s", s.per_request_tokens_per_s}, {"fits", or_null(s.fits)}};
 }

@@ -149,7 +149,8 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
               {"worst_position", res.worst.rel_row}, {"agree", res.agree}};
     for (const auto& row : res.rows)
         r.json["rows"].push_back({{"pos", row.pos}, {"contiguous", row.contiguous}, {"paged", row.paged},
-                                  {"other_attention", row.other_attention}, {"chunked", row.chunked}});
+                                  {"other_attention", row.other_attention}, {"chunked", row.chunked},
+                                  {"scale", row.scale}, {"tolerance", row.tolerance}});
     r.human = wrap(trf(N_("Max |logit − no-cache logit| per position ({0}; {1}; {2} backend)"), tokens_count(res.tokens.size()),
                        dims_text(f.dims), f.backend), "", "  ");
     r.human += render_table(text_table(columns, res.rows));

@@ -76,11 +76,11 @@ public:
     std::vector<std::pair<Interval, Interval>> restated;  // a quantity and its restatement in brackets
 
     // One number and the scale of the unit after it, read from the start.
-    std::optional<Interval> quantity() {
+    std::optional<std::pair<Interval, double>> quantity() {
         auto n = number();
         if (!n) return std::nullopt;
-        const auto scale = unit();
-        return Interval{n->lo * scale.value_or(1), n->hi * scale.value_or(1)};
+        const double scale = unit().value_or(1);
+        return std::pair{Interval{n->lo * scale, n->hi * scale}, scale};
     }
 
     // The value of the side's leading arithmetic, when what follows it is prose or nothing.
@@ -561,8 +561,9 @@ std::vector<Quantity> printed_quantities(const std::string& text) {
         const std::string rest = text.substr(at);
         Reader reader(rest);
         if (const auto q = reader.quantity()) {
+            const auto [v, scale] = *q;
             const bool negative = at > 0 && (text[at - 1] == '-' || (at >= 3 && text.compare(at - 3, 3, "−") == 0));
-            out.push_back(negative ? Quantity{-q->hi, -q->lo} : Quantity{q->lo, q->hi});
+            out.push_back(negative ? Quantity{-v.hi, -v.lo, scale} : Quantity{v.lo, v.hi, scale});
         }
     }
     return out;

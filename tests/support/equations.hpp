@@ -46,7 +46,8 @@ EquationReport check_equations(const std::string& text);
 // A printed quantity: every number of `text` with the scale of the unit after it (a decimal as
 // the interval of the values that round to it), for checking a label against the value it names.
 struct Quantity {
-    double low, high;
+    double low, high;  // the number times its unit's scale
+    double scale;      // the unit's scale (1 without a unit)
 };
 std::vector<Quantity> printed_quantities(const std::string& text);
 

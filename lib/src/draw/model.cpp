@@ -172,10 +172,10 @@ std::string model_check_cache(const model::CheckCacheResult& r, const std::vecto
         {"paged", tr("paged cache"), svg::kTeal, 3.2, &model::CheckCacheRow::paged},
         {"contiguous", tr("contiguous cache"), svg::kBlue, 2.2, &model::CheckCacheRow::contiguous},
     }};
-    // Each position's absolute tolerance, rel_tolerance × max(1, max |l_ref|): computed once, drawn
+    // Each position's absolute tolerance (the library's rel_tolerance × max(1, max |l_ref|)), drawn
     // as the line and bounding the log axis.
     std::vector<double> tolerance;
-    for (const auto& row : r.rows) tolerance.push_back(r.rel_tolerance * row.scale);
+    for (const auto& row : r.rows) tolerance.push_back(row.tolerance);
     std::vector<std::string> foot = inputs;
     foot.push_back(r.rows.size() == 1 ? tr("1 token; each path compared with the no-cache reference (every prefix recomputed)")
                                        : trf("{0} tokens; each path compared with the no-cache reference (every prefix recomputed)",

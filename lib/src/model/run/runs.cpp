@@ -126,9 +126,11 @@ CheckCacheResult check_cache(const Transformer& m, const CheckCacheInputs& in, c
         {"chunked", chunked_prefill(m, in.tokens, in.chunk, opt)}};
     std::vector<std::vector<double>> per_row;  // [path][position]: max |Δ logit| against no-cache
     for (const auto& [name, logits] : paths) per_row.push_back(row_max_abs(logits, none));
-    for (std::size_t i = 0; i < std::size_t(none.rows()); ++i)
-        r.rows.push_back({static_cast<int>(i), per_row[0][i], per_row[1][i], per_row[2][i], per_row[3][i],
-                          relative_scale(none, static_cast<Eigen::Index>(i))});
+    for (std::size_t i = 0; i < std::size_t(none.rows()); ++i) {
+        const double scale = relative_scale(none, static_cast<Eigen::Index>(i));
+        r.rows.push_back({static_cast<int>(i), per_row[0][i], per_row[1][i], per_row[2][i], per_row[3][i], scale,
+                          in.rel_tolerance * scale});
+    }
     // The largest relative and the largest absolute difference may sit on different paths.
     for (std::size_t k = 0; k < paths.size(); ++k) {
         const LogitsDiff d = compare_logits(paths[k].second, none);

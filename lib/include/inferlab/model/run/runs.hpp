@@ -70,6 +70,7 @@ struct CheckCacheRow {
     // max(1, max |no-cache logit|) at this position (relative_scale): what rel_tolerance is a
     // fraction of, so the position's absolute tolerance is rel_tolerance × scale (compare_logits' max_rel).
     double scale = 1;
+    double tolerance = 0;  // rel_tolerance × scale: a path's difference above it fails the check
 };
 struct CheckCacheResult {
     std::vector<int> tokens;
