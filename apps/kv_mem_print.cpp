@@ -460,10 +460,10 @@ std::string explain_totals(const KvMemResult& r) {
 // floor((S − 1) / block), one more than ceil(W / block) when they straddle a boundary.
 std::string explain_paged(const KvMemResult& r, const PagedUsage& p) {
     const std::uint64_t bs = p.block_size;
-    std::string x = "\n" + fit(trf(N_("Paged allocation, blocks of {0} tokens: a request holds ceil(S / {0}) blocks with full "
+    std::string x = "\n" + fit(trf(N_("Paged allocation, blocks of {1}: a request holds ceil(S / {0}) blocks with full "
                                       "attention; with a window W < S it keeps positions S − W .. S − 1, in blocks "
                                       "floor((S − W) / {0}) to floor((S − 1) / {0})"),
-                                  bs),
+                                  bs, tokens_count(bs)),
                               "  ");
     for (const auto& g : p.groups)
         for (std::size_t i = 0; i < r.requests.size() && i < 4; ++i) {

@@ -235,3 +235,15 @@ TEST_CASE("regress: review findings of this round end in exit 2, not a hang, a w
     // "PATHS DISAGREE": the comparison is refused instead.
     expect_error({"model", "check-cache", "--weight-dtype", "bf16"}, "--weight-dtype 'bf16': cannot compare cache paths");
 }
+
+// Issue #29's review: a list where one count is taken is named as a list, and a block of one token
+// is "1 token" in the paged derivation.
+TEST_CASE("regress: kv-mem names a list given to --batch, and says 1 token of a one-token block", "[cli][regress][kv-mem]") {
+    expect_error({"kv-mem", "--model", "llama-3-8b", "--seq-len", "10", "--batch", "3,4"},
+                 "--batch '3,4': takes one count here, not a list");
+    const CliResult r = run_inferlab({"kv-mem", "--model", "llama-3-8b", "--seq-len", "10", "--block-size", "1", "--explain"},
+                                     "", {"INFERLAB_LANG=en"});
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("Paged allocation, blocks of 1 token: a request holds ceil(S / 1) blocks") != std::string::npos);
+    CHECK(r.out.find("1 tokens") == std::string::npos);
+}
