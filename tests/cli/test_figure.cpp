@@ -331,3 +331,20 @@ TEST_CASE("figure doc1-fig9 draws K and V apart at every batch, and labels what 
     CHECK(svg_values(d.out, "segment").size() == 2);
     CHECK(svg_all_text(d.out).find("K/V latent of all 32 requests") != std::string::npos);
 }
+
+// Issue #29's review: with eight bars or more, Figure 9's tokens/s under each bar ran into the
+// next one's; they are left out then, and the footer says where the figures are.
+TEST_CASE("figure doc1-fig9 leaves out the tokens/s under bars too narrow for them, and says so", "[cli][figure]") {
+    const std::vector<std::string> base = {"figure", "doc1-fig9", "--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "8192", "--batch"};
+    const CliResult few = run_inferlab(with(base, {"1,8,64"}), "", {"INFERLAB_LANG=en"});
+    const CliResult many = run_inferlab(with(base, {"1,2,4,8,16,32,64,128"}), "", {"INFERLAB_LANG=en"});
+    REQUIRE(few.status == 0);
+    REQUIRE(many.status == 0);
+    CHECK(svg_items(few.out, "bar-sublabel").size() == 3);
+    CHECK(svg_items(few.out, "bar-sublabel")[0].text == "≤ 195.51 tok/s all, 195.51 each");
+    CHECK(svg_items(many.out, "bar-sublabel").empty());
+    CHECK(svg_all_text(many.out).find("too many bars to print under them: inferlab decode-roofline prints them") !=
+          std::string::npos);
+    CHECK(svg_all_text(few.out).find("too many bars") == std::string::npos);
+    CHECK(svg_items(many.out, "bar").size() == 8);
+}

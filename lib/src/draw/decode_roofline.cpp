@@ -152,6 +152,7 @@ std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& 
                      : tr("Figure 9: bytes one decode step reads, D_B = W + B·M_KV");
     ch.subtitle = tr("The weights are read once per step; every request's K/V is read for that request");
     ch.y_label = tr("D_B (GB, 10^9 bytes)");
+    ch.sublabels_left_out = tr(N_("each bar's tokens/s, too many bars to print under them: inferlab decode-roofline prints them"));
     for (const DecodeStep& step : res.rows) {
         const std::uint64_t b = step.batch;
         svg::Bar bar;

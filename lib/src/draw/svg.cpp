@@ -355,6 +355,35 @@ std::string stacked_plots(const std::string& title, const std::vector<LinePlot>&
         c(width), c(height), escape(title), body, kFontFamily);
 }
 
+namespace {
+
+// A bar's sublabel as the lines it takes within `room` pixels: one, two (cut after the last ", "),
+// or none when even those do not fit.
+std::vector<std::string> sublabel_lines(const std::string& s, double room) {
+    if (text_width(s, 10) <= room) return {s};
+    const std::size_t cut = s.rfind(", ");
+    if (cut == std::string::npos) return {};
+    std::vector<std::string> two = {s.substr(0, cut + 1), s.substr(cut + 2)};
+    for (const auto& l : two)
+        if (text_width(l, 10) > room) return {};
+    return two;
+}
+
+// The lines every sublabel of the chart takes: the most one of them needs, or 0 (none is drawn)
+// when one does not fit in two, or needs two where a group's name lies under the bars.
+std::size_t sublabel_rows(const BarChart& ch, double slot, bool grouped) {
+    std::size_t rows = 1;
+    for (const auto& b : ch.bars) {
+        if (b.sublabel.empty()) continue;
+        const std::size_t n = sublabel_lines(b.sublabel, slot * 0.96).size();
+        if (n == 0 || (n > 1 && grouped)) return 0;
+        rows = std::max(rows, n);
+    }
+    return rows;
+}
+
+}  // namespace
+
 std::string bar_chart(const BarChart& ch) {
     double vmax = 0;
     for (const auto& b : ch.bars) {
@@ -365,7 +394,18 @@ std::string bar_chart(const BarChart& ch) {
     if (vmax == 0) vmax = 1;
     Document doc(ch.width, ch.height, ch.title);
     doc.heading(ch.subtitle);
-    const double left = 84, right = ch.width - 24, top = 96, bottom = ch.height - foot_height(ch.inputs) - 56;
+    const double left = 84, right = ch.width - 24, top = 96;
+    bool grouped = false;
+    for (const auto& b : ch.bars) grouped = grouped || !b.group.empty();
+    // Groups are separated by one empty slot.
+    std::size_t slots = ch.bars.size();
+    for (std::size_t i = 1; i < ch.bars.size(); ++i)
+        if (ch.bars[i].group != ch.bars[i - 1].group) ++slots;
+    const double slot = (right - left) / static_cast<double>(std::max<std::size_t>(slots, 1));
+    const std::size_t sub_lines = sublabel_rows(ch, slot, grouped);
+    std::vector<std::string> inputs = ch.inputs;
+    if (sub_lines == 0 && !ch.sublabels_left_out.empty()) inputs.insert(inputs.begin(), ch.sublabels_left_out);
+    const double bottom = ch.height - foot_height(inputs) - 56;
     const std::vector<double> ticks = nice_ticks(0, vmax * 1.08);
     const double top_value = std::max(ticks.back(), vmax);
     const Scale sy{0, top_value, bottom, top, false};
@@ -376,11 +416,6 @@ std::string bar_chart(const BarChart& ch) {
     doc.line(left, bottom, right, bottom, ShapeStyle{.stroke = kInk});
     doc.text(left - 70, top - 10, ch.y_label, {.size = 12, .cls = "axis-label"});
 
-    // Groups are separated by one empty slot.
-    std::size_t slots = ch.bars.size();
-    for (std::size_t i = 1; i < ch.bars.size(); ++i)
-        if (ch.bars[i].group != ch.bars[i - 1].group) ++slots;
-    const double slot = (right - left) / static_cast<double>(std::max<std::size_t>(slots, 1));
     double x = left;
     std::string group;
     double group_start = left;
@@ -400,8 +435,12 @@ std::string bar_chart(const BarChart& ch) {
         doc.text(bx + w / 2, by - 6, b.value_label.empty() ? number(b.value) : b.value_label,
                  {.size = 12, .anchor = "middle", .bold = true, .cls = "bar-value", .value = b.value});
         doc.text(bx + w / 2, bottom + 16, b.label, {.size = 11, .anchor = "middle", .cls = "bar-label"});
-        if (!b.sublabel.empty())
-            doc.text(bx + w / 2, bottom + 30, b.sublabel, {.size = 10, .anchor = "middle", .fill = "#555555", .cls = "bar-sublabel"});
+        const std::vector<std::string> lines = sub_lines == 1 ? std::vector<std::string>{b.sublabel}
+                                               : sub_lines == 0 ? std::vector<std::string>{}
+                                                                : sublabel_lines(b.sublabel, slot * 0.96);
+        for (std::size_t l = 0; l < lines.size() && !b.sublabel.empty(); ++l)
+            doc.text(bx + w / 2, bottom + 30 + 12 * static_cast<double>(l), lines[l],
+                     {.size = 10, .anchor = "middle", .fill = "#555555", .cls = "bar-sublabel"});
         x += slot;
     }
     close_group(x);
@@ -411,7 +450,7 @@ std::string bar_chart(const BarChart& ch) {
         doc.text(lx + 16, 66, k.name, {.size = 11, .cls = "legend"});
         lx += 28 + text_width(k.name, 11);
     }
-    doc.inputs(ch.inputs);
+    doc.inputs(inputs);
     return doc.str();
 }
 

@@ -194,6 +194,10 @@ struct BarChart {
     std::vector<Key> legend;
     std::vector<std::string> inputs;
     double width = 720, height = 440;
+    // Said in the footer when the bars are too narrow for their sublabels, which are then left
+    // out (where the figures can be read instead); a sublabel wider than its bar is first cut
+    // into two lines after its last ", ".
+    std::string sublabels_left_out;
 };
 // Bars carry class "bar" and data-value; their labels class "bar-value" with the same value.
 std::string bar_chart(const BarChart& chart);
