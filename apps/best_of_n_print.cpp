@@ -77,49 +77,52 @@ json result_json(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfNR
 // The tables are built in English (--csv prints them so in every language); the text shows them
 // through in_words(). Each column once: its JSON key (row_json, sections_json), header and cell.
 std::vector<Column<BestOfNRow>> row_columns(const BestOfNRequest& rq) {
-    auto optional = [](std::optional<double> BestOfNRow::*field) {
-        return [field](const BestOfNRow& r) { return (r.*field) ? pr(*(r.*field)) : std::string(); };
+    auto optional = [](const char* key, const char* header, std::optional<double> BestOfNRow::*field) {
+        return figure_column<BestOfNRow>(key, header, [field](const BestOfNRow& r) { return r.*field; }, pr);
     };
-    std::vector<Column<BestOfNRow>> c = {{"n", "N", [](const BestOfNRow& r) { return std::to_string(r.n); }},
-                                         {"coverage", N_("coverage P≥1"), [](const BestOfNRow& r) { return pr(r.coverage); }}};
-    if (rq.verifier) c.push_back({"verifier_selection", N_("verifier picks correct"), optional(&BestOfNRow::verifier_selection)});
-    if (rq.answer_dist) c.push_back({"majority_vote", N_("majority vote correct"), optional(&BestOfNRow::majority_vote)});
-    if (rq.judge_bias) c.push_back({"biased_judge", N_("biased judge correct"), optional(&BestOfNRow::biased_judge)});
+    std::vector<Column<BestOfNRow>> c = {{"n", "N", [](const BestOfNRow& r) { return std::to_string(r.n); }}};
+    c.push_back(figure_column<BestOfNRow>("coverage", N_("coverage P≥1"), [](const BestOfNRow& r) { return r.coverage; }, pr));
+    if (rq.verifier) c.push_back(optional("verifier_selection", N_("verifier picks correct"), &BestOfNRow::verifier_selection));
+    if (rq.answer_dist) c.push_back(optional("majority_vote", N_("majority vote correct"), &BestOfNRow::majority_vote));
+    if (rq.judge_bias) c.push_back(optional("biased_judge", N_("biased judge correct"), &BestOfNRow::biased_judge));
     if (rq.hard_fraction)
-        c.push_back({"coverage_hard_fraction", N_("coverage, hard fraction"), optional(&BestOfNRow::coverage_hard_fraction)});
-    if (rq.rho) c.push_back({"coverage_beta", N_("coverage, beta spread"), optional(&BestOfNRow::coverage_beta)});
+        c.push_back(optional("coverage_hard_fraction", N_("coverage, hard fraction"), &BestOfNRow::coverage_hard_fraction));
+    if (rq.rho) c.push_back(optional("coverage_beta", N_("coverage, beta spread"), &BestOfNRow::coverage_beta));
     return c;
 }
 
-Table rows_table(const BestOfNRequest& rq, const BestOfNResult& res) { return columns_table(row_columns(rq), res.rows); }
+Table rows_table(const BestOfNRequest& rq, const BestOfNResult& res, CellForm form = CellForm::csv) {
+    return columns_table(row_columns(rq), res.rows, form);
+}
 
 // Strategy names are the library's msgids (BudgetPlan::strategy, SimulationRow::strategy).
 std::vector<Column<BudgetPlan>> budget_columns() {
     const std::vector<Column<BudgetPlan>> c = {
         {"strategy", N_("strategy"), [](const BudgetPlan& p) { return p.strategy; }},
         {"n", "N", [](const BudgetPlan& p) { return std::to_string(p.n); }},
-        {"cost", N_("cost"), [](const BudgetPlan& p) { return format_real(p.cost, 6); }},
-        {"p_correct", N_("P(correct)"), [](const BudgetPlan& p) { return pr(p.p_correct); }}};
+        {"cost", N_("cost"), [](const BudgetPlan& p) { return csv_number(p.cost); },
+         [](const BudgetPlan& p) { return format_real(p.cost, 6); }},
+        figure_column<BudgetPlan>("p_correct", N_("P(correct)"), [](const BudgetPlan& p) { return p.p_correct; }, pr)};
     return c;
 }
 
-Table budget_table(const BudgetAnswer& b) {
-    Table t = columns_table(budget_columns(), b.plans);
+Table budget_table(const BudgetAnswer& b, CellForm form = CellForm::csv) {
+    Table t = columns_table(budget_columns(), b.plans, form);
     t.right_align = {false, true, true, true};
     return t;
 }
 
 std::vector<Column<SimulationRow>> simulation_columns() {
-    const std::vector<Column<SimulationRow>> c = {
-        {"n", "N", [](const SimulationRow& r) { return std::to_string(r.n); }},
-        {"strategy", N_("strategy"), [](const SimulationRow& r) { return r.strategy; }},
-        {"exact", N_("exact"), [](const SimulationRow& r) { return pr(r.exact); }},
-        {"estimate", N_("Monte Carlo"), [](const SimulationRow& r) { return pr(r.estimate.mean); }},
-        {"interval_99", N_("99% low"), [](const SimulationRow& r) { return pr(r.estimate.interval_99.lo); }},
-        {"interval_99", N_("99% high"), [](const SimulationRow& r) { return pr(r.estimate.interval_99.hi); }},
-        {"agrees", N_("agrees"),
-         [](const SimulationRow& r) { return std::string(!r.agrees ? "" : *r.agrees ? N_("yes") : N_("NO")); },
-         [](const SimulationRow& r) { return std::string(!r.agrees ? N_("too few trials") : *r.agrees ? N_("yes") : N_("NO")); }}};
+    using R = SimulationRow;
+    const std::vector<Column<R>> c = {
+        {"n", "N", [](const R& r) { return std::to_string(r.n); }},
+        {"strategy", N_("strategy"), [](const R& r) { return r.strategy; }},
+        figure_column<R>("exact", N_("exact"), [](const R& r) { return r.exact; }, pr),
+        figure_column<R>("estimate", N_("Monte Carlo"), [](const R& r) { return r.estimate.mean; }, pr),
+        figure_column<R>("interval_99/0", N_("99% low"), [](const R& r) { return r.estimate.interval_99.lo; }, pr),
+        figure_column<R>("interval_99/1", N_("99% high"), [](const R& r) { return r.estimate.interval_99.hi; }, pr),
+        {"agrees", N_("agrees"), [](const R& r) { return csv_flag(r.agrees); },
+         [](const R& r) { return std::string(!r.agrees ? N_("too few trials") : *r.agrees ? N_("yes") : N_("NO")); }}};
     return c;
 }
 
@@ -182,7 +185,7 @@ std::string budget_text(const BestOfNRequest& rq, const BudgetAnswer& b) {
                                             : trf(N_("At equal total cost {0} (sample {1}, judgement {2}); verifier assumed "
                                                      "perfect (give --tpr/--fpr):"),
                                                   cost, sample, judge));
-    h += render_table(in_words(budget_table(b)));
+    h += render_table(in_words(budget_table(b, CellForm::text)));
     if (!rq.answer_dist)
         h += note(tr(N_("Majority vote not compared: give --alternatives k or --answer-dist (how many wrong answers "
                         "split the votes decides it).")));
@@ -341,7 +344,7 @@ Report best_of_n_report(const BestOfNFlags& o, const BestOfNRequest& rq, const B
     r.json = result_json(o, rq, res);
     r.add_table("rows", rows_table(rq, res), "/rows");
     r.human = wrap(trf(N_("Best-of-N with p = {0} per candidate (first document §3.2)"), format_real(res.p, 6))) +
-              render_table(in_words(rows_table(rq, res))) +
+              render_table(in_words(rows_table(rq, res, CellForm::text))) +
               note(tr(N_("Coverage P≥1 = 1 − (1 − p)^N is the chance the candidates contain a correct answer, not the "
                          "chance the system answers correctly: that needs a selection step."))) +
               strategies_text(o, rq, res);

@@ -7,6 +7,7 @@
 
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/files.hpp"
+#include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 
 namespace inferlab::app {
@@ -79,6 +80,7 @@ void check_column_keys(const Report& report) {
         if (!t.json_rows) fail("built from Column descriptions without the JSON pointer of its rows");
         try {
             inferlab::check_column_keys(report.json, *t.json_rows, t.table.keys);
+            inferlab::check_csv_cells(report.json, *t.json_rows, t.table);
         } catch (const std::logic_error& e) {
             fail(e.what());
         }
@@ -94,7 +96,9 @@ void emit(const Report& report, const OutputFlags& flags) {
         require_finite(report.json);
         out = report.json.dump(2) + "\n";
     } else if (flags.csv) {
-        out = render_csv(chosen_table(report, flags));
+        Table t = chosen_table(report, flags);
+        for (std::size_t i = 0; i < t.keys.size() && i < t.columns.size(); ++i) t.columns[i] = csv_column_name(t.keys[i]);
+        out = render_csv(t);
     } else if (flags.explain) {
         out = report.explain;
     } else {
@@ -127,6 +131,10 @@ Table in_words(Table t, const std::string& context) {
         for (auto& cell : row) cell = tr(cell);
     return t;
 }
+
+std::string csv_number(double v) { return format_short(v, 17); }
+std::string csv_number(const std::optional<double>& v) { return v ? csv_number(*v) : std::string(); }
+std::string csv_flag(const std::optional<bool>& v) { return !v ? std::string() : *v ? "true" : "false"; }
 
 std::string tokens_count(std::uint64_t n) { return counted(n, N_("{0} token"), N_("{0} tokens")); }
 

@@ -94,6 +94,30 @@ Table text_table(const std::vector<Column<Row>>& columns, const std::vector<Row>
     return t;
 }
 
+// --csv's cell of a figure, as the JSON holds it: every digit the double needs to read back as
+// itself (format_short to 17 digits); empty where there is none. check_csv_cells holds the CSV to it.
+std::string csv_number(double v);
+std::string csv_number(const std::optional<double>& v);
+// --csv's cell of a yes or no, as the JSON: "true", "false", empty where there is none.
+std::string csv_flag(const std::optional<bool>& v);
+
+// A column of one figure: --csv prints it as the JSON holds it (csv_number), the text through
+// `shown` (a rounding for people); empty where the row has none. Returned from a named local:
+// see Column.
+template <class Row>
+Column<Row> figure_column(const std::string& key, const std::string& header,
+                          std::function<std::optional<double>(const Row&)> get, std::function<std::string(double)> shown) {
+    Column<Row> c;
+    c.key = key;
+    c.header = header;
+    c.cell = [get](const Row& r) { return csv_number(get(r)); };
+    c.text = [get, shown](const Row& r) {
+        const auto v = get(r);
+        return v ? shown(*v) : std::string();
+    };
+    return c;
+}
+
 // "16 tokens" in English, "16 个 token" in Chinese ("1 token": the singular where English needs it).
 std::string tokens_count(std::uint64_t n);
 

@@ -95,57 +95,83 @@ json result_json(const Inputs& in, const RooflineResult& res) {
 
 // The per-batch table, one column per figure: what the text and --csv print of each row.
 std::vector<Column<DecodeStep>> row_columns(const RooflineRequest& rq) {
-    // The tok/s columns are bounds here (the documents' 上界), measurements in model bench.
+    // The tok/s columns are bounds here (the documents' 上界), measurements in model bench. --csv
+    // prints each figure as the JSON holds it (every digit, seconds); the text rounds it (ms).
     std::vector<Column<DecodeStep>> c = {{"batch", N_("batch"), [](const DecodeStep& s) { return std::to_string(s.batch); }}};
     if (rq.model.moe)
-        c.push_back({"experts_read_per_layer", N_("experts read/layer"), [](const DecodeStep& s) {
-                         return s.experts_read_per_layer ? format_real(*s.experts_read_per_layer, 4) : "";
-                     }});
-    c.push_back({"bytes_per_step_gb", N_("bytes/step (GB)"),
+        c.push_back({"experts_read_per_layer", N_("experts read/layer"),
+                     [](const DecodeStep& s) { return csv_number(s.experts_read_per_layer); },
+                     [](const DecodeStep& s) { return s.experts_read_per_layer ? format_real(*s.experts_read_per_layer, 4) : ""; }});
+    c.push_back({"bytes_per_step_gb", N_("bytes/step (GB)"), [](const DecodeStep& s) { return csv_number(bytes_in_gb(s.bytes)); },
                  [](const DecodeStep& s) { return format_decimal(bytes_in_gb(s.bytes), 3); }});
     c.push_back({"bytes_per_step_gib", N_("bytes/step (GiB)"),
+                 [](const DecodeStep& s) { return csv_number(bytes_in_gib(s.bytes)); },
                  [](const DecodeStep& s) { return format_decimal(bytes_in_gib(s.bytes), 3); }});
-    c.push_back({"step_time_s", N_("step bound (ms)"), [](const DecodeStep& s) { return format_ms_cell(s.step_time_s); }});
+    c.push_back({"step_time_s", N_("step bound (ms)"), [](const DecodeStep& s) { return csv_number(s.step_time_s); },
+                 [](const DecodeStep& s) { return format_ms_cell(s.step_time_s); }});
     c.push_back({"aggregate_tokens_per_s", NC_("decode-roofline", "aggregate tok/s"),
+                 [](const DecodeStep& s) { return csv_number(s.aggregate_tokens_per_s); },
                  [](const DecodeStep& s) { return format_decimal(s.aggregate_tokens_per_s, 2); }});
     c.push_back({"per_request_tokens_per_s", NC_("decode-roofline", "per-request tok/s"),
+                 [](const DecodeStep& s) { return csv_number(s.per_request_tokens_per_s); },
                  [](const DecodeStep& s) { return format_decimal(s.per_request_tokens_per_s, 2); }});
     if (rq.machine.peak_flops) {
-        c.push_back({"arithmetic_intensity", "FLOP/B",
+        c.push_back({"arithmetic_intensity", "FLOP/B", [](const DecodeStep& s) { return csv_number(s.intensity); },
                      [](const DecodeStep& s) { return s.intensity ? format_real(*s.intensity, 4) : ""; }});
         c.push_back({"bound", N_("bound"), [](const DecodeStep& s) {
                          return !s.compute_time_s ? "" : s.compute_bound ? N_("compute") : N_("memory");
                      }});
     }
     if (rq.machine.memory_bytes)
-        c.push_back({"fits", N_("fits"), [](const DecodeStep& s) { return !s.fits ? "" : *s.fits ? N_("yes") : N_("NO"); }});
+        c.push_back({"fits", N_("fits"), [](const DecodeStep& s) { return csv_flag(s.fits); },
+                     [](const DecodeStep& s) { return !s.fits ? "" : *s.fits ? N_("yes") : N_("NO"); }});
     return c;
 }
 
-Table rows_table(const RooflineRequest& rq, const RooflineResult& res) { return columns_table(row_columns(rq), res.rows); }
+Table rows_table(const RooflineRequest& rq, const RooflineResult& res, CellForm form) {
+    return columns_table(row_columns(rq), res.rows, form);
+}
+
+// A generation column in seconds: --csv to the last digit, as the JSON; the text in ms, rounded.
+// `get` gives the row's figure, or none (an empty cell).
+Column<GenerationRow> seconds_column(const std::string& key, const std::string& header,
+                                     std::function<std::optional<double>(const GenerationRow&)> get) {
+    Column<GenerationRow> c;
+    c.key = key;
+    c.header = header;
+    c.cell = [get](const GenerationRow& g) { return csv_number(get(g)); };
+    c.text = [get](const GenerationRow& g) {
+        const auto v = get(g);
+        return v ? format_ms_cell(*v) : std::string();
+    };
+    return c;
+}
 
 std::vector<Column<GenerationRow>> generation_columns() {
-    auto ms = [](double GenerationBound::*field, bool needs_steps) {
+    auto decode = [](double GenerationBound::*field, bool needs_steps) {
         return [field, needs_steps](const GenerationRow& g) {
-            return needs_steps && !g.decode.steps ? std::string() : format_ms_cell(g.decode.*field);
+            return needs_steps && !g.decode.steps ? std::nullopt : std::optional<double>(g.decode.*field);
         };
     };
-    auto latency_ms = [](double LatencyBound::*field) {
-        return [field](const GenerationRow& g) { return g.latency ? format_ms_cell(*g.latency.*field) : std::string(); };
+    auto latency = [](double LatencyBound::*field) {
+        return [field](const GenerationRow& g) { return g.latency ? std::optional<double>(*g.latency.*field) : std::nullopt; };
     };
-    const std::vector<Column<GenerationRow>> c = {
-        {"batch", N_("batch"), [](const GenerationRow& g) { return std::to_string(g.batch); }},
-        {"ttft_s", N_("TTFT, prefill (ms)"), latency_ms(&LatencyBound::ttft_s)},
-        {"decode_steps", N_("decode steps"), [](const GenerationRow& g) { return std::to_string(g.decode.steps); }},
-        {"decode_total_s", N_("decode total (ms)"), ms(&GenerationBound::total_time_s, false)},
-        {"average_step_s", N_("TPOT, mean step (ms)"), ms(&GenerationBound::average_step_s, true)},
-        {"last_step_s", N_("last step (ms)"), ms(&GenerationBound::last_step_s, true)},
-        {"charged_at_final_length_s", N_("all at final S (ms)"), ms(&GenerationBound::charged_at_final_s, false)},
-        {"end_to_end_s", N_("end-to-end (ms)"), latency_ms(&LatencyBound::end_to_end_s)}};
+    std::vector<Column<GenerationRow>> c;
+    c.push_back({"batch", N_("batch"), [](const GenerationRow& g) { return std::to_string(g.batch); }});
+    c.push_back(seconds_column("ttft_s", N_("TTFT, prefill (ms)"), latency(&LatencyBound::ttft_s)));
+    c.push_back({"decode_steps", N_("decode steps"), [](const GenerationRow& g) { return std::to_string(g.decode.steps); }});
+    c.push_back(seconds_column("decode_total_s", N_("decode total (ms)"), decode(&GenerationBound::total_time_s, false)));
+    c.push_back(seconds_column("average_step_s", N_("TPOT, mean step (ms)"), decode(&GenerationBound::average_step_s, true)));
+    c.push_back(seconds_column("last_step_s", N_("last step (ms)"), decode(&GenerationBound::last_step_s, true)));
+    c.push_back(seconds_column("charged_at_final_length_s", N_("all at final S (ms)"),
+                               decode(&GenerationBound::charged_at_final_s, false)));
+    c.push_back(seconds_column("end_to_end_s", N_("end-to-end (ms)"), latency(&LatencyBound::end_to_end_s)));
     return c;
 }
 
-Table generation_table(const RooflineResult& res) { return columns_table(generation_columns(), res.generation); }
+Table generation_table(const RooflineResult& res, CellForm form) {
+    return columns_table(generation_columns(), res.generation, form);
+}
 
 // The inputs, one line each: the symbol, its value, and [where it came from].
 std::string inputs_text(const Inputs& in, const RooflineResult& res) {
@@ -232,7 +258,8 @@ std::string findings_text(const Inputs& in, const RooflineResult& res) {
     return h;
 }
 
-std::string generation_text(const RooflineRequest& rq, const RooflineResult& res, const Table& g) {
+std::string generation_text(const RooflineRequest& rq, const RooflineResult& res) {
+    const Table g = generation_table(res, CellForm::text);
     const std::uint64_t P = *rq.prompt_len, N = *rq.output_len;
     const GenerationBound& d = res.generation.front().decode;  // every batch decodes the same lengths
     const std::string steps =
@@ -353,9 +380,8 @@ std::string result_explain(const RooflineInputs& in, const RooflineResult& res) 
 }  // namespace
 
 // Every number below comes from the RooflineResult; these functions only choose what to show.
-// Table cells hold numbers only (the unit in the header, an empty cell where there is none), so
-// the text and --csv print the same tables: --csv in English (its headers and words are the same
-// in every language), the text through in_words().
+// Table cells hold numbers only (an empty cell where there is none): --csv the JSON's figures
+// under its names, the same in every language; the text rounds them, through in_words().
 
 Report hardware_report() {
     Report r;
@@ -366,15 +392,18 @@ Report hardware_report() {
     const std::vector<Column<Hardware>> columns = {
         {"name", N_("name"), [](const Hardware& h) { return h.name; }},
         {"kind", NC_("hardware", "kind"), [](const Hardware& h) { return h.kind; }},
-        {"bandwidth_bytes_per_s", N_("bandwidth (GB/s)"), [](const Hardware& h) { return format_short(h.bandwidth / 1e9, 6); }},
-        {"peak_flops", N_("dense BF16 (TFLOP/s)"),
+        {"bandwidth_bytes_per_s", N_("bandwidth (GB/s)"), [](const Hardware& h) { return csv_number(h.bandwidth); },
+         [](const Hardware& h) { return format_short(h.bandwidth / 1e9, 6); }},
+        {"peak_flops", N_("dense BF16 (TFLOP/s)"), [](const Hardware& h) { return csv_number(h.peak_flops); },
          [](const Hardware& h) { return h.peak_flops ? format_short(*h.peak_flops / 1e12, 6) : ""; }},
         {"memory_bytes", N_("memory (GiB)"),
+         [](const Hardware& h) { return h.memory_bytes ? std::to_string(*h.memory_bytes) : ""; },
          [](const Hardware& h) { return h.memory_bytes ? format_short(bytes_in_gib(*h.memory_bytes), 6) : ""; }},
         {"source", NC_("hardware", "source"), [](const Hardware& h) { return h.source; }}};
     Table t = columns_table(columns, hardware_presets());
     t.right_align = {false, false, true, true, true, false};
-    Table text = t;  // the same rows, with the source in the reader's language
+    Table text = columns_table(columns, hardware_presets(), CellForm::text);  // with the source in the reader's language
+    text.right_align = t.right_align;
     r.json["hardware"] = json::array();
     for (std::size_t i = 0; i < hardware_presets().size(); ++i) {
         const Hardware& h = hardware_presets()[i];
@@ -397,14 +426,13 @@ Report hardware_report() {
 Report decode_roofline_report(const RooflineInputs& in, const RooflineResult& res) {
     Report r;
     r.json = result_json(in, res);
-    const Table rows = rows_table(in.req, res);
-    r.add_table("rows", rows, "/rows");
-    r.human = inputs_text(in, res) + "\n" + render_table(in_words(rows, "decode-roofline")) + findings_text(in, res);
+    r.add_table("rows", rows_table(in.req, res, CellForm::csv), "/rows");
+    r.human = inputs_text(in, res) + "\n" + render_table(in_words(rows_table(in.req, res, CellForm::text), "decode-roofline")) +
+              findings_text(in, res);
     r.explain = result_explain(in, res);
     if (in.req.prompt_len) {
-        const Table g = generation_table(res);
-        r.add_table("generation", g, "/generation");
-        r.human += generation_text(in.req, res, g);
+        r.add_table("generation", generation_table(res, CellForm::csv), "/generation");
+        r.human += generation_text(in.req, res);
     }
     return r;
 }

@@ -455,7 +455,7 @@ void print_list(const FigureOptions& o) {
         {"document", "document", field(&FigureInfo::document)},
         {"section", "section", field(&FigureInfo::section)},
         {"caption", "caption", field(&FigureInfo::caption)},
-        {"drawn", "drawn", [](const FigureInfo& f) { return std::string(f.drawn ? "yes" : "no"); }},
+        {"drawn", "drawn", [](const FigureInfo& f) { return csv_flag(f.drawn); }},
         {"reason", "reason", field(&FigureInfo::reason)}};
     r.json["figures"] = nlohmann::json::array();
     for (const auto& f : figures::catalog()) {

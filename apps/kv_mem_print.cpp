@@ -533,10 +533,9 @@ std::string to_explain(const KvMemResult& r) {
     return x;
 }
 
-// ---------------------------------------------------------------- --csv tables (raw numbers, units in headers)
+// ---------------------------------------------------------------- --csv tables (the JSON's names and exact figures)
 
 std::string num(std::uint64_t v) { return std::to_string(v); }
-std::string window_cell(std::uint64_t w) { return w ? num(w) : std::string(); }  // empty: full attention
 
 Table requests_table(const KvMemResult& r) {
     std::vector<std::size_t> rows(r.requests.size());
@@ -555,14 +554,14 @@ Table layers_table(const KvMemResult& r) {
     const std::vector<KvLayer>& layers = r.model.spec.layers;
     auto field = [&layers](auto f) { return [&layers, f](std::size_t i) { return num(layers[i].*f); }; };
     const std::vector<Column<std::size_t>> columns = {
-        {"#", "layer", [](std::size_t i) { return num(i); }},
+        {"#layer", "layer", [](std::size_t i) { return num(i); }},
         {"h_kv", "h_kv", field(&KvLayer::h_kv)},
         {"d_k", "d_k", field(&KvLayer::d_k)},
         {"d_v", "d_v", field(&KvLayer::d_v)},
         {"bits_k", "bits_k", field(&KvLayer::bits_k)},
         {"bits_v", "bits_v", field(&KvLayer::bits_v)},
-        {"window", "window_tokens", [&layers](std::size_t i) { return window_cell(layers[i].window); }},
-        {"latent", "latent", [&layers](std::size_t i) { return std::string(layers[i].latent ? "yes" : "no"); }},
+        {"window", "window_tokens", [&layers](std::size_t i) { return num(layers[i].window); }},  // 0: full attention
+        {"latent", "latent", [&layers](std::size_t i) { return csv_flag(layers[i].latent); }},
         {"/bytes_per_token_per_layer", "bytes_per_token", [&r](std::size_t i) { return num(r.bytes_per_token_per_layer[i]); }}};
     std::vector<std::size_t> rows(layers.size());
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
@@ -572,7 +571,7 @@ Table layers_table(const KvMemResult& r) {
 Table paged_table(const PagedUsage& p) {
     const std::uint64_t block_size = p.block_size;
     const std::vector<Column<PagedGroup>> columns = {
-        {"window", "window_tokens", [](const PagedGroup& g) { return window_cell(g.window); }},
+        {"window", "window_tokens", [](const PagedGroup& g) { return num(g.window); }},  // 0: full attention
         {"layers", "layers", [](const PagedGroup& g) { return num(g.layers); }},
         {"block_size", "block_size_tokens", [block_size](const PagedGroup&) { return num(block_size); }},
         {"block_bytes", "block_bytes", [](const PagedGroup& g) { return num(g.block_bytes); }},

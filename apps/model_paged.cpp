@@ -83,7 +83,7 @@ std::vector<Column<BlockRow>> block_columns(int block_size) {
         {"seq", "seq", [](const BlockRow& r) { return std::to_string(r.seq->seq); }},
         {"state", "state", [](const BlockRow& r) { return r.seq->state; }},
         {"length", "length (tokens)", [](const BlockRow& r) { return std::to_string(r.seq->length); }},
-        {"#", "logical block", of_block([](const SeqState&, std::size_t b) { return std::to_string(b); })},
+        {"#logical_block", "logical block", of_block([](const SeqState&, std::size_t b) { return std::to_string(b); })},
         {"table", "physical block", of_block([](const SeqState& s, std::size_t b) { return std::to_string(s.table[b]); })},
         {"refs", "refs", of_block([](const SeqState& s, std::size_t b) { return std::to_string(s.refs[b]); })},
         {"last_fill", "fill (tokens)", of_block([block_size](const SeqState& s, std::size_t b) {

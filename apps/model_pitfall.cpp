@@ -36,12 +36,17 @@ std::string opt_text(const std::optional<int>& v, const char* missing = "-") { r
 // "token" reads the same in the text, as it always has.
 Table positions_table(const PitfallResult& r, bool text) {
     using P = PositionDiff;
-    auto err = [](double P::*field) { return [field](const P& p) { return fmt::format("{:.2e}", p.*field); }; };
+    // --csv every digit, as the JSON; the text 3 significant digits.
+    auto err = [](double P::*field) {
+        return std::pair{[field](const P& p) { return csv_number(p.*field); },
+                         [field](const P& p) { return fmt::format("{:.2e}", p.*field); }};
+    };
+    const auto correct = err(&P::correct_err), broken = err(&P::broken_err);
     const std::vector<Column<P>> columns = {
         {"pos", N_("pos"), [](const P& p) { return std::to_string(p.pos); }},
         {"token", "token", [](const P& p) { return std::to_string(p.token); }, {}, "token"},
-        {"correct_err", N_("correct err"), err(&P::correct_err)},
-        {"broken_err", N_("broken err"), err(&P::broken_err)},
+        {"correct_err", N_("correct err"), correct.first, correct.second},
+        {"broken_err", N_("broken err"), broken.first, broken.second},
         {"correct_next", N_("next: correct"), [](const P& p) { return std::to_string(p.correct_argmax); }},
         {"broken_next", N_("broken"), [](const P& p) { return std::to_string(p.broken_argmax); }}};
     return text ? text_table(columns, r.positions) : columns_table(columns, r.positions);
@@ -57,7 +62,7 @@ Table checks_table(const PitfallResult& r, bool text) {
         {"name", N_("§4.3 check"), [](const C& c) { return c.name; }},
         {"broken_step", N_("broken: step"), broken_step.first, broken_step.second},
         {"broken_position", N_("at pos"), broken_position.first, broken_position.second},
-        {"fired_on_correct", N_("correct"), [](const C& c) { return std::string(c.fired_on_correct ? N_("FIRED") : N_("quiet")); },
+        {"fired_on_correct", N_("correct"), [](const C& c) { return csv_flag(c.fired_on_correct); },
          [](const C& c) { return tr(c.fired_on_correct ? N_("FIRED") : N_("quiet")); }}};
     return text ? text_table(columns, r.checks) : columns_table(columns, r.checks);
 }
@@ -105,8 +110,10 @@ Table quantities_table(const PitfallResult& r, bool text) {
     using Q = PitfallQuantity;
     const std::vector<Column<Q>> columns = {
         {"name", N_("quantity"), [](const Q& q) { return q.name.text(); }, [](const Q& q) { return q.name.localized(); }},
-        {"correct", N_("correct"), [](const Q& q) { return format_real(q.correct, 10); }},
-        {"shortcut", N_("shortcut"), [](const Q& q) { return format_real(q.broken, 10); }},
+        {"correct", N_("correct"), [](const Q& q) { return csv_number(q.correct); },
+         [](const Q& q) { return format_real(q.correct, 10); }},
+        {"shortcut", N_("shortcut"), [](const Q& q) { return csv_number(q.broken); },
+         [](const Q& q) { return format_real(q.broken, 10); }},
         {"unit", N_("unit"), [](const Q& q) { return q.unit; }, [](const Q& q) { return q.unit.empty() ? "" : tr(q.unit); }}};
     return text ? text_table(columns, r.quantities) : columns_table(columns, r.quantities);
 }
@@ -125,7 +132,8 @@ Table same_table(const SameDistribution& s, bool text) {
     const std::vector<Column<std::size_t>> columns = {
         {"cells", N_("first token"), [&s](std::size_t c) { return s.cells[c].text(); },
          [&s](std::size_t c) { return s.cells[c].localized(); }},
-        {"cell_p", "p", [&s](std::size_t c) { return fmt::format("{:.4f}", s.cell_p[c]); }},
+        {"cell_p", "p", [&s](std::size_t c) { return csv_number(s.cell_p[c]); },
+         [&s](std::size_t c) { return fmt::format("{:.4f}", s.cell_p[c]); }},
         {"plain_counts", N_("plain"), [&s](std::size_t c) { return std::to_string(s.plain_counts[c]); }},
         {"speculative_counts", N_("speculative"), [&s](std::size_t c) { return std::to_string(s.speculative_counts[c]); }}};
     std::vector<std::size_t> cells(s.cells.size());

@@ -87,7 +87,7 @@ Table top_table(const std::vector<TopLogit>& top) {
 // in one cell, "17(3.210) 4(2.000) ...".
 Table positions_text(const LogitsResult& res) {
     const std::vector<Column<std::size_t>> columns = {
-        {"#", N_("pos"), [](std::size_t i) { return std::to_string(i); }},
+        {"#pos", N_("pos"), [](std::size_t i) { return std::to_string(i); }},
         {"tokens", N_("token"), [&res](std::size_t i) { return std::to_string(res.tokens[i]); }},
         {"logits", N_("top-5 next tokens (logit)"), [&res](std::size_t i) {
              std::string top;
@@ -310,49 +310,60 @@ std::string bench_measurements(const BenchResult& b, const std::string& model_na
 std::string fixed2(double v) { return fmt::format("{:.2f}", v); }
 std::string percent0(double fraction) { return fmt::format("{:.0f}", 100 * fraction); }
 
-Table dtype_table(const BenchResult& b) {
+std::string sci2(double v) { return fmt::format("{:.2e}", v); }
+std::string ms3(double seconds) { return fmt::format("{:.3f}", seconds * 1e3); }
+std::string fixed1(double v) { return fmt::format("{:.1f}", v); }
+
+// bench's tables: --csv holds each figure as the JSON does (every digit, seconds, fractions), the
+// text rounds it (ms, %).
+Table dtype_table(const BenchResult& b, CellForm form) {
     using R = BenchDtypeRow;
     const std::vector<Column<R>> columns = {
         {"dtype", N_("weights"), [](const R& x) { return to_string(x.decode.dtype); }},
         {"bytes_per_step", N_("bytes/step"), [](const R& x) { return std::to_string(x.decode.bytes_per_step); }},
-        {"bytes_ratio_to_fp32", N_("bytes ÷ fp32"), [](const R& x) { return fixed2(x.bytes_ratio_to_fp32); }},
-        {"tokens_per_s", N_("tok/s"), [](const R& x) { return fixed2(x.decode.tokens_per_s); }},
-        {"speed_ratio_to_fp32", N_("speed × fp32"), [](const R& x) { return fixed2(x.speed_ratio_to_fp32); }},
-        {"bound_tokens_per_s", N_("bound tok/s"), [](const R& x) { return fixed2(x.bound_tokens_per_s); }},
-        {"fraction_of_bound", N_("of bound (%)"), [](const R& x) { return percent0(x.fraction_of_bound); }},
-        {"fraction_of_best_bound", N_("of best-β bound (%)"), [](const R& x) { return percent0(x.fraction_of_best_bound); }},
-        {"max_rel_logit_diff", N_("max rel Δlogit"), [](const R& x) { return fmt::format("{:.2e}", x.decode.max_rel_logit_diff); }},
-        {"mean_kl", N_("KL (nats)"), [](const R& x) { return fmt::format("{:.2e}", x.decode.mean_kl); }},
-        {"greedy_agreement", N_("greedy agreement (%)"), [](const R& x) { return percent0(x.decode.greedy_agreement); }},
-        {"weights_fit_in_last_level_cache", N_("fits LLC"),
+        figure_column<R>("bytes_ratio_to_fp32", N_("bytes ÷ fp32"), [](const R& x) { return x.bytes_ratio_to_fp32; }, fixed2),
+        figure_column<R>("tokens_per_s", N_("tok/s"), [](const R& x) { return x.decode.tokens_per_s; }, fixed2),
+        figure_column<R>("speed_ratio_to_fp32", N_("speed × fp32"), [](const R& x) { return x.speed_ratio_to_fp32; }, fixed2),
+        figure_column<R>("bound_tokens_per_s", N_("bound tok/s"), [](const R& x) { return x.bound_tokens_per_s; }, fixed2),
+        figure_column<R>("fraction_of_bound", N_("of bound (%)"), [](const R& x) { return x.fraction_of_bound; }, percent0),
+        figure_column<R>("fraction_of_best_bound", N_("of best-β bound (%)"), [](const R& x) { return x.fraction_of_best_bound; },
+                         percent0),
+        figure_column<R>("max_rel_logit_diff", N_("max rel Δlogit"), [](const R& x) { return x.decode.max_rel_logit_diff; }, sci2),
+        figure_column<R>("mean_kl", N_("KL (nats)"), [](const R& x) { return x.decode.mean_kl; }, sci2),
+        figure_column<R>("greedy_agreement", N_("greedy agreement (%)"), [](const R& x) { return x.decode.greedy_agreement; },
+                         percent0),
+        {"weights_fit_in_last_level_cache", N_("fits LLC"), [](const R& x) { return csv_flag(x.weights_fit_in_last_level_cache); },
          [](const R& x) { return std::string(x.weights_fit_in_last_level_cache ? "yes" : "no"); }}};
-    return columns_table(columns, b.dtypes);
+    return columns_table(columns, b.dtypes, form);
 }
 
-Table context_table(const BenchResult& b) {
+Table context_table(const BenchResult& b, CellForm form) {
     using R = BenchContextRow;
     const std::vector<Column<R>> columns = {
         {"seq_len", "S", [](const R& c) { return std::to_string(c.seq_len); }},
-        {"cached_step_s", N_("cached step (ms)"), [](const R& c) { return fmt::format("{:.3f}", c.cached_step_s * 1e3); }},
-        {"nocache_step_s", N_("no-cache step (ms)"),
-         [](const R& c) { return c.nocache_step_s ? fmt::format("{:.3f}", *c.nocache_step_s * 1e3) : ""; }},
-        {"ratio", N_("no-cache ÷ cached"), [](const R& c) { return cell(c.ratio, "{:.1f}"); }}};
-    return columns_table(columns, b.contexts);
+        figure_column<R>("cached_step_s", N_("cached step (ms)"), [](const R& c) { return c.cached_step_s; }, ms3),
+        figure_column<R>("nocache_step_s", N_("no-cache step (ms)"), [](const R& c) { return c.nocache_step_s; }, ms3),
+        figure_column<R>("ratio", N_("no-cache ÷ cached"), [](const R& c) { return c.ratio; }, fixed1)};
+    return columns_table(columns, b.contexts, form);
 }
 
-Table batch_table(const BenchResult& b) {
+Table batch_table(const BenchResult& b, CellForm form) {
     using R = BenchBatchRow;
     const std::vector<Column<R>> columns = {
         {"weight_dtype", N_("weights"), [](const R& x) { return to_string(x.dtype); }},
         {"batch", N_("batch"), [](const R& x) { return std::to_string(x.batch); }},
-        {"aggregate_tokens_per_s", N_("aggregate tok/s"), [](const R& x) { return fixed2(x.aggregate_tokens_per_s); }},
-        {"per_request_tokens_per_s", N_("per-request tok/s"), [](const R& x) { return fixed2(x.per_request_tokens_per_s); }},
-        {"ratio_to_batch_1", N_("× batch 1"), [](const R& x) { return cell(x.ratio_to_batch_1, "{:.2f}"); }},
-        {"bound_aggregate_tokens_per_s", N_("bound tok/s (β, π measured)"),
-         [](const R& x) { return fixed2(x.bound_aggregate_tokens_per_s); }},
-        {"bound_ratio_to_batch_1", N_("bound × batch 1"), [](const R& x) { return cell(x.bound_ratio_to_batch_1, "{:.2f}"); }},
-        {"compute_bound", N_("bound is"), [](const R& x) { return std::string(x.compute_bound ? "compute" : "memory"); }}};
-    return columns_table(columns, b.batches);
+        figure_column<R>("aggregate_tokens_per_s", N_("aggregate tok/s"), [](const R& x) { return x.aggregate_tokens_per_s; },
+                         fixed2),
+        figure_column<R>("per_request_tokens_per_s", N_("per-request tok/s"),
+                         [](const R& x) { return x.per_request_tokens_per_s; }, fixed2),
+        figure_column<R>("ratio_to_batch_1", N_("× batch 1"), [](const R& x) { return x.ratio_to_batch_1; }, fixed2),
+        figure_column<R>("bound_aggregate_tokens_per_s", N_("bound tok/s (β, π measured)"),
+                         [](const R& x) { return x.bound_aggregate_tokens_per_s; }, fixed2),
+        figure_column<R>("bound_ratio_to_batch_1", N_("bound × batch 1"), [](const R& x) { return x.bound_ratio_to_batch_1; },
+                         fixed2),
+        {"compute_bound", N_("bound is"), [](const R& x) { return csv_flag(x.compute_bound); },
+         [](const R& x) { return std::string(x.compute_bound ? "compute" : "memory"); }}};
+    return columns_table(columns, b.batches, form);
 }
 
 // A rate above its DRAM bound where the weights fit in the last-level cache: the steps read them
@@ -385,7 +396,7 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
                                 "fall faster than the speed rises."),
                              b.last_level_cache_bytes ? bytes_all_units(b.last_level_cache_bytes) : tr("unknown"),
                              fmt::format("{:.2f}", b.probe.read_gbs)), "", "");
-        h += render_table(in_words(dtype_table(b)));
+        h += render_table(in_words(dtype_table(b, CellForm::text)));
         for (const auto& x : b.dtypes)
             if (x.weights_fit_in_last_level_cache && x.fraction_of_bound > 1)
                 h += above_bound_in_cache(to_string(x.decode.dtype), x.fraction_of_bound, b.last_level_cache_bytes);
@@ -399,13 +410,13 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
     }
     h += "\n" + wrap(tr("One decode step at context S: the cached step grows with S (reads S positions); without a cache each step "
                         "recomputes the whole prefix, so generating N tokens costs O(N²):"), "", "");
-    h += render_table(in_words(context_table(b)));
+    h += render_table(in_words(context_table(b, CellForm::text)));
     h += "\n" + wrap(trf(N_("Batch decode at context {0} per weight dtype (each sequence its own cache; one step reads the weights "
                             "once for all). The bound is decode-roofline's max(bytes/β, FLOPs/π) on the β and each dtype's π "
                             "measured above; its ratio to batch 1 is what the roofline predicts for the measured one: reading the "
                             "weights once pays for every row until the arithmetic catches up (the ridge point)."),
                          b.batch_context), "", "");
-    h += render_table(in_words(batch_table(b)));
+    h += render_table(in_words(batch_table(b, CellForm::text)));
     for (const auto& x : b.batches)
         if (x.weights_fit_in_last_level_cache && x.fraction_of_bound > 1 && x.batch == 1)
             h += above_bound_in_cache(to_string(x.dtype), x.fraction_of_bound, b.last_level_cache_bytes);
@@ -416,9 +427,9 @@ Report bench_report(const BenchResult& b, const std::string& model_name, const s
                           to_string(x.dtype), x.batch, fmt::format("{:.0f}", 100 * x.fraction_of_bound)),
                       "  ", "  ");
     // The batch table first (what a plain --csv prints): every mode has it.
-    r.add_table("batch", batch_table(b), "/batch");
-    r.add_table("context-scaling", context_table(b), "/context_scaling");
-    if (!b.dtypes.empty()) r.add_table("dtypes", dtype_table(b), "/dtypes");
+    r.add_table("batch", batch_table(b, CellForm::csv), "/batch");
+    r.add_table("context-scaling", context_table(b, CellForm::csv), "/context_scaling");
+    if (!b.dtypes.empty()) r.add_table("dtypes", dtype_table(b, CellForm::csv), "/dtypes");
     r.explain = h;
     if (svg)
         r.svg = plots::model_bench(b, {trf(N_("{0} ({1} parameters), {2}, decode weights {3}"), model_shown,

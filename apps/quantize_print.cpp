@@ -215,7 +215,7 @@ Report kv_report(const KvQuantComparison& c, unsigned bits, Rounding rule, const
                                         {N_("V per token"), &c.v_per_token},
                                         {N_("V per channel"), &c.v_per_channel}};
     r.human = wrap(trf(N_("KV-cache quantization at int{0} (symmetric), {1}"), bits, labels.origin_text));
-    r.human += render_table(error_table(rows, "#", "", false));
+    r.human += render_table(error_table(rows, "#report", "", false));
     const std::string k_mse = fmt::format("{:.4g}", c.k_per_channel.mse), t_mse = fmt::format("{:.4g}", c.k_per_token.mse);
     const std::string verdict =
         c.k_per_channel_better
@@ -229,7 +229,7 @@ Report kv_report(const KvQuantComparison& c, unsigned bits, Rounding rule, const
                                tr(N_("KIVI quantizes K per channel and V per token; weight quantization (SmoothQuant) is "
                                      "a different problem.")),
                            "  ", "    ");
-    r.add_table("kv", error_table(rows, "#", "", true), "/k_per_channel");
+    r.add_table("kv", error_table(rows, "#report", "", true), "/k_per_channel");
     r.explain = wrap(tr(N_("K and V are [tokens, channels]. Per channel: one scale per column (over tokens); per token: "
                            "one scale per row. With a few large K channels, a per-token scale is set by the outlier and "
                            "every other channel of that token loses resolution; a per-channel scale isolates the outlier "

@@ -21,10 +21,8 @@ std::string show(const Rational& r) { return r.str(); }
 // A fraction inside a formula gets parentheses so "3/5 / 2/5" reads as (3/5)/(2/5).
 std::string term(double v) { return show(v); }
 std::string term(const Rational& r) { return r.den() == 1 ? r.str() : "(" + r.str() + ")"; }
-// CSV cells: the rule best-of-n's probability tables use (issue #15, one formatting of each
-// quantity): the shortest form when it has at most 6 significant digits (0.3, 0.75), else 6 digits.
-// JSON keeps the full doubles.
-std::string cell(double v) { return format_short(v, 6); }
+// CSV cells: each figure as the JSON holds it, every digit (csv_number); the text shows fractions.
+std::string cell(double v) { return csv_number(v); }
 
 template <typename T>
 std::string show_list(const std::vector<T>& v) {
@@ -73,7 +71,7 @@ std::vector<Column<std::size_t>> tokens_columns(const std::vector<T>& p, const s
                positive = figure(d->positive_residual, a.positive_residual), residual = figure(d->residual, a.residual),
                output = figure(d->output, a.output);
     const std::vector<Column<std::size_t>> c = {
-        {"#", "token", [](std::size_t x) { return std::to_string(x); }, {}, "token"},
+        {"#token", "token", [](std::size_t x) { return std::to_string(x); }, {}, "token"},
         {"p", "p", fp.first, fp.second, "p"},
         {"q", "q", fq.first, fq.second, "q"},
         {"alpha", "α = min(1, p/q)", [d](std::size_t x) { return d->never_proposed[x] ? "" : cell(d->alpha[x]); },
@@ -216,8 +214,8 @@ void round_section(const RoundWalkthrough& w, Report& r, std::vector<NamedTable>
     tables.push_back({"round", round_table(w, true), "/round/steps"});
 }
 
-// The γ sweep: in text the best row marked with an arrow under no header; in CSV a word in its
-// own column, the row of best_gamma.
+// The γ sweep: in text the best row marked with an arrow under no header; in CSV true in its own
+// column, the row of best_gamma (the JSON's best_gamma_at_table_edge says whether it lies at the edge).
 std::vector<Column<GammaRow>> gamma_columns(const SpecExpected& e) {
     const bool edge = e.choice && e.choice->at_edge;
     const std::vector<Column<GammaRow>> c = {
@@ -226,8 +224,7 @@ std::vector<Column<GammaRow>> gamma_columns(const SpecExpected& e) {
          [](const GammaRow& g) { return show(g.expected_tokens_per_round); }},
         {"speedup", N_("speedup"), [](const GammaRow& g) { return cell(g.speedup); },
          [](const GammaRow& g) { return show(g.speedup); }},
-        {"best_gamma", "best",
-         [edge](const GammaRow& g) { return !g.best ? "" : edge ? "best shown (table's edge)" : "best"; },
+        {"best", "best", [](const GammaRow& g) { return csv_flag(g.best); },
          [edge](const GammaRow& g) { return !g.best ? "" : edge ? tr("← best shown (table's edge)") : tr("← best"); }}};
     return c;
 }
@@ -250,7 +247,8 @@ void expected_json(const SpecExpected& e, json& j) {
     j["gamma_table"] = json::array();
     for (const auto& g : e.gamma_table)
         j["gamma_table"].push_back(
-            {{"gamma", g.gamma}, {"expected_tokens_per_round", g.expected_tokens_per_round}, {"speedup", g.speedup}});
+            {{"gamma", g.gamma}, {"expected_tokens_per_round", g.expected_tokens_per_round}, {"speedup", g.speedup},
+             {"best", g.best}});
     j["best_gamma"] = e.choice->best ? json(*e.choice->best) : json(nullptr);
     j["best_gamma_at_table_edge"] = e.choice->at_edge;
 }
@@ -315,7 +313,7 @@ std::vector<Column<std::size_t>> simulation_columns(const SpecSimulation& s, con
     const auto speculative = freq(s.speculative), half_width = freq(s.half_width_99), shortcut = freq(s.threshold_shortcut),
                greedy = freq(s.greedy);
     const std::vector<Column<std::size_t>> c = {
-        {"#", "token", [](std::size_t x) { return std::to_string(x); }, {}, "token"},
+        {"#token", "token", [](std::size_t x) { return std::to_string(x); }, {}, "token"},
         {"/p", "p", [v = &p](std::size_t x) { return cell((*v)[x]); }, [v = &p](std::size_t x) { return show((*v)[x]); }, "p"},
         {"speculative", N_("speculative"), speculative.first, speculative.second},
         {"half_width_99", "99% ±", half_width.first, half_width.second, "99% ±"},

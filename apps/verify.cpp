@@ -91,8 +91,8 @@ Table csv_of(const std::vector<ExampleResult>& results) {
         {"expected_value", "expected_value", [number](const ExampleResult& r) { return number(r.expected.value); }},
         {"tolerance", "tolerance", [number](const ExampleResult& r) { return number(tolerance(r)); }},
         {"computed_value", "computed_value", [number](const ExampleResult& r) { return number(r.computed.value); }},
-        {"exact", "exact", [](const ExampleResult& r) { return std::string(r.example->exact ? "exact" : "rounded"); }},
-        {"pass", "result", [](const ExampleResult& r) { return std::string(r.pass ? "PASS" : "FAIL"); }}};
+        {"exact", "exact", [](const ExampleResult& r) { return csv_flag(r.example->exact); }},
+        {"pass", "result", [](const ExampleResult& r) { return csv_flag(r.pass); }}};
     return columns_table(columns, results);
 }
 

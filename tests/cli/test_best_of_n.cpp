@@ -83,7 +83,7 @@ TEST_CASE("best-of-n: majority, biased judge, correlation, inverse, budget, CSV"
     CHECK(b["budget"]["plans"].size() == 3);
     CHECK(b["budget"]["plans"][1]["n"] == 8);
     auto c = run_inferlab({"best-of-n", "--p", "0.3", "--n", "1..3", "--csv"});
-    CHECK(c.out.rfind("N,coverage P≥1\n1,0.3\n2,0.51\n3,0.657\n", 0) == 0);
+    CHECK(c.out == "n,coverage\n1,0.3\n2,0.51\n3,0.6569999999999999\n");  // the JSON's doubles, every digit
 }
 
 TEST_CASE("best-of-n: bad input exits 2 with one clear line", "[cli][best-of-n][errors]") {

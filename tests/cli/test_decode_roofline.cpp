@@ -84,20 +84,22 @@ TEST_CASE("decode-roofline: human output, explain with the GiB caution, CSV", "[
     }
     CHECK(unwrapped(x.out).find("= 14 GB + 8 × 1.073741824 GB = 22.589934592 GB") != std::string::npos);
     auto c = run_inferlab([] { auto a = kDoc1Roofline; a.push_back("--csv"); return a; }());
-    // Issue #15: numbers only in the cells, the unit in the header ("step bound (ms)", not "22.590 ms").
-    CHECK(c.out.rfind("batch,bytes/step (GB),bytes/step (GiB),step bound (ms),aggregate tok/s,per-request tok/s\n", 0) == 0);
-    CHECK(c.out.find("8,22.590,21.039,22.590,354.14,44.27") != std::string::npos);
+    // Issue #15: numbers only in the cells; issue #29: under the JSON's names, every digit the JSON
+    // has, in the unit the name says (step_time_s in seconds), where the text rounds (22.590 ms).
+    CHECK(c.out.rfind("batch,bytes_per_step_gb,bytes_per_step_gib,step_time_s,aggregate_tokens_per_s,per_request_tokens_per_s\n", 0) == 0);
+    CHECK(c.out.find("\n8,22.589934592,21.0385160446167,0.022589934592,354.1400249486831,44.26750311858539\n") != std::string::npos);
 }
 
 TEST_CASE("decode-roofline: presets, compute limit, memory fit, ranges and a chart", "[cli][decode-roofline]") {
     auto list = run_inferlab({"decode-roofline", "--list-hw"});
     CHECK(list.status == 0);
     CHECK(list.out.find("h100-sxm") != std::string::npos);
-    // Issue #15: numbers only in the cells (3350, not "3.35TB/s"), the unit in the header.
+    // Issue #15: numbers only in the cells (not "3.35TB/s"); issue #29: the JSON's names and units
+    // (bytes per second, FLOP/s, bytes), exact.
     auto list_csv = run_inferlab({"decode-roofline", "--list-hw", "--csv"});
-    CHECK(list_csv.out.rfind("name,kind,bandwidth (GB/s),dense BF16 (TFLOP/s),memory (GiB),source\n", 0) == 0);
-    CHECK(list_csv.out.find("\nh100-sxm,gpu,3350,989,80,") != std::string::npos);
-    CHECK(list_csv.out.find("\ndoc1-example,teaching,1000,,,") != std::string::npos);
+    CHECK(list_csv.out.rfind("name,kind,bandwidth_bytes_per_s,peak_flops,memory_bytes,source\n", 0) == 0);
+    CHECK(list_csv.out.find("\nh100-sxm,gpu,3350000000000,989000000000000,85899345920,") != std::string::npos);
+    CHECK(list_csv.out.find("\ndoc1-example,teaching,1000000000000,,,") != std::string::npos);
     auto j = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--seq-len", "8192", "--hw", "h100-sxm",
                                       "--batch", "1..4,64,128", "--json"}));
     CHECK(j["rows"].size() == 6);

@@ -184,7 +184,7 @@ TEST_CASE("kv-mem --csv: the first document's request as exact numbers", "[cli][
     REQUIRE(r.status == 0);
     const auto rows = parse_csv(r.out);
     REQUIRE(rows.size() == 2);
-    CHECK(rows[0] == std::vector<std::string>{"seq_len_tokens", "requests", "bytes_per_request"});
+    CHECK(rows[0] == std::vector<std::string>{"seq_lens", "request_counts", "per_request_bytes"});  // the JSON's names
     CHECK(rows[1] == std::vector<std::string>{"8192", "1", "1073741824"});
 }
 

@@ -139,14 +139,14 @@ TEST_CASE("a former spelling beside the current one is refused, naming both", "[
 
 // Byte counts are exact integers: the header says B, in both languages (the numbers are timings,
 // different on every run, so only the header is compared).
-TEST_CASE("model roofline --csv names its bytes per step in B, the same header in Chinese", "[cli][measure]") {
+TEST_CASE("model roofline --csv: bytes_per_step an exact count in B, the same header in Chinese", "[cli][measure]") {
     const std::vector<std::string> args = {"model", "roofline", "--probe-mib", "8", "--repeats", "1", "--batch", "1",
                                            "--contexts", "8", "--csv"};
     const auto en = run_inferlab(args, "", {"INFERLAB_LANG=en"});
     const auto zh = run_inferlab(args, "", {"INFERLAB_LANG=zh"});
     REQUIRE(en.status == 0);
     REQUIRE(zh.status == 0);
-    CHECK(en.out.rfind("S,batch,bytes/step (B),", 0) == 0);
+    CHECK(en.out.rfind("seq_len,batch,bytes_per_step,", 0) == 0);
     CHECK(zh.out.substr(0, zh.out.find('\n')) == en.out.substr(0, en.out.find('\n')));
     CHECK(parse_csv(en.out)[1][2].find_first_not_of("0123456789") == std::string::npos);
 }

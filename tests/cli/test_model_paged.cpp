@@ -106,5 +106,5 @@ TEST_CASE("model paged --csv: one row per logical block", "[cli][paged]") {
     REQUIRE(r.status == 0);
     const auto rows = parse_csv(r.out);
     REQUIRE(rows.size() > 1);
-    CHECK(rows[0][4] == "logical block");
+    CHECK(rows[0][4] == "logical_block");
 }

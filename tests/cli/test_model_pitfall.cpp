@@ -61,7 +61,7 @@ TEST_CASE("model pitfall position-restart: text fits 80 columns and names the po
     check_fits_80(run_inferlab({"model", "pitfall", "threshold-accept"}).out);
     auto csv = run_inferlab({"model", "pitfall", "position-restart", "--csv"});
     CHECK(csv.status == 0);
-    CHECK(csv.out.rfind("pos,token,correct err,broken err", 0) == 0);
+    CHECK(csv.out.rfind("pos,token,correct_err,broken_err", 0) == 0);
 }
 
 TEST_CASE("model pitfall gib-as-gb: the document's 1 GiB against 1.073741824", "[cli][pitfall]") {
@@ -73,7 +73,7 @@ TEST_CASE("model pitfall gib-as-gb: the document's 1 GiB against 1.073741824", "
     CHECK(j["tolerance"].is_null());
     auto csv = run_inferlab({"model", "pitfall", "mean-length", "--csv"});
     CHECK(csv.status == 0);
-    CHECK(csv.out == "quantity,correct,shortcut,unit\ntokens,100,100,tokens\nblocks,10,8,blocks\nallocated,20971520,16777216,B\n");
+    CHECK(csv.out == "name,correct,shortcut,unit\ntokens,100,100,tokens\nblocks,10,8,blocks\nallocated,20971520,16777216,B\n");
 }
 
 TEST_CASE("model pitfall calculators print their inputs, load no model, and --explain gives the formula with values", "[cli][pitfall]") {

@@ -37,7 +37,7 @@ TEST_CASE("verify --id filters, an unknown id is an error", "[cli][verify]") {
     CHECK(one_error_line(bad));
     auto csv = run_inferlab({"verify", "--csv"});
     // Issue #15: numbers in their own columns (the printed forms are in the text and JSON).
-    CHECK(csv.out.rfind("id,document,section,unit,expected_value,tolerance,computed_value,exact,result\n", 0) == 0);
+    CHECK(csv.out.rfind("id,document,section,unit,expected_value,tolerance,computed_value,exact,pass\n", 0) == 0);
 }
 
 TEST_CASE("verify --table: a name that does not exist lists the tables, and --csv is needed", "[cli][verify][errors]") {
@@ -54,7 +54,7 @@ TEST_CASE("verify --csv: the numbers' columns apart from the text's, one example
     const auto rows = parse_csv(r.out);
     REQUIRE(rows.size() > 1);
     CHECK(rows.front() == std::vector<std::string>{"id", "document", "section", "unit", "expected_value", "tolerance",
-                                                   "computed_value", "exact", "result"});
+                                                   "computed_value", "exact", "pass"});
     // The first document's 1 GiB in bytes (000_5f2b20623495609b.txt §2.1.1).
     const auto one = parse_csv(run_inferlab({"verify", "--csv", "--id", "kv.doc1.gqa-gib"}).out);
     REQUIRE(one.size() == 2);
@@ -62,7 +62,8 @@ TEST_CASE("verify --csv: the numbers' columns apart from the text's, one example
     CHECK(one[1][3] == "B");
     CHECK(one[1][4] == "1073741824");
     CHECK(one[1][6] == "1073741824");
-    CHECK(one[1][8] == "PASS");
+    CHECK(one[1][7] == "true");  // exact, as the JSON's booleans
+    CHECK(one[1][8] == "true");
 }
 
 // First document §4.1: x = 0.37, Δ = 0.1 gives the error 0.03, computed in fractions as the

@@ -84,7 +84,7 @@ TEST_CASE("kv-mem --list-models in Chinese: the heading and columns translated, 
     CHECK(has_line(zh.out, "随附的模型配置（examples/models/，用 --model NAME 选用）："));
     // --csv keeps the machine names whatever the language.
     const CliResult csv = run_zh({"kv-mem", "--list-models", "--csv"});
-    CHECK(csv.out.rfind("model,source\n", 0) == 0);
+    CHECK(csv.out.rfind("name,source\n", 0) == 0);
     CHECK(csv.out == run_inferlab({"kv-mem", "--list-models", "--csv", "--lang", "en"}).out);
 }
 

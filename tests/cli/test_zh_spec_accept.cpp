@@ -101,18 +101,18 @@ TEST_CASE("spec-accept errors in Chinese: the flag, the value and the rule, exit
     expect_zh_error(with(kDoc, {"--simulate", "1000000000"}), "--simulate '1000000000': 不能超过 100,000,000 个样本");
 }
 
-// Issue #15, one formatting of each quantity: a probability in a CSV cell is written as best-of-n
-// writes it (format_short with 6 significant digits), not as the 17-digit double that reads back.
-TEST_CASE("spec-accept --csv writes probabilities as best-of-n does", "[cli][contract][spec-accept]") {
+// Issue #29, one CSV convention: a probability in a CSV cell is the JSON's double, every digit
+// that reads back as it (as best-of-n and every other table write it), under the JSON's name.
+TEST_CASE("spec-accept --csv writes the JSON's probabilities to the last digit", "[cli][contract][spec-accept]") {
     // α(0) = min(1, 0.1/0.3) = 1/3 and r = [0, 1]: the double 1/3 has 16 significant digits.
     const CliResult r = run_inferlab({"spec-accept", "--p", "0.1,0.9", "--q", "0.3,0.7", "--csv"});
     REQUIRE(r.status == 0);
     const auto rows = parse_csv(r.out);
     REQUIRE(rows.size() == 3);
-    CHECK(rows[1] == std::vector<std::string>{"0", "0.1", "0.3", "0.333333", "0.1", "0", "0", "0.1"});
+    CHECK(rows[1] == std::vector<std::string>{"0", "0.1", "0.3", "0.3333333333333333", "0.1", "0", "0", "0.1"});
     CHECK(rows[2] == std::vector<std::string>{"1", "0.9", "0.7", "1", "0.7", "0.2", "1", "0.9"});
-    // The γ sweep: E = (1 − 0.8^(γ+1))/(1 − 0.8) and its speedup, 6 significant digits at most.
+    // The γ sweep: E = (1 − 0.8^(γ+1))/(1 − 0.8) and its speedup 3.3616/1.4, best false at γ = 4.
     const auto g = parse_csv(run_inferlab({"spec-accept", "--alpha", "0.8", "--gamma", "4", "--cost-ratio", "0.1", "--csv"}).out);
     REQUIRE(g.size() == 9);
-    CHECK(g[4] == std::vector<std::string>{"4", "3.3616", "2.40114", ""});
+    CHECK(g[4] == std::vector<std::string>{"4", "3.3616", "2.4011428571428572", "false"});
 }

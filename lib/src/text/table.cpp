@@ -305,6 +305,14 @@ void require_finite(const nlohmann::json& j, const std::string& path) {
     }
 }
 
+std::string csv_column_name(const std::string& key) {
+    if (!key.empty() && key.front() == '#') return key.size() > 1 ? key.substr(1) : "index";
+    std::string name = !key.empty() && key.front() == '/' ? key.substr(1) : key;
+    for (char& c : name)
+        if (c == '/') c = '.';
+    return name;
+}
+
 // Column's key rule: "#" the row's position, "/..." a pointer from the root, else a pointer into
 // the row (a plain member, or "report/mse") or into the object that holds the rows.
 void check_column_keys(const nlohmann::json& doc, const std::string& rows, const std::vector<std::string>& keys) {
@@ -317,8 +325,8 @@ void check_column_keys(const nlohmann::json& doc, const std::string& rows, const
     const nlohmann::json& row = held.is_array() ? held.front() : held;
     const nlohmann::json* parent = at.empty() ? nullptr : &doc.at(at.parent_pointer());
     for (const auto& key : keys) {
-        if (key == "#") continue;
         if (key.empty()) fail("a column has no key");
+        if (key.front() == '#') continue;
         if (key.front() == '/') {
             if (!doc.contains(Pointer(key))) fail("column key '" + key + "' is not in the JSON document");
             continue;
@@ -327,6 +335,74 @@ void check_column_keys(const nlohmann::json& doc, const std::string& rows, const
         const bool found = (row.is_object() && row.contains(in_row)) || (parent && parent->is_object() && parent->contains(in_row));
         if (!found) fail("column key '" + key + "' is not in its JSON row at '" + rows + "'");
     }
+}
+
+namespace {
+
+// The JSON figure of `key` in row `i` of `held` (the rows at `at`), or nullptr.
+const nlohmann::json* figure_at(const nlohmann::json& doc, const nlohmann::json::json_pointer& at,
+                                const nlohmann::json& held, std::size_t i, const std::string& key) {
+    using Pointer = nlohmann::json::json_pointer;
+    auto pick = [i](const nlohmann::json& v) { return v.is_array() ? &v.at(i) : &v; };
+    if (key.front() == '/') {
+        const nlohmann::json& v = doc.at(Pointer(key));
+        return v.is_array() && v.size() == (held.is_array() ? held.size() : v.size()) ? pick(v) : &v;
+    }
+    const Pointer in_row("/" + key);
+    const nlohmann::json& row = held.is_array() ? held.at(i) : held;
+    if (row.is_object() && row.contains(in_row)) return held.is_array() ? &row.at(in_row) : pick(row.at(in_row));
+    const nlohmann::json& parent = doc.at(at.parent_pointer());
+    return parent.is_object() && parent.contains(in_row) ? &parent.at(in_row) : nullptr;
+}
+
+bool same_number(const std::string& cell, const nlohmann::json& v) {
+    if (cell.empty()) return false;
+    if (v.is_number_integer() || v.is_number_unsigned()) {
+        const std::string exact = v.dump();
+        return cell == exact;
+    }
+    char* end = nullptr;
+    const double d = std::strtod(cell.c_str(), &end);
+    return end == cell.c_str() + cell.size() && d == v.get<double>();
+}
+
+}  // namespace
+
+void check_csv_cells(const nlohmann::json& doc, const std::string& rows, const Table& csv) {
+    using Pointer = nlohmann::json::json_pointer;
+    const Pointer at(rows);
+    if (csv.keys.empty() || !doc.contains(at) || at.empty()) return;
+    const nlohmann::json& held = doc.at(at);
+    const std::size_t n = csv.rows.size();
+    if (held.is_array() ? held.size() != n : !held.is_object()) return;
+    if (held.is_object() && n > 1) {  // an object of columns: its arrays as long as the table
+        bool columns = false;
+        for (const auto& key : csv.keys) {
+            if (key.front() == '#' || key.front() == '/' || !held.contains(key) || !held.at(key).is_array()) continue;
+            if (held.at(key).size() != n) return;
+            columns = true;
+        }
+        if (!columns) return;
+    }
+    std::string wrong;  // the first wrong cell of each column
+    for (std::size_t c = 0; c < csv.keys.size(); ++c)
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::string& key = csv.keys[c];
+            if (key.front() == '#') continue;
+            const nlohmann::json* v = figure_at(doc, at, held, i, key);
+            if (v == nullptr) continue;
+            const std::string& cell = csv.rows[i][c];
+            const bool ok = v->is_number()    ? same_number(cell, *v)
+                            : v->is_null()    ? cell.empty()
+                            : v->is_boolean() ? cell == (v->get<bool>() ? "true" : "false")
+                                              : true;
+            if (!ok) {
+                wrong += (wrong.empty() ? "" : "; ") + ("column '" + key + "' row " + std::to_string(i) + " holds '" + cell +
+                                                       "' where the JSON holds " + v->dump());
+                break;
+            }
+        }
+    if (!wrong.empty()) throw std::logic_error("--csv against the JSON at '" + rows + "': " + wrong);
 }
 
 }  // namespace inferlab

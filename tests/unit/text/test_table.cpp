@@ -137,3 +137,33 @@ TEST_CASE("a csv_only column is in the CSV's table and not in the text's", "[tab
     CHECK(text.keys == std::vector<std::string>{"held"});
     CHECK(text.rows == std::vector<std::vector<std::string>>{{"9/10 ok"}});
 }
+
+// Issue #29, one CSV convention: each column headed by its JSON key, its cells the JSON's figures
+// to the last digit; a rounded cell, a word for a boolean or a number for null is an internal error.
+TEST_CASE("csv_column_name and check_csv_cells: the JSON's names and figures", "[table]") {
+    CHECK(csv_column_name("bytes_per_step_gb") == "bytes_per_step_gb");
+    CHECK(csv_column_name("report/mse") == "report.mse");
+    CHECK(csv_column_name("/bytes_per_token_per_layer") == "bytes_per_token_per_layer");
+    CHECK(csv_column_name("interval_99/1") == "interval_99.1");
+    CHECK(csv_column_name("#layer") == "layer");
+    CHECK(csv_column_name("#") == "index");
+    const nlohmann::json doc = {{"rows", {{{"batch", 1}, {"gb", 17.13426432}, {"fits", true}, {"bound", nullptr}},
+                                          {{"batch", 8}, {"gb", 24.650457088}, {"fits", false}, {"bound", "memory"}}}}};
+    Table t;
+    t.keys = {"#", "batch", "gb", "fits", "bound"};
+    t.rows = {{"0", "1", "17.13426432", "true", ""}, {"1", "8", "24.650457088", "false", "memory"}};
+    CHECK_NOTHROW(check_csv_cells(doc, "/rows", t));
+    Table rounded = t;
+    rounded.rows[1][2] = "24.650";
+    CHECK_THROWS_WITH(check_csv_cells(doc, "/rows", rounded),
+                      Catch::Contains("column 'gb' row 1 holds '24.650' where the JSON holds 24.650457088"));
+    Table word = t;
+    word.rows[0][3] = "yes";
+    CHECK_THROWS_AS(check_csv_cells(doc, "/rows", word), std::logic_error);
+    Table null_filled = t;
+    null_filled.rows[0][4] = "0";
+    CHECK_THROWS_AS(check_csv_cells(doc, "/rows", null_filled), std::logic_error);
+    Table other_shape = rounded;  // a table of another shape than its JSON rows is not compared
+    other_shape.rows.push_back(other_shape.rows.back());
+    CHECK_NOTHROW(check_csv_cells(doc, "/rows", other_shape));
+}

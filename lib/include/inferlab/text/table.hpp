@@ -27,7 +27,8 @@ struct Table {
 //             "bytes_per_step_gb"  a member of the table's JSON row (or of the object holding the
 //                         rows: a figure every row shares); "report/mse", a pointer into the row
 //             "#"         the row's position: its index in the JSON arrays (a token's in p and q, a
-//                         layer's in bytes_per_token_per_layer), no JSON figure of its own
+//                         layer's in bytes_per_token_per_layer), no JSON figure of its own;
+//                         "#layer" names it for --csv
 //             "/p"        an absolute JSON pointer from the document's root, for a figure held
 //                         outside the rows ("/bytes_per_token_per_layer"); it must exist
 //   header  the header, a msgid with the unit in parentheses ("bytes/step (GB)"), NC_ where one
@@ -77,10 +78,23 @@ Table columns_table(const std::vector<Column<Row>>& columns, const std::vector<R
     return t;
 }
 
+// --csv's header of a column: its key as a JSON name, the one convention of every CSV table
+// (snake_case, the unit in the name as the JSON has it: bytes_per_step_gb, step_time_s).
+// "report/mse" → "report.mse", "/p" → "p", "#layer" → "layer", "#" → "index".
+std::string csv_column_name(const std::string& key);
+
 // Throws std::logic_error unless every key (Column's rule) names a figure of `doc`, whose rows are
 // at the JSON pointer `rows`: an array of row objects (the first stands for all; none: nothing to
 // check), or one object whose members are the columns' arrays ("" the document itself).
 void check_column_keys(const nlohmann::json& doc, const std::string& rows, const std::vector<std::string>& keys);
+
+// Throws std::logic_error unless --csv's cells are the JSON's figures: where the JSON at `rows` has
+// one row per CSV row (an array of that many rows, or an object of arrays that long), each cell
+// whose key names a number there holds that number to the last digit (a decimal that reads back
+// as the same double; an integer exact), in the key's unit; one whose key names null is empty,
+// and one naming a boolean says true or false. A key naming text, an array or an object, and a
+// table of another shape than its JSON rows, are not compared.
+void check_csv_cells(const nlohmann::json& doc, const std::string& rows, const Table& csv);
 
 // Columns padded to their widest cell (display width: "≈" and "×" count as one column, a CJK
 // character as two). With `max_width` > 0 the table fits that many columns: headers wrap onto
