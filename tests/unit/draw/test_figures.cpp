@@ -240,7 +240,8 @@ TEST_CASE("figures: Figure 17 draws each path's difference per position, exact z
     model::CheckCacheResult r;
     r.tokens = {5, 6, 7};
     r.rel_tolerance = 1e-5;
-    r.rows = {{0, 0, 0, 2e-7, 0, 1}, {1, 0, 1e-7, 3e-7, 0, 2.5}, {2, 0, 0, 4e-7, 0, 10}};
+    // Each row's scale and its tolerance, rel_tolerance × scale (run_check_cache computes it).
+    r.rows = {{0, 0, 0, 2e-7, 0, 1, 1e-5}, {1, 0, 1e-7, 3e-7, 0, 2.5, 2.5e-5}, {2, 0, 0, 4e-7, 0, 10, 1e-4}};
     r.worst.max_rel = 2e-7;
     r.worst_path = "other_attention";
     r.other_attention = model::AttentionKind::Online;
@@ -251,7 +252,7 @@ TEST_CASE("figures: Figure 17 draws each path's difference per position, exact z
     CHECK(test::svg_values(s, "diff-paged") == std::vector<double>{0, 1e-7, 0});
     CHECK(test::svg_values(s, "diff-other_attention") == std::vector<double>{2e-7, 3e-7, 4e-7});
     CHECK(test::svg_values(s, "diff-chunked") == std::vector<double>{0, 0, 0});
-    // The tolerance rel_tolerance × scale at each position: 1e-5 × {1, 2.5, 10}.
+    // Each position's tolerance, as the rows hold it: 1e-5 × {1, 2.5, 10}.
     const auto tol = test::svg_values(s, "tolerance");
     REQUIRE(tol.size() == 3);
     CHECK_THAT(tol[0], WithinRel(1e-5, 1e-15));  // 1e-15: one product of doubles

@@ -77,6 +77,13 @@ TEST_CASE("check_cache: the paths agree on a tiny model, and a broken path is ca
     // 1e-5 of each position's largest logit: float32 sums in a different order per path.
     CHECK(ok.worst.max_rel <= 1e-5);
     CHECK(ok.rows[0].contiguous == 0);  // position 0 is one identical forward on every cached path
+    // Each position's tolerance in absolute terms: a path whose difference stays under it at every
+    // position agrees, and the largest relative difference is under 1e-5 exactly then.
+    for (const auto& row : ok.rows) {
+        CHECK(row.scale >= 1);
+        CHECK(row.tolerance == in.rel_tolerance * row.scale);
+        CHECK(std::max({row.contiguous, row.paged, row.other_attention, row.chunked}) <= row.tolerance);
+    }
     // Layer l reading layer 0's K/V once there is history: the no-cache reference has none (each
     // prefix is one fresh forward), the chunked prefill has, from its second chunk on.
     opt.pitfall = Pitfall::WrongLayerCache;
