@@ -24,19 +24,6 @@ const std::vector<std::string> kDrawn = {"doc1-fig4",  "doc1-fig5",  "doc1-fig6"
                                          "doc1-fig13", "doc1-fig14", "doc1-fig15", "doc1-fig17", "doc2-fig1"};
 
 
-// Renders with rsvg-convert and checks the PNG: decodes, has the figure's size, is not blank.
-void check_renders(const fs::path& svg) {
-    const fs::path png = fs::path(svg).replace_extension(".png");
-    std::string err;
-    INFO(svg.string() << "\nrsvg-convert stderr: " << err);
-    REQUIRE(render_png(svg.string(), png.string(), err) == 0);
-    CHECK(err.empty());
-    const PngStats st = png_stats(png.string());
-    REQUIRE(st.error.empty());
-    CHECK(st.width >= 600);
-    // Not blank: text, bars and frames cover well over 1% of a figure.
-    CHECK(st.ink * 100 > st.pixels);
-}
 
 }  // namespace
 

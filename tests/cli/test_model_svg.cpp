@@ -19,19 +19,6 @@ namespace fs = std::filesystem;
 namespace {
 
 
-// Renders with rsvg-convert: the PNG decodes and is not blank.
-void check_renders(const fs::path& svg) {
-    // scripts/install-deps.sh installs it (librsvg2-bin): a missing one fails, never skips.
-    REQUIRE(have_rsvg_convert());
-    const fs::path png = fs::path(svg).replace_extension(".png");
-    std::string err;
-    const int status = render_png(svg.string(), png.string(), err);
-    INFO("rsvg-convert stderr: " << err);
-    REQUIRE(status == 0);
-    const PngStats st = png_stats(png.string());
-    REQUIRE(st.error.empty());
-    CHECK(st.ink * 100 > st.pixels);  // not blank: text, frame and points cover well over 1%
-}
 
 }  // namespace
 

@@ -32,18 +32,6 @@ std::string run_with_svg(const std::vector<std::string>& args, const fs::path& f
     return svg;
 }
 
-// rsvg-convert renders it, and the PNG is not blank (text, lines and frames: well over 1%).
-void check_renders(const fs::path& svg) {
-    const fs::path png = fs::path(svg).replace_extension(".png");
-    std::string err;
-    REQUIRE(render_png(svg.string(), png.string(), err) == 0);
-    INFO("rsvg-convert stderr: " << err);
-    CHECK(err.empty());
-    const PngStats st = png_stats(png.string());
-    REQUIRE(st.error.empty());
-    CHECK(st.width >= 600);
-    CHECK(st.ink * 100 > st.pixels);
-}
 
 
 }  // namespace

@@ -36,16 +36,7 @@ std::string draw(const Scratch& s, const std::string& name, const std::vector<st
     REQUIRE(svg_parse_error(text).empty());
     CHECK_FALSE(svg_title(text).empty());
     CHECK(text.find("href") == std::string::npos);  // self-contained
-    // scripts/install-deps.sh installs it (librsvg2-bin): a missing one fails, never skips.
-    REQUIRE(have_rsvg_convert());
-    const fs::path png = s.path / (name + ".png");
-    std::string err;
-    REQUIRE(render_png(svg.string(), png.string(), err) == 0);
-    CHECK(err.empty());
-    const PngStats st = png_stats(png.string());
-    REQUIRE(st.error.empty());
-    CHECK(st.width >= 600);
-    CHECK(st.ink * 100 > st.pixels);  // not blank: text, bars and frames cover well over 1%
+    check_renders(svg);
     return text;
 }
 

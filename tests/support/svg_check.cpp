@@ -1,5 +1,7 @@
 #include "svg_check.hpp"
 
+#include <catch2/catch.hpp>
+
 #include <zlib.h>
 
 #include <cmath>
@@ -171,6 +173,20 @@ PngStats png_stats(const std::string& png_path) {
         prev = row;
     }
     return s;
+}
+
+void check_renders(const std::filesystem::path& svg, std::uint32_t min_width) {
+    REQUIRE(have_rsvg_convert());
+    const std::filesystem::path png = std::filesystem::path(svg).replace_extension(".png");
+    std::string err;
+    const int status = render_png(svg.string(), png.string(), err);
+    INFO(svg.string() << "\nrsvg-convert stderr: " << err);
+    REQUIRE(status == 0);
+    CHECK(err.empty());
+    const PngStats st = png_stats(png.string());
+    REQUIRE(st.error.empty());
+    CHECK(st.width >= min_width);
+    CHECK(st.ink * 100 > st.pixels);
 }
 
 }  // namespace inferlab::test

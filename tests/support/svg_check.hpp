@@ -55,4 +55,9 @@ struct PngStats {
 // Decodes an 8-bit RGB or RGBA PNG (rsvg-convert's output) with zlib and counts the ink.
 PngStats png_stats(const std::string& png_path);
 
+// The figure at `svg` renders: rsvg-convert (which scripts/install-deps.sh installs: a missing one
+// fails the test, never skips it) writes a PNG beside it without a word on stderr, the PNG decodes,
+// is at least `min_width` pixels wide, and is not blank (text, lines and frames cover well over 1%).
+void check_renders(const std::filesystem::path& svg, std::uint32_t min_width = 600);
+
 }  // namespace inferlab::test

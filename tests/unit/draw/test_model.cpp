@@ -3,7 +3,6 @@
 // are the result's numbers.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -38,21 +37,10 @@ void check_svg(const std::string& svg, const std::string& name) {
     CHECK(svg.find("nan") == std::string::npos);
     CHECK(svg.find("inf") == std::string::npos);
     CHECK(svg.find("href") == std::string::npos);  // self-contained: nothing linked
-    // scripts/install-deps.sh installs it (librsvg2-bin): a missing one fails, never skips.
-    REQUIRE(test::have_rsvg_convert());
-    const fs::path dir = fs::temp_directory_path() / ("inferlab-plots-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    const fs::path svg_path = dir / (name + ".svg"), png_path = dir / (name + ".png");
+    const test::Scratch dir("plots");
+    const fs::path svg_path = dir.path / (name + ".svg");
     std::ofstream(svg_path) << svg;
-    std::string err;
-    const int status = test::render_png(svg_path.string(), png_path.string(), err);
-    INFO("rsvg-convert stderr: " << err);
-    REQUIRE(status == 0);
-    const test::PngStats st = test::png_stats(png_path.string());
-    REQUIRE(st.error.empty());
-    CHECK(st.width >= 700);
-    CHECK(st.ink * 100 > st.pixels);  // not blank: text, frame and points cover well over 1%
-    fs::remove_all(dir);
+    test::check_renders(svg_path, 700);
 }
 
 }  // namespace
