@@ -91,9 +91,8 @@ void parse_sections(const BestOfNFlags& o, BestOfNRequest& rq) {
         rq.budget = b;
     }
     if (!o.simulate.empty()) {
-        const std::uint64_t trials = parse_positive_int("--simulate", o.simulate);
-        if (trials > kMaxSimulationTrials)
-            throw InputError("--simulate", o.simulate, N_("must be at most {0} trials"), {group_thousands(kMaxSimulationTrials)});
+        const std::uint64_t trials =
+            parse_count_at_most("--simulate", o.simulate, kMaxSimulationTrials, N_("must be at most {0} trials"));
         rq.simulation = BestOfNRequest::Simulation{trials, parse_nonnegative_int("--seed", o.seed)};
     }
 }

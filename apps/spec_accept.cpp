@@ -135,7 +135,7 @@ SpecAcceptInputs inputs(const SpecOptions& o) {
     round_inputs(o, in);
     if (!o.simulate.empty()) {
         if (in.source == PositionSource::None) throw InputError(N_("--simulate needs --p and --q (or logits)"));
-        in.samples = parse_positive_int_at_most("--simulate", o.simulate, 100000000, N_("must be at most {0} samples"));
+        in.samples = parse_count_at_most("--simulate", o.simulate, 100000000, N_("must be at most {0} samples"));
         in.seed = parse_nonnegative_int("--seed", o.seed);
         in.threshold = parse_probability("--threshold", o.threshold);
     }

@@ -247,3 +247,17 @@ TEST_CASE("regress: kv-mem names a list given to --batch, and says 1 token of a 
     CHECK(r.out.find("Paged allocation, blocks of 1 token: a request holds ceil(S / 1) blocks") != std::string::npos);
     CHECK(r.out.find("1 tokens") == std::string::npos);
 }
+
+// Issue #29's review: --simulate takes a count as --batch and --seq-len do (10k, 1Ki), within its
+// bound, and a count with no digits is still an error.
+TEST_CASE("regress: --simulate takes 10k as every count flag does", "[cli][regress]") {
+    const CliResult b = run_inferlab({"best-of-n", "--p", "0.3", "--n", "4", "--simulate", "10k", "--json"});
+    REQUIRE(b.status == 0);
+    CHECK(parse_json(b)["simulation"]["trials"] == 10000);
+    const CliResult s = run_inferlab({"spec-accept", "--p", "0.6,0.4", "--q", "0.5,0.5", "--simulate", "2Ki", "--json"});
+    REQUIRE(s.status == 0);
+    CHECK(parse_json(s)["simulation"]["samples"] == 2048);
+    expect_error({"spec-accept", "--p", "0.6,0.4", "--q", "0.5,0.5", "--simulate", "1000M"},
+                 "--simulate '1000M': must be at most 100,000,000 samples");
+    expect_error({"best-of-n", "--p", "0.3", "--n", "4", "--simulate", "k"}, "--simulate 'k'");
+}

@@ -269,6 +269,12 @@ std::uint64_t parse_positive_int_at_most(const std::string& where, const std::st
     return v;
 }
 
+std::uint64_t parse_count_at_most(const std::string& where, const std::string& text, std::uint64_t max, const std::string& rule) {
+    const std::uint64_t v = parse_count(where, text);
+    if (v > max) throw InputError(where, text, rule.empty() ? N_("must be at most {0}") : rule, {group_thousands(max)});
+    return v;
+}
+
 std::uint64_t parse_nonnegative_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
                                             const std::string& rule) {
     const std::uint64_t v = parse_nonnegative_int(where, text);

@@ -47,6 +47,8 @@ std::uint64_t parse_positive_int_at_most(const std::string& where, const std::st
                                          const std::string& rule);
 std::uint64_t parse_nonnegative_int_at_most(const std::string& where, const std::string& text, std::uint64_t max,
                                             const std::string& rule);
+// parse_count (10k, 1M, 8Ki) with the same upper bound and rule.
+std::uint64_t parse_count_at_most(const std::string& where, const std::string& text, std::uint64_t max, const std::string& rule);
 
 // A parameter count: "7e9", "7B" (10^9), "70M", "1.5T"; must be whole and positive.
 std::uint64_t parse_count_with_suffix(const std::string& where, const std::string& text);
