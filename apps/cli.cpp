@@ -114,16 +114,21 @@ void refuse_unknown_flags(const CLI::App& app, int argc, const char* const* argv
             continue;
         }
         const std::string flag = word.substr(0, word.find('='));
-        bool known = false;
-        for (const CLI::App* a : path) known = known || a->get_option_no_throw(flag) != nullptr;
-        if (known) continue;
+        const CLI::Option* known = nullptr;
+        for (const CLI::App* a : path)
+            if (!known) known = a->get_option_no_throw(flag);
+        if (known) {
+            // Its value is the next word ("--model paged"), never a subcommand's name.
+            if (word.find('=') == std::string::npos && known->get_items_expected_min() > 0) ++i;
+            continue;
+        }
         std::string command;
         for (std::size_t k = 1; k < path.size(); ++k) command += (k == 1 ? "" : " ") + path[k]->get_name();
         if (command.empty()) command = "inferlab";  // the top level, whose --help is inferlab's
         const std::vector<std::string> likely = likely_flags(*at, flag.substr(2));
         std::string hint;
         for (std::size_t k = 0; k < likely.size(); ++k)
-            hint += (k == 0 ? "" : k + 1 == likely.size() ? tr(N_(" or ")) : ", ") + likely[k];
+            hint += (k == 0 ? "" : k + 1 == likely.size() ? tr(N_(" or ")) : tr(N_(", "))) + likely[k];
         throw Error(likely.empty() ? N_("{0}: {1} has no such flag (see '{2} --help')")
                                    : N_("{0}: {1} has no such flag; did you mean {3}? (see '{2} --help')"),
                     {flag, command, command == "inferlab" ? command : "inferlab " + command, hint});
