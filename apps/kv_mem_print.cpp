@@ -473,7 +473,8 @@ std::string explain_paged(const KvMemResult& r, const PagedUsage& p) {
                 x += fit(head + fmt::format("ceil({} / {}) = {}", s, bs, g.blocks_per_request[i]), "    ");
             else
                 x += fit(head + fmt::format("floor(({} − 1) / {}) − floor(({} − {}) / {}) + 1 = {} − {} + 1 = {}", s, bs, s,
-                                            g.window, bs, (s - 1) / bs, (s - g.window) / bs, g.blocks_per_request[i]),
+                                            g.window, bs, g.spans_per_request[i].last, g.spans_per_request[i].first,
+                                            g.blocks_per_request[i]),
                          "    ");
         }
     x += fit("  " + trf(N_("allocated = Σ blocks × block bytes = {0}; waste = allocated − used = {1}"),

@@ -59,10 +59,16 @@ KvShares kv_shares(const KvSpec& spec, std::uint64_t seq_len) {
     return out;
 }
 
+BlockSpan window_block_span(const KvLayer& layer, std::uint64_t seq_len, std::uint64_t block_size) {
+    if (seq_len == 0) return {};
+    const std::uint64_t first = seq_len - positions_cached(layer, seq_len);  // the oldest position kept
+    return {first / block_size, (seq_len - 1) / block_size};
+}
+
 std::uint64_t window_blocks(const KvLayer& layer, std::uint64_t seq_len, std::uint64_t block_size) {
     if (seq_len == 0) return 0;
-    const std::uint64_t first = seq_len - positions_cached(layer, seq_len);  // the oldest position kept
-    return (seq_len - 1) / block_size - first / block_size + 1;
+    const BlockSpan span = window_block_span(layer, seq_len, block_size);
+    return span.last - span.first + 1;
 }
 
 std::uint64_t layer_bytes_per_token(const KvLayer& layer) {
@@ -132,7 +138,7 @@ PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std:
     for (const auto& l : spec.layers) {
         auto it = std::find_if(out.groups.begin(), out.groups.end(), [&](const PagedGroup& g) { return g.window == l.window; });
         if (it == out.groups.end()) {
-            out.groups.push_back(PagedGroup{l.window, 0, 0, {}, 0});
+            out.groups.push_back(PagedGroup{l.window, 0, 0, {}, {}, 0});
             it = out.groups.end() - 1;
         }
         it->layers += 1;
@@ -145,6 +151,7 @@ PagedUsage kv_paged(const KvSpec& spec, std::span<const Requests> requests, std:
         for (const auto& [s, count] : requests) {
             const std::uint64_t blocks = window_blocks(KvLayer{.window = g.window}, s, block_size);
             g.blocks_per_request.push_back(blocks);  // one per entry of the requests, each standing for `count`
+            g.spans_per_request.push_back(window_block_span(KvLayer{.window = g.window}, s, block_size));
             g.total_blocks = checked_add(g.total_blocks, checked_mul(blocks, count, what), what);
         }
         g.allocated_bytes = checked_mul(g.total_blocks, g.block_bytes, what);

@@ -171,6 +171,11 @@ TEST_CASE("a batch of equal requests is one entry with a count and sums like the
     CHECK(window_blocks(phi3, 2047, 16) == 128);  // S ≤ W: ceil(S / 16)
     CHECK(window_blocks(phi3, 1, 16) == 1);
     CHECK(window_blocks(phi3, 0, 16) == 0);
+    CHECK(window_block_span(phi3, 3000, 16).first == 59);  // 953 = 59·16 + 9
+    CHECK(window_block_span(phi3, 3000, 16).last == 187);  // 2999 = 187·16 + 7
+    CHECK(window_block_span(phi3, 2063, 16).first == 1);
+    CHECK(pg.groups[1].spans_per_request[0].first == 249);
+    CHECK(pg.groups[1].spans_per_request[0].last == 256);
     CHECK(kv_tensor_parallel(spec, grouped, 1).per_device_bytes == l.total_bytes);
     CHECK(request_count(grouped) == 4);
     // 10^9 requests cost no memory and are exact: 3 B per token × 8192 × 10^9 on layer 1 alone.

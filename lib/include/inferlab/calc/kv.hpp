@@ -70,6 +70,12 @@ KvShares kv_shares(const KvSpec& spec, std::uint64_t seq_len);
 // straddles a boundary it does not fill (vLLM frees only the blocks the window has left entirely).
 // `block_size` > 0 (kv_paged refuses 0 with the caller's flag).
 std::uint64_t window_blocks(const KvLayer& layer, std::uint64_t seq_len, std::uint64_t block_size);
+// The first and last of those blocks, by index from the sequence's start (floor((S − min(S, W)) /
+// block) and floor((S − 1) / block)); {0, 0} with nothing cached. window_blocks = last − first + 1.
+struct BlockSpan {
+    std::uint64_t first = 0, last = 0;
+};
+BlockSpan window_block_span(const KvLayer& layer, std::uint64_t seq_len, std::uint64_t block_size);
 
 // s_token in bytes over all layers as if every layer cached every position. Exact; a
 // fractional total (int4 with odd widths) is rounded up to the next byte.
@@ -112,6 +118,7 @@ struct PagedGroup {
     std::uint64_t layers = 0;                        // layers in the group
     std::uint64_t block_bytes = 0;                   // block_size tokens of every layer in the group
     std::vector<std::uint64_t> blocks_per_request;   // window_blocks(S_i): ceil(S_i / block) without a window
+    std::vector<BlockSpan> spans_per_request;        // window_block_span(S_i): the blocks' first and last index
     std::uint64_t total_blocks = 0;
     std::uint64_t allocated_bytes = 0;               // total_blocks × block_bytes
 };
