@@ -280,7 +280,7 @@ std::string strategies_explain(const BestOfNRequest& rq, const BestOfNResult& re
                                "present more often, so P can fall as N grows.")));
         const double bias = *rq.judge_bias;
         x += substituted(res, [&](const BestOfNRow& r) {
-            const double all = std::pow(p, static_cast<double>(r.n));
+            const double all = *r.all_correct;
             return fmt::format("N = {}: {}^{} + (1 − {})·({} − {}) ≈ {} + {}·{} ≈ {}", r.n, r6(p), r.n, r6(bias), r6(r.coverage),
                                r6(all), r6(all), r6(1 - bias), r6(r.coverage - all), r6(*r.biased_judge));
         });
@@ -296,7 +296,7 @@ std::string strategies_explain(const BestOfNRequest& rq, const BestOfNResult& re
     if (rq.rho) {
         x += "\n" + wrap(tr(N_("Beta spread: p ~ Beta(a, b), a = p(1−ρ)/ρ, b = (1−p)(1−ρ)/ρ; coverage = 1 − Π_{i<N} "
                                "(b+i)/(a+b+i).")));
-        const double rho = *rq.rho, a = p * (1 - rho) / rho, b = (1 - p) * (1 - rho) / rho;
+        const double rho = *rq.rho, a = res.beta->a, b = res.beta->b;
         x += wrap(fmt::format("a = {}·(1 − {})/{} ≈ {}, b = (1 − {})·(1 − {})/{} ≈ {}", r6(p), r6(rho), r6(rho), r6(a), r6(p),
                               r6(rho), r6(rho), r6(b)), "  ", "    ");
         x += substituted(res, [](const BestOfNRow& r) {

@@ -109,7 +109,7 @@ double coverage_beta(double p, double rho, std::uint64_t n) {
     if (rho <= 0) return coverage(p, n);
     if (p <= 0) return 0;
     if (p >= 1) return 1;
-    const double a = p * (1 - rho) / rho, b = (1 - p) * (1 - rho) / rho;
+    const auto [a, b] = beta_shape(p, rho);
     // Π_{i<N} (b + i)/(a + b + i), term by term up to 2^20 (the figures the documents' N give),
     // beyond that as Γ(b + N)·Γ(a + b) / (Γ(b)·Γ(a + b + N)) through lgamma: the loop once ran
     // for minutes at N = 10^12.
@@ -123,8 +123,12 @@ double coverage_beta(double p, double rho, std::uint64_t n) {
     return 1 - all_fail;
 }
 
+BetaShape beta_shape(double p, double rho) { return {p * (1 - rho) / rho, (1 - p) * (1 - rho) / rho}; }
+
+double all_correct(double p, std::uint64_t n) { return std::pow(p, static_cast<double>(n)); }
+
 double biased_judge_selection(double p, std::uint64_t n, double bias) {
-    const double all_right = std::pow(p, static_cast<double>(n));
+    const double all_right = all_correct(p, n);
     return all_right + (1 - bias) * (coverage(p, n) - all_right);
 }
 

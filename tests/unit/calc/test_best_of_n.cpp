@@ -255,3 +255,14 @@ TEST_CASE("beta-binomial coverage: past 2^20 candidates the Gamma form equals th
     CHECK(far > coverage_beta(p, rho, n));
     CHECK(far < 1);
 }
+
+// The Beta spread's shape and the all-correct term, the figures --explain substitutes: p = 0.3 and
+// ρ = 0.2 give a = 0.3·0.8/0.2 = 1.2 and b = 0.7·0.8/0.2 = 2.8 (mean a/(a+b) = 0.3); 0.3^4 = 0.0081.
+TEST_CASE("beta_shape and all_correct: the substituted figures of the spread and the biased judge", "[best-of-n]") {
+    const BetaShape s = beta_shape(0.3, 0.2);
+    CHECK_THAT(s.a, Catch::Matchers::WithinRel(1.2, 1e-15));
+    CHECK_THAT(s.b, Catch::Matchers::WithinRel(2.8, 1e-15));
+    CHECK_THAT(s.a / (s.a + s.b), Catch::Matchers::WithinRel(0.3, 1e-15));
+    CHECK_THAT(all_correct(0.3, 4), Catch::Matchers::WithinRel(0.0081, 1e-14));
+    CHECK(all_correct(0.3, 0) == 1);
+}

@@ -44,6 +44,7 @@ struct BestOfNRow {
     double coverage = 0;  // 1 − (1 − p)^N
     double none_correct = 0;  // 1 − coverage, for showing the subtraction (rounds to 1 for tiny p)
     std::optional<double> verifier_selection, majority_vote, biased_judge, coverage_hard_fraction, coverage_beta;
+    std::optional<double> all_correct;  // p^N, with a biased judge: the candidates it cannot pick wrong among
 };
 
 struct VerifierFacts {
@@ -90,6 +91,7 @@ struct BestOfNResult {
     std::optional<VerifierFacts> verifier;
     std::optional<BiasedJudgeDrop> biased_judge_drop;
     std::optional<double> p_on_solvable;  // hard fraction h: p / (1 − h) on the problems that are not hard
+    std::optional<BetaShape> beta;        // ρ: the Beta(a, b) that p follows across problems
     std::optional<TargetAnswer> target;
     std::optional<BudgetAnswer> budget;
     std::optional<SimulationAnswer> simulation;

@@ -48,11 +48,17 @@ double coverage_hard_fraction(double p, double h, std::uint64_t n);
 // ... or p varies across problems as Beta(a, b) with mean p and intra-problem correlation ρ:
 // a = p(1−ρ)/ρ, b = (1−p)(1−ρ)/ρ; E[(1−p)^N] = Π_{i<N} (b+i)/(a+b+i).
 double coverage_beta(double p, double rho, std::uint64_t n);
+struct BetaShape {
+    double a = 0, b = 0;
+};
+BetaShape beta_shape(double p, double rho);  // ρ in (0, 1)
 
 // A biased judge: when at least one wrong candidate is present it picks a wrong one with
 // probability `bias`, otherwise it picks a correct one if there is one.
 // P = p^N + (1 − bias)·(1 − (1−p)^N − p^N).
 double biased_judge_selection(double p, std::uint64_t n, double bias);
+// p^N: every candidate correct, where no judge can pick wrong.
+double all_correct(double p, std::uint64_t n);
 
 // Equal total cost: single sample, best-of-N with a verifier, majority vote. Majority vote is
 // compared only when the answer distribution is given (an empty `dist` leaves it out: how many
