@@ -145,9 +145,7 @@ std::string human_model(const KvMemResult& r) {
         h += fit(trf(N_("  keys the config leaves out: {0}"), keys), "    ");
     }
     if (m.config && !r.requests.empty()) {
-        std::uint64_t longest = 0;
-        for (const auto& q : r.requests) longest = std::max(longest, q.seq_len);
-        if (const auto note = past_max_positions(*m.config, longest)) h += fit("  " + note->localized(), "    ");
+        if (const auto note = past_max_positions(*m.config, longest_seq_len(r))) h += fit("  " + note->localized(), "    ");
     }
     return h;
 }

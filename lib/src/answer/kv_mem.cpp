@@ -160,4 +160,10 @@ KvMemResult kv_mem(const KvMemInputs& in) {
     return r;
 }
 
+std::uint64_t longest_seq_len(const KvMemResult& r) {
+    std::uint64_t longest = 0;
+    for (const auto& q : r.requests) longest = std::max(longest, q.seq_len);
+    return longest;
+}
+
 }  // namespace inferlab

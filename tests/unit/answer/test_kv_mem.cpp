@@ -48,6 +48,9 @@ TEST_CASE("kv_mem reproduces the second document's sequences (003_02a045288fb34a
     CHECK(r.kv->per_request_bytes.front() == 1342177280ULL);  // 1.25 × 2^30
     CHECK(r.kv->total_bytes == 13421772800ULL);
     CHECK(r.total_tokens == 81920);
+    CHECK(longest_seq_len(r) == 8192);
+    in.requests = {{100, 3}, {9000, 1}, {4096, 2}};  // the longest wherever it stands in the list
+    CHECK(longest_seq_len(kv_mem(in)) == 9000);
 }
 
 TEST_CASE("kv_mem answers the budget question worked by hand", "[kv][kv-mem]") {

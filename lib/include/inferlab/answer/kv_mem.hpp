@@ -92,4 +92,8 @@ struct KvMemResult {
 // question has no answer: no requests and no budget, a shared prefix without blocks, ...
 KvMemResult kv_mem(const KvMemInputs& in);
 
+// The longest sequence of the result's requests (what a config's max_position_embeddings is
+// compared with).
+std::uint64_t longest_seq_len(const KvMemResult& r);
+
 }  // namespace inferlab
