@@ -319,6 +319,25 @@ std::string target_explain(const BestOfNRequest& rq, const TargetAnswer& t) {
     return "\n" + trf(N_("Inverse: N = ceil(ln(1 − target) / ln(1 − p)) = {0}"), *t.min_n) + "\n";
 }
 
+// The Monte Carlo's arithmetic: each estimate a count of hits over the trials, its 99% Wilson
+// interval, and whether the exact value lies in it, for the first rows.
+std::string simulation_explain(const SimulationAnswer& s) {
+    std::string x = "\n" + wrap(tr(N_("Monte Carlo: each strategy's estimate is p̂ = hits / T over T trials; its 99% "
+                                       "interval is Wilson's, (p̂ + z²/2T ± z·sqrt(p̂(1 − p̂)/T + z²/4T²)) / (1 + z²/T) "
+                                       "with z = 2.576, inside [0, 1] at every count; the exact value agrees when it "
+                                       "lies in the interval.")));
+    for (std::size_t i = 0; i < s.rows.size() && i < kExplainedRows; ++i) {
+        const SimulationRow& r = s.rows[i];
+        const Estimate& e = r.estimate;
+        const std::string verdict = !r.agrees ? tr(N_("too few trials to tell")) : *r.agrees ? tr(N_("agrees")) : tr(N_("does not agree"));
+        x += wrap(trf(N_("N = {0}, {1}: p̂ = {2}/{3} = {4}, 99% [{5}, {6}], exact {7}: {8}"), r.n, tr(r.strategy),
+                      group_thousands(static_cast<std::uint64_t>(e.hits)), group_thousands(e.trials), r6(e.mean),
+                      r6(e.interval_99.lo), r6(e.interval_99.hi), r6(r.exact), verdict),
+                  "  ", "    ");
+    }
+    return x;
+}
+
 // The text and --explain: the rows with their notes, then each section asked for.
 void add_sections(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfNResult& res, Report& r) {
     if (res.target) {
@@ -334,6 +353,7 @@ void add_sections(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfN
     if (res.simulation) {
         r.add_table("simulation", simulation_table(*res.simulation), "/simulation/rows");
         r.human += simulation_text(*res.simulation);
+        r.explain += simulation_explain(*res.simulation);
     }
 }
 

@@ -194,3 +194,18 @@ TEST_CASE("best-of-n --explain substitutes every strategy's values", "[cli][best
     CHECK(x.out.find("  N = 4: 1 − 0.35264 ≈ 0.64736\n") != std::string::npos);
     CHECK(x.out.find("  N = 1: P = 0.3\n") != std::string::npos);  // majority vote of one candidate: p
 }
+
+// Issue #29's review: --explain with --simulate says how each estimate and its interval come
+// about, with the counts: 295 of 1,000 trials at seed 1 for N = 1 (the table's 0.295).
+TEST_CASE("best-of-n --explain shows the Monte Carlo's counts, Wilson intervals and verdicts", "[cli][best-of-n]") {
+    const CliResult r = run_inferlab({"best-of-n", "--p", "0.3", "--n", "1,2", "--simulate", "1000", "--explain"}, "",
+                                     {"INFERLAB_LANG=en", "COLUMNS=200"});
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("its 99% interval is Wilson's") != std::string::npos);
+    CHECK(r.out.find("N = 1, coverage: p̂ = 295/1,000 = 0.295, 99% [0.2593, 0.333403], exact 0.3: agrees") != std::string::npos);
+    const auto j = parse_json(run_inferlab({"best-of-n", "--p", "0.3", "--n", "1,2", "--simulate", "1000", "--json"}));
+    CHECK(j["simulation"]["rows"][0]["estimate"] == 0.295);
+    const CliResult few = run_inferlab({"best-of-n", "--p", "0.3", "--n", "1", "--simulate", "1", "--explain"}, "",
+                                       {"INFERLAB_LANG=en", "COLUMNS=200"});
+    CHECK(few.out.find("exact 0.3: too few trials to tell") != std::string::npos);
+}

@@ -79,6 +79,7 @@ std::vector<Args> corpus() {
         {"best-of-n", "--p", "0.3", "--n", "1..4", "--tpr", "0.9", "--fpr", "0.2", "--alternatives", "3", "--judge-bias", "0.3",
          "--hard-fraction", "0.5", "--rho", "0.3", "--target", "0.95", "--budget", "16", "--cost-judge", "1"},
         {"best-of-n", "--p", "0.3", "--n", "4"},
+        {"best-of-n", "--p", "0.3", "--n", "1,2,8", "--tpr", "0.9", "--fpr", "0.2", "--simulate", "1000"},
         {"quantize", "--x", "0.37", "--step", "0.1", "--qmax", "7"},
         {"quantize", "--x", "5", "--step", "0.1", "--bits", "4"},
         {"quantize", "--gen", "normal:8x64", "--bits", "4", "--group-size", "16", "--scheme", "both"},
