@@ -343,6 +343,22 @@ std::string fit_verdict(const std::optional<bool>& passes, const char* yes, cons
                    : tr(*passes ? yes : no);
 }
 
+// --explain of the simulation: what each frequency and its ± are, the first tokens substituted,
+// and the χ² statistic the verdicts come from.
+std::string simulation_explain(const SpecSimulation& s, const std::vector<double>& p) {
+    std::string x = "\n" + wrap(trf(N_("Simulation of {0}: each frequency is count(x) / n; its 99% ± around p is the "
+                                       "normal approximation 2.576·sqrt(p(x)(1 − p(x)) / n); χ² = Σ_x (O_x − n·p(x))² / "
+                                       "(n·p(x)) over the tokens (those expected fewer than 5 times pooled into one cell), "
+                                       "on cells − 1 dof; a p-value under 1% rejects p."),
+                                   counted(s.samples, "{0} sample", N_("{0} samples"))));
+    const std::string n = group_thousands(s.samples);
+    for (std::size_t v = 0; v < p.size() && v < 4; ++v)
+        x += wrap(trf(N_("x = {0}: 2.576·sqrt({1}·(1 − {1}) / {2}) = {3}; speculative {4}"), v, format_short(p[v], 10), n,
+                      format_short(s.half_width_99[v], 4), format_short(s.speculative[v], 6)),
+                  "  ", "    ");
+    return x;
+}
+
 void simulation_section(const SpecSimulation& s, const std::vector<double>& p, Report& r,
                         std::vector<NamedTable>& tables) {
     r.json["simulation"] = {{"samples", s.samples},
@@ -380,6 +396,7 @@ void simulation_section(const SpecSimulation& s, const std::vector<double>& p, R
         "\n" +
         tr("greedy: the draft's argmax is kept only if it is the target's argmax, so the output is always argmax p.");
     r.human += wrap(proof, "  ", "    ");
+    r.explain += simulation_explain(s, p) + wrap(proof, "  ", "    ");
     tables.push_back({"simulation", simulation_table(s, p, true), "/simulation"});
 }
 

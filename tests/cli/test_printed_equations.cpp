@@ -21,12 +21,13 @@ TEST_CASE("the equation checker: true lines hold, a false one is found", "[cli][
         "  clip(4, −7, 7) = 4   (cut to [−Q, Q])\n"
         "  W = 1,342,052,838,400 B = ≈1.22059 TiB = ≈1.342052838 TB\n"
         "  (1 KiB = 1024 B, 1 GiB = 2^30 B; 1 GB = 10^9 B)\n"
-        "  s_token = 2·L·H_kv·d·b = 2·32·8·128·2 B\n");
+        "  s_token = 2·L·H_kv·d·b = 2·32·8·128·2 B\n"
+        "  x = 0: 2.576·sqrt(0.6·(1 − 0.6) / 1,000) = 0.03991; speculative 0.615\n");
     for (const auto& f : good.false_ones) {
         INFO(describe(f));
         CHECK(false);
     }
-    CHECK(good.checked == 15);
+    CHECK(good.checked == 16);
     // The first document's §2.1.3 read for DeepSeek-V3 as an earlier --explain printed it: the total
     // weights on the left, the weights one step reads on the right.
     const auto bad = check_equations("  D_1 = 1,342,052,838,400 + 287,834,112 = 75,392,429,056 B = 75.392429056 GB\n"
@@ -73,6 +74,7 @@ std::vector<Args> corpus() {
          "--peak-flops", "100TFLOPS", "--batch", "1..4"},
         {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2"},
         {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2", "--float"},
+        {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2", "--simulate", "1000"},
         {"spec-accept", "--alpha", "0.8", "--gamma", "4", "--cost-ratio", "0.1"},
         {"spec-accept", "--gamma", "4", "--outcomes", "accept,accept,reject"},
         {"spec-accept", "--p-logits", "2,1,0", "--q-logits", "1,1,1", "--temperature", "0.7", "--top-k", "2"},

@@ -141,3 +141,15 @@ TEST_CASE("a --top-k past the vocabulary is refused by spec-accept, model genera
     expect_error({"model", "speculate", "--model", "demo-gqa", "--top-k", "513"},
                  "--top-k '513': must be at most the vocabulary's 512 tokens (0: off)");
 }
+
+// Issue #29's review: --explain with --simulate says what the frequencies, their ± and the χ² are,
+// each token's ± substituted: 2.576·sqrt(0.6·0.4/1000) = 0.03991.
+TEST_CASE("spec-accept --explain shows the simulation's half-widths substituted and its chi-square verdicts", "[cli][spec-accept]") {
+    const CliResult r = run_inferlab({"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2", "--simulate", "1000",
+                                      "--explain"},
+                                     "", {"INFERLAB_LANG=en", "COLUMNS=200"});
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("Simulation of 1,000 samples: each frequency is count(x) / n") != std::string::npos);
+    CHECK(r.out.find("x = 0: 2.576·sqrt(0.6·(1 − 0.6) / 1,000) = 0.03991; speculative 0.615") != std::string::npos);
+    CHECK(r.out.find("speculative rule: TV distance") != std::string::npos);
+}

@@ -229,7 +229,7 @@ private:
             if (!v || !eat(")")) return std::nullopt;
             return v;
         }
-        for (const char* f : {"min", "max", "ceil", "floor", "round", "clip"})
+        for (const char* f : {"min", "max", "ceil", "floor", "round", "clip", "sqrt"})
             if (s_.compare(at_, std::string(f).size() + 1, std::string(f) + "(") == 0) return call(f);
         skip_label();  // "data 64 B + metadata 4 B"
         auto n = number();
@@ -253,6 +253,7 @@ private:
             return Interval{fn(args[0].lo), fn(args[0].hi)};
         };
         if (f == "ceil") return each([](double x) { return std::ceil(x); });
+        if (f == "sqrt" && args.size() == 1 && args[0].lo >= 0) return each([](double x) { return std::sqrt(x); });
         if (f == "floor") return each([](double x) { return std::floor(x); });
         if (f == "round") return each([](double x) { return std::round(x); });  // half away from zero
         if (f == "clip") {
@@ -492,7 +493,7 @@ bool names_numbers(const std::string& side) {
         const bool unit = after_number && std::any_of(units().begin(), units().end(), [&](const auto& u) {
             return side.compare(k, u.first.size(), u.first) == 0;
         });
-        const bool function = w == "min" || w == "max" || w == "ceil" || w == "floor" || w == "round" || w == "clip";
+        const bool function = w == "min" || w == "max" || w == "ceil" || w == "floor" || w == "round" || w == "clip" || w == "sqrt";
         const bool word = w.size() >= 2 && std::all_of(w.begin(), w.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
         if (!unit && !function && !word) return false;
         k = e;

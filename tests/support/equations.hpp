@@ -3,7 +3,7 @@
 // false. A line is cut into clauses (at "; ", ": ", "→", "≤", "≥", two spaces, and ", " outside
 // parentheses), each clause into the sides of its "=" and "≈" signs. A side is evaluated when it is
 // arithmetic on printed numbers only: digits grouped by commas (1,342,052,838,400), decimals and
-// exponents, fractions, + − × · / ÷ ^, parentheses, min, max, ceil, floor, round and clip, each
+// exponents, fractions, + − × · / ÷ ^, parentheses, min, max, ceil, floor, round, clip and sqrt, each
 // number optionally followed by a unit (B, GB, GiB, TB/s, ms, µs, FLOP, TFLOP/s, token/s, %: read
 // as its scale in bytes, seconds, FLOP or tokens). A side with a symbol (W, S_i) or words is
 // not evaluated; prose after a number ("16384 B per layer") and a closing annotation in brackets
