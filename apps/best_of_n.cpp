@@ -18,7 +18,16 @@ struct BestOfNOptions : BestOfNFlags {
     OutputFlags out;
 };
 
+void run_search(const BestOfNOptions& o) {
+    const SearchRequest rq = parse_search(o);
+    const SearchResult res = compute_search(rq);
+    Report r = search_report(o, rq, res);
+    if (!o.out.svg.empty()) r.svg = plots::search_svg(rq, res);
+    emit(r, o.out);
+}
+
 void run(const BestOfNOptions& o) {
+    if (o.search) return run_search(o);
     const BestOfNRequest rq = parse_best_of_n(o);
     const BestOfNResult res = compute_best_of_n(o, rq);
     Report r = best_of_n_report(o, rq, res);
@@ -44,6 +53,16 @@ void add_options(CLI::App& sub, BestOfNOptions& o) {
     sub.add_option("--cost-judge", o.cost_judge, tr("cost of one verifier judgement (default 0)"));
     sub.add_option("--simulate", o.simulate, tr("Monte Carlo trials beside the exact values"));
     sub.add_option("--seed", o.seed, tr("seed of the simulation (default 1)"));
+    sub.add_flag("--search", o.search, tr("step-wise search with a process scorer instead of independent candidates"));
+    sub.add_option("--q", o.q, tr("search: probability that a step continuing a correct branch is correct"));
+    sub.add_option("--steps", o.steps, tr("search: task length T, a list or range (default 1..10)"));
+    sub.add_option("--branch", o.branch, tr("search: continuations k per live branch (default 4)"));
+    sub.add_option("--beam", o.beam, tr("search: branches w kept after each step (default 4)"));
+    sub.add_option("--step-tpr", o.step_tpr, tr("search: P(a correct step is judged good)"));
+    sub.add_option("--step-fpr", o.step_fpr, tr("search: P(a wrong step is judged good)"));
+    sub.add_option("--score-gap", o.score_gap, tr("search: mean score of a correct step above a wrong one (default 1)"));
+    sub.add_option("--score-sigma", o.score_sigma, tr("search: noise σ of a step's score"));
+    sub.add_flag("--final-check", o.final_check, tr("search: the outcome verifier (--tpr/--fpr) also picks among the final beam"));
     add_output_flags(sub, o.out, true);
     add_svg_flag(sub, o.out, tr("coverage and each selection strategy against N (with the --target line)"));
 }
@@ -57,8 +76,13 @@ std::string footer() {
          "inferlab best-of-n --p 0.6 --n 1,3,5,9 --alternatives 3 --judge-bias 0.3",
          "inferlab best-of-n --p 0.3 --n 1..8 --hard-fraction 0.5 --rho 0.3",
          "inferlab best-of-n --p 0.3 --tpr 0.9 --fpr 0.1 --alternatives 3 --budget 16 --cost-sample 1 --cost-judge 1",
-         "inferlab best-of-n --p 0.3 --n 1..16 --tpr 0.9 --fpr 0.2 --target 0.95 --svg best-of-n.svg"},
-        tr("Tables for --csv --table NAME: rows; budget (with --budget); simulation (with --simulate). "
+         "inferlab best-of-n --p 0.3 --n 1..16 --tpr 0.9 --fpr 0.2 --target 0.95 --svg best-of-n.svg",
+         "inferlab best-of-n --search --q 0.8 --branch 4 --beam 4 --step-tpr 0.9 --step-fpr 0.3 --steps 1..12 --tpr 0.9 "
+         "--fpr 0.1",
+         "inferlab best-of-n --search --q 0.9 --branch 2 --beam 1 --score-gap 1 --score-sigma 0.5 --steps 1..6 "
+         "--simulate 20000 --seed 3"},
+        tr("Tables for --csv --table NAME: rows; budget (with --budget); simulation (with --simulate); with --search: "
+           "rows, simulation. "
            "--fallback needs a verifier, --cost-sample and --cost-judge need --budget, and --seed needs --simulate.") +
             "\n" + tr("JSON keys: the README's table (every key in every run, null where not computed)."));
 }

@@ -72,6 +72,57 @@ void refuse_without_effect(const BestOfNFlags& o) {
                          {o.cost_sample_given ? "--cost-sample" : "--cost-judge"});
     if (o.simulate.empty() && o.seed_given)
         throw InputError(N_("--seed has no effect without --simulate: only the Monte Carlo draws random numbers"));
+    const std::pair<const char*, bool> search_only[] = {
+        {"--q", !o.q.empty()},           {"--steps", !o.steps.empty()},         {"--branch", !o.branch.empty()},
+        {"--beam", !o.beam.empty()},     {"--step-tpr", !o.step_tpr.empty()},   {"--step-fpr", !o.step_fpr.empty()},
+        {"--score-gap", !o.score_gap.empty()}, {"--score-sigma", !o.score_sigma.empty()}, {"--final-check", o.final_check}};
+    for (const auto& [flag, given] : search_only)
+        if (given) throw InputError(N_("{0} has no effect without --search: it describes the step-wise search"), {flag});
+}
+
+// With --search, the flags of independent candidates (the search's candidates are its own).
+void refuse_outside_search(const BestOfNFlags& o) {
+    const std::pair<const char*, bool> candidates_only[] = {
+        {"--p", !o.p.empty()},
+        {"--n", o.n_given},
+        {"--target", !o.target.empty()},
+        {"--alternatives", !o.alternatives.empty()},
+        {"--answer-dist", !o.answer_dist.empty()},
+        {"--hard-fraction", !o.hard_fraction.empty()},
+        {"--rho", !o.rho.empty()},
+        {"--judge-bias", !o.judge_bias.empty()},
+        {"--budget", !o.budget.empty()},
+        {"--cost-sample", o.cost_sample_given},
+        {"--cost-judge", !o.cost_judge.empty()}};
+    for (const auto& [flag, given] : candidates_only)
+        if (given)
+            throw InputError(N_("{0} has no effect with --search: the search's candidates are its own steps (--q, "
+                                "--branch, --beam, --steps)"),
+                             {flag});
+    if (o.simulate.empty() && o.seed_given)
+        throw InputError(N_("--seed has no effect without --simulate: only the Monte Carlo draws random numbers"));
+}
+
+// The process scorer: --step-tpr with --step-fpr, or --score-sigma (with --score-gap, default 1).
+ProcessScorer parse_scorer(const BestOfNFlags& o) {
+    const bool rates = !o.step_tpr.empty() || !o.step_fpr.empty(), gauss = !o.score_gap.empty() || !o.score_sigma.empty();
+    if (rates && gauss)
+        throw InputError(N_("--step-tpr/--step-fpr and --score-gap/--score-sigma both given: choose one noise model"));
+    ProcessScorer sc;
+    if (rates) {
+        if (o.step_tpr.empty() || o.step_fpr.empty()) throw InputError(N_("give both --step-tpr and --step-fpr"));
+        sc.tpr = parse_probability("--step-tpr", o.step_tpr);
+        sc.fpr = parse_probability("--step-fpr", o.step_fpr);
+        return sc;
+    }
+    if (!gauss)
+        throw InputError(N_("--search needs a process scorer: --step-tpr and --step-fpr (a step judged good or not), or "
+                            "--score-sigma with --score-gap (a noisy score)"));
+    if (o.score_sigma.empty()) throw InputError(N_("--score-gap needs --score-sigma: the noise of the score"));
+    sc.kind = ProcessScorer::Kind::gaussian;
+    sc.gap = o.score_gap.empty() ? 1 : parse_real("--score-gap", o.score_gap);
+    sc.sigma = parse_real("--score-sigma", o.score_sigma);
+    return sc;
 }
 
 void parse_sections(const BestOfNFlags& o, BestOfNRequest& rq) {
@@ -123,8 +174,34 @@ BestOfNResult compute(const BestOfNFlags& o, const BestOfNRequest& request) {
     return res;
 }
 
+
+SearchRequest parse_search_request(const BestOfNFlags& o) {
+    refuse_outside_search(o);
+    if (o.q.empty())
+        throw InputError(N_("--search needs --q: the probability that a step continuing a correct branch is correct"));
+    SearchRequest rq;
+    rq.spec.q = parse_probability("--q", o.q);
+    rq.spec.branch = parse_positive_int_at_most("--branch", o.branch.empty() ? "4" : o.branch, kMaxSearchCandidates, "");
+    rq.spec.beam = parse_positive_int_at_most("--beam", o.beam.empty() ? "4" : o.beam, kMaxSearchCandidates, "");
+    rq.spec.scorer = parse_scorer(o);
+    rq.steps = parse_int_list_or_range("--steps", o.steps.empty() ? "1..10" : o.steps, kMaxSearchSteps);
+    rq.best_of_n = parse_verifier(o);
+    if (o.final_check && !rq.best_of_n)
+        throw InputError(N_("--final-check needs an outcome verifier: give --tpr and --fpr (or --verifier-accuracy)"));
+    if (o.final_check) rq.spec.outcome = rq.best_of_n;
+    if (!o.simulate.empty()) {
+        const std::uint64_t trials =
+            parse_count_at_most("--simulate", o.simulate, kMaxSimulationTrials, N_("must be at most {0} trials"));
+        rq.simulation = SearchRequest::Simulation{trials, parse_nonnegative_int("--seed", o.seed)};
+    }
+    rq.names = {"--q", "--branch", "--beam", "--steps", "--step-tpr", "--step-fpr", "--score-gap", "--score-sigma", "--simulate"};
+    return rq;
+}
+
 }  // namespace
 
+SearchRequest parse_search(const BestOfNFlags& f) { return parse_search_request(f); }
+SearchResult compute_search(const SearchRequest& rq) { return search_answer(rq); }
 BestOfNRequest parse_best_of_n(const BestOfNFlags& f) { return parse_request(f); }
 BestOfNResult compute_best_of_n(const BestOfNFlags& f, const BestOfNRequest& rq) { return compute(f, rq); }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "inferlab/answer/best_of_n.hpp"
+#include "inferlab/answer/search.hpp"
 
 namespace inferlab::app {
 
@@ -16,11 +17,20 @@ struct BestOfNFlags {
     std::string budget, cost_sample = "1", cost_judge;
     std::string simulate, seed = "1";
     bool fallback_given = false, cost_sample_given = false, seed_given = false, n_given = false;
+    // --search: step-wise search with a process scorer (best_of_n_search.cpp).
+    bool search = false, final_check = false;
+    std::string q, steps, branch, beam, step_tpr, step_fpr, score_gap, score_sigma;
 };
 
 // best-of-n's rules: InputError naming the flag for anything missing, malformed or without effect.
 BestOfNRequest parse_best_of_n(const BestOfNFlags& f);
 // best_of_n(), its errors said in these flags (the library names its own terms).
 BestOfNResult compute_best_of_n(const BestOfNFlags& f, const BestOfNRequest& rq);
+
+// --search's rules and request (best_of_n_search.cpp): InputError naming the flag for a flag that
+// has no effect in the mode chosen, or a value out of its range.
+SearchRequest parse_search(const BestOfNFlags& f);
+// search_answer(), its errors said in these flags.
+SearchResult compute_search(const SearchRequest& rq);
 
 }  // namespace inferlab::app

@@ -109,6 +109,8 @@ std::vector<Args> svg_runs() {
             {"spec-accept", "--alpha", "0.8", "--gamma", "4", "--cost-ratio", "0.1"},
             {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2"},
             {"best-of-n", "--p", "0.3", "--n", "1..64", "--tpr", "0.9", "--fpr", "0.2", "--target", "0.9"},
+            {"best-of-n", "--search", "--q", "0.8", "--step-tpr", "0.9", "--step-fpr", "0.3", "--steps", "1..12", "--tpr",
+             "0.9", "--fpr", "0.1"},
             {"quantize", "--x", "0.37", "--step", "0.1", "--qmax", "7"},
             {"quantize", "--values", "0.1,-0.5,0.25,1", "--bits", "4"},
             {"quantize", "--gen", "normal:16x64", "--bits", "4", "--group-size", "32"},

@@ -81,6 +81,40 @@ std::string best_of_n_svg(const BestOfNRequest& req, const BestOfNResult& res, c
     pl.height = 440 + 15.0 * static_cast<double>(pl.inputs.size());
     return svg::line_plot(pl);
 }
+std::string search_svg(const SearchRequest& req, const SearchResult& res) {
+    std::vector<SearchRow> rows = res.rows;
+    std::stable_sort(rows.begin(), rows.end(), [](const SearchRow& a, const SearchRow& b) { return a.steps < b.steps; });
+    const SearchSpec& s = req.spec;
+    svg::LinePlot pl;
+    pl.title = tr("best-of-n --search: success against the number of steps");
+    pl.subtitle = tr("A process scorer judges every step; best-of-N spends the same generated steps on whole trajectories");
+    pl.x = {tr("T, steps of the task"), false, std::nullopt, std::nullopt};
+    pl.y = {tr("P(correct answer)"), false, 0.0, 1.0};
+    svg::Series search{trf("search (k = {0}, w = {1})", s.branch, s.beam), {}, {}, svg::kBlue},
+        bon{tr("best-of-N, outcome verifier, same steps"), {}, {}, svg::kAmber};
+    for (const auto& r : rows) {
+        search.x.push_back(static_cast<double>(r.steps)), search.y.push_back(r.success);
+        if (r.best_of_n) bon.x.push_back(static_cast<double>(r.steps)), bon.y.push_back(r.best_of_n->success);
+    }
+    pl.series = {search};
+    if (!bon.x.empty()) pl.series.push_back(bon);
+    if (const auto& c = res.crossing)
+        pl.markers.push_back({static_cast<double>(c->first_steps),
+                              trf("T = {0}: {1} ahead from here", c->first_steps, tr(c->after)), svg::kInk});
+    pl.inputs.push_back(trf("q = {0}: a step continuing a correct branch is correct", svg::number(s.q, 6)));
+    pl.inputs.push_back(s.scorer.kind == ProcessScorer::Kind::rates
+                            ? trf("process scorer: TPR {0}, FPR {1} per step", svg::number(s.scorer.tpr, 6),
+                                  svg::number(s.scorer.fpr, 6))
+                            : trf("process scorer: score gap {0}, noise σ {1}", svg::number(s.scorer.gap, 6),
+                                  svg::number(s.scorer.sigma, 6)));
+    if (req.best_of_n)
+        pl.inputs.push_back(trf("outcome verifier TPR = {0}, FPR = {1}{2}", svg::number(req.best_of_n->tpr, 6),
+                                svg::number(req.best_of_n->fpr, 6), s.outcome ? tr(", also over the final beam") : ""));
+    pl.inputs.push_back(tr("Source: first document §3.2 (search lets scoring errors accumulate); inferlab best-of-n --search"));
+    pl.height = 440 + 15.0 * static_cast<double>(pl.inputs.size());
+    return svg::line_plot(pl);
+}
+
 }  // namespace inferlab::plots
 
 namespace inferlab::figures {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "inferlab/answer/best_of_n.hpp"
+#include "inferlab/answer/search.hpp"
 #include "inferlab/draw/catalog.hpp"
 
 namespace inferlab::plots {
@@ -14,6 +15,10 @@ namespace inferlab::plots {
 // sample p as a baseline and, with a target, its line and the smallest N that reaches it.
 std::string best_of_n_svg(const BestOfNRequest& req, const BestOfNResult& res,
                           const std::vector<std::string>& sources = {});
+
+// best-of-n --search --svg: the search's success against T beside best-of-N's at the same generated
+// steps, with the crossing marked where the strategy ahead changes.
+std::string search_svg(const SearchRequest& req, const SearchResult& res);
 
 }  // namespace inferlab::plots
 

@@ -1,0 +1,231 @@
+// best-of-n --search's printers (best_of_n_print.hpp): one SearchResult as text, --json, --csv
+// tables and --explain. Every number comes from the library (answer/search.hpp).
+#include <fmt/format.h>
+
+#include "best_of_n_print.hpp"
+#include "inferlab/answer/search.hpp"
+#include "inferlab/base/format.hpp"
+#include "inferlab/base/i18n.hpp"
+#include "inferlab/base/units.hpp"
+#include "inferlab/text/table.hpp"
+
+namespace inferlab::app {
+namespace {
+
+using nlohmann::json;
+
+std::string pr(double v) { return format_short(v, 6); }
+std::string r6(double v) { return format_real(v, 6); }
+std::string note(const std::string& text) { return wrap(text, "  ", "  "); }
+
+bool is_rates(const ProcessScorer& sc) { return sc.kind == ProcessScorer::Kind::rates; }
+
+json scorer_json(const ProcessScorer& sc) {
+    const bool rates = is_rates(sc);
+    return {{"kind", rates ? "rates" : "gaussian"}, {"tpr", rates ? json(sc.tpr) : json(nullptr)},
+            {"fpr", rates ? json(sc.fpr) : json(nullptr)}, {"gap", rates ? json(nullptr) : json(sc.gap)},
+            {"sigma", rates ? json(nullptr) : json(sc.sigma)}};
+}
+
+json row_json(const SearchRow& r) {
+    json b = nullptr;
+    if (r.best_of_n) b = {{"n", r.best_of_n->n}, {"p_trajectory", r.best_of_n->p_trajectory}, {"success", r.best_of_n->success}};
+    return {{"steps", r.steps}, {"success", r.success}, {"generated_steps", r.cost.generated_steps},
+            {"scorer_calls", r.cost.scorer_calls}, {"verifier_calls", r.cost.verifier_calls},
+            {"final_beam", r.cost.final_beam}, {"best_of_n", b}, {"ahead", r.ahead.empty() ? json(nullptr) : json(r.ahead)}};
+}
+
+json simulation_json(const SearchResult& res) {
+    if (res.trials == 0) return nullptr;
+    json j = {{"trials", res.trials}, {"seed", res.seed}, {"rows", json::array()},
+              {"all_agree", res.undecided == res.rows.size() ? json(nullptr) : json(res.all_agree)},
+              {"undecided", res.undecided}};
+    for (const auto& r : res.rows)
+        j["rows"].push_back({{"steps", r.steps}, {"exact", r.success}, {"estimate", r.estimate->mean},
+                             {"interval_99", {r.estimate->interval_99.lo, r.estimate->interval_99.hi}},
+                             {"agrees", r.agrees ? json(*r.agrees) : json(nullptr)}});
+    return j;
+}
+
+json result_json(const BestOfNFlags& o, const SearchRequest& rq, const SearchResult& res) {
+    const SearchSpec& s = rq.spec;
+    json j = {{"q", s.q}, {"branch", s.branch}, {"beam", s.beam}, {"scorer", scorer_json(s.scorer)},
+              {"final_check", s.outcome.has_value()}, {"rows", json::array()}};
+    j["outcome_verifier"] = rq.best_of_n ? json{{"tpr", rq.best_of_n->tpr}, {"fpr", rq.best_of_n->fpr}, {"fallback", o.fallback}}
+                                         : json(nullptr);
+    for (const auto& r : res.rows) j["rows"].push_back(row_json(r));
+    j["crossing"] = res.crossing ? json{{"last_steps", res.crossing->last_steps}, {"first_steps", res.crossing->first_steps},
+                                        {"before", res.crossing->before}, {"after", res.crossing->after}}
+                                 : json(nullptr);
+    j["limit"] = res.limit ? json{{"form", res.limit->form}, {"steps", res.limit->steps}, {"value", res.limit->value}}
+                           : json(nullptr);
+    j["simulation"] = simulation_json(res);
+    return j;
+}
+
+std::vector<Column<SearchRow>> row_columns(const SearchRequest& rq) {
+    using R = SearchRow;
+    auto count = [](const char* key, const char* header, std::uint64_t SearchCost::*field) {
+        return Column<R>{key, header, [field](const R& r) { return std::to_string(r.cost.*field); },
+                         [field](const R& r) { return group_thousands(r.cost.*field); }};
+    };
+    std::vector<Column<R>> c = {{"steps", "T", [](const R& r) { return std::to_string(r.steps); }}};
+    c.push_back(figure_column<R>("success", N_("search"), [](const R& r) { return r.success; }, pr));
+    c.push_back(count("generated_steps", N_("generated"), &SearchCost::generated_steps));
+    c.push_back(count("scorer_calls", N_("scored"), &SearchCost::scorer_calls));
+    if (rq.spec.outcome) c.push_back(count("verifier_calls", N_("verified"), &SearchCost::verifier_calls));
+    if (!rq.best_of_n) return c;
+    c.push_back({"best_of_n/n", "N", [](const R& r) { return std::to_string(r.best_of_n->n); },
+                 [](const R& r) { return group_thousands(r.best_of_n->n); }});
+    c.push_back(figure_column<R>("best_of_n/success", N_("best-of-N"), [](const R& r) { return r.best_of_n->success; }, pr));
+    c.push_back({"ahead", N_("ahead"), [](const R& r) { return r.ahead; }});
+    return c;
+}
+
+std::vector<Column<SearchRow>> simulation_columns() {
+    using R = SearchRow;
+    const std::vector<Column<R>> c = {
+        {"steps", "T", [](const R& r) { return std::to_string(r.steps); }},
+        figure_column<R>("exact", N_("exact"), [](const R& r) { return r.success; }, pr),
+        figure_column<R>("estimate", N_("Monte Carlo"), [](const R& r) { return r.estimate->mean; }, pr),
+        figure_column<R>("interval_99/0", N_("99% low"), [](const R& r) { return r.estimate->interval_99.lo; }, pr),
+        figure_column<R>("interval_99/1", N_("99% high"), [](const R& r) { return r.estimate->interval_99.hi; }, pr),
+        {"agrees", N_("agrees"), [](const R& r) { return csv_flag(r.agrees); },
+         [](const R& r) { return std::string(!r.agrees ? N_("too few trials") : *r.agrees ? N_("yes") : N_("NO")); }}};
+    return c;
+}
+
+std::string scorer_text(const ProcessScorer& sc) {
+    if (is_rates(sc))
+        return trf(N_("Process scorer: a correct step is judged good with probability {0}, a wrong one with {1}; the "
+                      "good ones are kept first, ties at random."),
+                   r6(sc.tpr), r6(sc.fpr));
+    return trf(N_("Process scorer: a step scores {0}·[correct] + {1}·Z (Z standard normal); the highest are kept."),
+               r6(sc.gap), r6(sc.sigma));
+}
+
+std::string setting_text(const BestOfNFlags& o, const SearchRequest& rq) {
+    const SearchSpec& s = rq.spec;
+    std::string h = note(scorer_text(s.scorer));
+    const std::string fallback = o.fallback == "random" ? tr(N_("a random member of the beam")) : tr(N_("abstain"));
+    h += note(s.outcome ? trf(N_("Answer: one of the final beam's answers that the outcome verifier (TPR {0}, FPR {1}) "
+                                  "accepts, picked uniformly; none accepted: {2}."),
+                              r6(s.outcome->tpr), r6(s.outcome->fpr), fallback)
+                        : tr(N_("Answer: the best-scored candidate of the last step.")));
+    if (rq.best_of_n)
+        h += note(trf(N_("Best-of-N: as many whole trajectories of T steps as the search's generated steps buy, each "
+                         "correct with probability q^T, one picked by the outcome verifier (TPR {0}, FPR {1})."),
+                      r6(rq.best_of_n->tpr), r6(rq.best_of_n->fpr)));
+    else
+        h += note(tr(N_("Give an outcome verifier (--tpr and --fpr) to compare with best-of-N at the same generated "
+                        "steps.")));
+    return h;
+}
+
+// Where the strategy ahead changes, or that it does not (claim 2 of §3.2 in numbers).
+std::string crossing_text(const SearchRequest& rq, const SearchResult& res) {
+    if (!rq.best_of_n) return "";
+    if (const auto& c = res.crossing)
+        return note(trf(N_("{0} is ahead up to T = {1}, {2} from T = {3}: each step the process scorer may drop a "
+                           "correct branch or keep a wrong one, and those errors compound over the steps, while "
+                           "best-of-N judges once but its trajectories are all correct only with q^T."),
+                        tr(c->before), c->last_steps, tr(c->after), c->first_steps));
+    for (const auto& r : res.rows)
+        if (r.ahead != "tie") return note(trf(N_("{0} is ahead at every T shown (no crossing)."), tr(r.ahead)));
+    return note(tr(N_("The two are tied at every T shown.")));
+}
+
+std::string limit_text(const SearchResult& res) {
+    if (!res.limit) return "";
+    const SearchLimit& l = *res.limit;
+    double chain = 0;
+    for (const auto& r : res.rows)
+        if (r.steps == l.steps) chain = r.success;
+    return note(trf(N_("This search is a case of {0}: at T = {1} it gives {2}; the chain gives {3}."), tr(l.form), l.steps,
+                    fmt::format("{:.10g}", l.value), fmt::format("{:.10g}", chain)));
+}
+
+std::string simulation_text(const SearchResult& res, const Table& table) {
+    std::string h = "\n" + wrap(trf(N_("Monte Carlo ({0} trials, seed {1}), beside the exact values:"),
+                                    group_thousands(res.trials), res.seed)) + render_table(in_words(table));
+    if (res.undecided > 0)
+        h += note(tr(N_("too few trials: no count of hits would put some exact values outside their 99% interval (the "
+                        "Wilson interval); raise --simulate")));
+    return h;
+}
+
+constexpr std::size_t kExplainedRows = 4;
+
+// Σ_t m_{t−1}·k written out for one T: the growing beams term by term, the full ones grouped.
+std::string generated_sum(const SearchSpec& s, const SearchRow& r) {
+    const std::vector<std::uint64_t> m = search_beams(s, r.steps);
+    std::vector<std::string> terms;
+    std::uint64_t t = 0;
+    for (; t < r.steps && m[t] < s.beam; ++t) terms.push_back(group_thousands(m[t] * s.branch));
+    if (t < r.steps) {
+        const std::uint64_t full = s.beam * s.branch, times = r.steps - t;
+        terms.push_back(times == 1 ? group_thousands(full) : group_thousands(full) + " × " + std::to_string(times));
+    }
+    return fmt::format("{}", fmt::join(terms, " + "));
+}
+
+std::string best_of_n_explain(const SearchRequest& rq, const SearchRow& r) {
+    const BestOfNAtSteps& b = *r.best_of_n;
+    const Verifier& v = *rq.best_of_n;
+    const double accept = b.p_trajectory * v.tpr + (1 - b.p_trajectory) * v.fpr;
+    return wrap(fmt::format("T = {}: N = floor({} / {}) = {}; q^T = {}^{} ≈ {}; q' = {}·{} + {}·{} ≈ {}; P ≈ {}", r.steps,
+                            group_thousands(r.cost.generated_steps), r.steps, group_thousands(b.n), r6(rq.spec.q),
+                            r.steps, r6(b.p_trajectory), r6(b.p_trajectory), r6(v.tpr), r6(1 - b.p_trajectory), r6(v.fpr),
+                            r6(accept), r6(b.success)),
+                "  ", "    ");
+}
+
+std::string explain(const SearchRequest& rq, const SearchResult& res) {
+    const SearchSpec& s = rq.spec;
+    std::string x = wrap(tr(N_("Search (first document §3.2), exact: a chain over c, the correct branches in the beam. "
+                               "m_0 = 1 (the prompt), m_t = min(w, m_{t−1}·k). At step t the c correct branches "
+                               "propose c·k continuations, X ~ Bin(c·k, q) of them correct (a wrong branch stays "
+                               "wrong); of the m_{t−1}·k candidates the scorer keeps m_t, and how many of them are "
+                               "correct depends on X alone. The answer after T steps is the best candidate of step T "
+                               "(or the outcome verifier's pick over the beam).")));
+    for (std::size_t i = 0; i < res.rows.size() && i < kExplainedRows; ++i) {
+        const SearchRow& r = res.rows[i];
+        const std::string sum = generated_sum(s, r), total = group_thousands(r.cost.generated_steps);
+        x += wrap(trf(N_("T = {0}: generated steps Σ_t m_(t−1)·k = {1}; P(correct) = {2}"), r.steps,
+                      sum == total ? total : sum + " = " + total, pr(r.success)),
+                  "  ", "    ");
+    }
+    if (rq.best_of_n) {
+        x += "\n" + wrap(tr(N_("Best-of-N at the same generated steps: N = floor(generated / T), each trajectory correct "
+                               "with q^T; with q' = q^T·TPR + (1 − q^T)·FPR the verifier's pick is correct with "
+                               "P = (1 − (1 − q')^N)·q^T·TPR/q', plus (1 − q')^N·q^T·(1 − TPR)/(1 − q') when it picks at random among "
+                               "none accepted.")));
+        for (std::size_t i = 0; i < res.rows.size() && i < kExplainedRows; ++i) x += best_of_n_explain(rq, res.rows[i]);
+    }
+    if (res.limit)
+        x += "\n" + wrap(trf(N_("Check, the closed form this search is a case of, at T = {0}: {1} ≈ {2}."),
+                             res.limit->steps, tr(res.limit->form), fmt::format("{:.10g}", res.limit->value)));
+    return x;
+}
+
+}  // namespace
+
+Report search_report(const BestOfNFlags& o, const SearchRequest& rq, const SearchResult& res) {
+    Report r;
+    r.json = result_json(o, rq, res);
+    r.add_table("rows", columns_table(row_columns(rq), res.rows), "/rows");
+    const SearchSpec& s = rq.spec;
+    r.human = wrap(trf(N_("Step-wise search: q = {0} per step, k = {1} continuations per branch, beam w = {2} (first "
+                          "document §3.2)"),
+                       r6(s.q), s.branch, s.beam)) +
+              setting_text(o, rq) + render_table(in_words(columns_table(row_columns(rq), res.rows, CellForm::text))) +
+              crossing_text(rq, res) + limit_text(res);
+    r.explain = explain(rq, res);
+    if (res.trials > 0) {
+        r.add_table("simulation", columns_table(simulation_columns(), res.rows), "/simulation/rows");
+        r.human += simulation_text(res, columns_table(simulation_columns(), res.rows, CellForm::text));
+    }
+    return r;
+}
+
+}  // namespace inferlab::app

@@ -1,0 +1,72 @@
+#pragma once
+// best-of-n --search's whole answer as one value (issue #32): the step-wise search's success after
+// T steps (exact), what it generated and how often it was judged, best-of-N over whole trajectories
+// spending the same generated steps, which of the two is ahead and where that changes, and a Monte
+// Carlo beside the exact values. One call, search_answer(), that a unit test reaches.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "inferlab/calc/search.hpp"
+
+namespace inferlab {
+
+// What search_answer's errors call each input (the caller's flags, or these terms).
+struct SearchNames {
+    std::string q = "q", branch = "k", beam = "w", steps = "T", step_tpr = "scorer TPR", step_fpr = "scorer FPR",
+                gap = "score gap", sigma = "score sigma", trials = "trials";
+};
+
+struct SearchRequest {
+    SearchSpec spec;
+    std::vector<std::uint64_t> steps;         // T for each row, in the order given
+    std::optional<Verifier> best_of_n;        // the outcome verifier best-of-N is compared with (none: no comparison)
+    struct Simulation {
+        std::uint64_t trials = 0, seed = 1;
+    };
+    std::optional<Simulation> simulation;
+    SearchNames names;
+};
+
+struct SearchRow {
+    std::uint64_t steps = 0;                  // T
+    double success = 0;                       // exact
+    SearchCost cost;
+    std::optional<BestOfNAtSteps> best_of_n;  // with the same generated steps
+    std::string ahead;                        // msgid: "search", "best-of-N", "tie"; empty without a comparison
+    std::optional<Estimate> estimate;         // Monte Carlo
+    std::optional<bool> agrees;               // exact inside the 99% interval; none: too few trials to tell
+};
+
+// Where the strategy ahead changes, between two consecutive rows (by T ascending).
+struct SearchCrossing {
+    std::uint64_t last_steps = 0, first_steps = 0;  // `before` is ahead at last_steps, `after` from first_steps
+    std::string before, after;                      // msgids
+};
+
+// The closed forms the chain must reproduce, where this search is one of their cases.
+struct SearchLimit {
+    std::string form;        // msgid: "(1 − (1 − q)^k)^T" (noiseless scorer, beam 1, no outcome check) or "q^T"
+    std::uint64_t steps = 0; // the last row's T
+    double value = 0;        // the closed form at that T
+};
+
+struct SearchResult {
+    std::vector<SearchRow> rows;
+    std::optional<SearchCrossing> crossing;   // none: no comparison, or one strategy ahead (or tied) throughout
+    std::optional<SearchLimit> limit;
+    std::uint64_t trials = 0, seed = 0;       // the Monte Carlo's, 0 trials: none
+    bool all_agree = true;                    // every row that can tell agrees
+    std::uint64_t undecided = 0;              // rows with too few trials to tell
+};
+
+// The Monte Carlo's largest: trials × the candidates of the longest search.
+inline constexpr std::uint64_t kMaxSearchSimulatedCandidates = 250000000;
+
+// Throws InputError naming req.names' input that broke its rule (q, the scorer's rates, gap and σ
+// in range; k, w, T at least 1; w·k ≤ kMaxSearchCandidates; T ≤ kMaxSearchSteps; the Monte Carlo's
+// size). The rule is a msgid with its arguments.
+SearchResult search_answer(const SearchRequest& req);
+
+}  // namespace inferlab
