@@ -69,31 +69,45 @@ double majority_vote(const std::vector<double>& dist, std::uint64_t n) {
                          N_("with {0} wrong answers is too large for the exact majority-vote DP (N³·k² must stay "
                             "under 2·10^9)"),
                          {std::to_string(k)});
-    // Probability of a vote vector (c, n_1..n_k) = N!/(c!·Π n_j!) · p^c · Π q_j^{n_j}.
+    // Every weight below is a probability: the correct answer's votes c ~ Bin(N, p), then wrong answer j's
+    // share of the votes still unassigned ~ Bin(r, q_j / (q_j + … + q_k)). (The multinomial written
+    // as N!/(c!·Π n_j!)·p^c·Π q_j^{n_j} overflowed: 172! is past a double, and every N ≥ 172 came out 1.)
     std::vector<double> lfact(N + 1, 0);
     for (int i = 1; i <= N; ++i) lfact[i] = lfact[i - 1] + std::log(static_cast<double>(i));
+    // Bin(n, π)(m), with π = 0 and π = 1 exact.
+    auto binom = [&lfact](int n, double pi, int m) {
+        if (pi <= 0) return m == 0 ? 1.0 : 0.0;
+        if (pi >= 1) return m == n ? 1.0 : 0.0;
+        return std::exp(lfact[n] - lfact[m] - lfact[n - m] + m * std::log(pi) + (n - m) * std::log1p(-pi));
+    };
+    // tail[j]: the probability mass of wrong answers j..k, so that answer j takes its conditional share.
+    std::vector<double> tail(k + 2, 0);
+    for (std::size_t j = k; j >= 1; --j) tail[j] = tail[j + 1] + dist[j];
     double total = 0;
     for (int c = 1; c <= N; ++c) {  // c = 0 votes for the correct answer never wins
         const int rest = N - c;
-        // dp[s][t]: Σ over the first j wrong answers with s votes in all, t of them tied at c,
-        // every one at most c votes, of Π q_j^{n_j}/n_j!.
+        const double lead = binom(N, dist[0], c);
+        if (lead == 0) continue;
+        // dp[s][t]: the probability that the first j wrong answers took s of the `rest` votes, t of
+        // them tied at c, every one at most c.
         std::vector<std::vector<double>> dp(rest + 1, std::vector<double>(k + 1, 0));
         dp[0][0] = 1;
         for (std::size_t j = 1; j <= k; ++j) {
             std::vector<std::vector<double>> nx(rest + 1, std::vector<double>(k + 1, 0));
-            // w[m] = q_j^m / m!, the weight of m votes for wrong answer j.
-            std::vector<double> w(static_cast<std::size_t>(c) + 1, 0);
-            for (int m = 0; m <= c; ++m)
-                w[m] = m == 0 ? 1.0 : (dist[j] == 0 ? 0.0 : std::exp(m * std::log(dist[j]) - lfact[m]));
+            const double share = tail[j] > 0 ? dist[j] / tail[j] : 0;
+            // share_of[left][m] = Bin(left, share)(m), for every count of votes still unassigned.
+            std::vector<std::vector<double>> share_of(rest + 1);
+            for (int left = 0; left <= rest; ++left)
+                for (int m = 0; m <= std::min(c, left); ++m) share_of[left].push_back(binom(left, share, m));
             for (int s = 0; s <= rest; ++s)
                 for (std::size_t t = 0; t < j; ++t) {
                     if (dp[s][t] == 0) continue;
-                    for (int m = 0; m <= std::min(c, rest - s); ++m)
+                    const std::vector<double>& w = share_of[rest - s];
+                    for (int m = 0; m < static_cast<int>(w.size()); ++m)
                         nx[s + m][t + (m == c ? 1 : 0)] += dp[s][t] * w[m];
                 }
             dp.swap(nx);
         }
-        const double lead = std::exp(lfact[N] - lfact[c] + c * std::log(dist[0]));
         for (std::size_t t = 0; t <= k; ++t) total += lead * dp[rest][t] / static_cast<double>(t + 1);
     }
     return std::min(1.0, total);

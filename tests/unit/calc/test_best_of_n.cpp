@@ -266,3 +266,21 @@ TEST_CASE("beta_shape and all_correct: the substituted figures of the spread and
     CHECK_THAT(all_correct(0.3, 4), Catch::Matchers::WithinRel(0.0081, 1e-14));
     CHECK(all_correct(0.3, 0) == 1);
 }
+
+// Issue #29 (a new user's try-out): from N = 172 majority vote came out exactly 1 for every answer
+// distribution, 172! being past a double. With two answers the vote is a binomial tail, computed here
+// in logs: P(c > N/2) + P(c = N/2)/2.
+TEST_CASE("majority vote past N = 171 is the binomial tail of two answers, not 1", "[best-of-n][edge]") {
+    for (double p : {0.05, 0.45, 0.55})
+        for (int n : {171, 172, 200}) {
+            double tail = 0;
+            for (int c = 0; c <= n; ++c) {
+                const double lp = std::lgamma(n + 1.0) - std::lgamma(c + 1.0) - std::lgamma(n - c + 1.0) + c * std::log(p) +
+                                  (n - c) * std::log1p(-p);
+                if (2 * c > n) tail += std::exp(lp);
+                else if (2 * c == n) tail += std::exp(lp) / 2;
+            }
+            INFO("p " << p << " N " << n);
+            CHECK_THAT(majority_vote({p, 1 - p}, static_cast<std::uint64_t>(n)), Catch::Matchers::WithinRel(tail, 1e-9));
+        }
+}
