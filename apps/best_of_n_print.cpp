@@ -228,9 +228,15 @@ std::string chart(const BestOfNRequest& rq, const BestOfNResult& res) {
 std::string coverage_explain(const BestOfNResult& res) {
     const std::string p = format_short(res.p, 10);
     std::string x = tr(N_("Coverage (first document §3.2): P≥1 = 1 − (1 − p)^N")) + "\n";
+    // 1 − p that prints as 1 (p = 1e-17): only the log form keeps the digits, and (1 − p)^N printed
+    // from it would read 1^N.
+    const bool log_form = format_short(res.p_wrong, 10) == "1" && res.p > 0;
     for (const auto& r : res.rows) {
         const std::string none = format_short(r.none_correct, 10);
-        if (none == "1" && r.coverage > 0)  // 1 − p rounds to 1: only the log form keeps the digits
+        if (r.none_correct == 0 && r.coverage == 1 && res.p < 1)  // (1 − p)^N below the smallest double
+            x += wrap(fmt::format("N = {}: 1 − (1 − {})^{} = 1 − {}^{} ≈ 1 − 0 = 1", r.n, p, r.n,
+                                  format_short(res.p_wrong, 10), r.n), "  ", "    ");
+        else if (log_form || (none == "1" && r.coverage > 0))
             x += wrap(fmt::format("N = {}: 1 − (1 − {})^{} = −expm1({}·log1p(−{})) = {}", r.n, p, r.n, r.n, p,
                                   format_short(r.coverage, 10)), "  ", "    ");
         else
@@ -363,7 +369,7 @@ Report best_of_n_report(const BestOfNFlags& o, const BestOfNRequest& rq, const B
     Report r;
     r.json = result_json(o, rq, res);
     r.add_table("rows", rows_table(rq, res), "/rows");
-    r.human = wrap(trf(N_("Best-of-N with p = {0} per candidate (first document §3.2)"), format_real(res.p, 6))) +
+    r.human = wrap(trf(N_("Best-of-N with p = {0} per candidate (first document §3.2)"), format_short(res.p, 6))) +
               render_table(in_words(rows_table(rq, res, CellForm::text))) +
               note(tr(N_("Coverage P≥1 = 1 − (1 − p)^N is the chance the candidates contain a correct answer, not the "
                          "chance the system answers correctly: that needs a selection step."))) +
