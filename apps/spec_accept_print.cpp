@@ -155,11 +155,16 @@ void position_json(const SpecPosition& pos, json& j) {
     j["output"] = a.output;
     j["max_abs_error"] = a.max_abs_error;
     j["never_proposed"] = a.never_proposed;
-    if (const auto& e = pos.exact)
-        j["exact"] = {{"alpha", strs(e->a.alpha)},          {"accepted_mass", strs(e->a.accepted)},
+    if (const auto& e = pos.exact) {
+        // α of a token the draft never proposes (q = 0) is null here as in "alpha": there is no ratio p/q.
+        json exact_alpha = json::array();
+        for (std::size_t x = 0; x < e->a.alpha.size(); ++x)
+            exact_alpha.push_back(a.never_proposed[x] ? json(nullptr) : json(e->a.alpha[x].str()));
+        j["exact"] = {{"alpha", exact_alpha},          {"accepted_mass", strs(e->a.accepted)},
                       {"accept_prob", show(e->a.accept_prob)}, {"reject_prob", show(e->a.reject_prob)},
                       {"residual", strs(e->a.residual)},    {"output", strs(e->a.output)},
                       {"max_abs_error", show(e->a.max_abs_error)}};
+    }
 }
 
 void position_section(const SpecPosition& pos, Report& r, std::vector<NamedTable>& tables) {
@@ -267,8 +272,14 @@ void expected_text(const SpecExpected& e, Report& r) {
         lines += trf(N_("speedup at draft/target cost ratio c = {0}: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) = {1}"),
                      show(*e.cost_ratio), show(*e.speedup)) + "\n";
     r.human += wrap(lines, "  ", "    ");
-    r.explain += "\n" + wrap(trf(N_("Expected tokens per round = (1 − α^(γ+1)) / (1 − α) = (1 − {0}^{1}) / (1 − {0}) = {2}"),
-                                 show(e.alpha), e.tokens_if_accepted.back(), show(e.expected_tokens_per_round)));
+    // At α = 1 the quotient is 0/0: its value is the limit, the sum it came from.
+    r.explain += "\n" + wrap(e.alpha == 1 ? trf(N_("Expected tokens per round = (1 − α^(γ+1)) / (1 − α); at α = 1 that is "
+                                                   "0/0, and its value is the sum it comes from: 1 + α + … + α^γ = γ + 1 "
+                                                   "= {0}"),
+                                               show(e.expected_tokens_per_round))
+                                         : trf(N_("Expected tokens per round = (1 − α^(γ+1)) / (1 − α) = (1 − {0}^{1}) / "
+                                                  "(1 − {0}) = {2}"),
+                                               show(e.alpha), e.tokens_if_accepted.back(), show(e.expected_tokens_per_round)));
     if (e.speedup)
         r.explain += wrap(trf(N_("Speedup = E / (γc + 1) = {0} / ({1} × {2} + 1) = {3}"), show(e.expected_tokens_per_round),
                               e.gamma, show(*e.cost_ratio), show(*e.speedup)));
@@ -417,6 +428,9 @@ Report spec_accept_report(const SpecAcceptResult& res, bool draw) {
         for (auto& t : tables)
             if (t.name == name) r.tables.push_back(t);
     if (r.explain.empty()) r.explain = r.human;
+    // Each section opens with a blank line to part it from the one before; the first has none before it.
+    for (std::string* text : {&r.human, &r.explain})
+        if (!text->empty() && text->front() == '\n') text->erase(0, 1);
     if (draw) {
         const bool per_token = !(res.expected && res.gamma) && res.position;
         if (per_token && res.position->p.size() > plots::kMaxDrawnTokens)
