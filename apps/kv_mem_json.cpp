@@ -103,7 +103,7 @@ json extras_json(const KvMemResult& r) {
     j["paged"] = r.paged ? paged_json(*r.paged, *r.paged_waste_percent) : json(nullptr);
     j["tensor_parallel"] = nullptr;
     if (const auto& t = r.tensor_parallel)
-        j["tensor_parallel"] = {{"devices", t->devices}, {"heads_per_device", t->heads_per_device},
+        j["tensor_parallel"] = {{"devices", t->devices}, {"heads_per_device", t->latent_replicated ? json(nullptr) : json(t->heads_per_device)},
                                 {"replication", t->replication}, {"replicated", t->replicated},
                                 {"latent_replicated", t->latent_replicated}, {"per_device_bytes", t->per_device_bytes},
                                 {"all_devices_bytes", t->all_devices_bytes}};

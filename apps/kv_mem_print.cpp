@@ -300,6 +300,14 @@ std::string concurrency_parts(const PagedUsage& one) {
     return parts;
 }
 
+// What one device of a tensor-parallel group holds of the cache (TpShare, as kv_spec_per_device split it).
+std::string kv_share(const TpShare& t) {
+    if (t.latent_replicated) return tr(N_("each device holds the whole MLA latent (it is not split by heads)"));
+    if (t.replicated)
+        return trf(N_("each device holds 1 K/V head (each head on {0} devices)"), t.replication);
+    return trf(N_("each device holds 1/{0} of the K/V heads"), t.devices);
+}
+
 std::string human_budget(const KvMemBudget& b) {
     const KvBudget& f = b.fit;
     const std::string per_dev = b.devices > 1 ? trf(N_(" per device (--tp {0})"), b.devices) : "";
@@ -307,9 +315,9 @@ std::string human_budget(const KvMemBudget& b) {
     h += fit(sublabel(tr(N_("weights")), 10) + bytes_all_units(b.weights_bytes) + "   [" +
              (b.weights_given ? std::string("--weights-bytes") : b.weights_from.localized()) + "]");
     if (b.devices > 1)
-        h += fit(sublabel(tr(N_("weights per device")), 20) +
-                 trf(N_("ceil(W / {0}) = {1}; each device holds 1/{0} of the K/V heads ({2} per token)"), b.devices,
-                     bytes_all_units(f.weights_bytes), bytes_all_units(b.bytes_per_token_per_device)));
+        h += fit(sublabel(tr(N_("weights per device")), 20) + trf(N_("ceil(W / {0}) = {1}; {2} ({3} per token)"), b.devices,
+                                                                  bytes_all_units(f.weights_bytes), kv_share(b.share),
+                                                                  bytes_all_units(b.bytes_per_token_per_device)));
     h += fit(sublabel(tr(N_("for KV")), 10) + bytes_all_units(f.available_bytes) + per_dev);
     if (f.max_tokens)
         h += fit(sublabel(tr(N_("most tokens cached")), 25) +
@@ -494,17 +502,24 @@ std::string explain_options(const KvMemResult& r) {
     if (const auto& p = r.paged)
         x += explain_paged(r, *p);
     if (const auto& t = r.tensor_parallel)
-        x += "\n" + fit(trf(N_("Per device with {0}-way tensor parallelism: H_kv per device = {1}, so {2} per device."),
-                             t->devices, t->heads_per_device, bytes_all_units(t->per_device_bytes)),
+        x += "\n" + fit(t->latent_replicated
+                             ? trf(N_("Per device with {0}-way tensor parallelism: the MLA latent is not split by heads, so "
+                                      "every device holds all of it, {1}."),
+                                   t->devices, bytes_all_units(t->per_device_bytes))
+                             : trf(N_("Per device with {0}-way tensor parallelism: H_kv per device = {1}, so {2} per "
+                                      "device."),
+                                   t->devices, t->heads_per_device, bytes_all_units(t->per_device_bytes)),
                          "  ");
     return x;
 }
 
 std::string explain_budget(const KvMemBudget& b) {
     const KvBudget& f = b.fit;
-    std::string x = "\n" + fit(trf(N_("Budget: available = budget − weights{0} = {1} − {2} = {3} B"),
-                                   b.devices > 1 ? fmt::format(" / {}", b.devices) : "", f.budget_bytes, f.weights_bytes,
-                                   f.available_bytes),
+    // Per device the weights are ceil(W / N): each device holds a whole byte of a split one.
+    std::string x = "\n" + fit(b.devices > 1 ? trf(N_("Budget: available = budget − ceil(weights / {0}) = {1} − {2} = {3} B"),
+                                                   b.devices, f.budget_bytes, f.weights_bytes, f.available_bytes)
+                                             : trf(N_("Budget: available = budget − weights{0} = {1} − {2} = {3} B"), "",
+                                                   f.budget_bytes, f.weights_bytes, f.available_bytes),
                                "  ");
     if (f.max_tokens)
         x += fit(trf(N_("  max tokens = floor({0} / {1}) = {2}"), f.available_bytes, b.bytes_per_token_per_device,

@@ -254,9 +254,11 @@ Report storage_report(const StorageQuant& s, const QuantizeLabels& labels, bool 
                         group_thousands(c.data_bytes), group_thousands(c.metadata_bytes), group_thousands(c.total_bytes),
                         group_thousands(c.source_bytes), labels.source_dtype, num(c.bits_per_element)),
                     "  ", "    ");
-    r.explain = wrap(trf(N_("bytes = elements × b / 8 + groups × (scale bits + zero bits) / 8 = {0} × {1} / 8 + {2} × "
-                            "{3} / 8 = {4} B"),
-                         s.elements, s.bits, c.groups, s.record_bits, c.total_bytes),
+    // Each part is packed into whole bytes, so each division rounds up (100 × 3 / 8 is 37.5: 38 B).
+    r.explain = wrap(trf(N_("bytes = ceil(elements × b / 8) + ceil(groups × (scale bits + zero bits) / 8) = ceil({0} × "
+                            "{1} / 8) + ceil({2} × {3} / 8) = {4} + {5} = {6} B"),
+                         s.elements, s.bits, c.groups, s.record_bits, group_thousands(c.data_bytes),
+                         group_thousands(c.metadata_bytes), group_thousands(c.total_bytes)),
                      "", "    ");
     r.explain += trf(N_("bits per element = {0} × 8 / {1} = {2}"), c.total_bytes, s.elements, num(c.bits_per_element)) + "\n";
     if (draw) r.svg = plots::quantize_storage_figure(s);

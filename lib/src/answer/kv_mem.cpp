@@ -99,10 +99,16 @@ KvMemBudget budget(const KvMemInputs& in, const KvMemResult& r) {
         throw InputError(in.where.budget, bytes_all_units(*in.budget_bytes),
                          N_("asks for the largest batch at one {0}; give a single length"), {in.where.seq_len});
     b.devices = in.devices.value_or(1);
-    const KvSpec spec = b.devices > 1 ? kv_spec_per_device(in.model.spec, b.devices, nullptr, in.where) : in.model.spec;
+    b.share.devices = b.devices;
+    const KvSpec spec = b.devices > 1 ? kv_spec_per_device(in.model.spec, b.devices, &b.share, in.where) : in.model.spec;
     // Each device holds its share of the weights, rounded up to a whole byte.
     const std::uint64_t weights_dev = b.weights_bytes / b.devices + (b.weights_bytes % b.devices != 0);
     b.bytes_per_token_per_device = bytes_per_token(spec);
+    if (b.devices > 1 && weights_dev >= *in.budget_bytes)  // kv_budget would say "the weights": a device holds a share
+        throw InputError(in.where.budget, bytes_all_units(*in.budget_bytes),
+                         N_("leaves no room for the KV cache on a device: its share of the weights, ceil(W / {0}), alone "
+                            "takes {1}"),
+                         {std::to_string(b.devices), bytes_all_units(weights_dev)});
     const std::optional<std::uint64_t> seq =
         in.requests.empty() ? std::nullopt : std::optional<std::uint64_t>(in.requests.front().seq_len);
     b.fit = kv_budget(spec, *in.budget_bytes, weights_dev, seq, in.block_size, in.where);

@@ -54,7 +54,8 @@ struct KvMla {
 struct KvMemBudget {
     KvBudget fit;                            // per device: available, max tokens/batch/blocks/concurrency
     std::uint64_t weights_bytes = 0;         // W, all devices
-    std::uint64_t devices = 1;               // each holds ceil(W / devices) and 1/devices of the heads
+    std::uint64_t devices = 1;               // each holds ceil(W / devices) and its share of the heads:
+    TpShare share;                           // 1/devices of them, one replicated head, or a whole MLA latent
     std::uint64_t bytes_per_token_per_device = 0;
     Prose weights_from;                      // how W was counted (empty when weights_given)
     bool weights_given = false;
