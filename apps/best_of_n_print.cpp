@@ -9,6 +9,7 @@
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
+#include "inferlab/base/stats.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/text/table.hpp"
 
@@ -302,9 +303,14 @@ std::string strategies_explain(const BestOfNRequest& rq, const BestOfNResult& re
     if (rq.rho) {
         x += "\n" + wrap(tr(N_("Beta spread: p ~ Beta(a, b), a = p(1−ρ)/ρ, b = (1−p)(1−ρ)/ρ; coverage = 1 − Π_{i<N} "
                                "(b+i)/(a+b+i).")));
-        const double rho = *rq.rho, a = res.beta->a, b = res.beta->b;
-        x += wrap(fmt::format("a = {}·(1 − {})/{} ≈ {}, b = (1 − {})·(1 − {})/{} ≈ {}", r6(p), r6(rho), r6(rho), r6(a), r6(p),
-                              r6(rho), r6(rho), r6(b)), "  ", "    ");
+        const double rho = *rq.rho;
+        if (res.beta)
+            x += wrap(fmt::format("a = {}·(1 − {})/{} ≈ {}, b = (1 − {})·(1 − {})/{} ≈ {}", r6(p), r6(rho), r6(rho),
+                                  r6(res.beta->a), r6(p), r6(rho), r6(rho), r6(res.beta->b)),
+                      "  ", "    ");
+        else
+            x += wrap(tr(N_("ρ = 0: every problem has the same p, no spread, so the coverage is 1 − (1 − p)^N.")), "  ",
+                      "    ");
         x += substituted(res, [](const BestOfNRow& r) {
             return fmt::format("N = {}: 1 − {} ≈ {}", r.n, r6(1 - *r.coverage_beta), r6(*r.coverage_beta));
         });
@@ -328,10 +334,11 @@ std::string target_explain(const BestOfNRequest& rq, const TargetAnswer& t) {
 // The Monte Carlo's arithmetic: each estimate a count of hits over the trials, its 99% Wilson
 // interval, and whether the exact value lies in it, for the first rows.
 std::string simulation_explain(const SimulationAnswer& s) {
-    std::string x = "\n" + wrap(tr(N_("Monte Carlo: each strategy's estimate is p̂ = hits / T over T trials; its 99% "
-                                       "interval is Wilson's, (p̂ + z²/2T ± z·sqrt(p̂(1 − p̂)/T + z²/4T²)) / (1 + z²/T) "
-                                       "with z = 2.576, inside [0, 1] at every count; the exact value agrees when it "
-                                       "lies in the interval.")));
+    std::string x = "\n" + wrap(trf(N_("Monte Carlo: each strategy's estimate is p̂ = hits / T over T trials; its 99% "
+                                        "interval is Wilson's, (p̂ + z²/2T ± z·sqrt(p̂(1 − p̂)/T + z²/4T²)) / (1 + z²/T) "
+                                        "with z = {0}, inside [0, 1] at every count; the exact value agrees when it "
+                                        "lies in the interval."),
+                                     format_short(kZ99, 6)));
     for (std::size_t i = 0; i < s.rows.size() && i < kExplainedRows; ++i) {
         const SimulationRow& r = s.rows[i];
         const Estimate& e = r.estimate;

@@ -128,7 +128,7 @@ void refuse_unknown_flags(const CLI::App& app, int argc, const char* const* argv
         const std::vector<std::string> likely = likely_flags(*at, flag.substr(2));
         std::string hint;
         for (std::size_t k = 0; k < likely.size(); ++k)
-            hint += (k == 0 ? "" : k + 1 == likely.size() ? tr(N_(" or ")) : tr(N_(", "))) + likely[k];
+            hint += (k == 0 ? "" : k + 1 == likely.size() ? tr(N_(" or ")) : trc("list", NC_("list", ", "))) + likely[k];
         throw Error(likely.empty() ? N_("{0}: {1} has no such flag (see '{2} --help')")
                                    : N_("{0}: {1} has no such flag; did you mean {3}? (see '{2} --help')"),
                     {flag, command, command == "inferlab" ? command : "inferlab " + command, hint});

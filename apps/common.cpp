@@ -72,7 +72,8 @@ namespace {
 // pointer from the document's root that must exist (a figure held outside the rows, as kv-mem's
 // /bytes_per_token_per_layer). A column added without its JSON figure is an internal error in the
 // first run that prints the table, in whatever form the run asked for. A table of no rows has
-// nothing to check.
+// nothing to check. Then check_csv_cells: in a table of one row per JSON row, each CSV cell of a
+// keyed column is the JSON's figure as csv_number writes it (a rounding left in a CSV cell fails).
 void check_column_keys(const Report& report) {
     for (const auto& t : report.tables) {
         if (t.table.keys.empty()) continue;

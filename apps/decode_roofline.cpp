@@ -43,12 +43,13 @@ RooflineResult computed(const RooflineOptions& o, const RooflineInputs& in) {
     try {
         return decode_roofline(in.req);
     } catch (const OverflowError& e) {
-        const bool whole = !o.prompt_len.empty();
-        std::string sizes = whole ? "--prompt-len " + o.prompt_len + ", --output-len " + o.output_len
-                                  : "--seq-len " + o.seq_len;
+        // The flag that set the lengths: the prompt and output, the sequence, or a request's KV bytes given whole.
+        const bool whole = !o.prompt_len.empty(), per_request = o.seq_len.empty() && !whole;
+        const std::string flag = whole ? "--prompt-len" : per_request ? "--kv-bytes-per-request" : "--seq-len";
+        const std::string value = whole ? o.prompt_len : per_request ? o.kv_bytes_per_request : o.seq_len;
+        std::string sizes = whole ? "--prompt-len " + o.prompt_len + ", --output-len " + o.output_len : flag + " " + value;
         if (!o.batch.empty()) sizes += ", --batch " + o.batch;
-        throw InputError(whole ? "--prompt-len" : "--seq-len", whole ? o.prompt_len : o.seq_len,
-                         N_("with {0}: {1}"), {sizes, e.localized()});
+        throw InputError(flag, value, N_("with {0}: {1}"), {sizes, e.localized()});
     }
 }
 

@@ -136,15 +136,7 @@ Table rows_table(const RooflineRequest& rq, const RooflineResult& res, CellForm 
 // `get` gives the row's figure, or none (an empty cell).
 Column<GenerationRow> seconds_column(const std::string& key, const std::string& header,
                                      std::function<std::optional<double>(const GenerationRow&)> get) {
-    Column<GenerationRow> c;
-    c.key = key;
-    c.header = header;
-    c.cell = [get](const GenerationRow& g) { return csv_number(get(g)); };
-    c.text = [get](const GenerationRow& g) {
-        const auto v = get(g);
-        return v ? format_ms_cell(*v) : std::string();
-    };
-    return c;
+    return figure_column<GenerationRow>(key, header, std::move(get), format_ms_cell);
 }
 
 std::vector<Column<GenerationRow>> generation_columns() {

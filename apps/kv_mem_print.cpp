@@ -282,7 +282,7 @@ std::string human_tp(const TpShare& t) {
         h += fit(tr("  the MLA latent is shared by all heads, so every device holds all of it: no saving from --tp"), "  ");
     else if (t.replicated)
         h += fit(trf(N_("  {0} devices > H_kv: each K/V head is replicated on {1} devices, so the per-device figure "
-                        "stops shrinking at 1 head ({0} devices hold {2} in all)"),
+                        "stops shrinking at 1 head ({2} in all, over the {0} devices)"),
                      n, t.replication, bytes_all_units(t.all_devices_bytes)),
                  "  ");
     else
@@ -548,6 +548,7 @@ std::string to_explain(const KvMemResult& r) {
 }
 
 // ---------------------------------------------------------------- --csv tables (the JSON's names and exact figures)
+// Only --csv prints these, and it names each column by its key (csv_column_name): the headers say the same.
 
 std::string num(std::uint64_t v) { return std::to_string(v); }
 
@@ -555,9 +556,9 @@ Table requests_table(const KvMemResult& r) {
     std::vector<std::size_t> rows(r.requests.size());
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
     const std::vector<Column<std::size_t>> columns = {
-        {"seq_lens", "seq_len_tokens", [&](std::size_t i) { return num(r.requests[i].seq_len); }},
-        {"request_counts", "requests", [&](std::size_t i) { return num(r.requests[i].count); }},
-        {"per_request_bytes", "bytes_per_request", [&](std::size_t i) { return num(r.kv->per_request_bytes[i]); }}};
+        {"seq_lens", "seq_lens", [&](std::size_t i) { return num(r.requests[i].seq_len); }},
+        {"request_counts", "request_counts", [&](std::size_t i) { return num(r.requests[i].count); }},
+        {"per_request_bytes", "per_request_bytes", [&](std::size_t i) { return num(r.kv->per_request_bytes[i]); }}};
     return columns_table(columns, rows);
 }
 
@@ -574,9 +575,9 @@ Table layers_table(const KvMemResult& r) {
         {"d_v", "d_v", field(&KvLayer::d_v)},
         {"bits_k", "bits_k", field(&KvLayer::bits_k)},
         {"bits_v", "bits_v", field(&KvLayer::bits_v)},
-        {"window", "window_tokens", [&layers](std::size_t i) { return num(layers[i].window); }},  // 0: full attention
+        {"window", "window", [&layers](std::size_t i) { return num(layers[i].window); }},  // 0: full attention
         {"latent", "latent", [&layers](std::size_t i) { return csv_flag(layers[i].latent); }},
-        {"/bytes_per_token_per_layer", "bytes_per_token", [&r](std::size_t i) { return num(r.bytes_per_token_per_layer[i]); }}};
+        {"/bytes_per_token_per_layer", "bytes_per_token_per_layer", [&r](std::size_t i) { return num(r.bytes_per_token_per_layer[i]); }}};
     std::vector<std::size_t> rows(layers.size());
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
     return columns_table(columns, rows);
@@ -585,9 +586,9 @@ Table layers_table(const KvMemResult& r) {
 Table paged_table(const PagedUsage& p) {
     const std::uint64_t block_size = p.block_size;
     const std::vector<Column<PagedGroup>> columns = {
-        {"window", "window_tokens", [](const PagedGroup& g) { return num(g.window); }},  // 0: full attention
+        {"window", "window", [](const PagedGroup& g) { return num(g.window); }},  // 0: full attention
         {"layers", "layers", [](const PagedGroup& g) { return num(g.layers); }},
-        {"block_size", "block_size_tokens", [block_size](const PagedGroup&) { return num(block_size); }},
+        {"block_size", "block_size", [block_size](const PagedGroup&) { return num(block_size); }},
         {"block_bytes", "block_bytes", [](const PagedGroup& g) { return num(g.block_bytes); }},
         {"total_blocks", "total_blocks", [](const PagedGroup& g) { return num(g.total_blocks); }},
         {"allocated_bytes", "allocated_bytes", [](const PagedGroup& g) { return num(g.allocated_bytes); }}};

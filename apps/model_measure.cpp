@@ -79,6 +79,7 @@ std::string draft_text(const SpeculateSetup& su, bool text) {
 // empty cells).
 Table speculate_table(const SpeculateStats& s, bool text) {
     using P = SpeculatePosition;
+    // The text's "-" where a position has no rate: opt_text, not figure_column's empty cell.
     auto rate = [](std::optional<double> P::*field) {
         return std::pair{[field](const P& p) { return csv_number(p.*field); }, [field](const P& p) { return opt_text(p.*field); }};
     };
@@ -273,23 +274,29 @@ struct RooflineCli {
 // ("batch" stays English in the text too, as the column always read.)
 Table roofline_table(const RooflineResult& r, bool text) {
     using W = RooflineRow;
-    auto rate = [](double W::*field) {
-        return std::pair{[field](const W& w) { return csv_number(w.*field); },
-                         [field](const W& w) { return fmt::format("{:.2f}", w.*field); }};
+    auto rate = [](const char* key, const char* header, double W::*field) {
+        return figure_column<W>(key, header, [field](const W& w) { return std::optional<double>(w.*field); },
+                                [](double v) { return fmt::format("{:.2f}", v); });
     };
-    const auto predicted = rate(&W::predicted_aggregate_tokens_per_s), measured = rate(&W::measured_aggregate_tokens_per_s),
-               ratio = rate(&W::ratio), each = rate(&W::measured_per_request_tokens_per_s),
-               with_compute = rate(&W::with_compute_aggregate_tokens_per_s);
+    const Column<W> predicted = rate("predicted_aggregate_tokens_per_s", N_("predicted agg tok/s"),
+                                     &W::predicted_aggregate_tokens_per_s),
+                    measured = rate("measured_aggregate_tokens_per_s", N_("measured agg tok/s"),
+                                    &W::measured_aggregate_tokens_per_s),
+                    ratio = rate("ratio", N_("measured/predicted"), &W::ratio),
+                    each = rate("measured_per_request_tokens_per_s", N_("measured per-request tok/s"),
+                                &W::measured_per_request_tokens_per_s),
+                    with_compute = rate("with_compute_aggregate_tokens_per_s", N_("with π: agg tok/s"),
+                                        &W::with_compute_aggregate_tokens_per_s);
     const std::vector<Column<W>> columns = {
         {"seq_len", "S", [](const W& w) { return std::to_string(w.seq_len); }},
         {"batch", "batch", [](const W& w) { return std::to_string(w.batch); }, {}, "batch"},
-        {"bytes_per_step", "bytes/step (B)", [](const W& w) { return std::to_string(w.bytes_per_step); },
+        {"bytes_per_step", "bytes_per_step", [](const W& w) { return std::to_string(w.bytes_per_step); },
          [](const W& w) { return bytes_all_units(w.bytes_per_step); }, tr(N_("bytes/step"))},
-        {"predicted_aggregate_tokens_per_s", N_("predicted agg tok/s"), predicted.first, predicted.second},
-        {"measured_aggregate_tokens_per_s", N_("measured agg tok/s"), measured.first, measured.second},
-        {"ratio", N_("measured/predicted"), ratio.first, ratio.second},
-        {"measured_per_request_tokens_per_s", N_("measured per-request tok/s"), each.first, each.second},
-        {"with_compute_aggregate_tokens_per_s", N_("with π: agg tok/s"), with_compute.first, with_compute.second},
+        predicted,
+        measured,
+        ratio,
+        each,
+        with_compute,
         {"compute_bound", N_("bound is"), [](const W& w) { return csv_flag(w.compute_bound); },
          [](const W& w) { return tr(w.compute_bound ? N_("compute") : N_("memory")); }}};
     return text ? text_table(columns, r.rows) : columns_table(columns, r.rows);

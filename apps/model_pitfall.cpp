@@ -37,16 +37,17 @@ std::string opt_text(const std::optional<int>& v, const char* missing = "-") { r
 Table positions_table(const PitfallResult& r, bool text) {
     using P = PositionDiff;
     // --csv every digit, as the JSON; the text 3 significant digits.
-    auto err = [](double P::*field) {
-        return std::pair{[field](const P& p) { return csv_number(p.*field); },
-                         [field](const P& p) { return fmt::format("{:.2e}", p.*field); }};
+    auto err = [](const char* key, const char* header, double P::*field) {
+        return figure_column<P>(key, header, [field](const P& p) { return std::optional<double>(p.*field); },
+                                [](double v) { return fmt::format("{:.2e}", v); });
     };
-    const auto correct = err(&P::correct_err), broken = err(&P::broken_err);
+    const Column<P> correct = err("correct_err", N_("correct err"), &P::correct_err),
+                    broken = err("broken_err", N_("broken err"), &P::broken_err);
     const std::vector<Column<P>> columns = {
         {"pos", N_("pos"), [](const P& p) { return std::to_string(p.pos); }},
         {"token", "token", [](const P& p) { return std::to_string(p.token); }, {}, "token"},
-        {"correct_err", N_("correct err"), correct.first, correct.second},
-        {"broken_err", N_("broken err"), broken.first, broken.second},
+        correct,
+        broken,
         {"correct_next", N_("next: correct"), [](const P& p) { return std::to_string(p.correct_argmax); }},
         {"broken_next", N_("broken"), [](const P& p) { return std::to_string(p.broken_argmax); }}};
     return text ? text_table(columns, r.positions) : columns_table(columns, r.positions);

@@ -23,11 +23,6 @@ std::string bracketed(const std::vector<T>& v) {
     return "[" + fmt::format("{}", fmt::join(v, ",")) + "]";
 }
 
-// A CSV cell at full precision: the double that reads back exactly, as --json has it.
-std::string cell(double v) { return format_short(v, 17); }
-std::string cell(const std::optional<double>& v, const char* spec) {
-    return v ? fmt::format(fmt::runtime(spec), *v) : std::string();
-}
 std::string percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100); }
 
 std::string threads_count(std::uint64_t n) { return counted(n, N_("{0} thread"), N_("{0} threads")); }
@@ -79,7 +74,7 @@ Table top_table(const std::vector<TopLogit>& top) {
         {"token", "token", [](const TopLogit& t) { return std::to_string(t.token); }},
         {"rank", "rank", [](const TopLogit& t) { return std::to_string(t.rank); }},
         {"next_token", "next_token", [](const TopLogit& t) { return std::to_string(t.next_token); }},
-        {"logit", "logit", [](const TopLogit& t) { return cell(t.logit); }}};
+        {"logit", "logit", [](const TopLogit& t) { return csv_number(t.logit); }}};
     return columns_table(columns, top);
 }
 
@@ -129,7 +124,7 @@ Report check_cache_report(const CheckCacheResult& res, const RunFacts& f, bool s
     const std::string other = res.other_attention == AttentionKind::Online ? "online" : "plain";
     // A difference at full precision in CSV (as --json has it), to 3 digits in the text.
     auto diff = [](double CheckCacheRow::*path) {
-        return std::pair{[path](const CheckCacheRow& row) { return cell(row.*path); },
+        return std::pair{[path](const CheckCacheRow& row) { return csv_number(row.*path); },
                          [path](const CheckCacheRow& row) { return fmt::format("{:.2e}", row.*path); }};
     };
     const auto contiguous = diff(&CheckCacheRow::contiguous), paged = diff(&CheckCacheRow::paged),

@@ -16,8 +16,6 @@ using nlohmann::json;
 using app::wrap;
 
 std::string num(double v) { return format_real(v, 6); }
-// CSV cells: the double that reads back exactly (17 significant digits at most).
-std::string cell(double v) { return format_short(v, 17); }
 // More values than this and the JSON leaves the per-value arrays out (null).
 constexpr std::size_t kListedValues = 64;
 
@@ -47,7 +45,7 @@ using ErrorRow = std::pair<std::string, const ErrorReport*>;
 
 std::vector<Column<ErrorRow>> error_columns(const std::string& name_key, const std::string& at) {
     auto figure = [](double ErrorReport::*field, const char* spec) {
-        return std::pair{[field](const ErrorRow& r) { return cell(r.second->*field); },
+        return std::pair{[field](const ErrorRow& r) { return csv_number(r.second->*field); },
                          [field, spec](const ErrorRow& r) { return fmt::format(fmt::runtime(spec), r.second->*field); }};
     };
     auto count = [](std::size_t (ErrorReport::*field)) {
@@ -59,7 +57,7 @@ std::vector<Column<ErrorRow>> error_columns(const std::string& name_key, const s
         {name_key, N_("quantizer"), [](const ErrorRow& r) { return r.first; }, [](const ErrorRow& r) { return tr(r.first); }},
         {at + "max_abs_error", N_("max |err|"), max_abs.first, max_abs.second},
         {at + "mse", "MSE", mse.first, mse.second, "MSE"},
-        {at + "snr_db", "SNR (dB)", [](const ErrorRow& r) { return r.second->snr_db ? cell(*r.second->snr_db) : ""; },
+        {at + "snr_db", "SNR (dB)", [](const ErrorRow& r) { return r.second->snr_db ? csv_number(*r.second->snr_db) : ""; },
          [](const ErrorRow& r) { return r.second->snr_db ? fmt::format("{:.2f}", *r.second->snr_db) : tr(N_("exact")); },
          "SNR dB"},
         {at + "mean_error", N_("bias"), bias.first, bias.second},
@@ -101,7 +99,7 @@ std::vector<Column<SchemeQuant>> storage_columns() {
         {"storage/data_bytes", N_("data (B)"), data.first, data.second},
         {"storage/metadata_bytes", N_("scales+zeros (B)"), meta.first, meta.second},
         {"storage/total_bytes", N_("after (B)"), total.first, total.second},
-        {"storage/bits_per_element", N_("bits/elem"), [](const SchemeQuant& r) { return cell(r.storage.bits_per_element); },
+        {"storage/bits_per_element", N_("bits/elem"), [](const SchemeQuant& r) { return csv_number(r.storage.bits_per_element); },
          [](const SchemeQuant& r) { return fmt::format("{:.4g}", r.storage.bits_per_element); }}};
     return c;
 }
@@ -308,7 +306,7 @@ std::vector<Column<KvPrecisionRow>> precision_columns(const KvModelQuant& m) {
         {"metadata_bytes", N_("scales+zeros (B)"), meta.first, meta.second},
         {"total_bytes", N_("total (B)"), total.first, total.second},
         {"bytes_per_token", N_("bytes/token (B)"), per_token.first, per_token.second},
-        {"ratio_to_base", "vs " + m.base.name, [](const KvPrecisionRow& r) { return cell(r.ratio_to_base); },
+        {"ratio_to_base", "vs " + m.base.name, [](const KvPrecisionRow& r) { return csv_number(r.ratio_to_base); },
          [](const KvPrecisionRow& r) { return format_real(r.ratio_to_base, 4); }, trf(N_("vs {0}"), m.base.name)}};
     return c;
 }

@@ -7,6 +7,7 @@
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
+#include "inferlab/base/stats.hpp"
 #include "inferlab/base/units.hpp"
 #include "inferlab/draw/spec_accept.hpp"
 
@@ -21,8 +22,6 @@ std::string show(const Rational& r) { return r.str(); }
 // A fraction inside a formula gets parentheses so "3/5 / 2/5" reads as (3/5)/(2/5).
 std::string term(double v) { return show(v); }
 std::string term(const Rational& r) { return r.den() == 1 ? r.str() : "(" + r.str() + ")"; }
-// CSV cells: each figure as the JSON holds it, every digit (csv_number); the text shows fractions.
-std::string cell(double v) { return csv_number(v); }
 
 template <typename T>
 std::string show_list(const std::vector<T>& v) {
@@ -65,7 +64,7 @@ std::vector<Column<std::size_t>> tokens_columns(const std::vector<T>& p, const s
     const Acceptance<double>* d = &pos.a;
     const Acceptance<T>* exact = &a;
     auto figure = [](const std::vector<double>& csv, const std::vector<T>& text) {
-        return std::pair{[v = &csv](std::size_t x) { return cell((*v)[x]); }, [v = &text](std::size_t x) { return show((*v)[x]); }};
+        return std::pair{[v = &csv](std::size_t x) { return csv_number((*v)[x]); }, [v = &text](std::size_t x) { return show((*v)[x]); }};
     };
     const auto fp = figure(pos.p, p), fq = figure(pos.q, q), accepted = figure(d->accepted, a.accepted),
                positive = figure(d->positive_residual, a.positive_residual), residual = figure(d->residual, a.residual),
@@ -74,7 +73,7 @@ std::vector<Column<std::size_t>> tokens_columns(const std::vector<T>& p, const s
         {"#token", "token", [](std::size_t x) { return std::to_string(x); }, {}, "token"},
         {"p", "p", fp.first, fp.second, "p"},
         {"q", "q", fq.first, fq.second, "q"},
-        {"alpha", "α = min(1, p/q)", [d](std::size_t x) { return d->never_proposed[x] ? "" : cell(d->alpha[x]); },
+        {"alpha", "α = min(1, p/q)", [d](std::size_t x) { return d->never_proposed[x] ? "" : csv_number(d->alpha[x]); },
          [exact](std::size_t x) { return exact->never_proposed[x] ? tr("never drafted") : show(exact->alpha[x]); },
          "α = min(1, p/q)"},
         {"accepted_mass", N_("accepted q·α"), accepted.first, accepted.second},
@@ -225,9 +224,9 @@ std::vector<Column<GammaRow>> gamma_columns(const SpecExpected& e) {
     const bool edge = e.choice && e.choice->at_edge;
     const std::vector<Column<GammaRow>> c = {
         {"gamma", "γ", [](const GammaRow& g) { return std::to_string(g.gamma); }},
-        {"expected_tokens_per_round", N_("E[tokens/round]"), [](const GammaRow& g) { return cell(g.expected_tokens_per_round); },
+        {"expected_tokens_per_round", N_("E[tokens/round]"), [](const GammaRow& g) { return csv_number(g.expected_tokens_per_round); },
          [](const GammaRow& g) { return show(g.expected_tokens_per_round); }},
-        {"speedup", N_("speedup"), [](const GammaRow& g) { return cell(g.speedup); },
+        {"speedup", N_("speedup"), [](const GammaRow& g) { return csv_number(g.speedup); },
          [](const GammaRow& g) { return show(g.speedup); }},
         {"best", "best", [](const GammaRow& g) { return csv_flag(g.best); },
          [edge](const GammaRow& g) { return !g.best ? "" : edge ? tr("← best shown (table's edge)") : tr("← best"); }}};
@@ -312,12 +311,12 @@ void expected_section(const SpecExpected& e, Report& r, std::vector<NamedTable>&
 }
 
 // A row per token over the arrays of /simulation (p from the document's root). Text: frequencies
-// with 5 fixed decimals, so the column lines up; CSV: cell()'s rule, like every other probability
+// with 5 fixed decimals, so the column lines up; CSV: csv_number()'s rule, like every other probability
 // of this command.
 std::vector<Column<std::size_t>> simulation_columns(const SpecSimulation& s, const std::vector<double>& p) {
     // The cells hold pointers to the result's arrays, which outlive the table.
     auto freq = [](const std::vector<double>& v) {
-        return std::pair{[f = &v](std::size_t x) { return cell((*f)[x]); },
+        return std::pair{[f = &v](std::size_t x) { return csv_number((*f)[x]); },
                          [f = &v](std::size_t x) { return fmt::format("{:.5f}", (*f)[x]); }};
     };
     const std::vector<double>* exact = &s.threshold_shortcut_exact;
@@ -325,11 +324,11 @@ std::vector<Column<std::size_t>> simulation_columns(const SpecSimulation& s, con
                greedy = freq(s.greedy);
     const std::vector<Column<std::size_t>> c = {
         {"#token", "token", [](std::size_t x) { return std::to_string(x); }, {}, "token"},
-        {"/p", "p", [v = &p](std::size_t x) { return cell((*v)[x]); }, [v = &p](std::size_t x) { return show((*v)[x]); }, "p"},
+        {"/p", "p", [v = &p](std::size_t x) { return csv_number((*v)[x]); }, [v = &p](std::size_t x) { return show((*v)[x]); }, "p"},
         {"speculative", N_("speculative"), speculative.first, speculative.second},
         {"half_width_99", "99% ±", half_width.first, half_width.second, "99% ±"},
         {"threshold_shortcut", N_("shortcut (q ≥ τ)"), shortcut.first, shortcut.second},
-        {"threshold_shortcut_exact", N_("shortcut exact"), [exact](std::size_t x) { return cell((*exact)[x]); },
+        {"threshold_shortcut_exact", N_("shortcut exact"), [exact](std::size_t x) { return csv_number((*exact)[x]); },
          [exact](std::size_t x) { return show((*exact)[x]); }},
         {"greedy", N_("greedy"), greedy.first, greedy.second}};
     return c;
@@ -354,18 +353,22 @@ std::string fit_verdict(const std::optional<bool>& passes, const char* yes, cons
                    : tr(*passes ? yes : no);
 }
 
+// The tokens an --explain substitutes into a formula, from the first (the tables hold them all).
+constexpr std::size_t kExplainedTokens = 4;
+
 // --explain of the simulation: what each frequency and its ± are, the first tokens substituted,
 // and the χ² statistic the verdicts come from.
 std::string simulation_explain(const SpecSimulation& s, const std::vector<double>& p) {
+    const std::string z = format_short(kZ99, 6);
     std::string x = "\n" + wrap(trf(N_("Simulation of {0}: each frequency is count(x) / n; its 99% ± around p is the "
-                                       "normal approximation 2.576·sqrt(p(x)(1 − p(x)) / n); χ² = Σ_x (O_x − n·p(x))² / "
-                                       "(n·p(x)) over the tokens (those expected fewer than 5 times pooled into one cell), "
-                                       "on cells − 1 dof; a p-value under 1% rejects p."),
-                                   counted(s.samples, "{0} sample", N_("{0} samples"))));
+                                       "normal approximation {1}·sqrt(p(x)(1 − p(x)) / n); χ² = Σ_x (O_x − n·p(x))² / "
+                                       "(n·p(x)) over the tokens (those expected fewer than {2} times pooled into one "
+                                       "cell), on cells − 1 dof; a p-value under 1% rejects p."),
+                                   counted(s.samples, "{0} sample", N_("{0} samples")), z, format_short(kMinExpected, 6)));
     const std::string n = group_thousands(s.samples);
-    for (std::size_t v = 0; v < p.size() && v < 4; ++v)
-        x += wrap(trf(N_("x = {0}: 2.576·sqrt({1}·(1 − {1}) / {2}) = {3}; speculative {4}"), v, format_short(p[v], 10), n,
-                      format_short(s.half_width_99[v], 4), format_short(s.speculative[v], 6)),
+    for (std::size_t v = 0; v < p.size() && v < kExplainedTokens; ++v)
+        x += wrap(trf(N_("x = {0}: {5}·sqrt({1}·(1 − {1}) / {2}) = {3}; speculative {4}"), v, format_short(p[v], 10), n,
+                      format_short(s.half_width_99[v], 4), format_short(s.speculative[v], 6), z),
                   "  ", "    ");
     return x;
 }

@@ -82,17 +82,16 @@ std::string explain_of(const ExampleResult& res) {
 // tolerance 0 for an exact example), text in others. The printed forms ("1 GiB", "1/4") are in
 // the text output and in --json.
 Table csv_of(const std::vector<ExampleResult>& results) {
-    auto number = [](double v) { return fmt::format("{}", v); };
     const std::vector<Column<ExampleResult>> columns = {
         {"id", "id", [](const ExampleResult& r) { return r.example->id; }},
         {"document", "document", [](const ExampleResult& r) { return r.example->document; }},
         {"section", "section", [](const ExampleResult& r) { return r.example->section; }},
         {"unit", "unit", [](const ExampleResult& r) { return r.expected.unit; }},
-        {"expected_value", "expected_value", [number](const ExampleResult& r) { return number(r.expected.value); }},
-        {"tolerance", "tolerance", [number](const ExampleResult& r) { return number(tolerance(r)); }},
-        {"computed_value", "computed_value", [number](const ExampleResult& r) { return number(r.computed.value); }},
+        {"expected_value", "expected_value", [](const ExampleResult& r) { return csv_number(r.expected.value); }},
+        {"tolerance", "tolerance", [](const ExampleResult& r) { return csv_number(tolerance(r)); }},
+        {"computed_value", "computed_value", [](const ExampleResult& r) { return csv_number(r.computed.value); }},
         {"exact", "exact", [](const ExampleResult& r) { return csv_flag(r.example->exact); }},
-        {"pass", "result", [](const ExampleResult& r) { return csv_flag(r.pass); }}};
+        {"pass", "pass", [](const ExampleResult& r) { return csv_flag(r.pass); }}};
     return columns_table(columns, results);
 }
 

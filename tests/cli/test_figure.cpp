@@ -23,8 +23,6 @@ const std::vector<std::string> kDrawn = {"doc1-fig4",  "doc1-fig5",  "doc1-fig6"
                                          "doc1-fig9",  "doc1-fig10", "doc1-fig11", "doc1-fig12",
                                          "doc1-fig13", "doc1-fig14", "doc1-fig15", "doc1-fig17", "doc2-fig1"};
 
-
-
 }  // namespace
 
 TEST_CASE("figure --list names every figure with document, section and caption, conceptual ones with why", "[cli][figure]") {

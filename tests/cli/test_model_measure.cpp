@@ -137,8 +137,9 @@ TEST_CASE("a former spelling beside the current one is refused, naming both", "[
     CHECK(run_inferlab({"model", "speculate", "--help"}).out.find("--tokens") == std::string::npos);
 }
 
-// Byte counts are exact integers: the header says B, in both languages (the numbers are timings,
-// different on every run, so only the header is compared).
+// Byte counts are exact integers in the column bytes_per_step (its JSON key, a count of bytes), the
+// same header in both languages (the numbers are timings, different on every run, so only the
+// header is compared).
 TEST_CASE("model roofline --csv: bytes_per_step an exact count in B, the same header in Chinese", "[cli][measure]") {
     const std::vector<std::string> args = {"model", "roofline", "--probe-mib", "8", "--repeats", "1", "--batch", "1",
                                            "--contexts", "8", "--csv"};

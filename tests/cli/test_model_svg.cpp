@@ -16,11 +16,6 @@ using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 namespace fs = std::filesystem;
 
-namespace {
-
-
-
-}  // namespace
 
 TEST_CASE("model check-cache --svg writes the per-position differences and prints the same table", "[cli][model][svg]") {
     Scratch s("inferlab-cc-svg");

@@ -115,6 +115,7 @@ std::vector<Args> corpus() {
 // "why: ..." lines, each followed by the patterns it explains.
 std::map<std::string, std::string> unchecked_list() {
     std::ifstream in(data_path("unchecked-equations.txt"));
+    REQUIRE(in);  // an empty list is a file with no lines, not a missing one
     std::map<std::string, std::string> out;
     std::string why;
     for (std::string line; std::getline(in, line);) {

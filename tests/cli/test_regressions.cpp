@@ -241,6 +241,10 @@ TEST_CASE("regress: review findings of this round end in exit 2, not a hang, a w
 TEST_CASE("regress: kv-mem names a list given to --batch, and says 1 token of a one-token block", "[cli][regress][kv-mem]") {
     expect_error({"kv-mem", "--model", "llama-3-8b", "--seq-len", "10", "--batch", "3,4"},
                  "--batch '3,4': takes one count here, not a list");
+    expect_error({"kv-mem", "--model", "llama-3-8b", "--seq-len", "10", "--batch", "8k,16k"},
+                 "--batch '8k,16k': takes one count here, not a list");
+    expect_error({"kv-mem", "--model", "llama-3-8b", "--seq-len", "10", "--batch", "1..4"},
+                 "--batch '1..4': takes one count here, not a list");
     const CliResult r = run_inferlab({"kv-mem", "--model", "llama-3-8b", "--seq-len", "10", "--block-size", "1", "--explain"},
                                      "", {"INFERLAB_LANG=en"});
     REQUIRE(r.status == 0);
@@ -260,4 +264,65 @@ TEST_CASE("regress: --simulate takes 10k as every count flag does", "[cli][regre
     expect_error({"spec-accept", "--p", "0.6,0.4", "--q", "0.5,0.5", "--simulate", "1000M"},
                  "--simulate '1000M': must be at most 100,000,000 samples");
     expect_error({"best-of-n", "--p", "0.3", "--n", "4", "--simulate", "k"}, "--simulate 'k'");
+}
+
+// Issue #29, a new user's try-out with inputs no example shows: lines that were false beside a right
+// result. Each case names the command the try-out ran.
+TEST_CASE("try-out: majority vote at N = 172 is tiny, not 1", "[cli][regression][best-of-n]") {
+    const auto j = parse_json(run_inferlab({"best-of-n", "--p", "0.05", "--n", "171..172", "--alternatives", "4", "--json"}));
+    CHECK(j["rows"][1]["majority_vote"].get<double>() < 1e-12);
+    CHECK(j["rows"][1]["majority_vote"].get<double>() < j["rows"][0]["majority_vote"].get<double>());
+}
+
+TEST_CASE("try-out: best-of-n --explain does not print 1^N for a p below the printed digits", "[cli][regression][best-of-n]") {
+    const CliResult x = run_inferlab({"best-of-n", "--p", "1e-17", "--n", "10,1000000000000", "--explain"});
+    CHECK(x.out.find("1^1000000000000") == std::string::npos);
+    CHECK(x.out.find("−expm1(1000000000000·log1p(−1e-17))") != std::string::npos);
+    const CliResult h = run_inferlab({"best-of-n", "--p", "1e-17", "--n", "3"});
+    CHECK(h.out.rfind("Best-of-N with p = 1e-17 per candidate", 0) == 0);
+    const CliResult u = run_inferlab({"best-of-n", "--p", "0.3", "--n", "1000000000000000000", "--explain"});
+    CHECK(u.out.find("≈ 1 − 0 = 1") != std::string::npos);
+}
+
+TEST_CASE("try-out: quantize storage bytes round each part up, as the explain now says", "[cli][regression][quantize]") {
+    const CliResult x = run_inferlab({"quantize", "--elements", "100", "--bits", "3", "--group-size", "32", "--scheme",
+                                      "asymmetric", "--zero-bits", "4", "--explain"});
+    CHECK(x.status == 0);
+    CHECK(x.out.find("ceil(100 × 3 / 8) + ceil(4 × 20 / 8) = 38 + 10 = 48 B") != std::string::npos);
+}
+
+TEST_CASE("try-out: spec-accept at alpha 1 gives E as the limit, not 0 over 0", "[cli][regression][spec-accept]") {
+    const CliResult x = run_inferlab({"spec-accept", "--alpha", "1", "--gamma", "3", "--cost-ratio", "0.25", "--explain"});
+    CHECK(x.out.find("(1 − 1) = 4") == std::string::npos);
+    CHECK(x.out.find("γ + 1 = 4") != std::string::npos);
+    CHECK(x.out.front() != '\n');
+    const auto j = parse_json(run_inferlab({"spec-accept", "--p", "0.5,0.25,0.25,0", "--q", "0,0.2,0.3,0.5", "--json"}));
+    CHECK(j["alpha"][0].is_null());
+    CHECK(j["exact"]["alpha"][0].is_null());
+}
+
+TEST_CASE("try-out: kv-mem says what a device holds under TP past H_kv and for an MLA latent", "[cli][regression][kv-mem]") {
+    const CliResult h = run_inferlab({"kv-mem", "--model", "llama-3-8b", "--seq-len", "8192", "--tp", "16", "--budget", "80GiB"},
+                                     "", {"COLUMNS=1000"});
+    CHECK(h.out.find("1/16 of the K/V heads") == std::string::npos);
+    CHECK(h.out.find("each device holds 1 K/V head (each head on 2 devices) (16,384 B") != std::string::npos);
+    const CliResult b = run_inferlab({"kv-mem", "--layers", "3", "--kv-heads", "2", "--head-dim", "5", "--bytes-per-elem", "0.5",
+                                      "--seq-len", "7", "--batch", "3", "--tp", "4", "--block-size", "3", "--budget", "1MB",
+                                      "--weights-bytes", "999999B", "--explain"});
+    CHECK(b.out.find("available = budget − ceil(weights / 4) = 1000000 − 250000 = 750000 B") != std::string::npos);
+    const CliResult m = run_inferlab({"kv-mem", "--model", "deepseek-v3", "--seq-len", "4096", "--batch", "3", "--tp", "8",
+                                      "--explain"}, "", {"COLUMNS=1000"});
+    CHECK(m.out.find("H_kv per device = 0") == std::string::npos);
+    CHECK(m.out.find("the MLA latent is not split by heads") != std::string::npos);
+    const auto j = parse_json(run_inferlab({"kv-mem", "--model", "deepseek-v3", "--seq-len", "4096", "--tp", "8", "--json"}));
+    CHECK(j["tensor_parallel"]["heads_per_device"].is_null());
+    expect_error({"kv-mem", "--model", "deepseek-v3", "--seq-len", "4096", "--tp", "8", "--budget", "80GiB"},
+                 "--budget '80GiB': leaves no room for the KV cache on a device: its share of the weights, ceil(W / 8)");
+}
+
+TEST_CASE("try-out: an overflow from --kv-bytes-per-request names that flag, not --seq-len", "[cli][regression][decode-roofline]") {
+    expect_error({"decode-roofline", "--weights-bytes", "1000PB", "--kv-bytes-per-request", "1000PB", "--bandwidth", "1e300",
+                  "--batch", "10000000"},
+                 "--kv-bytes-per-request '1000PB': with --kv-bytes-per-request 1000PB, --batch 10000000: KV bytes of the batch "
+                 "overflows 64 bits");
 }

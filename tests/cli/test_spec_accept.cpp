@@ -152,4 +152,5 @@ TEST_CASE("spec-accept --explain shows the simulation's half-widths substituted 
     CHECK(r.out.find("Simulation of 1,000 samples: each frequency is count(x) / n") != std::string::npos);
     CHECK(r.out.find("x = 0: 2.576·sqrt(0.6·(1 − 0.6) / 1,000) = 0.03991; speculative 0.615") != std::string::npos);
     CHECK(r.out.find("speculative rule: TV distance") != std::string::npos);
+    CHECK(r.out.find("χ² = ") != std::string::npos);
 }

@@ -32,8 +32,6 @@ std::string run_with_svg(const std::vector<std::string>& args, const fs::path& f
     return svg;
 }
 
-
-
 }  // namespace
 
 TEST_CASE("decode-roofline --svg draws the rows --json prints and the usual output is unchanged", "[cli][decode-roofline][svg]") {

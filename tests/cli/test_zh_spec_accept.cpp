@@ -64,7 +64,7 @@ TEST_CASE("spec-accept in Chinese: the round of the document's 3.1.1 figure", "[
     // 输出两个已接受 token 加一个从残差分布重采样的 token；第四个草稿送入弃置槽；实际前进三项。
     const CliResult r = zh80({"spec-accept", "--gamma", "4", "--outcomes", "accept,accept,reject"});
     REQUIRE(r.status == 0);
-    CHECK(r.out == "\n"
+    CHECK(r.out ==
           "一轮草稿，γ = 4（第一份文档 §3.1.1 一次验证与实际前进长度）：target 一次前向验证\n"
           "全部 4 个位置；接受沿前缀从左向右推进。\n"
           "  草稿: 1\n"

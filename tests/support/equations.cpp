@@ -1,5 +1,7 @@
 #include "equations.hpp"
 
+#include <quadmath.h>
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -10,14 +12,18 @@
 namespace inferlab::test {
 namespace {
 
+// The printed arithmetic is evaluated in quad precision (113-bit significand): a line such as
+// 1 − (1 − 1e-17)^10 = 1e-16 is true, and in doubles 1 − 1e-17 is 1, which would call it false.
+using Real = __float128;
+
 struct Interval {
-    double lo, hi;
+    Real lo, hi;
 };
 
 Interval operator+(Interval a, Interval b) { return {a.lo + b.lo, a.hi + b.hi}; }
 Interval operator-(Interval a, Interval b) { return {a.lo - b.hi, a.hi - b.lo}; }
 Interval operator*(Interval a, Interval b) {
-    const double p[] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+    const Real p[] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
     return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
 }
 std::optional<Interval> divide(Interval a, Interval b) {
@@ -26,19 +32,19 @@ std::optional<Interval> divide(Interval a, Interval b) {
 }
 std::optional<Interval> power(Interval a, Interval e) {
     if (e.lo != e.hi) return std::nullopt;  // exponents are printed exactly (0.7^4, 2^30)
-    if (a.lo < 0 && e.lo != std::floor(e.lo)) return std::nullopt;
-    const double x = std::pow(a.lo, e.lo), y = std::pow(a.hi, e.lo);
+    if (a.lo < 0 && e.lo != floorq(e.lo)) return std::nullopt;
+    const Real x = powq(a.lo, e.lo), y = powq(a.hi, e.lo);
     Interval r{std::min(x, y), std::max(x, y)};
-    if (a.lo < 0 && a.hi > 0 && std::fmod(e.lo, 2) == 0) r.lo = 0;
+    if (a.lo < 0 && a.hi > 0 && fmodq(e.lo, 2) == 0) r.lo = 0;
     return r;
 }
 
 // The scale of a unit in bytes, seconds, FLOP or tokens (dimensions are not checked: a true
 // equation's units agree, and a unit's scale is what a false reading would get wrong).
-const std::vector<std::pair<std::string, double>>& units() {
-    static const std::vector<std::pair<std::string, double>> u = [] {
-        std::vector<std::pair<std::string, double>> v;
-        const std::pair<const char*, double> prefixes[] = {{"", 1},      {"k", 1e3},  {"K", 1e3},   {"M", 1e6},
+const std::vector<std::pair<std::string, Real>>& units() {
+    static const std::vector<std::pair<std::string, Real>> u = [] {
+        std::vector<std::pair<std::string, Real>> v;
+        const std::pair<const char*, Real> prefixes[] = {{"", 1},      {"k", 1e3},  {"K", 1e3},   {"M", 1e6},
                                                            {"G", 1e9},   {"T", 1e12}, {"P", 1e15},  {"Ki", 1024.0},
                                                            {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0}};
         for (const auto& [p, s] : prefixes) {
@@ -51,7 +57,7 @@ const std::vector<std::pair<std::string, double>>& units() {
                 v.push_back({std::string(p) + "FLOP", s});
             }
         }
-        for (const auto& [name, s] : std::vector<std::pair<std::string, double>>{
+        for (const auto& [name, s] : std::vector<std::pair<std::string, Real>>{
                  {"tokens/s", 1}, {"token/s", 1}, {"tok/s", 1}, {"tokens", 1}, {"token", 1}, {"ms", 1e-3}, {"µs", 1e-6},
                  {"us", 1e-6}, {"ns", 1e-9}, {"s", 1}, {"%", 0.01}, {"bits", 1}, {"bit", 1}})
             v.push_back({name, s});
@@ -76,10 +82,10 @@ public:
     std::vector<std::pair<Interval, Interval>> restated;  // a quantity and its restatement in brackets
 
     // One number and the scale of the unit after it, read from the start.
-    std::optional<std::pair<Interval, double>> quantity() {
+    std::optional<std::pair<Interval, Real>> quantity() {
         auto n = number();
         if (!n) return std::nullopt;
-        const double scale = unit().value_or(1);
+        const Real scale = unit().value_or(1);
         return std::pair{Interval{n->lo * scale, n->hi * scale}, scale};
     }
 
@@ -229,7 +235,7 @@ private:
             if (!v || !eat(")")) return std::nullopt;
             return v;
         }
-        for (const char* f : {"min", "max", "ceil", "floor", "round", "clip", "sqrt"})
+        for (const char* f : {"min", "max", "ceil", "floor", "round", "clip", "sqrt", "expm1", "log1p"})
             if (s_.compare(at_, std::string(f).size() + 1, std::string(f) + "(") == 0) return call(f);
         skip_label();  // "data 64 B + metadata 4 B"
         auto n = number();
@@ -248,14 +254,17 @@ private:
             args.push_back(*a);
         } while (eat(","));
         if (!eat(")")) return std::nullopt;
-        auto each = [&](double (*fn)(double)) -> std::optional<Interval> {
+        // Each function below is increasing, so an interval maps to the interval of its ends.
+        auto each = [&](Real (*fn)(Real)) -> std::optional<Interval> {
             if (args.size() != 1) return std::nullopt;
             return Interval{fn(args[0].lo), fn(args[0].hi)};
         };
-        if (f == "ceil") return each([](double x) { return std::ceil(x); });
-        if (f == "sqrt" && args.size() == 1 && args[0].lo >= 0) return each([](double x) { return std::sqrt(x); });
-        if (f == "floor") return each([](double x) { return std::floor(x); });
-        if (f == "round") return each([](double x) { return std::round(x); });  // half away from zero
+        if (f == "ceil") return each([](Real x) { return ceilq(x); });
+        if (f == "sqrt" && args.size() == 1 && args[0].lo >= 0) return each([](Real x) { return sqrtq(x); });
+        if (f == "floor") return each([](Real x) { return floorq(x); });
+        if (f == "round") return each([](Real x) { return roundq(x); });  // half away from zero
+        if (f == "expm1") return each([](Real x) { return expm1q(x); });
+        if (f == "log1p" && args.size() == 1 && args[0].lo > -1) return each([](Real x) { return log1pq(x); });
         if (f == "clip") {
             if (args.size() != 3) return std::nullopt;
             return Interval{std::min(std::max(args[0].lo, args[1].lo), args[2].lo),
@@ -308,7 +317,8 @@ private:
             at_ = start;
             return std::nullopt;
         }
-        const double v = std::stod(digits) * std::pow(10.0, exponent);
+        // The decimal digits read exactly as written, scaled by the power of ten in quad precision.
+        const Real v = strtoflt128(digits.c_str(), nullptr) * powq(10, exponent);
         // A decimal of one or two significant digits (0.5 B, 0.75, 3.35e12 aside) is read as an
         // input, exact; a longer one as a rounded result.
         std::size_t significant = 0;
@@ -319,7 +329,7 @@ private:
             if (!leading) ++significant;
         }
         const bool rounded = (decimals > 0 || exponent != 0) && significant > 2;
-        const double half = rounded ? 0.5 * std::pow(10.0, exponent - decimals) : 0;
+        const Real half = rounded ? Real(0.5) * powq(10, exponent - decimals) : 0;
         return Interval{v - half, v + half};
     }
     // A comma followed by exactly three digits groups them (1,342,052); "1,8" is a list.
@@ -328,7 +338,7 @@ private:
             if (k >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[k]))) return false;
         return comma + 4 >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[comma + 4]));
     }
-    std::optional<double> unit() {
+    std::optional<Real> unit() {
         std::size_t k = at_;
         if (k < s_.size() && s_[k] == ' ') ++k;
         for (const auto& [name, scale] : units())
@@ -435,8 +445,8 @@ std::vector<Side> sides(const std::string& clause) {
 }
 
 bool holds(Interval a, Interval b, bool approx) {
-    const double size = std::max({std::fabs(a.lo), std::fabs(a.hi), std::fabs(b.lo), std::fabs(b.hi)});
-    const double slack = approx ? 0.01 * size : 1e-9 * size + 1e-300;
+    const Real size = std::max({fabsq(a.lo), fabsq(a.hi), fabsq(b.lo), fabsq(b.hi)});
+    const Real slack = approx ? Real(0.01) * size : Real(1e-9) * size + Real(1e-300);
     return a.lo <= b.hi + slack && b.lo <= a.hi + slack;
 }
 
@@ -523,14 +533,15 @@ void check_line(const std::string& printed, const std::string& line, EquationRep
                 for (const auto& [a, b] : reader.restated) {
                     ++report.checked;
                     if (!holds(a, b, false))
-                        report.false_ones.push_back({printed, trim(ss[i].text), "(its restatement)", a.lo, a.hi, b.lo, b.hi, false});
+                        report.false_ones.push_back({printed, trim(ss[i].text), "(its restatement)", double(a.lo), double(a.hi),
+                                                     double(b.lo), double(b.hi), false});
                 }
                 if (!v) continue;
                 if (prev && i > 0) {
                     ++report.checked;
                     if (!holds(prev->first, *v, approx))
-                        report.false_ones.push_back({printed, trim(prev->second), trim(ss[i].text), prev->first.lo,
-                                                     prev->first.hi, v->lo, v->hi, approx});
+                        report.false_ones.push_back({printed, trim(prev->second), trim(ss[i].text), double(prev->first.lo),
+                                                     double(prev->first.hi), double(v->lo), double(v->hi), approx});
                 }
                 prev = {{*v, ss[i].text}};
                 if (reader.trailing_prose) prev.reset();  // "B = 1 and B = 8": two statements
@@ -564,7 +575,8 @@ std::vector<Quantity> printed_quantities(const std::string& text) {
         if (const auto q = reader.quantity()) {
             const auto [v, scale] = *q;
             const bool negative = at > 0 && (text[at - 1] == '-' || (at >= 3 && text.compare(at - 3, 3, "−") == 0));
-            out.push_back(negative ? Quantity{-v.hi, -v.lo, scale} : Quantity{v.lo, v.hi, scale});
+            out.push_back(negative ? Quantity{double(-v.hi), double(-v.lo), double(scale)}
+                                   : Quantity{double(v.lo), double(v.hi), double(scale)});
         }
     }
     return out;

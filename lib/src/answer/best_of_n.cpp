@@ -48,7 +48,10 @@ BestOfNRow row_of(const BestOfNRequest& r, std::uint64_t n) {
     row.none_correct = 1 - row.coverage;
     if (r.verifier) row.verifier_selection = verifier_selection(r.p, n, *r.verifier);
     if (r.answer_dist) row.majority_vote = majority_vote(*r.answer_dist, n);
-    if (r.judge_bias) row.biased_judge = biased_judge_selection(r.p, n, *r.judge_bias), row.all_correct = all_correct(r.p, n);
+    if (r.judge_bias) {
+        row.biased_judge = biased_judge_selection(r.p, n, *r.judge_bias);
+        row.all_correct = all_correct(r.p, n);
+    }
     if (r.hard_fraction) row.coverage_hard_fraction = coverage_hard_fraction(r.p, *r.hard_fraction, n);
     if (r.rho) row.coverage_beta = coverage_beta(r.p, *r.rho, n);
     return row;
@@ -117,7 +120,7 @@ BestOfNResult best_of_n_in_library_terms(const BestOfNRequest& req) {
         res.verifier = VerifierFacts{verifier_accept_rate(req.p, *req.verifier), verifier_selection_limit(req.p, *req.verifier)};
     if (req.judge_bias) res.biased_judge_drop = biased_drop(res.rows);
     if (req.hard_fraction) res.p_on_solvable = req.p / (1 - *req.hard_fraction);
-    if (req.rho) res.beta = beta_shape(req.p, *req.rho);
+    if (req.rho && *req.rho > 0) res.beta = beta_shape(req.p, *req.rho);  // ρ = 0: no spread, no Beta to name
     if (req.target) {
         TargetAnswer t{*req.target, min_n_for_coverage(req.p, *req.target), 0};
         if (t.min_n) t.coverage_at_min_n = coverage(req.p, *t.min_n);

@@ -6,7 +6,6 @@
 namespace inferlab {
 
 namespace {
-constexpr double kZ99 = 2.576;  // the normal's two-sided 99% quantile
 }
 
 double proportion_half_width_99(double p, double n) {

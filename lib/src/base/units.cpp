@@ -254,7 +254,9 @@ std::uint64_t parse_count(const std::string& where, const std::string& text) {
     auto [d, suffix] = split_number(where, text);
     if (trim(suffix).empty()) return parse_positive_int(where, text);
     if (trim(suffix) == "K") throw InputError(where, text, N_("uppercase K is ambiguous: 8k = 8,000, 8Ki = 8,192"));
-    if (suffix.front() == ',') throw InputError(where, text, N_("takes one count here, not a list"));
+    // "3,4", "8k,16k", "1..4": a list or a range where one count is taken.
+    if (text.find(',') != std::string::npos || text.find("..") != std::string::npos)
+        throw InputError(where, text, N_("takes one count here, not a list"));
     const u128 unit = table_unit(where, text, suffix, kCountUnits,
                                  N_("unknown count suffix '{0}': use k (1000), M (10^6), Ki (1024) or Mi (2^20)"));
     const std::uint64_t v = whole_value(where, text, d, unit, N_("is not a whole number"));

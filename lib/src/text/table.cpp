@@ -371,7 +371,7 @@ bool same_number(const std::string& cell, const nlohmann::json& v) {
 void check_csv_cells(const nlohmann::json& doc, const std::string& rows, const Table& csv) {
     using Pointer = nlohmann::json::json_pointer;
     const Pointer at(rows);
-    if (csv.keys.empty() || !doc.contains(at) || at.empty()) return;
+    if (csv.keys.empty() || !doc.contains(at)) return;
     const nlohmann::json& held = doc.at(at);
     const std::size_t n = csv.rows.size();
     if (held.is_array() ? held.size() != n : !held.is_object()) return;

@@ -3,7 +3,6 @@
 // are the result's numbers.
 #include <catch2/catch.hpp>
 
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>

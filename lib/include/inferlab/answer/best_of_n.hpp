@@ -91,7 +91,7 @@ struct BestOfNResult {
     std::optional<VerifierFacts> verifier;
     std::optional<BiasedJudgeDrop> biased_judge_drop;
     std::optional<double> p_on_solvable;  // hard fraction h: p / (1 − h) on the problems that are not hard
-    std::optional<BetaShape> beta;        // ρ: the Beta(a, b) that p follows across problems
+    std::optional<BetaShape> beta;        // ρ > 0: the Beta(a, b) that p follows across problems (ρ = 0: none)
     std::optional<TargetAnswer> target;
     std::optional<BudgetAnswer> budget;
     std::optional<SimulationAnswer> simulation;

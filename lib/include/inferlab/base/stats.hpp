@@ -5,6 +5,10 @@
 
 namespace inferlab {
 
+// The normal's two-sided 99% quantile: the z of every 99% interval below (and of the messages that
+// write the formulas out).
+inline constexpr double kZ99 = 2.576;
+
 // Half-width of the 99% normal-approximation interval of a proportion p estimated from n
 // Bernoulli trials: 2.576·sqrt(p(1 − p)/n).
 double proportion_half_width_99(double p, double n);

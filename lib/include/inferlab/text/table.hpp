@@ -31,8 +31,11 @@ struct Table {
 //                         "#layer" names it for --csv
 //             "/p"        an absolute JSON pointer from the document's root, for a figure held
 //                         outside the rows ("/bytes_per_token_per_layer"); it must exist
-//   header  the header, a msgid with the unit in parentheses ("bytes/step (GB)"), NC_ where one
-//           English header has two meanings (the text translates it with the table's context)
+//   header  the text's header, a msgid with the unit in parentheses ("bytes/step (GB)"), NC_ where
+//           one English header has two meanings (the text translates it with the table's context).
+//           --csv names a keyed column by its key instead (csv_column_name: "report/mse" is
+//           "report.mse"), one convention for every table; a table only --csv prints, or a
+//           column with a text_header, writes its key here too
 //   cell    the row's cell: numbers only, empty where the row has none
 //   text    the text's cell where it differs from the CSV's (an exact fraction where CSV has the
 //           decimal, a word in the reader's language where CSV has the msgid); empty: cell
@@ -89,7 +92,8 @@ std::string csv_column_name(const std::string& key);
 void check_column_keys(const nlohmann::json& doc, const std::string& rows, const std::vector<std::string>& keys);
 
 // Throws std::logic_error unless --csv's cells are the JSON's figures: where the JSON at `rows` has
-// one row per CSV row (an array of that many rows, or an object of arrays that long), each cell
+// one row per CSV row (an array of that many rows, or an object of arrays that long: "" the document
+// itself), each cell
 // whose key names a number there holds that number to the last digit (a decimal that reads back
 // as the same double; an integer exact), in the key's unit; one whose key names null is empty,
 // and one naming a boolean says true or false. A key naming text, an array or an object, and a
