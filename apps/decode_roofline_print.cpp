@@ -277,11 +277,14 @@ std::string generation_text(const RooflineRequest& rq, const RooflineResult& res
 // (E_B, exact at B = 1), then W_B in whole bytes (≈ where E_B is rounded for the line).
 std::string moe_weights_explain(const MoeWeights& e, const DecodeStep& s) {
     const double experts = *s.experts_read_per_layer;
-    const std::string eb = format_real(experts, 6);
+    // Ten digits: the W_B line multiplies by it, and 8 for 7.999999919 would be 910 B off there.
+    const std::string eb = format_short(experts, 10);
     // "=" only where the line is exact: E_B printed as it is, and the routed bytes a whole number
     // that the step's W_B adds up to; else "≈" (E_B is rounded for the line, W_B to whole bytes).
     const long double routed = static_cast<long double>(e.moe_layers) * experts * static_cast<long double>(e.expert_bytes);
-    const bool eb_exact = std::stod(eb) == experts;
+    // (1 − k/E)^B can underflow to 0 (B = 10^7): the double is then E, the expectation is not.
+    const bool underflow = e.top_k < e.experts && std::pow(1 - double(e.top_k) / double(e.experts), double(s.batch)) == 0;
+    const bool eb_exact = std::stod(eb) == experts && !underflow;
     const bool exact = eb_exact && routed == std::floor(routed) &&
                        e.always_read_bytes + static_cast<std::uint64_t>(routed) == s.weight_bytes;
     std::string x;
@@ -327,7 +330,8 @@ std::string step_explain(const RooflineRequest& rq, const DecodeStep& s) {
                                       : N_("compute: F = {0} FLOP / {1} = {2} → memory-bound"),
                       flop_count(*s.flops), format_flops(*rq.machine.peak_flops), format_seconds(*s.compute_time_s)),
                   "  ", "      ");
-    x += wrap(trf(N_("R_all ≤ {0} / {1} = {2} token/s; per request ≤ 1 / {1} = {3} token/s"), s.batch,
+    // t_B is shown rounded (22.590 ms for 22.589934592): the rates come from the unrounded t, so "≈".
+    x += wrap(trf(N_("R_all ≤ {0} / {1} ≈ {2} token/s; per request ≤ 1 / {1} ≈ {3} token/s"), s.batch,
                   format_seconds(s.step_time_s), format_decimal(s.aggregate_tokens_per_s, 2),
                   format_decimal(s.per_request_tokens_per_s, 2)),
               "  ", "      ");

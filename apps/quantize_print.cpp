@@ -16,6 +16,16 @@ using nlohmann::json;
 using app::wrap;
 
 std::string num(double v) { return format_real(v, 6); }
+
+// Whether the decimal `shown` is the fraction "a/b" exactly (3/2 and 1.5; not 50/3 and 16.6667): the
+// fraction's double is the decimal's, and a terminating fraction's decimal in six digits is exact
+// exactly when it reads back as that double.
+bool decimal_is(const std::string& fraction, const std::string& shown) {
+    const auto slash = fraction.find('/');
+    const double v = slash == std::string::npos ? std::stod(fraction)
+                                                : std::stod(fraction.substr(0, slash)) / std::stod(fraction.substr(slash + 1));
+    return std::stod(shown) == v;
+}
 // More values than this and the JSON leaves the per-value arrays out (null).
 constexpr std::size_t kListedValues = 64;
 
@@ -155,10 +165,13 @@ Report value_report(const ValueQuant& v, bool draw) {
     // A level takes 6 columns of the number line: as many as the width holds.
     r.human += render_grid(q, static_cast<int>((text_width() - 2) / 6));
     r.explain = tr(N_("x̂ = Δ·clip(round(x/Δ), −Q, Q)   (first document §4.1)")) + "\n";
-    r.explain += wrap(fmt::format("x/Δ = {} / {} = {}{}", num(q.x), num(q.step), num(q.scaled),
-                                  q.exact ? trf(N_(" = {0} exactly (the decimals as typed, not their binary doubles)"),
-                                                q.scaled_fraction)
-                                          : ""),
+    // The exact fraction first, then its decimal (rounded, so "≈"): "= 16.6667 = 50/3 exactly" read
+    // as if the decimal were exact.
+    r.explain += wrap(q.exact ? fmt::format("x/Δ = {} / {} = {} {} {}", num(q.x), num(q.step), q.scaled_fraction,
+                                            decimal_is(q.scaled_fraction, num(q.scaled)) ? "=" : "≈", num(q.scaled)) +
+                                    trf(N_(" ({0} exactly: the decimals as typed, not their binary doubles)"),
+                                        q.scaled_fraction)
+                              : fmt::format("x/Δ = {} / {} = {}", num(q.x), num(q.step), num(q.scaled)),
                       "  ", "    ");
     r.explain += "  " + trf(N_("round({0}) = {1}   ({2})"), num(q.scaled), q.rounded, tr(to_string(v.rounding))) + "\n";
     r.explain += "  " + trf(N_("clip({0}, −{1}, {1}) = {2}"), q.rounded, q.qmax, q.level) + "\n";

@@ -77,7 +77,9 @@ TEST_CASE("quantize: 0.15/0.1 is the tie 3/2 and 0.35/0.1 the tie 7/2", "[cli][q
                                         "half-even", "--json"}));
     CHECK(neg["level"] == -2);
     auto x = run_inferlab({"quantize", "--x", "0.15", "--step", "0.1", "--qmax", "7", "--explain"});
-    CHECK(x.out.find("x/Δ = 0.15 / 0.1 = 1.5 = 3/2 exactly") != std::string::npos);
+    CHECK(x.out.find("x/Δ = 0.15 / 0.1 = 3/2 = 1.5 (3/2 exactly") != std::string::npos);
+    const CliResult y = run_inferlab({"quantize", "--x", "5", "--step", "0.3", "--qmax", "7", "--explain"});
+    CHECK(y.out.find("x/Δ = 5 / 0.3 = 50/3 ≈ 16.6667 (50/3 exactly") != std::string::npos);
     CHECK(x.out.find("round(1.5) = 2   (half away from zero)") != std::string::npos);
     // Not a short decimal: the double path, and the output says nothing about exactness.
     auto sci = parse_json(run_inferlab({"quantize", "--x", "1.5e-1", "--step", "0.1", "--qmax", "7", "--json"}));

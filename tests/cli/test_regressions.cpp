@@ -326,3 +326,17 @@ TEST_CASE("try-out: an overflow from --kv-bytes-per-request names that flag, not
                  "--kv-bytes-per-request '1000PB': with --kv-bytes-per-request 1000PB, --batch 10000000: KV bytes of the batch "
                  "overflows 64 bits");
 }
+
+TEST_CASE("try-out: rounded figures in an equation say so", "[cli][regression]") {
+    // (1 − 8/256)^10^7 underflows: E_B is 256 as a double, not as the expectation.
+    const CliResult d = run_inferlab({"decode-roofline", "--model", "deepseek-v3", "--hw", "h100-sxm", "--seq-len", "4096",
+                                      "--batch", "10000000", "--explain"}, "", {"COLUMNS=1000"});
+    CHECK(d.out.find("256·(1 − (1 − 8/256)^10000000) ≈ 256") != std::string::npos);
+    // E_B to ten digits where W_B multiplies by it: 8 would put the sum 910 B off.
+    const CliResult m = run_inferlab({"decode-roofline", "--model", "mixtral-8x7b", "--hw", "h100-sxm", "--seq-len", "4096",
+                                      "--batch", "64", "--explain"}, "", {"COLUMNS=1000"});
+    CHECK(m.out.find("3,211,272,192 + 32 × 7.999999919 × 352,321,536 ≈ 93,405,584,498 B") != std::string::npos);
+    CHECK(m.out.find("≈ 2") != std::string::npos);
+    const CliResult g = run_inferlab({"model", "pitfall", "gib-as-gb", "--explain"}, "", {"COLUMNS=1000"});
+    CHECK(g.out.find("8.589934592 \"GiB\" × 2^30 = 9223372036.85 B") != std::string::npos);
+}

@@ -54,7 +54,7 @@ TEST_CASE("quantize in Chinese on the first document's 4.1 example", "[cli][i18n
     REQUIRE(x.status == 0);
     INFO(x.out);
     CHECK(has_line(x.out, "对称量化 x̂ = Δ·clip(round(x/Δ), −Q, Q)   （第一份文档 §4.1）"));
-    CHECK(x.out.find("x/Δ = 0.37 / 0.1 = 3.7 = 37/10，精确值") != std::string::npos);
+    CHECK(x.out.find("x/Δ = 0.37 / 0.1 = 37/10 = 3.7（37/10 为精确值") != std::string::npos);
     CHECK(has_line(x.out, "  round(3.7) = 4   四舍五入（远离零）"));
     CHECK(has_line(x.out, "  clip(4, −7, 7) = 4   （截断到 [−Q, Q]）"));
     CHECK(has_line(x.out, "  反量化 x̂ = 0.1 × 4 = 0.4"));

@@ -441,7 +441,7 @@ void gib_as_gb(PitfallResult& r) {
         {N_("shortcut: {0} B / 10^9 = {1}, labelled GiB; eight requests {2} \"GiB\""),
          {std::to_string(one), fmt::format("{:.10g}", double(one) / gb), fmt::format("{:.10g}", double(eight) / gb)}},
         {N_("back in bytes: {0} \"GiB\" × 2^30 = {1} B, not {2} B ({3}% too many)"),
-         {fmt::format("{:.10g}", double(eight) / gb), fmt::format("{:.0f}", double(eight) / gb * gib), std::to_string(eight),
+         {fmt::format("{:.10g}", double(eight) / gb), fmt::format("{:.2f}", double(eight) / gb * gib), std::to_string(eight),
           fmt::format("{:.3g}", (gib / gb - 1) * 100)}}};
     r.caught_by = {N_("units: the shown value times the unit it names gives back the byte count"), {}};
 }
