@@ -81,8 +81,8 @@ std::string footer() {
          "--fpr 0.1",
          "inferlab best-of-n --search --q 0.9 --branch 2 --beam 1 --score-gap 1 --score-sigma 0.5 --steps 1..6 "
          "--simulate 20000 --seed 3"},
-        tr("Tables for --csv --table NAME: rows; budget (with --budget); simulation (with --simulate); with --search: "
-           "rows, simulation. "
+        tr("Tables for --csv --table NAME: rows; hard_fraction (with --hard-fraction); beta (with --rho); budget (with "
+           "--budget); simulation (with --simulate); with --search: rows, simulation. "
            "--fallback needs a verifier, --cost-sample and --cost-judge need --budget, and --seed needs --simulate.") +
             "\n" + tr("JSON keys: the README's table (every key in every run, null where not computed)."));
 }

@@ -25,9 +25,18 @@ std::string pr(double v) { return format_short(v, 6); }
 // Every number below comes from the BestOfNResult; these functions only choose what to show.
 
 json row_json(const BestOfNRow& r) {
-    return {{"n", r.n}, {"coverage", r.coverage}, {"verifier_selection", or_null(r.verifier_selection)},
-            {"majority_vote", or_null(r.majority_vote)}, {"biased_judge", or_null(r.biased_judge)},
-            {"coverage_hard_fraction", or_null(r.coverage_hard_fraction)}, {"coverage_beta", or_null(r.coverage_beta)}};
+    json j = {{"n", r.n}, {"coverage", r.coverage}, {"verifier_selection", or_null(r.verifier_selection)},
+              {"majority_vote", or_null(r.majority_vote)}, {"biased_judge", or_null(r.biased_judge)},
+              {"coverage_hard_fraction", or_null(r.coverage_hard_fraction)}, {"coverage_beta", or_null(r.coverage_beta)}};
+    // Each strategy under each correlated model: "<strategy>_hard_fraction", "<strategy>_beta".
+    for (const auto& [suffix, m] : {std::pair{"_hard_fraction", &r.hard_fraction}, std::pair{"_beta", &r.beta}}) {
+        const ModelFigures none;
+        const ModelFigures& f = *m ? **m : none;
+        j[std::string("verifier_selection") + suffix] = or_null(f.verifier_selection);
+        j[std::string("majority_vote") + suffix] = or_null(f.majority_vote);
+        j[std::string("biased_judge") + suffix] = or_null(f.biased_judge);
+    }
+    return j;
 }
 
 json sections_json(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfNResult& res) {
@@ -40,7 +49,8 @@ json sections_json(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOf
                        {"cost_judge", b->costs.cost_judge}, {"plans", json::array()}};
         for (const auto& pl : b->plans)
             j["budget"]["plans"].push_back(
-                {{"strategy", pl.strategy}, {"n", pl.n}, {"cost", pl.cost}, {"p_correct", pl.p_correct}, {"capped", pl.capped}});
+                {{"strategy", pl.strategy}, {"n", pl.n}, {"cost", pl.cost}, {"p_correct", pl.p_correct}, {"capped", pl.capped},
+                 {"p_correct_hard_fraction", or_null(pl.p_correct_hard_fraction)}, {"p_correct_beta", or_null(pl.p_correct_beta)}});
     }
     if (const auto& s = res.simulation) {
         j["simulation"] = {{"trials", s->trials}, {"seed", s->seed}, {"rows", json::array()},
@@ -86,9 +96,22 @@ std::vector<Column<BestOfNRow>> row_columns(const BestOfNRequest& rq) {
     if (rq.verifier) c.push_back(optional("verifier_selection", N_("verifier picks correct"), &BestOfNRow::verifier_selection));
     if (rq.answer_dist) c.push_back(optional("majority_vote", N_("majority vote correct"), &BestOfNRow::majority_vote));
     if (rq.judge_bias) c.push_back(optional("biased_judge", N_("biased judge correct"), &BestOfNRow::biased_judge));
-    if (rq.hard_fraction)
-        c.push_back(optional("coverage_hard_fraction", N_("coverage, hard fraction"), &BestOfNRow::coverage_hard_fraction));
-    if (rq.rho) c.push_back(optional("coverage_beta", N_("coverage, beta spread"), &BestOfNRow::coverage_beta));
+    return c;
+}
+
+// The same strategies under one correlated model (`suffix` "_hard_fraction" or "_beta"): a table of
+// its own, so that no table sets one model's figures beside another's.
+std::vector<Column<BestOfNRow>> model_columns(const BestOfNRequest& rq, std::optional<ModelFigures> BestOfNRow::*model,
+                                              const std::string& suffix) {
+    auto figure = [model](const std::string& key, const char* header, std::optional<double> ModelFigures::*field) {
+        return figure_column<BestOfNRow>(key, header, [model, field](const BestOfNRow& r) { return (*(r.*model)).*field; }, pr);
+    };
+    std::vector<Column<BestOfNRow>> c = {{"n", "N", [](const BestOfNRow& r) { return std::to_string(r.n); }}};
+    c.push_back(figure_column<BestOfNRow>("coverage" + suffix, N_("coverage P≥1"),
+                                          [model](const BestOfNRow& r) { return (*(r.*model)).coverage; }, pr));
+    if (rq.verifier) c.push_back(figure("verifier_selection" + suffix, N_("verifier picks correct"), &ModelFigures::verifier_selection));
+    if (rq.answer_dist) c.push_back(figure("majority_vote" + suffix, N_("majority vote correct"), &ModelFigures::majority_vote));
+    if (rq.judge_bias) c.push_back(figure("biased_judge" + suffix, N_("biased judge correct"), &ModelFigures::biased_judge));
     return c;
 }
 
@@ -97,19 +120,27 @@ Table rows_table(const BestOfNRequest& rq, const BestOfNResult& res, CellForm fo
 }
 
 // Strategy names are the library's msgids (BudgetPlan::strategy, SimulationRow::strategy).
-std::vector<Column<BudgetPlan>> budget_columns() {
-    const std::vector<Column<BudgetPlan>> c = {
+std::vector<Column<BudgetPlan>> budget_columns(const BestOfNRequest& rq) {
+    std::vector<Column<BudgetPlan>> c = {
         {"strategy", N_("strategy"), [](const BudgetPlan& p) { return p.strategy; }},
         {"n", "N", [](const BudgetPlan& p) { return std::to_string(p.n); }},
         {"cost", N_("cost"), [](const BudgetPlan& p) { return csv_number(p.cost); },
          [](const BudgetPlan& p) { return format_real(p.cost, 6); }},
         figure_column<BudgetPlan>("p_correct", N_("P(correct)"), [](const BudgetPlan& p) { return p.p_correct; }, pr)};
+    // Each correlated model asked for in a column that names it.
+    if (rq.hard_fraction)
+        c.push_back(figure_column<BudgetPlan>("p_correct_hard_fraction", N_("P(correct), hard fraction"),
+                                              [](const BudgetPlan& p) { return p.p_correct_hard_fraction; }, pr));
+    if (rq.rho)
+        c.push_back(figure_column<BudgetPlan>("p_correct_beta", N_("P(correct), beta spread"),
+                                              [](const BudgetPlan& p) { return p.p_correct_beta; }, pr));
     return c;
 }
 
-Table budget_table(const BudgetAnswer& b, CellForm form = CellForm::csv) {
-    Table t = columns_table(budget_columns(), b.plans, form);
-    t.right_align = {false, true, true, true};
+Table budget_table(const BestOfNRequest& rq, const BudgetAnswer& b, CellForm form = CellForm::csv) {
+    Table t = columns_table(budget_columns(rq), b.plans, form);
+    t.right_align = std::vector<bool>(t.columns.size(), true);
+    t.right_align[0] = false;
     return t;
 }
 
@@ -169,14 +200,28 @@ std::string strategies_text(const BestOfNFlags& o, const BestOfNRequest& rq, con
     if (const auto& d = res.biased_judge_drop)
         h += note(trf(N_("More candidates lower the biased judge's accuracy: N = {0} → {1} gives {2} → {3}."), d->from_n,
                       d->to_n, pr(d->from_p), pr(d->to_p)));
-    if (res.p_on_solvable)
-        h += note(trf(N_("Correlated errors: {0} of problems are hard for every sample (p = 0 there, {1} elsewhere); "
-                         "same mean p, coverage below the independent formula."),
-                      format_real(*rq.hard_fraction, 6), format_real(*res.p_on_solvable, 6)));
-    if (rq.rho)
-        h += note(trf(N_("Beta spread of p across problems (correlation ρ = {0} between samples of a problem)."),
-                      format_real(*rq.rho, 6)));
     return h;
+}
+
+// Each correlated model asked for: its own table of every strategy (one model per table), under a
+// heading that says the model.
+void model_sections(const BestOfNRequest& rq, const BestOfNResult& res, Report& r) {
+    if (rq.hard_fraction) {
+        const auto cols = model_columns(rq, &BestOfNRow::hard_fraction, "_hard_fraction");
+        r.add_table("hard_fraction", columns_table(cols, res.rows), "/rows");
+        r.human += "\n" + wrap(trf(N_("Correlated errors, one model for every column: a hard fraction h = {0} of problems "
+                                      "no sample solves (p = 0 there, {1} on the rest; the same mean p):"),
+                                   format_real(*rq.hard_fraction, 6), format_real(*res.p_on_solvable, 6))) +
+                   render_table(in_words(columns_table(cols, res.rows, CellForm::text)));
+    }
+    if (rq.rho) {
+        const auto cols = model_columns(rq, &BestOfNRow::beta, "_beta");
+        r.add_table("beta", columns_table(cols, res.rows), "/rows");
+        r.human += "\n" + wrap(trf(N_("Correlated errors, one model for every column: p spread across problems as a "
+                                      "Beta with the same mean (correlation ρ = {0} between samples of a problem):"),
+                                   format_real(*rq.rho, 6))) +
+                   render_table(in_words(columns_table(cols, res.rows, CellForm::text)));
+    }
 }
 
 std::string budget_text(const BestOfNRequest& rq, const BudgetAnswer& b) {
@@ -186,7 +231,7 @@ std::string budget_text(const BestOfNRequest& rq, const BudgetAnswer& b) {
                                             : trf(N_("At equal total cost {0} (sample {1}, judgement {2}); verifier assumed "
                                                      "perfect (give --tpr/--fpr):"),
                                                   cost, sample, judge));
-    h += render_table(in_words(budget_table(b, CellForm::text)));
+    h += render_table(in_words(budget_table(rq, b, CellForm::text)));
     if (!rq.answer_dist)
         h += note(tr(N_("Majority vote not compared: give --alternatives k or --answer-dist (how many wrong answers "
                         "split the votes decides it).")));
@@ -299,6 +344,14 @@ std::string strategies_explain(const BestOfNRequest& rq, const BestOfNResult& re
             return fmt::format("N = {}: (1 − {})·(1 − (1 − {})^{}) ≈ {} ≤ {}", r.n, r6(h), r6(solvable), r.n,
                                r6(*r.coverage_hard_fraction), r6(r.coverage));
         });
+        if (rq.verifier) {
+            x += wrap(tr(N_("Every strategy S the same way: (1 − h)·S(p/(1 − h)) + h·S(0); the verifier's:")), "  ", "    ");
+            x += substituted(res, [&](const BestOfNRow& r) {
+                const ModelFigures& m = *r.hard_fraction;
+                return fmt::format("N = {}: (1 − {})·{} + {}·{} ≈ {}", r.n, r6(h), r6(*m.verifier_on_solvable), r6(h),
+                                   r6(*m.verifier_on_hard), r6(*m.verifier_selection));
+            });
+        }
     }
     if (rq.rho) {
         x += "\n" + wrap(tr(N_("Beta spread: p ~ Beta(a, b), a = p(1−ρ)/ρ, b = (1−p)(1−ρ)/ρ; coverage = 1 − Π_{i<N} "
@@ -314,6 +367,9 @@ std::string strategies_explain(const BestOfNRequest& rq, const BestOfNResult& re
         x += substituted(res, [](const BestOfNRow& r) {
             return fmt::format("N = {}: 1 − {} ≈ {}", r.n, r6(1 - *r.coverage_beta), r6(*r.coverage_beta));
         });
+        x += wrap(tr(N_("Every other strategy: its value at one problem's p is a polynomial of degree N in p, so its mean "
+                        "over Beta(a, b) is exact by Gauss–Jacobi quadrature on floor(N/2) + 1 nodes.")),
+                  "  ", "    ");
     }
     return x;
 }
@@ -358,7 +414,7 @@ void add_sections(const BestOfNFlags& o, const BestOfNRequest& rq, const BestOfN
         r.explain += target_explain(rq, *res.target);
     }
     if (res.budget) {
-        r.add_table("budget", budget_table(*res.budget), "/budget/plans");
+        r.add_table("budget", budget_table(rq, *res.budget), "/budget/plans");
         r.human += budget_text(rq, *res.budget);
         r.explain += "\n" + wrap(tr(N_("Fixed budget: N_verifier = floor(budget / (cost_sample + cost_judge)), "
                                        "N_majority = floor(budget / cost_sample).")));
@@ -376,12 +432,17 @@ Report best_of_n_report(const BestOfNFlags& o, const BestOfNRequest& rq, const B
     Report r;
     r.json = result_json(o, rq, res);
     r.add_table("rows", rows_table(rq, res), "/rows");
-    r.human = wrap(trf(N_("Best-of-N with p = {0} per candidate (first document §3.2)"), format_short(res.p, 6))) +
+    // With a correlated model beside it, the first table says its own model: independent candidates.
+    r.human = wrap(trf(rq.hard_fraction || rq.rho ? N_("Best-of-N with p = {0} per candidate, candidates independent (first "
+                                                       "document §3.2)")
+                                                  : N_("Best-of-N with p = {0} per candidate (first document §3.2)"),
+                       format_short(res.p, 6))) +
               render_table(in_words(rows_table(rq, res, CellForm::text))) +
               note(tr(N_("Coverage P≥1 = 1 − (1 − p)^N is the chance the candidates contain a correct answer, not the "
                          "chance the system answers correctly: that needs a selection step."))) +
               strategies_text(o, rq, res);
     r.explain = coverage_explain(res) + strategies_explain(rq, res);
+    model_sections(rq, res, r);
     add_sections(o, rq, res, r);
     if (res.rows.size() >= 3) r.human += chart(rq, res);
     return r;

@@ -209,3 +209,42 @@ TEST_CASE("best-of-n --explain shows the Monte Carlo's counts, Wilson intervals 
                                        {"INFERLAB_LANG=en", "COLUMNS=200"});
     CHECK(few.out.find("exact 0.3: too few trials to tell") != std::string::npos);
 }
+
+// Issue #32: "verifier picks correct 0.767" (independent candidates) printed beside "coverage, hard
+// fraction 0.4997" read as selection above coverage. Each correlated model gets its own table with
+// every strategy under it, and there selection stays under that model's coverage.
+TEST_CASE("best-of-n: one model per table, selection under the hard fraction below its coverage", "[cli][best-of-n]") {
+    const std::vector<std::string> args = {"best-of-n", "--p", "0.3", "--n", "8", "--tpr", "0.9", "--fpr", "0.1",
+                                           "--hard-fraction", "0.5"};
+    const CliResult h = run_inferlab(args, "", {"COLUMNS=1000"});
+    REQUIRE(h.status == 0);
+    CHECK(h.out.find("coverage, hard fraction") == std::string::npos);  // no longer a column beside independent figures
+    CHECK(h.out.find("candidates independent") != std::string::npos);
+    CHECK(h.out.find("Correlated errors, one model for every column: a hard fraction h = 0.5") != std::string::npos);
+    const auto j = parse_json(run_inferlab(with(args, {"--json"})));
+    const auto& row = j["rows"][0];
+    // 0.5·verifier_selection(0.6, 8) + 0.5·0, with verifier_selection(0.6, 8) from the same command at p = 0.6.
+    const auto solvable = parse_json(run_inferlab({"best-of-n", "--p", "0.6", "--n", "8", "--tpr", "0.9", "--fpr", "0.1", "--json"}));
+    CHECK_THAT(row["verifier_selection_hard_fraction"].get<double>(),
+               WithinAbs(0.5 * solvable["verifier_selection"].get<double>(), 1e-15));
+    CHECK(row["verifier_selection_hard_fraction"].get<double>() <= row["coverage_hard_fraction"].get<double>());
+    const CliResult csv = run_inferlab(with(args, {"--csv", "--table", "hard_fraction"}));
+    CHECK(csv.out.rfind("n,coverage_hard_fraction,verifier_selection_hard_fraction\n", 0) == 0);
+    const CliResult x = run_inferlab(with(args, {"--explain"}), "", {"COLUMNS=1000"});
+    CHECK(x.out.find("N = 8: (1 − 0.5)·") != std::string::npos);
+}
+
+TEST_CASE("best-of-n: the budget table gives each plan under the correlated models asked for", "[cli][best-of-n]") {
+    const auto j = parse_json(run_inferlab({"best-of-n", "--p", "0.3", "--tpr", "0.9", "--fpr", "0.1", "--alternatives", "3",
+                                            "--budget", "16", "--cost-judge", "1", "--rho", "0.3", "--json"}));
+    for (const auto& pl : j["budget"]["plans"]) {
+        CHECK(pl["p_correct_hard_fraction"].is_null());
+        REQUIRE(pl["p_correct_beta"].is_number());
+        // One sample is right with the mean p under any spread of p.
+        if (pl["strategy"] == "single sample") CHECK_THAT(pl["p_correct_beta"].get<double>(), WithinAbs(0.3, 1e-12));
+        else CHECK(pl["p_correct_beta"].get<double>() < pl["p_correct"].get<double>());  // correlation costs selection
+    }
+    // N = 200 with 8 wrong answers is within the vote's own limit (N³·k² ≈ 5·10^8) but not at 101 values of p.
+    expect_error({"best-of-n", "--p", "0.3", "--n", "200", "--alternatives", "8", "--rho", "0.3"},
+                 "--rho '0.3': with majority vote at N = 200 needs the exact vote at 101 values of p");
+}

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "inferlab/base/rational.hpp"
+#include "inferlab/answer/best_of_n.hpp"
 #include "inferlab/calc/best_of_n.hpp"
 #include "inferlab/calc/kv.hpp"
 #include "inferlab/calc/quant.hpp"
@@ -265,6 +266,31 @@ TEST_CASE("best-of-n: no chooser selects a correct answer more often than one is
         const double sel = biased_judge_selection(p, n, bias);
         RC_ASSERT(sel >= -1e-12);                   // 1e-12 absolute: differences of powers in double
         RC_ASSERT(sel <= coverage(p, n) + 1e-12);   // as above
+    });
+}
+
+TEST_CASE("best-of-n: under one model of correlated errors selection never exceeds coverage", "[property][best-of-n]") {
+    // Issue #32: "verifier picks correct 0.767" (independent candidates) beside "coverage, hard
+    // fraction 0.4997" read as selection above coverage. Under one model, the hard fraction's or the
+    // beta spread's, every chooser stays at or below that model's coverage, through best_of_n() as printed.
+    check_property("selection ≤ coverage, hard fraction and beta spread", 200, [] {
+        BestOfNRequest rq;
+        rq.p = *rc::gen::inRange(1, 1000) / 1000.0;
+        rq.ns = {*rc::gen::inRange<std::uint64_t>(1, 65)};
+        rq.verifier = Verifier{*rc::gen::inRange(0, 1001) / 1000.0, *rc::gen::inRange(0, 1001) / 1000.0,
+                               *rc::gen::arbitrary<bool>()};
+        rq.answer_dist = spread_wrong(rq.p, *rc::gen::inRange<std::uint64_t>(1, 4));
+        rq.judge_bias = *rc::gen::inRange(0, 1001) / 1000.0;
+        rq.hard_fraction = (1 - rq.p) * *rc::gen::inRange(0, 1000) / 1000.0;  // p ≤ 1 − h
+        rq.rho = *rc::gen::inRange(1, 1000) / 1000.0;
+        const BestOfNRow row = best_of_n(rq).rows.front();
+        for (const ModelFigures& m : {*row.hard_fraction, *row.beta}) {
+            // 1e-9 absolute: the beta spread's quadrature sums products of probabilities.
+            for (const auto& s : {m.verifier_selection, m.majority_vote, m.biased_judge}) {
+                RC_ASSERT(*s >= -1e-9);
+                RC_ASSERT(*s <= m.coverage + 1e-9);
+            }
+        }
     });
 }
 

@@ -8,6 +8,7 @@
 #include "inferlab/base/error.hpp"
 #include "inferlab/base/format.hpp"
 #include "inferlab/base/units.hpp"
+#include "inferlab/calc/problems.hpp"
 
 namespace inferlab {
 namespace {
@@ -41,6 +42,48 @@ void check_request(const BestOfNRequest& r) {
     }
 }
 
+// The correlated models asked for, as distributions of p across problems.
+std::optional<ProblemMix> hard_mix(const BestOfNRequest& r) {
+    if (!r.hard_fraction) return std::nullopt;
+    return ProblemMix{ProblemMix::Kind::hard_fraction, r.p, *r.hard_fraction, 0};
+}
+std::optional<ProblemMix> beta_mix(const BestOfNRequest& r) {
+    if (!r.rho) return std::nullopt;
+    return ProblemMix{ProblemMix::Kind::beta, r.p, 0, *r.rho};
+}
+
+// The exact majority vote under a beta spread evaluates the vote at many p: bounded as the vote's
+// own work is (N³·k² per evaluation, 4·10^9 in all).
+void check_vote_work(const BestOfNRequest& r, std::uint64_t n) {
+    if (!r.answer_dist || !r.rho) return;
+    const double k = static_cast<double>(r.answer_dist->size() - 1), N = static_cast<double>(n);
+    const double evaluations = static_cast<double>(problems_evaluations(*beta_mix(r), n));
+    if (evaluations * N * N * N * k * k > 4e9)
+        throw InputError(r.names.rho, format_real(*r.rho, 10),
+                         N_("with majority vote at N = {0} needs the exact vote at {1} values of p (N³·k² each, 4·10^9 "
+                            "in all): a smaller N, fewer wrong answers, or no --rho"),
+                         {std::to_string(n), std::to_string(static_cast<std::uint64_t>(evaluations))});
+}
+
+// Every strategy asked for, averaged over the problems of `mix`; `coverage` its closed form.
+ModelFigures model_row(const BestOfNRequest& r, const ProblemMix& mix, std::uint64_t n, double coverage_value) {
+    ModelFigures m;
+    m.coverage = coverage_value;
+    if (r.verifier) {
+        const Verifier v = *r.verifier;
+        auto at = [&](double p) { return verifier_selection(p, n, v); };
+        m.verifier_selection = over_problems(mix, n, at);
+        if (mix.kind == ProblemMix::Kind::hard_fraction) {
+            m.verifier_on_solvable = at(r.p / (1 - mix.h));
+            m.verifier_on_hard = at(0);
+        }
+    }
+    if (r.answer_dist)
+        m.majority_vote = over_problems(mix, n, [&](double p) { return majority_vote(answers_at(*r.answer_dist, p), n); });
+    if (r.judge_bias) m.biased_judge = over_problems(mix, n, [&](double p) { return biased_judge_selection(p, n, *r.judge_bias); });
+    return m;
+}
+
 BestOfNRow row_of(const BestOfNRequest& r, std::uint64_t n) {
     BestOfNRow row;
     row.n = n;
@@ -52,8 +95,15 @@ BestOfNRow row_of(const BestOfNRequest& r, std::uint64_t n) {
         row.biased_judge = biased_judge_selection(r.p, n, *r.judge_bias);
         row.all_correct = all_correct(r.p, n);
     }
-    if (r.hard_fraction) row.coverage_hard_fraction = coverage_hard_fraction(r.p, *r.hard_fraction, n);
-    if (r.rho) row.coverage_beta = coverage_beta(r.p, *r.rho, n);
+    if (r.hard_fraction) {
+        row.coverage_hard_fraction = coverage_hard_fraction(r.p, *r.hard_fraction, n);
+        row.hard_fraction = model_row(r, *hard_mix(r), n, *row.coverage_hard_fraction);
+    }
+    if (r.rho) {
+        check_vote_work(r, n);
+        row.coverage_beta = coverage_beta(r.p, *r.rho, n);
+        row.beta = model_row(r, *beta_mix(r), n, *row.coverage_beta);
+    }
     return row;
 }
 
@@ -73,6 +123,23 @@ BudgetAnswer budget_of(const BestOfNRequest& r) {
     out.plans = compare_at_budget(r.p, b.budget, b.cost_sample, b.cost_judge, r.verifier ? *r.verifier : Verifier{},
                                   r.answer_dist ? *r.answer_dist : std::vector<double>{});
     out.samples_bought = static_cast<std::uint64_t>(std::floor(b.budget / b.cost_sample));
+    // Each plan under the correlated models asked for: one sample is p on average under any of them.
+    const Verifier v = r.verifier ? *r.verifier : Verifier{};
+    for (BudgetPlan& pl : out.plans) {
+        auto at = [&](double p) {
+            switch (pl.kind) {
+                case BudgetPlan::Kind::verifier: return verifier_selection(p, pl.n, v);
+                case BudgetPlan::Kind::majority: return majority_vote(answers_at(*r.answer_dist, p), pl.n);
+                case BudgetPlan::Kind::single: break;
+            }
+            return p;
+        };
+        if (const auto mix = hard_mix(r)) pl.p_correct_hard_fraction = over_problems(*mix, pl.n, at);
+        if (const auto mix = beta_mix(r)) {
+            if (pl.kind == BudgetPlan::Kind::majority) check_vote_work(r, pl.n);
+            pl.p_correct_beta = over_problems(*mix, pl.n, at);
+        }
+    }
     return out;
 }
 

@@ -152,14 +152,17 @@ std::vector<BudgetPlan> compare_at_budget(double p, double budget, double cost_s
         throw InputError("budget", format_real(budget, 10), N_("is smaller than one sample (cost {0})"),
                          {format_real(cost_sample, 10)});
     std::vector<BudgetPlan> out;
-    out.push_back({N_("single sample"), 1, cost_sample, p});
+    out.push_back({BudgetPlan::Kind::single, N_("single sample"), 1, cost_sample, p});
     const double per_verified = cost_sample + cost_judge;
     std::uint64_t nv = static_cast<std::uint64_t>(std::floor(budget / per_verified));
-    if (nv >= 1) out.push_back({N_("best-of-N + verifier"), nv, static_cast<double>(nv) * per_verified, verifier_selection(p, nv, v)});
+    if (nv >= 1)
+        out.push_back({BudgetPlan::Kind::verifier, N_("best-of-N + verifier"), nv, static_cast<double>(nv) * per_verified,
+                       verifier_selection(p, nv, v)});
     if (!dist.empty()) {
         const std::uint64_t affordable = static_cast<std::uint64_t>(std::floor(budget / cost_sample));
         const std::uint64_t nm = std::min<std::uint64_t>(200, affordable);
-        out.push_back({N_("majority vote"), nm, static_cast<double>(nm) * cost_sample, majority_vote(dist, nm), nm < affordable});
+        out.push_back({BudgetPlan::Kind::majority, N_("majority vote"), nm, static_cast<double>(nm) * cost_sample,
+                       majority_vote(dist, nm), nm < affordable});
     }
     return out;
 }

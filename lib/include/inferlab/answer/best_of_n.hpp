@@ -38,6 +38,16 @@ struct BestOfNRequest {
     BestOfNNames names;                            // how errors name the inputs
 };
 
+// Every strategy asked for under one distribution of p across problems (calc/problems.hpp): the
+// same figures as the row's, with correlated errors, so that a table of them is one model's.
+struct ModelFigures {
+    double coverage = 0;
+    std::optional<double> verifier_selection, majority_vote, biased_judge;
+    // The hard fraction's terms of the verifier's figure: its value on a solvable problem (at
+    // p/(1 − h)) and on a hard one (at p = 0), for --explain to substitute.
+    std::optional<double> verifier_on_solvable, verifier_on_hard;
+};
+
 // One N: coverage and each strategy that was asked for (empty: not asked).
 struct BestOfNRow {
     std::uint64_t n = 0;
@@ -45,6 +55,7 @@ struct BestOfNRow {
     double none_correct = 0;  // 1 − coverage, for showing the subtraction (rounds to 1 for tiny p)
     std::optional<double> verifier_selection, majority_vote, biased_judge, coverage_hard_fraction, coverage_beta;
     std::optional<double> all_correct;  // p^N, with a biased judge: the candidates it cannot pick wrong among
+    std::optional<ModelFigures> hard_fraction, beta;  // the strategies under each correlated model asked for
 };
 
 struct VerifierFacts {

@@ -64,11 +64,15 @@ double all_correct(double p, std::uint64_t n);
 // compared only when the answer distribution is given (an empty `dist` leaves it out: how many
 // wrong answers share the votes decides it), and at most 200 votes are counted exactly.
 struct BudgetPlan {
+    enum class Kind { single, verifier, majority };
+    Kind kind = Kind::single;
     std::string strategy;       // a msgid: English in JSON and CSV, translated by the text printer
     std::uint64_t n = 0;        // candidates the budget buys
     double cost = 0;            // spent
     double p_correct = 0;       // exact probability the final answer is correct
     bool capped = false;        // the budget buys more than the exact computation takes (majority: 200)
+    // The same plan under correlated errors (answer/best_of_n.hpp fills them when asked for).
+    std::optional<double> p_correct_hard_fraction, p_correct_beta;
 };
 std::vector<BudgetPlan> compare_at_budget(double p, double budget, double cost_sample, double cost_judge,
                                           const Verifier& v, const std::vector<double>& dist);
