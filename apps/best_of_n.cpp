@@ -35,6 +35,25 @@ void run(const BestOfNOptions& o) {
     emit(r, o.out);
 }
 
+// --search at one cost: the budget, the task, and decode-roofline's model and machine flags to price it.
+void add_budget_options(CLI::App& sub, BestOfNOptions& o) {
+    sub.add_option("--budget-tokens", o.budget_tokens, tr("search: compare strategies at this many generated tokens"));
+    sub.add_option("--budget-seconds", o.budget_seconds,
+                   tr("search: compare strategies at this decode time, priced by the roofline (needs a model and machine)"));
+    sub.add_option("--step-tokens", o.step_tokens, tr("search, with a budget: tokens one step of the task generates"));
+    sub.add_option("--call-seconds", o.call_seconds, tr("search, with a budget: seconds per verifier or scorer call (default 0)"));
+    sub.add_option("--prompt-len", o.prompt_len, tr("search, with a budget: prompt tokens the trajectories continue (default 0)"));
+    sub.add_option("--model", o.price.model, tr("search, with a budget: a shipped config that prices the time"));
+    sub.add_option("--config", o.price.config, tr("search, with a budget: a config.json that prices the time"));
+    sub.add_option("--weights-bytes", o.price.weights_bytes, tr("search, with a budget: W, weight bytes a step reads"));
+    sub.add_option("--params", o.price.params, tr("search, with a budget: weight parameters (FLOPs; W with --weight-dtype)"));
+    sub.add_option("--weight-dtype", o.price.weight_dtype, tr("search, with a budget: the weights' precision"));
+    sub.add_option("--kv-dtype", o.price.kv_dtype, tr("search, with a budget: the KV cache's precision"));
+    sub.add_option("--hw", o.price.hw, tr("search, with a budget: a hardware preset (decode-roofline --list-hw)"));
+    sub.add_option("--bandwidth", o.price.bandwidth, tr("search, with a budget: β, sustained memory bandwidth"));
+    sub.add_option("--peak-flops", o.price.peak_flops, tr("search, with a budget: π, dense peak FLOP/s"));
+}
+
 void add_options(CLI::App& sub, BestOfNOptions& o) {
     sub.add_option("--p", o.p, tr("probability that one candidate is correct"));
     sub.add_option("--n", o.n, tr("candidates: 4, a list 1,2,4,8 or a range 1..16 (default 1)"));
@@ -63,6 +82,7 @@ void add_options(CLI::App& sub, BestOfNOptions& o) {
     sub.add_option("--score-gap", o.score_gap, tr("search: mean score of a correct step above a wrong one (default 1)"));
     sub.add_option("--score-sigma", o.score_sigma, tr("search: noise σ of a step's score"));
     sub.add_flag("--final-check", o.final_check, tr("search: the outcome verifier (--tpr/--fpr) also picks among the final beam"));
+    add_budget_options(sub, o);
     add_output_flags(sub, o.out, true);
     add_svg_flag(sub, o.out, tr("coverage and each selection strategy against N (with the --target line)"));
 }
@@ -80,7 +100,9 @@ std::string footer() {
          "inferlab best-of-n --search --q 0.8 --branch 4 --beam 4 --step-tpr 0.9 --step-fpr 0.3 --steps 1..12 --tpr 0.9 "
          "--fpr 0.1",
          "inferlab best-of-n --search --q 0.9 --branch 2 --beam 1 --score-gap 1 --score-sigma 0.5 --steps 1..6 "
-         "--simulate 20000 --seed 3"},
+         "--simulate 20000 --seed 3",
+         "inferlab best-of-n --search --q 0.9 --step-tpr 0.9 --step-fpr 0.3 --steps 10 --tpr 0.9 --fpr 0.1 "
+         "--alternatives 3 --budget-seconds 30 --step-tokens 64 --model llama-3-8b --hw h100-sxm --prompt-len 512"},
         tr("Tables for --csv --table NAME: rows; hard_fraction (with --hard-fraction); beta (with --rho); budget (with "
            "--budget); simulation (with --simulate); with --search: rows, simulation. "
            "--fallback needs a verifier, --cost-sample and --cost-judge need --budget, and --seed needs --simulate.") +

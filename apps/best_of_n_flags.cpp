@@ -75,7 +75,8 @@ void refuse_without_effect(const BestOfNFlags& o) {
     const std::pair<const char*, bool> search_only[] = {
         {"--q", !o.q.empty()},           {"--steps", !o.steps.empty()},         {"--branch", !o.branch.empty()},
         {"--beam", !o.beam.empty()},     {"--step-tpr", !o.step_tpr.empty()},   {"--step-fpr", !o.step_fpr.empty()},
-        {"--score-gap", !o.score_gap.empty()}, {"--score-sigma", !o.score_sigma.empty()}, {"--final-check", o.final_check}};
+        {"--score-gap", !o.score_gap.empty()}, {"--score-sigma", !o.score_sigma.empty()}, {"--final-check", o.final_check},
+        {"--budget-tokens", !o.budget_tokens.empty()}, {"--budget-seconds", !o.budget_seconds.empty()}};
     for (const auto& [flag, given] : search_only)
         if (given) throw InputError(N_("{0} has no effect without --search: it describes the step-wise search"), {flag});
 }
@@ -86,7 +87,6 @@ void refuse_outside_search(const BestOfNFlags& o) {
         {"--p", !o.p.empty()},
         {"--n", o.n_given},
         {"--target", !o.target.empty()},
-        {"--alternatives", !o.alternatives.empty()},
         {"--answer-dist", !o.answer_dist.empty()},
         {"--hard-fraction", !o.hard_fraction.empty()},
         {"--rho", !o.rho.empty()},
@@ -148,9 +148,13 @@ void parse_sections(const BestOfNFlags& o, BestOfNRequest& rq) {
     }
 }
 
+// The budget's flags (budget_only) outside --search, but --alternatives, which votes here too.
+void refuse_budget_flags(const BestOfNFlags& o);
+
 BestOfNRequest parse_request(const BestOfNFlags& o) {
     if (o.p.empty()) throw InputError(N_("--p is required: the probability that one candidate is correct (e.g. 0.3)"));
     refuse_without_effect(o);
+    refuse_budget_flags(o);
     BestOfNRequest rq;
     rq.p = parse_probability("--p", o.p);
     if (o.n_given && o.n.empty()) throw InputError("--n", "", N_("is an empty list"));
@@ -175,6 +179,71 @@ BestOfNResult compute(const BestOfNFlags& o, const BestOfNRequest& request) {
 }
 
 
+// The flags that only price a budget: with none of them given they would be silently ignored.
+std::vector<std::pair<const char*, bool>> budget_only(const BestOfNFlags& o) {
+    const RooflineFlags& f = o.price;
+    return {{"--step-tokens", !o.step_tokens.empty()},  {"--call-seconds", !o.call_seconds.empty()},
+            {"--prompt-len", !o.prompt_len.empty()},    {"--alternatives", !o.alternatives.empty()},
+            {"--model", !f.model.empty()},              {"--config", !f.config.empty()},
+            {"--weights-bytes", !f.weights_bytes.empty()}, {"--params", !f.params.empty()},
+            {"--weight-dtype", !f.weight_dtype.empty()}, {"--kv-dtype", !f.kv_dtype.empty()},
+            {"--hw", !f.hw.empty()},                    {"--bandwidth", !f.bandwidth.empty()},
+            {"--peak-flops", !f.peak_flops.empty()}};
+}
+
+void refuse_budget_flags(const BestOfNFlags& o) {
+    for (const auto& [flag, given] : budget_only(o))
+        if (given && std::string(flag) != "--alternatives")
+            throw InputError(N_("{0} has no effect without --search: it prices the search's strategies at one cost"), {flag});
+}
+
+// The roofline's model and machine for pricing, read by decode-roofline's own rules (one parser);
+// none when no model or machine flag is given.
+std::optional<StrategyPricing> parse_pricing(const BestOfNFlags& o) {
+    const RooflineFlags& f = o.price;
+    const bool any = !f.model.empty() || !f.config.empty() || !f.weights_bytes.empty() || !f.params.empty() ||
+                     !f.hw.empty() || !f.bandwidth.empty();
+    if (!any) return std::nullopt;
+    RooflineFlags g = f;
+    g.seq_len = "1";  // the model's KV geometry is what prices the steps; each step's length is the strategy's
+    const RooflineInputs in = gather_roofline(g);
+    StrategyPricing pr;
+    pr.model = in.req.model;
+    pr.machine = in.req.machine;
+    pr.prompt_tokens = o.prompt_len.empty() ? 0 : parse_tokens("--prompt-len", o.prompt_len);
+    pr.call_seconds = o.call_seconds.empty() ? 0 : parse_real("--call-seconds", o.call_seconds);
+    if (pr.call_seconds < 0) throw InputError("--call-seconds", o.call_seconds, N_("must not be negative"));
+    return pr;
+}
+
+std::optional<SearchRequest::Budget> parse_search_budget(const BestOfNFlags& o) {
+    if (o.budget_tokens.empty() && o.budget_seconds.empty()) {
+        for (const auto& [flag, given] : budget_only(o))
+            if (given)
+                throw InputError(N_("{0} has no effect without --budget-tokens or --budget-seconds: it prices the "
+                                    "strategies compared at one cost"),
+                                 {flag});
+        return std::nullopt;
+    }
+    if (!o.budget_tokens.empty() && !o.budget_seconds.empty())
+        throw InputError(N_("--budget-tokens and --budget-seconds both given: choose one budget"));
+    if (o.step_tokens.empty())
+        throw InputError(N_("a budget needs --step-tokens L: the tokens one step of the task generates"));
+    SearchRequest::Budget b;
+    b.step_tokens = parse_count_at_most("--step-tokens", o.step_tokens, 1000000, N_("must be at most {0} tokens"));
+    if (!o.budget_tokens.empty()) b.tokens = parse_count("--budget-tokens", o.budget_tokens);
+    if (!o.budget_seconds.empty()) b.seconds = parse_positive_real("--budget-seconds", o.budget_seconds);
+    if (!o.alternatives.empty()) {
+        b.wrong_answers = parse_positive_int("--alternatives", o.alternatives);
+        if (*b.wrong_answers > 32) throw InputError("--alternatives", o.alternatives, N_("must be at most {0}"), {"32"});
+    }
+    b.pricing = parse_pricing(o);
+    if (b.seconds && !b.pricing)
+        throw InputError(N_("--budget-seconds needs a model and a machine to price the time: give --model (or --config, "
+                            "--params, --weights-bytes) and --hw (or --bandwidth)"));
+    return b;
+}
+
 SearchRequest parse_search_request(const BestOfNFlags& o) {
     refuse_outside_search(o);
     if (o.q.empty())
@@ -194,7 +263,10 @@ SearchRequest parse_search_request(const BestOfNFlags& o) {
             parse_count_at_most("--simulate", o.simulate, kMaxSimulationTrials, N_("must be at most {0} trials"));
         rq.simulation = SearchRequest::Simulation{trials, parse_nonnegative_int("--seed", o.seed)};
     }
-    rq.names = {"--q", "--branch", "--beam", "--steps", "--step-tpr", "--step-fpr", "--score-gap", "--score-sigma", "--simulate"};
+    rq.budget = parse_search_budget(o);
+    rq.names = {"--q",         "--branch",      "--beam",          "--steps",          "--step-tpr",
+                "--step-fpr",  "--score-gap",   "--score-sigma",   "--simulate",       "--budget-tokens",
+                "--budget-seconds", "--tpr and --fpr (or --verifier-accuracy)"};
     return rq;
 }
 

@@ -5,6 +5,7 @@
 
 #include "inferlab/answer/best_of_n.hpp"
 #include "inferlab/answer/search.hpp"
+#include "roofline_flags.hpp"
 
 namespace inferlab::app {
 
@@ -20,6 +21,10 @@ struct BestOfNFlags {
     // --search: step-wise search with a process scorer (best_of_n_search.cpp).
     bool search = false, final_check = false;
     std::string q, steps, branch, beam, step_tpr, step_fpr, score_gap, score_sigma;
+    // --search at one cost: the budget, the task's step length, and the roofline's model and machine
+    // that price the time (decode-roofline's flags, parsed by its rules).
+    std::string budget_tokens, budget_seconds, step_tokens, call_seconds, prompt_len;
+    RooflineFlags price;
 };
 
 // best-of-n's rules: InputError naming the flag for anything missing, malformed or without effect.

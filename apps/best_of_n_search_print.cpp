@@ -47,6 +47,30 @@ json simulation_json(const SearchResult& res) {
     return j;
 }
 
+json plans_json(const std::vector<StrategyCost>& plans) {
+    json a = json::array();
+    for (const auto& c : plans)
+        a.push_back({{"strategy", strategy_name(c.kind)}, {"width", c.width}, {"tokens", c.tokens},
+                     {"verifier_calls", c.verifier_calls}, {"scorer_calls", c.scorer_calls}, {"calls", c.calls},
+                     {"accuracy", c.accuracy}, {"capped", c.capped},
+                     {"batched_s", or_null(c.batched_s)}, {"flat_s", or_null(c.flat_s)}});
+    return a;
+}
+
+json budget_json(const SearchRequest& rq, const SearchResult& res) {
+    if (!res.budget) return nullptr;
+    const SearchRequest::Budget& b = *rq.budget;
+    const SearchBudgetAnswer& a = *res.budget;
+    const auto& pr = b.pricing;
+    return {{"tokens", or_null(b.tokens)}, {"seconds", or_null(b.seconds)}, {"steps", a.steps},
+            {"step_tokens", b.step_tokens}, {"prompt_tokens", pr ? json(pr->prompt_tokens) : json(nullptr)},
+            {"call_seconds", pr ? json(pr->call_seconds) : json(nullptr)}, {"plans", plans_json(a.plans)},
+            {"winner", strategy_name(a.winner)},
+            {"flat_plans", b.seconds ? plans_json(a.flat_plans) : json(nullptr)},
+            {"flat_winner", a.flat_winner ? json(strategy_name(*a.flat_winner)) : json(nullptr)},
+            {"pricing_changes_winner", b.seconds ? json(a.pricing_changes_winner) : json(nullptr)}};
+}
+
 json result_json(const BestOfNFlags& o, const SearchRequest& rq, const SearchResult& res) {
     const SearchSpec& s = rq.spec;
     json j = {{"q", s.q}, {"branch", s.branch}, {"beam", s.beam}, {"scorer", scorer_json(s.scorer)},
@@ -60,6 +84,7 @@ json result_json(const BestOfNFlags& o, const SearchRequest& rq, const SearchRes
     j["limit"] = res.limit ? json{{"form", res.limit->form}, {"steps", res.limit->steps}, {"value", res.limit->value}}
                            : json(nullptr);
     j["simulation"] = simulation_json(res);
+    j["budget"] = budget_json(rq, res);
     return j;
 }
 
@@ -208,6 +233,91 @@ std::string explain(const SearchRequest& rq, const SearchResult& res) {
     return x;
 }
 
+// The strategies at one cost: width, tokens, calls, time both ways where priced, accuracy.
+std::vector<Column<StrategyCost>> plan_columns(bool priced) {
+    using C = StrategyCost;
+    auto count = [](const char* key, const char* header, std::uint64_t C::*field) {
+        return Column<C>{key, header, [field](const C& c) { return std::to_string(c.*field); },
+                         [field](const C& c) { return group_thousands(c.*field); }};
+    };
+    auto seconds = [](const char* key, const char* header, std::optional<double> C::*field) {
+        return figure_column<C>(key, header, [field](const C& c) { return c.*field; }, format_seconds);
+    };
+    std::vector<Column<C>> c = {{"strategy", N_("strategy"), [](const C& p) { return std::string(strategy_name(p.kind)); }},
+                                {"width", N_("N or w"), [](const C& p) { return std::to_string(p.width); }}};
+    c.push_back(count("tokens", N_("tokens"), &C::tokens));
+    Column<C> verified = count("verifier_calls", N_("verified"), &C::verifier_calls),
+              scored = count("scorer_calls", N_("scored"), &C::scorer_calls);
+    verified.csv_only = scored.csv_only = true;  // the text's "calls" column holds their sum
+    c.push_back(verified);
+    c.push_back(scored);
+    c.push_back(count("calls", N_("calls"), &C::calls));
+    if (priced) {
+        c.push_back(seconds("batched_s", N_("batched"), &C::batched_s));
+        c.push_back(seconds("flat_s", N_("flat"), &C::flat_s));
+    }
+    c.push_back(figure_column<C>("accuracy", N_("P(correct)"), [](const C& p) { return p.accuracy; }, pr));
+    return c;
+}
+
+std::string winner_line(const std::vector<StrategyCost>& plans, StrategyKind winner) {
+    std::string capped;
+    for (const auto& p : plans)
+        if (p.capped)
+            capped += note(trf(N_("{0}: at its exact limit (N or w = {1}); the budget would buy more."),
+                               tr(strategy_name(p.kind)), p.width));
+    for (const auto& p : plans)
+        if (p.kind == winner)
+            return capped + note(trf(N_("Most accurate: {0} at N or w = {1}, P(correct) = {2} ({3} tokens)."),
+                                     tr(strategy_name(winner)), p.width, pr(p.accuracy), group_thousands(p.tokens)));
+    return capped;
+}
+
+// How each plan's cost was counted, with the widest plan of each strategy substituted.
+std::string budget_explain(const SearchBudgetAnswer& a) {
+    std::string x = "\n" + wrap(tr(N_("At one cost: each strategy takes its widest plan (N trajectories, or the beam w) "
+                                      "whose cost fits. Tokens: N·T·L for whole trajectories, L·Σ_t m_(t−1)·k for the "
+                                      "search. Time batched: the roofline's decode steps, N trajectories as one batch "
+                                      "(or a search step's m·k continuations), each step max(D_B/β, F_B/π) with "
+                                      "D_B = W_B + B·M_KV(S) as the context grows; flat: each sequence's steps at "
+                                      "batch 1; plus the verifier and scorer calls at their fixed time.")));
+    for (const auto& p : a.plans)
+        x += wrap(trf(N_("{0}: N or w = {1}: {2} tokens, {3} calls, P(correct) = {4}"), tr(strategy_name(p.kind)), p.width,
+                      group_thousands(p.tokens), group_thousands(p.calls), pr(p.accuracy)) +
+                      (p.batched_s ? trf(N_("; batched {0}, flat {1}"), format_seconds(*p.batched_s), format_seconds(*p.flat_s))
+                                   : std::string()),
+                  "  ", "    ");
+    return x;
+}
+
+void budget_section(const SearchRequest& rq, const SearchResult& res, Report& r) {
+    const SearchRequest::Budget& b = *rq.budget;
+    const SearchBudgetAnswer& a = *res.budget;
+    const bool priced = b.pricing.has_value();
+    const std::string task = trf(N_("the task of T = {0} steps of {1} tokens"), a.steps, group_thousands(b.step_tokens));
+    r.add_table("budget", columns_table(plan_columns(priced), a.plans), "/budget/plans");
+    r.explain += budget_explain(a);
+    r.human += "\n" + wrap(b.tokens ? trf(N_("Strategies at one budget of {0} generated tokens, {1} (first document §3.2):"),
+                                          group_thousands(*b.tokens), task)
+                                    : trf(N_("Strategies at one budget of {0} of decode time priced by the roofline "
+                                             "(batches as decoded), {1} (first document §3.2):"),
+                                          format_seconds(*b.seconds), task)) +
+               render_table(in_words(columns_table(plan_columns(priced), a.plans, CellForm::text))) +
+               winner_line(a.plans, a.winner);
+    if (!b.seconds) return;
+    r.add_table("flat", columns_table(plan_columns(true), a.flat_plans), "/budget/flat_plans");
+    r.human += "\n" + wrap(trf(N_("The same {0} with every token priced at its cost alone (batch 1, no batching):"),
+                               format_seconds(*b.seconds))) +
+               render_table(in_words(columns_table(plan_columns(true), a.flat_plans, CellForm::text))) +
+               winner_line(a.flat_plans, *a.flat_winner);
+    r.human += note(a.pricing_changes_winner
+                        ? trf(N_("Batch pricing changes the winner: {0} with batches priced as decoded, {1} when every "
+                                 "token costs the same. N candidates decoded together read the weights once a step, "
+                                 "so their time grows more slowly than their tokens."),
+                              tr(strategy_name(a.winner)), tr(strategy_name(*a.flat_winner)))
+                        : trf(N_("The winner is the same under both pricings: {0}."), tr(strategy_name(a.winner))));
+}
+
 }  // namespace
 
 Report search_report(const BestOfNFlags& o, const SearchRequest& rq, const SearchResult& res) {
@@ -225,6 +335,7 @@ Report search_report(const BestOfNFlags& o, const SearchRequest& rq, const Searc
         r.add_table("simulation", columns_table(simulation_columns(), res.rows), "/simulation/rows");
         r.human += simulation_text(res, columns_table(simulation_columns(), res.rows, CellForm::text));
     }
+    if (res.budget) budget_section(rq, res, r);
     return r;
 }
 

@@ -133,3 +133,80 @@ TEST_CASE("best-of-n --search --svg draws both strategies and marks the crossing
     CHECK(svg.find("best-of-N, outcome verifier, same steps") != std::string::npos);
     CHECK(svg.find("T = 5: search ahead from here") != std::string::npos);
 }
+
+namespace {
+const std::vector<std::string> kAtOneCost = {
+    "best-of-n", "--search", "--q", "0.9", "--branch", "4", "--step-tpr", "0.9", "--step-fpr", "0.3", "--steps", "10",
+    "--tpr", "0.9", "--fpr", "0.1", "--alternatives", "3", "--budget-seconds", "30", "--step-tokens", "64", "--model",
+    "llama-3-8b", "--hw", "h100-sxm", "--prompt-len", "512", "--call-seconds", "0.005"};
+}  // namespace
+
+TEST_CASE("best-of-n --search at one cost: batch pricing changes which strategy wins, and says so",
+          "[cli][best-of-n][search][budget]") {
+    const CliResult h = run_inferlab(kAtOneCost);
+    REQUIRE(h.status == 0);
+    CHECK(h.out.find("Batch pricing changes the winner: majority vote with batches priced as") != std::string::npos);
+    const auto j = parse_json(run_inferlab(with(kAtOneCost, {"--json"})));
+    const auto& b = j["budget"];
+    CHECK(b["winner"] == "majority vote");
+    CHECK(b["flat_winner"] == "search");
+    CHECK(b["pricing_changes_winner"] == true);
+    // One sample is 640 decode steps at batch 1 reading S = 512 … 1151: decode-roofline's own sum for
+    // a prompt of 511 and 641 output tokens (its first token from prefill, then those 640 steps).
+    const auto dr = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--prompt-len",
+                                             "511", "--output-len", "641", "--batch", "1,9", "--json"}));
+    const auto& one = b["plans"][0];
+    REQUIRE(one["strategy"] == "single sample");
+    CHECK_THAT(one["batched_s"].get<double>(), WithinRel(dr["generation"][0]["decode_total_s"].get<double>(), 1e-12));
+    // Under flat pricing best-of-N buys 9 trajectories: 9 lone ones plus 9 verifier calls of 5 ms; batched,
+    // the same 9 are one batch of 9 (decode-roofline at B = 9).
+    const auto& flat_bon = b["flat_plans"][1];
+    REQUIRE(flat_bon["strategy"] == "best-of-N + verifier");
+    CHECK(flat_bon["width"] == 9);
+    CHECK_THAT(flat_bon["flat_s"].get<double>(), WithinRel(9 * one["flat_s"].get<double>() + 9 * 0.005, 1e-12));
+    CHECK_THAT(flat_bon["batched_s"].get<double>(),
+               WithinRel(dr["generation"][1]["decode_total_s"].get<double>() + 9 * 0.005, 1e-12));
+    for (const auto& plans : {b["plans"], b["flat_plans"]})
+        for (const auto& p : plans) CHECK(p["batched_s"].get<double>() <= p["flat_s"].get<double>() + 1e-12);
+}
+
+TEST_CASE("best-of-n --search at a budget of tokens buys whole trajectories and the widest beam",
+          "[cli][best-of-n][search][budget]") {
+    const auto j = parse_json(run_inferlab({"best-of-n", "--search", "--q", "0.8", "--branch", "4", "--step-tpr", "0.9",
+                                            "--step-fpr", "0.3", "--steps", "1..5", "--tpr", "0.9", "--fpr", "0.1",
+                                            "--budget-tokens", "10000", "--step-tokens", "50", "--json"}));
+    const auto& b = j["budget"];
+    CHECK(b["steps"] == 5);
+    // A trajectory of 5 steps is 250 tokens: best-of-N buys floor(10000 / 250) = 40.
+    CHECK(b["plans"][1]["width"] == 40);
+    CHECK(b["plans"][1]["tokens"] == 10000);
+    // The search's beam w ≥ 4: beams 1, 4, w, w, w propose 4 + 16 + 3·4w steps of 50 tokens, at most
+    // 10000, so w = 15 (exactly 10,000 tokens; w = 16 is 10,600).
+    const auto& s = b["plans"][2];
+    REQUIRE(s["strategy"] == "search");
+    CHECK(s["width"] == 15);
+    CHECK(s["tokens"] == 10000);
+    CHECK(s["batched_s"].is_null());  // no model and machine: no time
+    CHECK(b["flat_plans"].is_null());
+}
+
+TEST_CASE("best-of-n --search budgets: bad input names the flag and the rule", "[cli][best-of-n][search][budget][errors]") {
+    const std::vector<std::string> base = {"best-of-n", "--search", "--q", "0.8", "--step-tpr", "0.9", "--step-fpr", "0.3",
+                                           "--steps", "4", "--tpr", "0.9", "--fpr", "0.1"};
+    expect_error(with(base, {"--budget-tokens", "100", "--step-tokens", "50"}),
+                 "--budget-tokens '100': buys no complete sample: one trajectory of 4 steps is 200 tokens");
+    expect_error(with(base, {"--budget-seconds", "1", "--step-tokens", "50"}), "--budget-seconds needs a model and a machine");
+    expect_error(with(base, {"--budget-tokens", "1000"}), "a budget needs --step-tokens L");
+    expect_error(with(base, {"--budget-tokens", "1000", "--budget-seconds", "3", "--step-tokens", "5"}),
+                 "--budget-tokens and --budget-seconds both given");
+    expect_error(with(base, {"--step-tokens", "5"}), "--step-tokens has no effect without --budget-tokens or --budget-seconds");
+    expect_error(with(base, {"--model", "llama-3-8b"}), "--model has no effect without --budget-tokens or --budget-seconds");
+    expect_error({"best-of-n", "--p", "0.3", "--model", "llama-3-8b"}, "--model has no effect without --search");
+    expect_error({"best-of-n", "--search", "--q", "0.8", "--step-tpr", "0.9", "--step-fpr", "0.3", "--budget-tokens", "1000",
+                  "--step-tokens", "5"},
+                 "a budget compares best-of-N with an outcome verifier: give --tpr and --fpr");
+    expect_error(with(base, {"--budget-seconds", "0.01", "--step-tokens", "64", "--model", "llama-3-8b", "--hw", "h100-sxm"}),
+                 "--budget-seconds '0.01': buys no complete sample: one trajectory of 4 steps takes");
+    expect_error(with(base, {"--budget-seconds", "-1", "--step-tokens", "64", "--model", "llama-3-8b", "--hw", "h100-sxm"}),
+                 "--budget-seconds '-1'");
+}

@@ -113,6 +113,36 @@ void add_simulation(const SearchRequest& r, SearchResult& res) {
     }
 }
 
+// Strategies at one cost on the task of the last T listed.
+SearchBudgetAnswer budget_of(const SearchRequest& r) {
+    const SearchRequest::Budget& b = *r.budget;
+    if (!r.best_of_n)
+        throw InputError(N_("a budget compares best-of-N with an outcome verifier: give {0}"), {r.names.outcome});
+    StrategyTask task{r.spec, r.steps.back(), b.step_tokens, *r.best_of_n, b.wrong_answers};
+    SearchBudgetAnswer out;
+    out.steps = task.steps;
+    // The narrowest plan, one sample: a budget under it buys nothing to compare.
+    const StrategyCost one = strategy_cost(task, StrategyKind::single, 1, b.pricing);
+    if (b.tokens && *b.tokens < one.tokens)
+        throw InputError(r.names.budget_tokens, std::to_string(*b.tokens),
+                         N_("buys no complete sample: one trajectory of {0} steps is {1} tokens"),
+                         {std::to_string(task.steps), group_thousands(one.tokens)});
+    if (b.seconds && *b.seconds < *one.batched_s)
+        throw InputError(r.names.budget_seconds, format_real(*b.seconds, 6),
+                         N_("buys no complete sample: one trajectory of {0} steps takes {1} s"),
+                         {std::to_string(task.steps), format_real(*one.batched_s, 6)});
+    out.plans = strategies_at_budget(task, StrategyBudget{b.tokens, b.seconds, false}, b.pricing);
+    out.winner = best_plan(out.plans).kind;
+    if (b.seconds) {
+        out.flat_plans = strategies_at_budget(task, StrategyBudget{std::nullopt, b.seconds, true}, b.pricing);
+        if (!out.flat_plans.empty()) {
+            out.flat_winner = best_plan(out.flat_plans).kind;
+            out.pricing_changes_winner = *out.flat_winner != out.winner;
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 SearchResult search_answer(const SearchRequest& r) {
@@ -134,6 +164,7 @@ SearchResult search_answer(const SearchRequest& r) {
     res.crossing = crossing_of(res.rows);
     res.limit = limit_of(r);
     if (r.simulation) add_simulation(r, res);
+    if (r.budget) res.budget = budget_of(r);
     return res;
 }
 

@@ -9,13 +9,15 @@
 #include <vector>
 
 #include "inferlab/calc/search.hpp"
+#include "inferlab/calc/strategies.hpp"
 
 namespace inferlab {
 
 // What search_answer's errors call each input (the caller's flags, or these terms).
 struct SearchNames {
     std::string q = "q", branch = "k", beam = "w", steps = "T", step_tpr = "scorer TPR", step_fpr = "scorer FPR",
-                gap = "score gap", sigma = "score sigma", trials = "trials";
+                gap = "score gap", sigma = "score sigma", trials = "trials", budget_tokens = "budget in tokens",
+                budget_seconds = "budget in seconds", outcome = "outcome verifier";
 };
 
 struct SearchRequest {
@@ -26,6 +28,16 @@ struct SearchRequest {
         std::uint64_t trials = 0, seed = 1;
     };
     std::optional<Simulation> simulation;
+    // Strategies at one cost on the task of the last T listed: a budget in tokens, or in seconds
+    // priced by the roofline (then also with every token at its batch-1 cost, beside).
+    struct Budget {
+        std::optional<std::uint64_t> tokens;
+        std::optional<double> seconds;
+        std::uint64_t step_tokens = 1;               // L
+        std::optional<std::uint64_t> wrong_answers;  // majority vote's k
+        std::optional<StrategyPricing> pricing;      // needed for seconds; with tokens it adds the times
+    };
+    std::optional<Budget> budget;
     SearchNames names;
 };
 
@@ -52,6 +64,17 @@ struct SearchLimit {
     double value = 0;        // the closed form at that T
 };
 
+struct SearchBudgetAnswer {
+    std::uint64_t steps = 0;                  // T of the task compared
+    std::vector<StrategyCost> plans;          // the widest affordable plan of each strategy
+    StrategyKind winner = StrategyKind::single;
+    // A budget in seconds: the same budget with every token priced at its batch-1 cost, and whether
+    // that pricing picks another winner.
+    std::vector<StrategyCost> flat_plans;
+    std::optional<StrategyKind> flat_winner;
+    bool pricing_changes_winner = false;
+};
+
 struct SearchResult {
     std::vector<SearchRow> rows;
     std::optional<SearchCrossing> crossing;   // none: no comparison, or one strategy ahead (or tied) throughout
@@ -59,6 +82,7 @@ struct SearchResult {
     std::uint64_t trials = 0, seed = 0;       // the Monte Carlo's, 0 trials: none
     bool all_agree = true;                    // every row that can tell agrees
     std::uint64_t undecided = 0;              // rows with too few trials to tell
+    std::optional<SearchBudgetAnswer> budget;
 };
 
 // The Monte Carlo's largest: trials × the candidates of the longest search.
