@@ -335,3 +335,24 @@ TEST_CASE("figure doc1-fig9 leaves out the tokens/s under bars too narrow for th
     CHECK(svg_all_text(few.out).find("too many bars") == std::string::npos);
     CHECK(svg_items(many.out, "bar").size() == 8);
 }
+
+// Issue #29: at four tokens Figure 13's output bars are too narrow for "α = …" under them, and
+// the chart dropped them without a word; its labels "q (draft)p (target)output" ran together.
+TEST_CASE("figure doc1-fig13 at four tokens says where α went, and its bar labels stay apart", "[cli][figure]") {
+    const CliResult r = run_inferlab({"figure", "doc1-fig13", "--p", "0.5,0.25,0.25,0", "--q", "0,0.2,0.3,0.5"});
+    REQUIRE(r.status == 0);
+    REQUIRE(svg_parse_error(r.out).empty());
+    const auto subs = svg_items(r.out, "bar-sublabel");
+    const auto foot = svg_items(r.out, "input");
+    REQUIRE(!foot.empty());
+    if (subs.empty())
+        CHECK(foot[0].text == "α = min(1, p/q) under each output bar left out (the bars are too narrow): inferlab spec-accept prints it");
+    else
+        CHECK(subs.size() == 4);
+    const auto labels = svg_items(r.out, "bar-label");
+    REQUIRE(labels.size() == 12);
+    for (std::size_t i = 0; i < labels.size(); i += 3)
+        CHECK(std::vector<std::string>{labels[i].text, labels[i + 1].text, labels[i + 2].text} ==
+              std::vector<std::string>{"q", "p", "output"});
+    CHECK(svg_all_text(r.out).find("q (draft)") != std::string::npos);  // the legend names the letters
+}

@@ -382,6 +382,25 @@ std::size_t sublabel_rows(const BarChart& ch, double slot, bool grouped) {
     return rows;
 }
 
+// The text above a bar.
+std::string value_label(const Bar& b) { return b.value_label.empty() ? number(b.value) : b.value_label; }
+
+// The narrowest slot in which no two labels of a row overlap: each bar's label and the value
+// above it within its slot, each group's heading within its bars and the empty slot beside them
+// (4% kept as a gap).
+double label_slot(const BarChart& ch) {
+    double need = 0;
+    for (std::size_t i = 0, first = 0; i < ch.bars.size(); ++i) {
+        need = std::max({need, text_width(ch.bars[i].label, 11) / 0.96, text_width(value_label(ch.bars[i]), 12) / 0.96});
+        if (i + 1 == ch.bars.size() || ch.bars[i + 1].group != ch.bars[i].group) {
+            const double bars = static_cast<double>(i + 1 - first);
+            need = std::max(need, text_width(ch.bars[i].group, 12) / (0.96 * (bars + 1)));
+            first = i + 1;
+        }
+    }
+    return need;
+}
+
 }  // namespace
 
 std::string bar_chart(const BarChart& ch) {
@@ -392,19 +411,27 @@ std::string bar_chart(const BarChart& ch) {
         vmax = std::max(vmax, b.value);
     }
     if (vmax == 0) vmax = 1;
-    Document doc(ch.width, ch.height, ch.title);
-    doc.heading(ch.subtitle);
-    const double left = 84, right = ch.width - 24, top = 96;
     bool grouped = false;
     for (const auto& b : ch.bars) grouped = grouped || !b.group.empty();
     // Groups are separated by one empty slot.
     std::size_t slots = ch.bars.size();
     for (std::size_t i = 1; i < ch.bars.size(); ++i)
         if (ch.bars[i].group != ch.bars[i - 1].group) ++slots;
+    const double left = 84, margin = 24, top = 96;
+    const double width = std::max(ch.width, left + margin + static_cast<double>(std::max<std::size_t>(slots, 1)) * label_slot(ch));
+    const double right = width - margin;
     const double slot = (right - left) / static_cast<double>(std::max<std::size_t>(slots, 1));
+    Document doc(width, ch.height, ch.title);
+    doc.heading(ch.subtitle);
     const std::size_t sub_lines = sublabel_rows(ch, slot, grouped);
     std::vector<std::string> inputs = ch.inputs;
-    if (sub_lines == 0 && !ch.sublabels_left_out.empty()) inputs.insert(inputs.begin(), ch.sublabels_left_out);
+    bool any_sublabel = false;
+    for (const auto& b : ch.bars) any_sublabel = any_sublabel || !b.sublabel.empty();
+    // Sublabels left out are always said: a reader would otherwise not know the bars had them.
+    if (sub_lines == 0 && any_sublabel)
+        inputs.insert(inputs.begin(), ch.sublabels_left_out.empty()
+                                          ? tr("the second line under each bar is left out: the bars are too narrow for it")
+                                          : ch.sublabels_left_out);
     const double bottom = ch.height - foot_height(inputs) - 56;
     const std::vector<double> ticks = nice_ticks(0, vmax * 1.08);
     const double top_value = std::max(ticks.back(), vmax);
@@ -432,7 +459,7 @@ std::string bar_chart(const BarChart& ch) {
         if (i == 0 || b.group != ch.bars[i - 1].group) group = b.group, group_start = x;
         const double w = slot * 0.7, bx = x + slot * 0.15, by = sy(b.value);
         draw_bar(doc, b, bx, w, sy, bottom);
-        doc.text(bx + w / 2, by - 6, b.value_label.empty() ? number(b.value) : b.value_label,
+        doc.text(bx + w / 2, by - 6, value_label(b),
                  {.size = 12, .anchor = "middle", .bold = true, .cls = "bar-value", .value = b.value});
         doc.text(bx + w / 2, bottom + 16, b.label, {.size = 11, .anchor = "middle", .cls = "bar-label"});
         const std::vector<std::string> lines = sub_lines == 1 ? std::vector<std::string>{b.sublabel}

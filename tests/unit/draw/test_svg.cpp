@@ -171,3 +171,43 @@ TEST_CASE("svg: a legend of long Chinese names gets room, and bar legends do not
     REQUIRE(lx.size() == 2);
     CHECK(lx[1] - lx[0] >= svg::text_width("每个请求的 K", 11));
 }
+
+// Issue #29: bar_chart dropped sublabels too wide for their bars in silence unless the caller
+// had written a sentence for it (only Figure 9 had).
+TEST_CASE("svg: a bar chart that leaves its sublabels out says so in the footer, by default too", "[unit][svg]") {
+    svg::BarChart ch;
+    for (int i = 0; i < 12; ++i) ch.bars.push_back({.label = "b", .sublabel = "a sublabel far wider than its bar", .value = 1});
+    const std::string quiet = svg::bar_chart(ch);
+    CHECK(test::svg_items(quiet, "bar-sublabel").empty());
+    const auto foot = test::svg_items(quiet, "input");
+    REQUIRE(foot.size() == 1);
+    CHECK(foot[0].text == "the second line under each bar is left out: the bars are too narrow for it");
+    ch.sublabels_left_out = "each bar's rate: see the table";
+    CHECK(test::svg_items(svg::bar_chart(ch), "input").at(0).text == "each bar's rate: see the table");
+    ch.bars.resize(2);  // wide enough: drawn, and nothing said
+    const std::string drawn = svg::bar_chart(ch);
+    CHECK(test::svg_items(drawn, "bar-sublabel").size() == 2);
+    CHECK(test::svg_items(drawn, "input").empty());
+}
+
+// Issue #29: Figure 13 at four tokens drew "q (draft)p (target)output" run together.
+TEST_CASE("svg: a bar chart widens until its labels and group headings fit their slots", "[unit][svg]") {
+    svg::BarChart ch;
+    for (int g = 0; g < 6; ++g)
+        for (const char* l : {"q (draft)", "p (target)", "output"})
+            ch.bars.push_back({.label = l, .value = 1, .group = "token " + std::to_string(g)});
+    const std::string s = svg::bar_chart(ch);
+    pugi::xml_document doc;
+    REQUIRE(doc.load_string(s.c_str()));
+    const double width = doc.child("svg").attribute("width").as_double();
+    CHECK(width > ch.width);
+    const auto x = xs_of(s, "bar-label");
+    REQUIRE(x.size() == 18);
+    for (std::size_t i = 1; i < x.size(); ++i)  // centred labels, the widest 10 columns
+        CHECK(x[i] - x[i - 1] >= svg::text_width("p (target)", 11));
+    CHECK(x.back() + svg::text_width("output", 11) / 2 <= width);
+    ch.bars.resize(3);  // room enough: the width asked for
+    pugi::xml_document few;
+    REQUIRE(few.load_string(svg::bar_chart(ch).c_str()));
+    CHECK(few.child("svg").attribute("width").as_double() == ch.width);
+}

@@ -193,10 +193,12 @@ struct BarChart {
     std::vector<Bar> bars;
     std::vector<Key> legend;
     std::vector<std::string> inputs;
+    // The least width: the chart grows past it until every bar's label fits its slot and every
+    // group's heading its bars, so no two labels of a row overlap.
     double width = 720, height = 440;
     // Said in the footer when the bars are too narrow for their sublabels, which are then left
-    // out (where the figures can be read instead); a sublabel wider than its bar is first cut
-    // into two lines after its last ", ".
+    // out (where the figures can be read instead); empty: a general sentence says so. A sublabel
+    // wider than its bar is first cut into two lines after its last ", ".
     std::string sublabels_left_out;
 };
 // Bars carry class "bar" and data-value; their labels class "bar-value" with the same value.
