@@ -356,3 +356,28 @@ TEST_CASE("figure doc1-fig13 at four tokens says where α went, and its bar labe
               std::vector<std::string>{"q", "p", "output"});
     CHECK(svg_all_text(r.out).find("q (draft)") != std::string::npos);  // the legend names the letters
 }
+
+// Issue #29: Figure 13 numbered its tokens 1–4 where spec-accept's text, CSV and JSON number
+// them 0–3, and showed α = 1 under a token q never drafts, which spec-accept calls "never drafted".
+TEST_CASE("figure doc1-fig13 numbers its tokens as spec-accept does, and says which are never drafted", "[cli][figure]") {
+    const std::vector<std::string> pq = {"--p", "0.5,0.5", "--q", "0,1"};
+    const CliResult fig = run_inferlab(with({"figure", "doc1-fig13"}, pq));
+    const CliResult csv = run_inferlab(with(with({"spec-accept"}, pq), {"--csv"}));
+    const CliResult text = run_inferlab(with({"spec-accept"}, pq));
+    REQUIRE(fig.status == 0);
+    REQUIRE(csv.status == 0);
+    REQUIRE(text.status == 0);
+    std::vector<std::string> groups, tokens;
+    for (const auto& g : svg_items(fig.out, "group")) groups.push_back(g.text);
+    const auto rows = parse_csv(csv.out);  // header first; the token column first
+    REQUIRE(rows.size() == 3);
+    REQUIRE(rows[0].at(0) == "token");
+    for (std::size_t i = 1; i < rows.size(); ++i) tokens.push_back("token " + rows[i].at(0));
+    CHECK(groups == std::vector<std::string>{"token 0", "token 1"});
+    CHECK(groups == tokens);
+    const auto subs = svg_items(fig.out, "bar-sublabel");
+    REQUIRE(subs.size() == 2);
+    CHECK(subs[0].text == "never drafted");
+    CHECK(subs[1].text == "α = 0.5");
+    CHECK(text.out.find("never drafted") != std::string::npos);
+}

@@ -217,11 +217,15 @@ std::string fig13_acceptance(const AcceptanceInputs& in) {
                       svg::number(a.accept_prob, 4), svg::number(a.reject_prob, 4));
     ch.y_label = tr("probability");
     for (std::size_t v = 0; v < in.p.size(); ++v) {
-        const std::string g = trf("token {0}", v + 1);
+        const std::string g = trf("token {0}", v);  // numbered from 0, as spec-accept's table, CSV and JSON
         // One letter a bar, named in the legend: "q (draft)" under bars 40 px wide ran into the next label.
         ch.bars.push_back({.label = "q", .value = in.q[v], .color = svg::kGrey, .group = g});
         ch.bars.push_back({.label = "p", .value = in.p[v], .color = svg::kBlue, .group = g});
-        svg::Bar out{.label = tr("output"), .sublabel = "α = " + svg::number(a.alpha[v], 4), .value = a.output[v], .group = g};
+        // A token q never proposes has no acceptance to show (α = 1 is only the library's convention).
+        svg::Bar out{.label = tr("output"),
+                     .sublabel = a.never_proposed[v] ? tr("never drafted") : "α = " + svg::number(a.alpha[v], 4),
+                     .value = a.output[v],
+                     .group = g};
         out.segments = {{a.accepted[v], svg::kGreen, tr("accepted q·α")}, {a.reject_prob * a.residual[v], svg::kRed, tr("rejected mass × r")}};
         ch.bars.push_back(out);
     }
