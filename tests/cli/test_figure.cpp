@@ -177,9 +177,16 @@ TEST_CASE("figure doc1-fig9 with decode-roofline's --model, --hw and --params dr
         REQUIRE(bars.size() == j["rows"].size());
         for (std::size_t i = 0; i < bars.size(); ++i) {
             CHECK(bars[i].value == j["rows"][i]["bytes_per_step_gb"].get<double>());
-            // The sublabel shows the row's rates to two decimals, as decode-roofline's table does.
-            const auto sub = svg_items(r.out, "bar-sublabel")[i].text;
-            CHECK(sub.find(fmt::format("{:.2f} tok/s all", j["rows"][i]["aggregate_tokens_per_s"].get<double>())) != std::string::npos);
+            // The sublabels show the row's rates to two decimals, as decode-roofline's table does,
+            // and carry them exactly (data-value), one line each.
+            const auto subs = svg_items(r.out, "bar-sublabel");
+            REQUIRE(subs.size() == 2 * bars.size());
+            const double all = j["rows"][i]["aggregate_tokens_per_s"].get<double>();
+            const double each = j["rows"][i]["per_request_tokens_per_s"].get<double>();
+            CHECK(subs[2 * i].text == fmt::format("≤ {:.2f} tok/s all", all));
+            CHECK(subs[2 * i].value == all);
+            CHECK(subs[2 * i + 1].text == fmt::format("≤ {:.2f} each", each));
+            CHECK(subs[2 * i + 1].value == each);
         }
     }
     expect_error({"figure", "doc1-fig9", "--model", "llama-3-8b", "--kv-heads", "2"},
@@ -327,8 +334,9 @@ TEST_CASE("figure doc1-fig9 leaves out the tokens/s under bars too narrow for th
     const CliResult many = run_inferlab(with(base, {"1,2,4,8,16,32,64,128"}), "", {"INFERLAB_LANG=en"});
     REQUIRE(few.status == 0);
     REQUIRE(many.status == 0);
-    CHECK(svg_items(few.out, "bar-sublabel").size() == 3);
-    CHECK(svg_items(few.out, "bar-sublabel")[0].text == "≤ 195.51 tok/s all, 195.51 each");
+    CHECK(svg_items(few.out, "bar-sublabel").size() == 6);
+    CHECK(svg_items(few.out, "bar-sublabel")[0].text == "≤ 195.51 tok/s all");
+    CHECK(svg_items(few.out, "bar-sublabel")[1].text == "≤ 195.51 each");
     CHECK(svg_items(many.out, "bar-sublabel").empty());
     CHECK(svg_all_text(many.out).find("too many bars to print under them: inferlab decode-roofline prints them") !=
           std::string::npos);
@@ -380,4 +388,19 @@ TEST_CASE("figure doc1-fig13 numbers its tokens as spec-accept does, and says wh
     CHECK(subs[0].text == "never drafted");
     CHECK(subs[1].text == "α = 0.5");
     CHECK(text.out.find("never drafted") != std::string::npos);
+}
+
+// Issue #29: Figure 9's rates under its bars were drawn numbers that figure --json left out.
+TEST_CASE("figure doc1-fig9 --json holds the rates under its bars, as decode-roofline computes them", "[cli][figure]") {
+    const nlohmann::json fig = parse_json(run_inferlab({"figure", "doc1-fig9", "--json"}));
+    const nlohmann::json dr = parse_json(run_inferlab(with(kDoc1Roofline, {"--json"})));
+    std::vector<double> shown, computed;
+    for (const auto& v : fig.at("values"))
+        if (v.at("class") == "bar-sublabel") shown.push_back(v.at("value").get<double>());
+    for (const auto& row : dr.at("rows")) {
+        computed.push_back(row.at("aggregate_tokens_per_s").get<double>());
+        computed.push_back(row.at("per_request_tokens_per_s").get<double>());
+    }
+    CHECK(shown == computed);
+    CHECK(computed.size() == 4);
 }

@@ -21,9 +21,14 @@ struct Drawn {
     double value;
 };
 
+// The classes of labels that show a result's number beside what they label: each that shows a
+// number carries it (data-value), so the checks below compare it.
+const std::set<std::string> kNumberLabels = {"bar-value", "bar-sublabel"};
+
 // Every element with a data-value, and every colour an element other than a legend swatch uses.
 struct Figure {
     std::vector<Drawn> drawn;
+    std::vector<Drawn> unvalued;  // labels of kNumberLabels without a data-value
     std::vector<std::pair<std::string, std::string>> legend;  // (name, swatch colour)
     std::multiset<std::string> colours;
 };
@@ -48,6 +53,8 @@ Figure read_figure(const std::string& svg) {
         }
         if (n.attribute("data-value"))
             f.drawn.push_back({cls, n.child_value(), n.attribute("data-value").as_double()});
+        else if (kNumberLabels.count(cls))
+            f.unvalued.push_back({cls, n.child_value(), 0});
         previous = n;
     }
     return f;
@@ -91,6 +98,10 @@ void check_labels_and_legend(const std::string& what, const std::string& svg) {
         if (printed_quantities(d.text).empty()) continue;  // no number in the label ("best", a bar)
         INFO("class " << d.cls << ", data-value " << d.value << ", label \"" << d.text << "\"");
         CHECK(label_says(d.text, d.value));
+    }
+    for (const auto& d : f.unvalued) {
+        INFO("class " << d.cls << ", label \"" << d.text << "\" shows a number without its data-value");
+        CHECK(printed_quantities(d.text).empty());
     }
     for (const auto& [name, colour] : f.legend) {
         INFO("legend entry \"" << name << "\", colour " << colour);

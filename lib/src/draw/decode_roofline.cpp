@@ -157,8 +157,9 @@ std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& 
         const std::uint64_t b = step.batch;
         svg::Bar bar;
         bar.label = fmt::format("B = {}", b);
-        bar.sublabel = trf("≤ {0} tok/s all, {1} each", fmt::format("{:.2f}", step.aggregate_tokens_per_s),
-                           fmt::format("{:.2f}", step.per_request_tokens_per_s));
+        // Two lines, each with the rate it shows (to two decimals, as decode-roofline's table).
+        bar.sublabels = {{trf("≤ {0} tok/s all", fmt::format("{:.2f}", step.aggregate_tokens_per_s)), step.aggregate_tokens_per_s},
+                         {trf("≤ {0} each", fmt::format("{:.2f}", step.per_request_tokens_per_s)), step.per_request_tokens_per_s}};
         bar.value = bytes_in_gb(step.bytes);
         bar.value_label = gb3(step.bytes);
         // An MoE step reads W_B (the experts its B tokens route to), which grows with B.

@@ -176,7 +176,7 @@ std::string fig7_kv_substitution(const KvSubstitutionInputs& in) {
             const std::uint64_t bytes = kv_bytes_uniform(s.layers, b, s.seq_len, hkv, s.head_dim, s.bits);
             svg::Bar bar;
             bar.label = fmt::format("H_kv = {}", hkv);
-            bar.sublabel = fmt::format("{} B", group_thousands(bytes));
+            bar.sublabels = {{fmt::format("{} B", group_thousands(bytes)), static_cast<double>(bytes)}};
             bar.value = gib(bytes);
             bar.value_label = binary_size(bytes);
             bar.color = hkv == s.q_heads ? svg::kGrey : svg::kTeal;

@@ -196,7 +196,8 @@ std::string fig12_accepted_counts(const AcceptedCountInputs& in) {
     for (std::size_t k = 0; k < dist.size(); ++k) {
         svg::Bar b;
         b.label = fmt::format("k = {}", k);
-        b.sublabel = k == in.gamma ? tr("all accepted, + bonus") : k == 0 ? tr("1 token out") : trf("{0} tokens out", k + 1);
+        if (k == in.gamma) b.sublabels = {{tr("all accepted, + bonus")}};
+        else b.sublabels = {{k == 0 ? tr("1 token out") : trf("{0} tokens out", k + 1), static_cast<double>(k + 1)}};
         b.value = dist[k];
         b.value_label = svg::number(dist[k], 4);
         b.color = k == in.gamma ? svg::kGreen : svg::kBlue;
@@ -222,10 +223,9 @@ std::string fig13_acceptance(const AcceptanceInputs& in) {
         ch.bars.push_back({.label = "q", .value = in.q[v], .color = svg::kGrey, .group = g});
         ch.bars.push_back({.label = "p", .value = in.p[v], .color = svg::kBlue, .group = g});
         // A token q never proposes has no acceptance to show (α = 1 is only the library's convention).
-        svg::Bar out{.label = tr("output"),
-                     .sublabel = a.never_proposed[v] ? tr("never drafted") : "α = " + svg::number(a.alpha[v], 4),
-                     .value = a.output[v],
-                     .group = g};
+        svg::Bar out{.label = tr("output"), .value = a.output[v], .group = g};
+        if (a.never_proposed[v]) out.sublabels = {{tr("never drafted")}};
+        else out.sublabels = {{"α = " + svg::number(a.alpha[v], 4), a.alpha[v]}};
         out.segments = {{a.accepted[v], svg::kGreen, tr("accepted q·α")}, {a.reject_prob * a.residual[v], svg::kRed, tr("rejected mass × r")}};
         ch.bars.push_back(out);
     }

@@ -357,29 +357,27 @@ std::string stacked_plots(const std::string& title, const std::vector<LinePlot>&
 
 namespace {
 
-// A bar's sublabel as the lines it takes within `room` pixels: one, two (cut after the last ", "),
-// or none when even those do not fit.
-std::vector<std::string> sublabel_lines(const std::string& s, double room) {
-    if (text_width(s, 10) <= room) return {s};
-    const std::size_t cut = s.rfind(", ");
-    if (cut == std::string::npos) return {};
-    std::vector<std::string> two = {s.substr(0, cut + 1), s.substr(cut + 2)};
-    for (const auto& l : two)
-        if (text_width(l, 10) > room) return {};
-    return two;
-}
-
-// The lines every sublabel of the chart takes: the most one of them needs, or 0 (none is drawn)
-// when one does not fit in two, or needs two where a group's name lies under the bars.
-std::size_t sublabel_rows(const BarChart& ch, double slot, bool grouped) {
-    std::size_t rows = 1;
+// Each bar's sublabels as the lines drawn within `room` pixels: one a line, one without a number
+// that does not fit cut after its last ", " (a number's line is kept whole, with its data-value);
+// none at all (an empty result) when a line still does not fit.
+std::vector<std::vector<Sublabel>> sublabel_lines(const BarChart& ch, double room) {
+    std::vector<std::vector<Sublabel>> out;
     for (const auto& b : ch.bars) {
-        if (b.sublabel.empty()) continue;
-        const std::size_t n = sublabel_lines(b.sublabel, slot * 0.96).size();
-        if (n == 0 || (n > 1 && grouped)) return 0;
-        rows = std::max(rows, n);
+        std::vector<Sublabel>& lines = out.emplace_back();
+        for (const auto& s : b.sublabels) {
+            if (text_width(s.text, 10) <= room) {
+                lines.push_back(s);
+                continue;
+            }
+            const std::size_t cut = s.value ? std::string::npos : s.text.rfind(", ");
+            if (cut == std::string::npos) return {};
+            const Sublabel first{s.text.substr(0, cut + 1)}, second{s.text.substr(cut + 2)};
+            if (text_width(first.text, 10) > room || text_width(second.text, 10) > room) return {};
+            lines.push_back(first);
+            lines.push_back(second);
+        }
     }
-    return rows;
+    return out;
 }
 
 // The text above a bar.
@@ -411,8 +409,6 @@ std::string bar_chart(const BarChart& ch) {
         vmax = std::max(vmax, b.value);
     }
     if (vmax == 0) vmax = 1;
-    bool grouped = false;
-    for (const auto& b : ch.bars) grouped = grouped || !b.group.empty();
     // Groups are separated by one empty slot.
     std::size_t slots = ch.bars.size();
     for (std::size_t i = 1; i < ch.bars.size(); ++i)
@@ -423,16 +419,21 @@ std::string bar_chart(const BarChart& ch) {
     const double slot = (right - left) / static_cast<double>(std::max<std::size_t>(slots, 1));
     Document doc(width, ch.height, ch.title);
     doc.heading(ch.subtitle);
-    const std::size_t sub_lines = sublabel_rows(ch, slot, grouped);
+    const std::vector<std::vector<Sublabel>> subs = sublabel_lines(ch, slot * 0.96);
+    std::size_t rows = 0;  // lines of sublabels under the bars
+    for (const auto& lines : subs) rows = std::max(rows, lines.size());
     std::vector<std::string> inputs = ch.inputs;
     bool any_sublabel = false;
-    for (const auto& b : ch.bars) any_sublabel = any_sublabel || !b.sublabel.empty();
+    for (const auto& b : ch.bars) any_sublabel = any_sublabel || !b.sublabels.empty();
     // Sublabels left out are always said: a reader would otherwise not know the bars had them.
-    if (sub_lines == 0 && any_sublabel)
+    if (subs.empty() && any_sublabel)
         inputs.insert(inputs.begin(), ch.sublabels_left_out.empty()
                                           ? tr("the second line under each bar is left out: the bars are too narrow for it")
                                           : ch.sublabels_left_out);
-    const double bottom = ch.height - foot_height(inputs) - 56;
+    // Room under the axis for the label, one line of sublabels and the group headings; more lines
+    // take it from the plot.
+    const double extra = 12 * static_cast<double>(rows > 1 ? rows - 1 : 0);
+    const double bottom = ch.height - foot_height(inputs) - 56 - extra;
     const std::vector<double> ticks = nice_ticks(0, vmax * 1.08);
     const double top_value = std::max(ticks.back(), vmax);
     const Scale sy{0, top_value, bottom, top, false};
@@ -448,7 +449,7 @@ std::string bar_chart(const BarChart& ch) {
     double group_start = left;
     auto close_group = [&](double end) {
         if (!group.empty())
-            doc.text((group_start + end) / 2, bottom + 44, group, {.size = 12, .anchor = "middle", .bold = true, .cls = "group"});
+            doc.text((group_start + end) / 2, bottom + 44 + extra, group, {.size = 12, .anchor = "middle", .bold = true, .cls = "group"});
     };
     for (std::size_t i = 0; i < ch.bars.size(); ++i) {
         const Bar& b = ch.bars[i];
@@ -462,12 +463,10 @@ std::string bar_chart(const BarChart& ch) {
         doc.text(bx + w / 2, by - 6, value_label(b),
                  {.size = 12, .anchor = "middle", .bold = true, .cls = "bar-value", .value = b.value});
         doc.text(bx + w / 2, bottom + 16, b.label, {.size = 11, .anchor = "middle", .cls = "bar-label"});
-        const std::vector<std::string> lines = sub_lines == 1 ? std::vector<std::string>{b.sublabel}
-                                               : sub_lines == 0 ? std::vector<std::string>{}
-                                                                : sublabel_lines(b.sublabel, slot * 0.96);
-        for (std::size_t l = 0; l < lines.size() && !b.sublabel.empty(); ++l)
-            doc.text(bx + w / 2, bottom + 30 + 12 * static_cast<double>(l), lines[l],
-                     {.size = 10, .anchor = "middle", .fill = "#555555", .cls = "bar-sublabel"});
+        if (!subs.empty())
+            for (std::size_t l = 0; l < subs[i].size(); ++l)
+                doc.text(bx + w / 2, bottom + 30 + 12 * static_cast<double>(l), subs[i][l].text,
+                         {.size = 10, .anchor = "middle", .fill = "#555555", .cls = "bar-sublabel", .value = subs[i][l].value});
         x += slot;
     }
     close_group(x);

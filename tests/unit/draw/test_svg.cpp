@@ -176,7 +176,7 @@ TEST_CASE("svg: a legend of long Chinese names gets room, and bar legends do not
 // had written a sentence for it (only Figure 9 had).
 TEST_CASE("svg: a bar chart that leaves its sublabels out says so in the footer, by default too", "[unit][svg]") {
     svg::BarChart ch;
-    for (int i = 0; i < 12; ++i) ch.bars.push_back({.label = "b", .sublabel = "a sublabel far wider than its bar", .value = 1});
+    for (int i = 0; i < 12; ++i) ch.bars.push_back({.label = "b", .sublabels = {{"a sublabel far wider than its bar"}}, .value = 1});
     const std::string quiet = svg::bar_chart(ch);
     CHECK(test::svg_items(quiet, "bar-sublabel").empty());
     const auto foot = test::svg_items(quiet, "input");
@@ -210,4 +210,24 @@ TEST_CASE("svg: a bar chart widens until its labels and group headings fit their
     pugi::xml_document few;
     REQUIRE(few.load_string(svg::bar_chart(ch).c_str()));
     CHECK(few.child("svg").attribute("width").as_double() == ch.width);
+}
+
+// Issue #29: Figure 9's "≤ 17.70 tok/s all, 17.70 each" under each bar carried no data-value, so
+// no check compared it with the result and figure --json did not hold it.
+TEST_CASE("svg: each line under a bar carries the number it shows", "[unit][svg]") {
+    svg::BarChart ch;
+    ch.bars = {{.label = "B = 1", .sublabels = {{"≤ 66.34 tok/s all", 66.3393}, {"≤ 66.34 each", 66.3393}}, .value = 15},
+               {.label = "B = 8", .sublabels = {{"≤ 354.14 tok/s all", 354.1375}, {"≤ 44.27 each", 44.2672}}, .value = 22},
+               {.label = "k", .sublabels = {{"all accepted, + bonus"}}, .value = 1}};
+    const std::string s = svg::bar_chart(ch);
+    const auto subs = test::svg_items(s, "bar-sublabel");
+    REQUIRE(subs.size() == 5);
+    CHECK(subs[0].text == "≤ 66.34 tok/s all");
+    CHECK(subs[3].value == 44.2672);
+    CHECK(subs[4].has_value == false);  // a line without a number has none
+    const svg::Drawn d = svg::read_back(s);
+    std::vector<double> read;
+    for (const auto& v : d.values)
+        if (v.cls == "bar-sublabel") read.push_back(v.value);
+    CHECK(read == std::vector<double>{66.3393, 66.3393, 354.1375, 44.2672});
 }

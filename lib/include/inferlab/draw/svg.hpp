@@ -171,9 +171,15 @@ struct Segment {
     std::string name;                // tooltip
 };
 
+// A line under a bar's label, with the number it shows, if any (data-value, exact).
+struct Sublabel {
+    std::string text;
+    std::optional<double> value = std::nullopt;
+};
+
 struct Bar {
     std::string label;               // under the bar
-    std::string sublabel;            // a second line under it
+    std::vector<Sublabel> sublabels; // lines under it, one each
     double value = 0;                // its height (>= 0)
     std::string value_label;         // above the bar; empty: number(value)
     std::string color = kBlue;
@@ -198,10 +204,11 @@ struct BarChart {
     double width = 720, height = 440;
     // Said in the footer when the bars are too narrow for their sublabels, which are then left
     // out (where the figures can be read instead); empty: a general sentence says so. A sublabel
-    // wider than its bar is first cut into two lines after its last ", ".
+    // without a number that is wider than its bar is first cut into two lines after its last ", ".
     std::string sublabels_left_out;
 };
-// Bars carry class "bar" and data-value; their labels class "bar-value" with the same value.
+// Bars carry class "bar" and data-value; their labels class "bar-value" with the same value; the
+// lines under them class "bar-sublabel", with their numbers as data-value.
 std::string bar_chart(const BarChart& chart);
 
 }  // namespace inferlab::svg
