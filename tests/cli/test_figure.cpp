@@ -404,3 +404,55 @@ TEST_CASE("figure doc1-fig9 --json holds the rates under its bars, as decode-roo
     CHECK(shown == computed);
     CHECK(computed.size() == 4);
 }
+
+// Issue #29: the captions were the catalogue's, the document's inputs whatever was drawn: "32
+// layers, 8192 tokens, BF16" under a figure of 61 layers, 3000 tokens and fp8.
+TEST_CASE("a figure's caption states the inputs it was drawn from, in --json, the file line and Chinese", "[cli][figure]") {
+    struct Case {
+        std::vector<std::string> args;
+        std::string caption, zh;
+    };
+    const std::vector<Case> cases = {
+        {{"doc1-fig7", "--layers", "61", "--seq-len", "3000", "--kv-dtype", "fp8", "--kv-heads", "2", "--head-dim", "96"},
+         "Cache memory substituted: 61 layers, 3000 tokens, FP8",
+         "61 层、3000 token、FP8 的缓存内存代入"},
+        {{"doc1-fig7"}, "Cache memory substituted: 32 layers, 8192 tokens, BF16", "32 层、8192 token、BF16 的缓存内存代入"},
+        {{"doc1-fig13", "--p", "0.5,0.25,0.25,0", "--q", "0,0.2,0.3,0.5"},
+         "Acceptance mass and residual on a 4-token vocabulary",
+         "4 token 词表上的接受质量与残差补偿"},
+        {{"doc1-fig6", "--q-heads", "12"}, "The same 12 query heads against 4, 2, 1 K/V heads", "相同 12 个查询头，对应 4, 2, 1 个 K/V 头"},
+        {{"doc1-fig6", "--q-heads", "8", "--kv-heads", "2"}, "The same 8 query heads against 2 K/V heads", "相同 8 个查询头，对应 2 个 K/V 头"},
+        {{"doc1-fig17"}, "4 cache paths compared with the no-cache pass on fixed inputs",
+         "用固定输入把 4 条缓存计算路径与无缓存路径比较"}};
+    const Scratch dir("figure-captions");
+    const std::string file = (dir.path / "f.svg").string();
+    for (const auto& c : cases) {
+        INFO(Catch::Detail::stringify(c.args));
+        const nlohmann::json j = parse_json(run_inferlab(with(with({"figure"}, c.args), {"--json"})));
+        CHECK(j.at("caption") == c.caption);
+        const CliResult wrote = run_inferlab(with(with({"figure"}, c.args), {"--out", file}));
+        REQUIRE(wrote.status == 0);
+        CHECK(wrote.out.find("bytes): " + c.caption + "\n") != std::string::npos);
+        const CliResult zh = run_inferlab(with(with({"figure"}, c.args), {"--out", file, "--lang", "zh"}));
+        REQUIRE(zh.status == 0);
+        CHECK(zh.out.find("字节）：" + c.zh + "\n") != std::string::npos);
+    }
+}
+
+// Issue #29: Figure 7's subtitle said "from 32 (MHA) to 32, then B from 1 to 1" and its legend named a
+// GQA colour it never drew; Figure 14 called the user's own verifier "not the document's: chosen to
+// show the gap".
+TEST_CASE("figures 7 and 14 say what was drawn and who chose it", "[cli][figure]") {
+    const CliResult mha = run_inferlab({"figure", "doc1-fig7", "--kv-heads", "32", "--batch", "1"});
+    REQUIRE(mha.status == 0);
+    CHECK(svg_items(mha.out, "subtitle").at(0).text == "H_kv = H_q = 32 (MHA), at B = 1");
+    CHECK(svg_items(mha.out, "bar").size() == 1);
+    CHECK(svg_items(mha.out, "legend").size() == 1);
+    const CliResult gqa = run_inferlab({"figure", "doc1-fig7"});
+    CHECK(svg_items(gqa.out, "subtitle").at(0).text == "H_kv from 32 (MHA) to 8, then B from 1 to 8");
+    const std::string chosen = " (not the document's: chosen to show the gap)";
+    CHECK(svg_all_text(run_inferlab({"figure", "doc1-fig14"}).out).find(chosen) != std::string::npos);
+    const std::string own = svg_all_text(run_inferlab({"figure", "doc1-fig14", "--tpr", "0.7", "--fpr", "0.1"}).out);
+    CHECK(own.find("verifier TPR = 0.7, FPR = 0.1, a random pick when it accepts none\n") != std::string::npos);
+    CHECK(own.find(chosen) == std::string::npos);
+}

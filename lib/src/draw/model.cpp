@@ -185,6 +185,8 @@ std::string model_check_cache(const model::CheckCacheResult& r, const std::vecto
     const double below = 16 + 15.0 * static_cast<double>(foot.size()) + 44;  // the x labels (44 px) and the inputs, 15 px a line
     const double height = 400 + below;
     svg::Document doc(width, height, title.empty() ? tr("model check-cache: each cache path against no cache, per position") : title);
+    // The document compares three paths; this figure draws every path check_cache compares.
+    doc.caption(trf("{0} cache paths compared with the no-cache pass on fixed inputs", paths.size()));
     const std::string worst_path = r.worst_path == "other_attention" ? other
                                    : r.worst_path == "contiguous"    ? tr("contiguous cache")
                                    : r.worst_path == "paged"         ? tr("paged cache")

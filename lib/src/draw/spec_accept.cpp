@@ -214,6 +214,8 @@ std::string fig13_acceptance(const AcceptanceInputs& in) {
     const Acceptance<double> a = acceptance(in.p, in.q);
     svg::BarChart ch;
     ch.title = tr("Figure 13: acceptance mass and residual");
+    // The document's "on a three-token vocabulary", of the vocabulary drawn.
+    ch.caption = trf("Acceptance mass and residual on a {0}-token vocabulary", in.p.size());
     ch.subtitle = trf("Accepted mass Σ min(p, q) = {0}, rejected {1}; the residual r puts the rejected mass back where p > q",
                       svg::number(a.accept_prob, 4), svg::number(a.reject_prob, 4));
     ch.y_label = tr("probability");

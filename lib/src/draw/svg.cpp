@@ -226,9 +226,11 @@ std::string Document::str() const {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
         "font-family=\"{4}\">\n"
         "<title>{2}</title>\n"
+        "{5}"
         "<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
         "{3}</svg>\n",
-        c(width_), c(height_), escape(title_), body_, kFontFamily);
+        c(width_), c(height_), escape(title_), body_, kFontFamily,
+        caption_.empty() ? std::string() : "<desc>" + escape(caption_) + "</desc>\n");
 }
 
 std::vector<double> nice_ticks(double lo, double hi, int target) {
@@ -288,6 +290,7 @@ std::string line_plot(const LinePlot& p) {
     const auto [y0, y1] = range_of(ys, p.y);
 
     Document doc(p.width, p.height, p.title);
+    doc.caption(p.caption);
     doc.heading(p.subtitle);
     // Plot frame: room for tick labels on the left, the legend on the right (190 px, or wider for a
     // legend name that needs it: the line sample takes 44 px before the name).
@@ -418,6 +421,7 @@ std::string bar_chart(const BarChart& ch) {
     const double right = width - margin;
     const double slot = (right - left) / static_cast<double>(std::max<std::size_t>(slots, 1));
     Document doc(width, ch.height, ch.title);
+    doc.caption(ch.caption);
     doc.heading(ch.subtitle);
     const std::vector<std::vector<Sublabel>> subs = sublabel_lines(ch, slot * 0.96);
     std::size_t rows = 0;  // lines of sublabels under the bars
@@ -521,6 +525,10 @@ Drawn read_back(const std::string& svg) {
         start = end + 1;
         if (line.rfind("<title>", 0) == 0 && d.title.empty()) {
             d.title = unescape(line.substr(7, line.find("</title>") - 7));
+            continue;
+        }
+        if (line.rfind("<desc>", 0) == 0 && d.caption.empty()) {
+            d.caption = unescape(line.substr(6, line.find("</desc>") - 6));
             continue;
         }
         std::string text;

@@ -132,7 +132,7 @@ TEST_CASE("figures: Figure 14 marks coverage 0.7599 at N = 4 (first document 3.2
     req.p = 0.3;
     req.ns = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16};
     req.verifier = Verifier{0.9, 0.2, true};
-    const std::string s = figures::fig14_coverage(req, best_of_n(req), 4);
+    const std::string s = figures::fig14_coverage(req, best_of_n(req), 4, true);
     REQUIRE(test::svg_parse_error(s).empty());
     const auto m = test::svg_items(s, "marker-label");
     REQUIRE(m.size() == 1);

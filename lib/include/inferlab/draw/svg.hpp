@@ -86,6 +86,10 @@ public:
     void heading(std::string_view subtitle = "");
     void inputs(const std::vector<std::string>& lines);
 
+    // A figure's caption, computed from the inputs drawn: written as the root's <desc> (not drawn;
+    // `figure --json` and the gallery read it back). Empty: none.
+    void caption(std::string text) { caption_ = std::move(text); }
+
     double width() const { return width_; }
     double height() const { return height_; }
     const std::string& title() const { return title_; }
@@ -94,12 +98,13 @@ public:
 
 private:
     double width_, height_;
-    std::string title_;
+    std::string title_, caption_;
     std::string body_;
 };
 
-// What a document written by this writer shows, read back from its text: the root's title, the
-// inputs printed at its foot, and each element's class, data-value and text, in document order.
+// What a document written by this writer shows, read back from its text: the root's title and
+// caption, the inputs printed at its foot, and each element's class, data-value and text, in
+// document order.
 // It relies on the writer's layout (one element a line, class before data-value), so it reads
 // only documents that Document, line_plot, stacked_plots and bar_chart wrote: `figure --json`
 // reports the numbers drawn without every figure function returning them a second way.
@@ -110,6 +115,7 @@ struct DrawnValue {
 };
 struct Drawn {
     std::string title;
+    std::string caption;  // the <desc>; empty when the figure has none
     std::vector<std::string> inputs;
     std::vector<DrawnValue> values;
 };
@@ -149,6 +155,7 @@ struct Marker {
 
 struct LinePlot {
     std::string title, subtitle;
+    std::string caption;  // Document::caption
     Axis x, y;
     std::vector<Series> series;
     std::vector<Marker> markers;
@@ -195,6 +202,7 @@ struct Key {
 
 struct BarChart {
     std::string title, subtitle;
+    std::string caption;  // Document::caption
     std::string y_label;
     std::vector<Bar> bars;
     std::vector<Key> legend;
