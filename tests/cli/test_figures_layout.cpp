@@ -1,6 +1,7 @@
 // Every figure's text stays readable (issue #29): over the figure corpus (support/figure_corpus.hpp)
-// in English and Chinese, no two labels on one line overlap, by the writer's own width estimate
-// (svg::text_width, which the layout uses: a test with another estimate would test another layout).
+// in English and Chinese, no two labels on one line overlap and no text runs past its figure's
+// width, by the writer's own width estimate (svg::text_width, which the layout uses: a test with
+// another estimate would test another layout).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -76,7 +77,24 @@ std::vector<std::string> overlaps(const std::string& svg) {
     return found;
 }
 
+// The labels that begin left of the figure or end past its width (1 px of rounding allowed).
+std::vector<std::string> outside(const std::string& svg) {
+    std::vector<std::string> found;
+    for (const Panel& p : panels_of(svg))
+        for (const Box& b : p.boxes)
+            if (b.x0 < -1 || b.x1 > p.width + 1) found.push_back(describe(b) + " in a figure " + std::to_string(p.width) + " wide");
+    return found;
+}
+
 }  // namespace
+
+TEST_CASE("no text of a figure runs past its width, in English and Chinese", "[cli][figure][svg]") {
+    for (const char* lang : {"en", "zh"})
+        for (const auto& f : figure_corpus(lang)) {
+            INFO(f.command);
+            CHECK(outside(f.svg) == std::vector<std::string>{});
+        }
+}
 
 TEST_CASE("no two labels on one line of a figure overlap, in English and Chinese", "[cli][figure][svg]") {
     for (const char* lang : {"en", "zh"})
@@ -93,4 +111,12 @@ TEST_CASE("the layout check finds two labels on one line that overlap", "[cli][s
         "<text x=\"80\" y=\"10\" font-size=\"11\" text-anchor=\"middle\">p (target)</text>"
         "<text x=\"80\" y=\"30\" font-size=\"11\" text-anchor=\"middle\">output</text></svg>";
     CHECK(overlaps(svg).size() == 1);
+}
+
+TEST_CASE("the layout check finds a text that runs past the figure's width", "[cli][svg]") {
+    const std::string svg =
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\">"
+        "<text x=\"16\" y=\"10\" font-size=\"11\">W: 9,241,705,984 parameters</text>"
+        "<text x=\"16\" y=\"30\" font-size=\"11\">fits</text></svg>";
+    CHECK(outside(svg).size() == 1);
 }

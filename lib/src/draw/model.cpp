@@ -192,12 +192,12 @@ std::string model_check_cache(const model::CheckCacheResult& r, const std::vecto
                                    : r.worst_path == "paged"         ? tr("paged cache")
                                    : r.worst_path == "chunked"       ? tr("chunked prefill")
                                                                      : r.worst_path;
-    doc.heading(trf("largest difference {0} ({1} at position {2}), {3} of its position's largest logit: {4}",
+    const double head = doc.heading(trf("largest difference {0} ({1} at position {2}), {3} of its position's largest logit: {4}",
                     svg::number(r.worst.max_abs, 3), worst_path, r.worst.rel_row, svg::number(r.worst.max_rel, 3),
                     r.agree ? tr("all paths agree") : tr("PATHS DISAGREE")));
     const double n = static_cast<double>(std::max<std::size_t>(r.rows.size(), 1));
     const auto [lo, hi] = log_range(r, tolerance, paths);
-    const CheckFrame f{84, width - 200, 78, height - below - 34, height - below - 12, -0.5, n - 0.5, lo, hi};
+    const CheckFrame f{84, width - 200, 78 + head, height - below - 34, height - below - 12, -0.5, n - 0.5, lo, hi};
     draw_check_axes(doc, f);
     draw_check_series(doc, f, r, tolerance, paths);
     doc.inputs(foot);

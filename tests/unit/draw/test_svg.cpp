@@ -231,3 +231,53 @@ TEST_CASE("svg: each line under a bar carries the number it shows", "[unit][svg]
         if (v.cls == "bar-sublabel") read.push_back(v.value);
     CHECK(read == std::vector<double>{66.3393, 66.3393, 354.1375, 44.2672});
 }
+
+// Issue #29: decode-roofline's inputs ran past the 720 px figure ("… × 2 B (b" cut off).
+TEST_CASE("svg: a line too wide for the figure wraps, and reads back whole", "[unit][svg]") {
+    const std::string line = "W: 9,241,705,984 parameters (counted from the config; tie_word_embeddings absent: "
+                             "Gemma2Config's default (tied)) × 2 B (bf16)";
+    const auto parts = svg::wrap_to_width(line, 400, 11);
+    REQUIRE(parts.size() >= 2);
+    std::string whole;
+    for (const auto& p : parts) {
+        CHECK(svg::text_width(p, 11) <= 400 + svg::text_width(" ", 11));  // a line's last space takes no room
+        whole += p;
+    }
+    CHECK(whole == line);
+    CHECK(svg::wrap_to_width("fits", 400, 11) == std::vector<std::string>{"fits"});
+    // Chinese breaks between characters, never before "，".
+    for (const auto& p : svg::wrap_to_width("每个请求的历史，各读一次每个请求的历史各读一次", 60, 10)) CHECK(p.rfind("，", 0) != 0);
+
+    svg::Document doc(420, 100, "t");
+    doc.inputs({line, "short"});
+    const std::string s = doc.str();
+    CHECK(test::svg_items(s, "input").size() == 2);
+    CHECK(!test::svg_items(s, "input-continued").empty());
+    CHECK(svg::read_back(s).inputs == std::vector<std::string>{line, "short"});
+    pugi::xml_document x;
+    REQUIRE(x.load_string(s.c_str()));
+    // The document grows by 15 px a further line: the foot stays under what was drawn above it.
+    CHECK(x.child("svg").attribute("height").as_double() == 100 + 15.0 * static_cast<double>(test::svg_items(s, "input-continued").size()));
+}
+
+TEST_CASE("svg: a subtitle too wide wraps and moves the plot down, a title too wide is set smaller", "[unit][svg]") {
+    svg::LinePlot p;
+    p.title = std::string(80, 'T');
+    p.subtitle = "Accepted mass Σ min(p, q) = 0.45, rejected 0.55; the residual r puts the rejected mass back where p > q";
+    p.series = {{"s", {1, 2}, {1, 2}}};
+    const std::string s = svg::line_plot(p);
+    REQUIRE(test::svg_items(s, "subtitle-continued").size() == 1);
+    pugi::xml_document x;
+    REQUIRE(x.load_string(s.c_str()));
+    CHECK(x.select_node("//*[@class='frame']").node().attribute("y").as_double() == 78 + 14);
+    CHECK(x.select_node("//*[@class='title']").node().attribute("font-size").as_double() < 16);
+}
+
+// Issue #29: decode-roofline's memory bound B·β/D_B lay under the aggregate line it equals.
+TEST_CASE("svg: dashed series (bounds) are drawn over the solid ones", "[unit][svg]") {
+    svg::LinePlot p;
+    p.series = {{"bound", {1, 2}, {1, 2}, svg::kGrey, true, false}, {"data", {1, 2}, {1, 2}, svg::kBlue}};
+    const std::string s = svg::line_plot(p);
+    CHECK(s.find("stroke=\"#8a8f98\" stroke-width=\"2.00\" stroke-dasharray") > s.rfind("class=\"point\""));
+    CHECK(s.find(">bound</text>") < s.find(">data</text>"));  // the legend keeps the order given
+}

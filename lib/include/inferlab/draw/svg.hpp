@@ -41,6 +41,14 @@ inline constexpr const char* kFontFamily = "Noto Sans CJK SC, Source Han Sans SC
 // CJK character counts as two columns of a Latin one (text/table.hpp's display_width).
 double text_width(std::string_view text, double size);
 
+// `text` as lines no wider than `room` px at font size `size` (by text_width): cut after a space
+// (which ends its line) or beside a CJK character, so the lines put together are `text` again.
+// One line when it fits; a piece wider than `room` keeps a line of its own.
+std::vector<std::string> wrap_to_width(std::string_view text, double room, double size);
+
+// The font size at which `text` fits `room` px: `size`, or smaller when it would run past.
+double fitting_size(std::string_view text, double room, double size);
+
 // &, <, >, " and ' as entities; control characters other than tab and newline (not allowed in
 // XML 1.0) dropped.
 std::string escape(std::string_view text);
@@ -82,8 +90,14 @@ public:
     void arrow(double x1, double y1, double x2, double y2, const std::string& color, double width = 1.5);
     void text(double x, double y, std::string_view content, const TextStyle& style = {});
 
-    // The heading (title at the top) and the inputs printed at the foot, one line each.
-    void heading(std::string_view subtitle = "");
+    // The heading: the title at the top (at a smaller size if it would run past the width) and
+    // the subtitle, wrapped onto more lines 14 px apart where it is wider than the document
+    // (class "subtitle", then "subtitle-continued"). Returns the height the extra lines take, for
+    // the layout under it.
+    double heading(std::string_view subtitle = "");
+    // The inputs printed at the foot, one line each: a line wider than the document is wrapped,
+    // its further lines indented (class "input-continued", read back as part of the line), and
+    // the document grows by 15 px for each.
     void inputs(const std::vector<std::string>& lines);
 
     // A figure's caption, computed from the inputs drawn: written as the root's <desc> (not drawn;
@@ -139,7 +153,7 @@ struct Series {
     std::string name;
     std::vector<double> x, y;        // equal lengths
     std::string color = kBlue;
-    bool dashed = false;
+    bool dashed = false;             // a bound or a target: drawn over the solid series
     bool markers = true;             // a dot at each point (class "point", data-value = y)
     // The exact numbers the points stand for, where they differ from y (a zero drawn at a log
     // axis's floor); empty: y. Same length as y otherwise. (Initialized, so brace lists may stop before it.)
