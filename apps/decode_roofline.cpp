@@ -61,9 +61,12 @@ void run(const RooflineOptions& o) {
     const RooflineInputs in = gather_roofline(o);
     const RooflineResult res = computed(o, in);
     Report r = decode_roofline_report(in, res);
-    // The figure's input lines are prose for the reader, as the text's [sources] are.
+    // The figure's input lines are prose for the reader, as the text's [sources] are; M_KV's names
+    // the model or shape and the KV dtype it was computed at.
     if (!o.out.svg.empty())
-        r.svg = plots::decode_roofline_svg(in.req, res, {"W: " + in.weights_from.localized(), "β: " + in.bandwidth_text});
+        r.svg = plots::decode_roofline_svg(in.req, res,
+                                           {"W: " + in.weights_from.localized(), "M_KV: " + in.kv_from.localized(),
+                                            "β: " + in.bandwidth_text});
     emit(r, o.out);
 }
 

@@ -334,7 +334,7 @@ std::string draw_doc1_fig14(const FigureOptions& o) {
     const BestOfNRequest rq = parse_best_of_n(f);
     if (rq.ns.size() > 256) throw InputError("--n", o.n, N_("at most 256 values of N can be drawn"));
     const std::uint64_t marked = o.n.empty() ? 4 : rq.ns.back();
-    return figures::fig14_coverage(rq, compute_best_of_n(f, rq), marked);
+    return figures::fig14_coverage(rq, compute_best_of_n(f, rq), marked, !selection);
 }
 
 std::string draw_doc1_fig15(const FigureOptions& o) {
@@ -411,6 +411,13 @@ std::string list_text() {
 
 std::string html_escape(const std::string& s) { return svg::escape(s); }
 
+// A drawn figure's caption: the one it computed from the inputs drawn (its <desc>), else the
+// catalogue's (a caption that states no input), in the language of `svg_text`.
+std::string caption_of(const FigureInfo& f, const std::string& svg_text) {
+    const std::string drawn = svg::read_back(svg_text).caption;
+    return drawn.empty() ? tr(f.caption) : drawn;
+}
+
 // The gallery page: each figure with its caption and the command that made it, in the run's language.
 void write_all(const FigureOptions& o) {
     namespace fs = std::filesystem;
@@ -432,12 +439,12 @@ void write_all(const FigureOptions& o) {
             not_drawn += fmt::format("<li>{}, {}, {}: {} ({})</li>\n", f.name, doc, section, caption, html_escape(tr(f.reason)));
             continue;
         }
-        const std::string file = f.name + ".svg";
-        write_text_file((fs::path(o.out) / file).string(), draw(f.name, FigureOptions{}));
+        const std::string file = f.name + ".svg", svg_text = draw(f.name, FigureOptions{});
+        write_text_file((fs::path(o.out) / file).string(), svg_text);
         ++drawn;
         html += fmt::format("<figure id=\"{0}\"><img src=\"{1}\" alt=\"{2}\"><figcaption><b>{0}</b>: {2} ({3}, {4})<br>{5} "
                             "<code>inferlab figure {0}</code></figcaption></figure>\n",
-                            f.name, file, caption, doc, section, html_escape(tr("Made by")));
+                            f.name, file, html_escape(caption_of(f, svg_text)), doc, section, html_escape(tr("Made by")));
     }
     html += "<h2>" + html_escape(tr("Not drawn")) + "</h2><ul>\n" + not_drawn + "</ul>\n</body></html>\n";
     write_text_file((fs::path(o.out) / "index.html").string(), html);
@@ -474,8 +481,9 @@ void print_list(const FigureOptions& o) {
 Report figure_report(const FigureInfo& f, const std::string& svg_text, const std::string& english, const std::string& out) {
     const svg::Drawn d = svg::read_back(english);
     Report r;
-    r.human = out.empty() || out == "-" ? svg_text : trf("wrote {0} ({1} bytes): {2}", out, svg_text.size(), tr(f.caption)) + "\n";
-    r.json = {{"name", f.name}, {"document", f.document}, {"section", f.section}, {"caption", f.caption}, {"title", d.title},
+    r.human = out.empty() || out == "-" ? svg_text : trf("wrote {0} ({1} bytes): {2}", out, svg_text.size(), caption_of(f, svg_text)) + "\n";
+    r.json = {{"name", f.name}, {"document", f.document}, {"section", f.section},
+              {"caption", d.caption.empty() ? f.caption : d.caption}, {"title", d.title},
               {"inputs", d.inputs}, {"values", nlohmann::json::array()}, {"out", out.empty() || out == "-" ? nlohmann::json(nullptr) : nlohmann::json(out)}};
     // The CSV holds the numbers only (a label such as "22.590 GB" is text: --json carries it).
     const std::vector<Column<svg::DrawnValue>> columns = {

@@ -1,6 +1,7 @@
 // inferlab kv-mem: how many bytes does the KV cache hold? Options, their parsing into the
 // library's inputs, and one call to kv_mem(); kv_mem_print.cpp renders the result.
 #include <memory>
+#include <set>
 
 #include "common.hpp"
 #include "inferlab/answer/kv_mem.hpp"
@@ -178,8 +179,21 @@ void list_models(const OutputFlags& out) {
     emit(kv_mem_models_report(models), out);
 }
 
+// --list-models computes nothing: a flag of the computation beside it would have no effect, and
+// a user who typed one meant something that did not happen.
+void refuse_beside_list_models(const CLI::App& sub) {
+    static const std::set<std::string> listing = {"list-models", "json", "csv", "table", "explain", "lang", "help"};
+    for (const CLI::Option* opt : sub.get_options())
+        if (opt->count() > 0 && !opt->get_lnames().empty() && !listing.count(opt->get_lnames().front()))
+            throw InputError(N_("--list-models and {0} both given: --list-models computes nothing, so {0} has no effect"),
+                             {"--" + opt->get_lnames().front()});
+}
+
 void run(const KvMemOptions& o, const CLI::App& sub) {
-    if (o.list_models) return list_models(o.out);
+    if (o.list_models) {
+        refuse_beside_list_models(sub);
+        return list_models(o.out);
+    }
     const KvMemInputs in = parse_inputs(o, sub);
     KvMemResult r;
     try {

@@ -117,6 +117,10 @@ void parse_kv(const RooflineFlags& o, Inputs& in) {
         if (in.config && !o.seq_len.empty())
             throw InputError(N_("--kv-bytes-per-request and --seq-len both give the KV read of a request with --model/--config: "
                                 "choose one"));
+        // Without a model no number depends on S: M_KV is given, and no attention shape reads it.
+        if (!o.seq_len.empty())
+            throw InputError(N_("--seq-len has no effect with --kv-bytes-per-request: M_KV is the same at every length "
+                                "(give the number of requests with --batch)"));
         rq.model.kv_bytes_per_request = parse_bytes("--kv-bytes-per-request", o.kv_bytes_per_request);
         in.kv_from = {"--kv-bytes-per-request {0}", {o.kv_bytes_per_request}};
         const SizeSystem w = size_system(o.weights_bytes), k = size_system(o.kv_bytes_per_request);

@@ -257,3 +257,18 @@ TEST_CASE("decode-roofline: one source for the KV read, π only with FLOPs, a ra
     const auto with_params = parse_json(run_inferlab(with(preset, {"--weight-dtype", "bf16", "--json"})));
     CHECK(with_params.at("rows").at(0).at("bound") == "memory");
 }
+
+// Issue #29: with --kv-bytes-per-request (and no model) --seq-len changed no number, only the
+// JSON's seq_lens, and was accepted without a word.
+TEST_CASE("decode-roofline refuses --seq-len beside --kv-bytes-per-request, where it changes nothing", "[cli][decode-roofline][errors]") {
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
+                  "--seq-len", "100"},
+                 "inferlab: error: --seq-len has no effect with --kv-bytes-per-request: M_KV is the same at every length "
+                 "(give the number of requests with --batch)");
+    expect_error({"decode-roofline", "--params", "7e9", "--weight-dtype", "bf16", "--kv-bytes-per-request", "1GiB", "--bandwidth",
+                  "1TB/s", "--peak-flops", "100TFLOPS", "--seq-len", "100, 300"},
+                 "--seq-len has no effect with --kv-bytes-per-request");
+    CHECK(run_inferlab({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
+                        "--batch", "2"})
+              .status == 0);
+}

@@ -175,9 +175,16 @@ TEST_CASE("figure doc1-fig9 with decode-roofline's --model, --hw and --params dr
         REQUIRE(bars.size() == j["rows"].size());
         for (std::size_t i = 0; i < bars.size(); ++i) {
             CHECK(bars[i].value == j["rows"][i]["bytes_per_step_gb"].get<double>());
-            // The sublabel shows the row's rates to two decimals, as decode-roofline's table does.
-            const auto sub = svg_items(r.out, "bar-sublabel")[i].text;
-            CHECK(sub.find(fmt::format("{:.2f} tok/s all", j["rows"][i]["aggregate_tokens_per_s"].get<double>())) != std::string::npos);
+            // The sublabels show the row's rates to two decimals, as decode-roofline's table does,
+            // and carry them exactly (data-value), one line each.
+            const auto subs = svg_items(r.out, "bar-sublabel");
+            REQUIRE(subs.size() == 2 * bars.size());
+            const double all = j["rows"][i]["aggregate_tokens_per_s"].get<double>();
+            const double each = j["rows"][i]["per_request_tokens_per_s"].get<double>();
+            CHECK(subs[2 * i].text == fmt::format("≤ {:.2f} tok/s all", all));
+            CHECK(subs[2 * i].value == all);
+            CHECK(subs[2 * i + 1].text == fmt::format("≤ {:.2f} each", each));
+            CHECK(subs[2 * i + 1].value == each);
         }
     }
     expect_error({"figure", "doc1-fig9", "--model", "llama-3-8b", "--kv-heads", "2"},
@@ -325,11 +332,125 @@ TEST_CASE("figure doc1-fig9 leaves out the tokens/s under bars too narrow for th
     const CliResult many = run_inferlab(with(base, {"1,2,4,8,16,32,64,128"}), "", {"INFERLAB_LANG=en"});
     REQUIRE(few.status == 0);
     REQUIRE(many.status == 0);
-    CHECK(svg_items(few.out, "bar-sublabel").size() == 3);
-    CHECK(svg_items(few.out, "bar-sublabel")[0].text == "≤ 195.51 tok/s all, 195.51 each");
+    CHECK(svg_items(few.out, "bar-sublabel").size() == 6);
+    CHECK(svg_items(few.out, "bar-sublabel")[0].text == "≤ 195.51 tok/s all");
+    CHECK(svg_items(few.out, "bar-sublabel")[1].text == "≤ 195.51 each");
     CHECK(svg_items(many.out, "bar-sublabel").empty());
     CHECK(svg_all_text(many.out).find("too many bars to print under them: inferlab decode-roofline prints them") !=
           std::string::npos);
     CHECK(svg_all_text(few.out).find("too many bars") == std::string::npos);
     CHECK(svg_items(many.out, "bar").size() == 8);
+}
+
+// Issue #29: at four tokens Figure 13's output bars are too narrow for "α = …" under them, and
+// the chart dropped them without a word; its labels "q (draft)p (target)output" ran together.
+TEST_CASE("figure doc1-fig13 at four tokens says where α went, and its bar labels stay apart", "[cli][figure]") {
+    const CliResult r = run_inferlab({"figure", "doc1-fig13", "--p", "0.5,0.25,0.25,0", "--q", "0,0.2,0.3,0.5"});
+    REQUIRE(r.status == 0);
+    REQUIRE(svg_parse_error(r.out).empty());
+    const auto subs = svg_items(r.out, "bar-sublabel");
+    const auto foot = svg_items(r.out, "input");
+    REQUIRE(!foot.empty());
+    if (subs.empty())
+        CHECK(foot[0].text == "α = min(1, p/q) under each output bar left out (the bars are too narrow): inferlab spec-accept prints it");
+    else
+        CHECK(subs.size() == 4);
+    const auto labels = svg_items(r.out, "bar-label");
+    REQUIRE(labels.size() == 12);
+    for (std::size_t i = 0; i < labels.size(); i += 3)
+        CHECK(std::vector<std::string>{labels[i].text, labels[i + 1].text, labels[i + 2].text} ==
+              std::vector<std::string>{"q", "p", "output"});
+    CHECK(svg_all_text(r.out).find("q (draft)") != std::string::npos);  // the legend names the letters
+}
+
+// Issue #29: Figure 13 numbered its tokens 1–4 where spec-accept's text, CSV and JSON number
+// them 0–3, and showed α = 1 under a token q never drafts, which spec-accept calls "never drafted".
+TEST_CASE("figure doc1-fig13 numbers its tokens as spec-accept does, and says which are never drafted", "[cli][figure]") {
+    const std::vector<std::string> pq = {"--p", "0.5,0.5", "--q", "0,1"};
+    const CliResult fig = run_inferlab(with({"figure", "doc1-fig13"}, pq));
+    const CliResult csv = run_inferlab(with(with({"spec-accept"}, pq), {"--csv"}));
+    const CliResult text = run_inferlab(with({"spec-accept"}, pq));
+    REQUIRE(fig.status == 0);
+    REQUIRE(csv.status == 0);
+    REQUIRE(text.status == 0);
+    std::vector<std::string> groups, tokens;
+    for (const auto& g : svg_items(fig.out, "group")) groups.push_back(g.text);
+    const auto rows = parse_csv(csv.out);  // header first; the token column first
+    REQUIRE(rows.size() == 3);
+    REQUIRE(rows[0].at(0) == "token");
+    for (std::size_t i = 1; i < rows.size(); ++i) tokens.push_back("token " + rows[i].at(0));
+    CHECK(groups == std::vector<std::string>{"token 0", "token 1"});
+    CHECK(groups == tokens);
+    const auto subs = svg_items(fig.out, "bar-sublabel");
+    REQUIRE(subs.size() == 2);
+    CHECK(subs[0].text == "never drafted");
+    CHECK(subs[1].text == "α = 0.5");
+    CHECK(text.out.find("never drafted") != std::string::npos);
+}
+
+// Issue #29: Figure 9's rates under its bars were drawn numbers that figure --json left out.
+TEST_CASE("figure doc1-fig9 --json holds the rates under its bars, as decode-roofline computes them", "[cli][figure]") {
+    const nlohmann::json fig = parse_json(run_inferlab({"figure", "doc1-fig9", "--json"}));
+    const nlohmann::json dr = parse_json(run_inferlab(with(kDoc1Roofline, {"--json"})));
+    std::vector<double> shown, computed;
+    for (const auto& v : fig.at("values"))
+        if (v.at("class") == "bar-sublabel") shown.push_back(v.at("value").get<double>());
+    for (const auto& row : dr.at("rows")) {
+        computed.push_back(row.at("aggregate_tokens_per_s").get<double>());
+        computed.push_back(row.at("per_request_tokens_per_s").get<double>());
+    }
+    CHECK(shown == computed);
+    CHECK(computed.size() == 4);
+}
+
+// Issue #29: the captions were the catalogue's, the document's inputs whatever was drawn: "32
+// layers, 8192 tokens, BF16" under a figure of 61 layers, 3000 tokens and fp8.
+TEST_CASE("a figure's caption states the inputs it was drawn from, in --json, the file line and Chinese", "[cli][figure]") {
+    struct Case {
+        std::vector<std::string> args;
+        std::string caption, zh;
+    };
+    const std::vector<Case> cases = {
+        {{"doc1-fig7", "--layers", "61", "--seq-len", "3000", "--kv-dtype", "fp8", "--kv-heads", "2", "--head-dim", "96"},
+         "Cache memory substituted: 61 layers, 3000 tokens, FP8",
+         "61 层、3000 token、FP8 的缓存内存代入"},
+        {{"doc1-fig7"}, "Cache memory substituted: 32 layers, 8192 tokens, BF16", "32 层、8192 token、BF16 的缓存内存代入"},
+        {{"doc1-fig13", "--p", "0.5,0.25,0.25,0", "--q", "0,0.2,0.3,0.5"},
+         "Acceptance mass and residual on a 4-token vocabulary",
+         "4 token 词表上的接受质量与残差补偿"},
+        {{"doc1-fig6", "--q-heads", "12"}, "The same 12 query heads against 4, 2, 1 K/V heads", "相同 12 个查询头，对应 4, 2, 1 个 K/V 头"},
+        {{"doc1-fig6", "--q-heads", "8", "--kv-heads", "2"}, "The same 8 query heads against 2 K/V heads", "相同 8 个查询头，对应 2 个 K/V 头"},
+        {{"doc1-fig17"}, "4 cache paths compared with the no-cache pass on fixed inputs",
+         "用固定输入把 4 条缓存计算路径与无缓存路径比较"}};
+    const Scratch dir("figure-captions");
+    const std::string file = (dir.path / "f.svg").string();
+    for (const auto& c : cases) {
+        INFO(Catch::Detail::stringify(c.args));
+        const nlohmann::json j = parse_json(run_inferlab(with(with({"figure"}, c.args), {"--json"})));
+        CHECK(j.at("caption") == c.caption);
+        const CliResult wrote = run_inferlab(with(with({"figure"}, c.args), {"--out", file}));
+        REQUIRE(wrote.status == 0);
+        CHECK(wrote.out.find("bytes): " + c.caption + "\n") != std::string::npos);
+        const CliResult zh = run_inferlab(with(with({"figure"}, c.args), {"--out", file, "--lang", "zh"}));
+        REQUIRE(zh.status == 0);
+        CHECK(zh.out.find("字节）：" + c.zh + "\n") != std::string::npos);
+    }
+}
+
+// Issue #29: Figure 7's subtitle said "from 32 (MHA) to 32, then B from 1 to 1" and its legend named a
+// GQA colour it never drew; Figure 14 called the user's own verifier "not the document's: chosen to
+// show the gap".
+TEST_CASE("figures 7 and 14 say what was drawn and who chose it", "[cli][figure]") {
+    const CliResult mha = run_inferlab({"figure", "doc1-fig7", "--kv-heads", "32", "--batch", "1"});
+    REQUIRE(mha.status == 0);
+    CHECK(svg_items(mha.out, "subtitle").at(0).text == "H_kv = H_q = 32 (MHA), at B = 1");
+    CHECK(svg_items(mha.out, "bar").size() == 1);
+    CHECK(svg_items(mha.out, "legend").size() == 1);
+    const CliResult gqa = run_inferlab({"figure", "doc1-fig7"});
+    CHECK(svg_items(gqa.out, "subtitle").at(0).text == "H_kv from 32 (MHA) to 8, then B from 1 to 8");
+    const std::string chosen = " (not the document's: chosen to show the gap)";
+    CHECK(svg_all_text(run_inferlab({"figure", "doc1-fig14"}).out).find(chosen) != std::string::npos);
+    const std::string own = svg_all_text(run_inferlab({"figure", "doc1-fig14", "--tpr", "0.7", "--fpr", "0.1"}).out);
+    CHECK(own.find("verifier TPR = 0.7, FPR = 0.1, a random pick when it accepts none\n") != std::string::npos);
+    CHECK(own.find(chosen) == std::string::npos);
 }

@@ -9,22 +9,26 @@
 
 #include "../support/cli.hpp"
 #include "../support/equations.hpp"
+#include "../support/figure_corpus.hpp"
 #include "../support/svg_check.hpp"
 
 using namespace inferlab::test;
 
 namespace {
 
-using Args = std::vector<std::string>;
-
 struct Drawn {
     std::string cls, text;
     double value;
 };
 
+// The classes of labels that show a result's number beside what they label: each that shows a
+// number carries it (data-value), so the checks below compare it.
+const std::set<std::string> kNumberLabels = {"bar-value", "bar-sublabel"};
+
 // Every element with a data-value, and every colour an element other than a legend swatch uses.
 struct Figure {
     std::vector<Drawn> drawn;
+    std::vector<Drawn> unvalued;  // labels of kNumberLabels without a data-value
     std::vector<std::pair<std::string, std::string>> legend;  // (name, swatch colour)
     std::multiset<std::string> colours;
 };
@@ -49,6 +53,8 @@ Figure read_figure(const std::string& svg) {
         }
         if (n.attribute("data-value"))
             f.drawn.push_back({cls, n.child_value(), n.attribute("data-value").as_double()});
+        else if (kNumberLabels.count(cls))
+            f.unvalued.push_back({cls, n.child_value(), 0});
         previous = n;
     }
     return f;
@@ -93,29 +99,14 @@ void check_labels_and_legend(const std::string& what, const std::string& svg) {
         INFO("class " << d.cls << ", data-value " << d.value << ", label \"" << d.text << "\"");
         CHECK(label_says(d.text, d.value));
     }
+    for (const auto& d : f.unvalued) {
+        INFO("class " << d.cls << ", label \"" << d.text << "\" shows a number without its data-value");
+        CHECK(printed_quantities(d.text).empty());
+    }
     for (const auto& [name, colour] : f.legend) {
         INFO("legend entry \"" << name << "\", colour " << colour);
         CHECK(f.colours.count(colour) > 0);
     }
-}
-
-// Each subcommand's figures, with the JSON of the same run: --json and --svg together.
-std::vector<Args> svg_runs() {
-    return {{"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--seq-len", "8192", "--batch", "1,8,64"},
-            {"decode-roofline", "--model", "mixtral-8x7b", "--hw", "h100-sxm", "--seq-len", "4096", "--batch", "1..64",
-             "--memory", "80GiB"},
-            {"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s",
-             "--batch", "1,8"},
-            {"spec-accept", "--alpha", "0.8", "--gamma", "4", "--cost-ratio", "0.1"},
-            {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2"},
-            {"best-of-n", "--p", "0.3", "--n", "1..64", "--tpr", "0.9", "--fpr", "0.2", "--target", "0.9"},
-            {"best-of-n", "--search", "--q", "0.8", "--step-tpr", "0.9", "--step-fpr", "0.3", "--steps", "1..12", "--tpr",
-             "0.9", "--fpr", "0.1"},
-            {"quantize", "--x", "0.37", "--step", "0.1", "--qmax", "7"},
-            {"quantize", "--values", "0.1,-0.5,0.25,1", "--bits", "4"},
-            {"quantize", "--gen", "normal:16x64", "--bits", "4", "--group-size", "32"},
-            {"quantize", "--model", "llama-3-8b", "--seq-len", "8192", "--group-size", "64"},
-            {"model", "check-cache", "--model", "demo-gqa", "--tokens", "1,2,3,4,5", "--chunk", "2"}};
 }
 
 // The classes whose numbers are the figure's own, not the result's, and why: the list only
@@ -151,8 +142,18 @@ TEST_CASE("every figure of the catalogue labels what it draws, and its legend na
         ++figures;
     }
     CHECK(figures >= 14);
+    for (const auto& args : figure_runs()) {  // the same figures at other inputs
+        std::string cmd = "inferlab";
+        for (const auto& a : args) cmd += " " + a;
+        const CliResult r = run_inferlab(args);
+        INFO(cmd << "\n" << r.err);
+        REQUIRE(r.status == 0);
+        check_labels_and_legend(cmd, r.out);
+    }
 }
 
+// Each subcommand's figures (support/figure_corpus.hpp), with the JSON of the same run: --json and
+// --svg together.
 TEST_CASE("every --svg draws the numbers of its run's JSON, labelled as they are", "[cli][svg]") {
     const Scratch dir("figures-truth");
     for (const auto& args : svg_runs()) {

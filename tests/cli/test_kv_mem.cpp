@@ -279,3 +279,14 @@ TEST_CASE("kv-mem and decode-roofline note a length past max_position_embeddings
     REQUIRE(g.status == 0);
     CHECK(g.out.find("S = 4,999 is past the config's max_position_embeddings (4,096)") != std::string::npos);
 }
+
+// Issue #29: --list-models took --seq-len (and any other flag of the computation) and ignored it.
+TEST_CASE("kv-mem --list-models refuses the flags of a computation, keeps its output forms", "[cli][kv-mem][errors]") {
+    expect_error({"kv-mem", "--list-models", "--seq-len", "10"},
+                 "inferlab: error: --list-models and --seq-len both given: --list-models computes nothing, so --seq-len has no effect");
+    expect_error({"kv-mem", "--list-models", "--model", "llama-3-8b"}, "--list-models and --model both given");
+    expect_error({"kv-mem", "--list-models", "--kv-dtype", "fp8"}, "--list-models and --kv-dtype both given");
+    CHECK(run_inferlab({"kv-mem", "--list-models", "--csv"}).status == 0);
+    CHECK(run_inferlab({"kv-mem", "--list-models", "--json"}).status == 0);
+    CHECK(run_inferlab({"kv-mem", "--list-models", "--lang", "zh"}).status == 0);
+}

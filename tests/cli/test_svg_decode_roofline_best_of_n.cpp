@@ -3,6 +3,7 @@
 // the numbers drawn (data-value) are the ones its --json prints.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -11,6 +12,7 @@
 
 #include "../support/cli.hpp"
 #include "../support/svg_check.hpp"
+#include "inferlab/draw/svg.hpp"
 
 using namespace inferlab::test;
 namespace fs = std::filesystem;
@@ -144,4 +146,18 @@ TEST_CASE("decode-roofline --svg says the batches that do not fit as ranges, and
     CHECK(text.find("does not fit the memory (weights + KV), shown in red: B = 25–256") != std::string::npos);
     CHECK(text.find("lib/") == std::string::npos);
     CHECK(text.find(".hpp") == std::string::npos);
+}
+
+// Issue #29's try-out: the figure never named the KV dtype its M_KV was computed at (fp8), and
+// its memory bound, equal to the aggregate at every batch, lay hidden under the aggregate line.
+TEST_CASE("decode-roofline --svg names the model and KV dtype of M_KV, and draws the bounds over the rates", "[cli][decode-roofline][svg]") {
+    Scratch dir("roofline-kv-dtype");
+    const std::string svg = run_with_svg({"decode-roofline", "--model", "gemma-2-9b", "--weight-dtype", "bf16", "--kv-dtype",
+                                          "fp8", "--hw", "a100-sxm-80gb", "--seq-len", "20000", "--batch", "1..300"},
+                                         dir.path / "dr.svg");
+    const auto inputs = inferlab::svg::read_back(svg).inputs;
+    CHECK(std::find(inputs.begin(), inputs.end(), "M_KV: gemma-2-9b at fp8 (kv-mem's formula)") != inputs.end());
+    // The first panel: the memory bound's dashed line comes after (over) every point of the rates.
+    const std::string first = svg.substr(0, svg.find("<svg", svg.find("<svg", svg.find("<svg") + 1) + 1));
+    CHECK(first.find("stroke-dasharray") > first.rfind("class=\"point\""));
 }

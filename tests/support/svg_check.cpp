@@ -35,6 +35,10 @@ std::string slurp(const std::filesystem::path& p) {
 namespace {
 
 void collect_text(const pugi::xml_node& n, std::string& out) {
+    // A line the writer wrapped (class "input-continued", "subtitle-continued") goes on its line.
+    const std::string cls = n.attribute("class").value();
+    if (cls.size() > 10 && cls.compare(cls.size() - 10, 10, "-continued") == 0 && !out.empty() && out.back() == '\n')
+        out.pop_back();
     for (const pugi::xml_node& c : n.children()) {
         if (c.type() == pugi::node_pcdata) out += std::string(c.value()) + "\n";
         collect_text(c, out);

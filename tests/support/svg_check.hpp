@@ -39,7 +39,8 @@ std::vector<SvgItem> svg_items(const std::string& svg, const std::string& cls);
 std::vector<double> svg_values(const std::string& svg, const std::string& cls);
 // The text of the root's <title>.
 std::string svg_title(const std::string& svg);
-// Every text node of the document, joined by newlines (what a search would find).
+// Every text node of the document, joined by newlines (what a search would find); a line the
+// writer wrapped onto more (class "…-continued") reads as the one line it is.
 std::string svg_all_text(const std::string& svg);
 
 // rsvg-convert on PATH.

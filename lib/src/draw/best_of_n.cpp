@@ -119,7 +119,8 @@ std::string search_svg(const SearchRequest& req, const SearchResult& res) {
 
 namespace inferlab::figures {
 
-std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, std::uint64_t marked_n) {
+std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, std::uint64_t marked_n,
+                           bool verifier_chosen) {
     std::vector<BestOfNRow> rows = res.rows;
     std::stable_sort(rows.begin(), rows.end(), [](const BestOfNRow& a, const BestOfNRow& b) { return a.n < b.n; });
     svg::LinePlot pl;
@@ -160,9 +161,9 @@ std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, 
     }
     pl.inputs = {trf("p = {0} per independent candidate", svg::number(res.p))};
     if (req.verifier)
-        pl.inputs.push_back(trf("verifier TPR = {0}, FPR = {1}, {2} when it accepts none (not the document's: chosen to show the gap)",
-                                svg::number(req.verifier->tpr), svg::number(req.verifier->fpr),
-                                req.verifier->fallback_random ? tr("a random pick") : tr("abstains")));
+        pl.inputs.push_back(trf("verifier TPR = {0}, FPR = {1}, {2} when it accepts none{3}", svg::number(req.verifier->tpr),
+                                svg::number(req.verifier->fpr), req.verifier->fallback_random ? tr("a random pick") : tr("abstains"),
+                                verifier_chosen ? tr(" (not the document's: chosen to show the gap)") : ""));
     if (req.answer_dist)
         pl.inputs.push_back(trf("answers (correct first): {0} and {1} wrong", svg::number(req.answer_dist->front()),
                                 req.answer_dist->size() - 1));

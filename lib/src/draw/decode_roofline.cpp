@@ -148,17 +148,19 @@ std::string gb3(std::uint64_t bytes) { return fmt::format("{:.3f} GB", bytes_in_
 std::string fig9_decode_reads(const RooflineRequest& req, const RooflineResult& res, const std::vector<std::string>& sources) {
     const DecodeModel& m = req.model;
     svg::BarChart ch;
-    ch.title = m.moe ? tr(N_("Figure 9: bytes one decode step reads, D_B = W_B + B·M_KV (MoE: W_B the weights read)"))
+    ch.title = m.moe ? tr(N_("Figure 9: bytes one decode step reads, D_B = W_B + B·M_KV"))
                      : tr("Figure 9: bytes one decode step reads, D_B = W + B·M_KV");
-    ch.subtitle = tr("The weights are read once per step; every request's K/V is read for that request");
+    ch.subtitle = m.moe ? tr(N_("MoE: W_B is the weights a step reads, once; every request's K/V is read for that request"))
+                        : tr("The weights are read once per step; every request's K/V is read for that request");
     ch.y_label = tr("D_B (GB, 10^9 bytes)");
     ch.sublabels_left_out = tr(N_("each bar's tokens/s, too many bars to print under them: inferlab decode-roofline prints them"));
     for (const DecodeStep& step : res.rows) {
         const std::uint64_t b = step.batch;
         svg::Bar bar;
         bar.label = fmt::format("B = {}", b);
-        bar.sublabel = trf("≤ {0} tok/s all, {1} each", fmt::format("{:.2f}", step.aggregate_tokens_per_s),
-                           fmt::format("{:.2f}", step.per_request_tokens_per_s));
+        // Two lines, each with the rate it shows (to two decimals, as decode-roofline's table).
+        bar.sublabels = {{trf("≤ {0} tok/s all", fmt::format("{:.2f}", step.aggregate_tokens_per_s)), step.aggregate_tokens_per_s},
+                         {trf("≤ {0} each", fmt::format("{:.2f}", step.per_request_tokens_per_s)), step.per_request_tokens_per_s}};
         bar.value = bytes_in_gb(step.bytes);
         bar.value_label = gb3(step.bytes);
         // An MoE step reads W_B (the experts its B tokens route to), which grows with B.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "inferlab/answer/decode_roofline.hpp"
@@ -127,6 +128,10 @@ std::string fig6_head_mapping(const HeadMapInputs& in) {
     const double panel_h = 150, top = 64;
     svg::Document doc(760, top + panel_h * static_cast<double>(in.kv_heads.size()) + 16 + 15.0 * 2,
                       tr("Figure 6: which K/V head each query head reads"));
+    std::string kv_list;
+    for (auto k : in.kv_heads) kv_list += (kv_list.empty() ? "" : ", ") + std::to_string(k);
+    // The document's "the same four query heads against different numbers of K/V heads", of the heads drawn.
+    doc.caption(trf("The same {0} query heads against {1} K/V heads", in.q_heads, kv_list));
     doc.heading(trf("Query head h reads K/V head h / (H_q / H_kv); H_q = {0} throughout", in.q_heads));
     const double left = 150, right = 740;
     for (std::size_t p = 0; p < in.kv_heads.size(); ++p) {
@@ -156,11 +161,7 @@ std::string fig6_head_mapping(const HeadMapInputs& in) {
         }
     }
     doc.inputs({trf("H_q = {0}, H_kv = {1}; the K/V heads are the cache's head axis: fewer heads, fewer bytes", in.q_heads,
-                            [&] {
-                                std::string t;
-                                for (auto k : in.kv_heads) t += (t.empty() ? "" : ", ") + std::to_string(k);
-                                return t;
-                            }()),
+                    kv_list),
                 source_line("doc1-fig6")});
     return doc.str();
 }
@@ -169,14 +170,21 @@ std::string fig7_kv_substitution(const KvSubstitutionInputs& in) {
     const KvShape& s = in.shape;
     svg::BarChart ch;
     ch.title = tr("Figure 7: M_KV = 2·L·B·S·H_kv·d·b, substituted");
-    ch.subtitle = trf("H_kv from {0} (MHA) to {1}, then B from 1 to {2}", s.q_heads, s.kv_heads, in.batch);
+    // H_kv = H_q is MHA itself, and B = 1 the first group: each drawn once, and said as drawn.
+    const bool gqa = s.kv_heads != s.q_heads;
+    ch.subtitle = (gqa ? trf("H_kv from {0} (MHA) to {1}", s.q_heads, s.kv_heads) : trf("H_kv = H_q = {0} (MHA)", s.q_heads)) +
+                  (in.batch > 1 ? trf(", then B from 1 to {0}", in.batch) : tr(", at B = 1"));
+    // The document's caption "32 layers, 8192 tokens, BF16", of the shape drawn.
+    std::string dtype = s.dtype;
+    for (char& c : dtype) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    ch.caption = trf("Cache memory substituted: {0} layers, {1} tokens, {2}", s.layers, s.seq_len, dtype);
     ch.y_label = tr("M_KV (GiB, 2^30 bytes)");
     for (std::uint64_t b : {std::uint64_t{1}, in.batch}) {
-        for (std::uint64_t hkv : {s.q_heads, s.kv_heads}) {
+        for (std::uint64_t hkv : gqa ? std::vector<std::uint64_t>{s.q_heads, s.kv_heads} : std::vector<std::uint64_t>{s.q_heads}) {
             const std::uint64_t bytes = kv_bytes_uniform(s.layers, b, s.seq_len, hkv, s.head_dim, s.bits);
             svg::Bar bar;
             bar.label = fmt::format("H_kv = {}", hkv);
-            bar.sublabel = fmt::format("{} B", group_thousands(bytes));
+            bar.sublabels = {{fmt::format("{} B", group_thousands(bytes)), static_cast<double>(bytes)}};
             bar.value = gib(bytes);
             bar.value_label = binary_size(bytes);
             bar.color = hkv == s.q_heads ? svg::kGrey : svg::kTeal;
@@ -185,7 +193,8 @@ std::string fig7_kv_substitution(const KvSubstitutionInputs& in) {
         }
         if (in.batch == 1) break;
     }
-    ch.legend = {{fmt::format("MHA (H_kv = H_q = {})", s.q_heads), svg::kGrey}, {fmt::format("GQA (H_kv = {})", s.kv_heads), svg::kTeal}};
+    ch.legend = {{fmt::format("MHA (H_kv = H_q = {})", s.q_heads), svg::kGrey}};
+    if (gqa) ch.legend.push_back({fmt::format("GQA (H_kv = {})", s.kv_heads), svg::kTeal});
     ch.inputs = {shape_line(s), tr("Bytes from inferlab kv-mem; 1 GiB = 2^30 bytes"), source_line("doc1-fig7")};
     return svg::bar_chart(ch);
 }

@@ -185,17 +185,19 @@ std::string model_check_cache(const model::CheckCacheResult& r, const std::vecto
     const double below = 16 + 15.0 * static_cast<double>(foot.size()) + 44;  // the x labels (44 px) and the inputs, 15 px a line
     const double height = 400 + below;
     svg::Document doc(width, height, title.empty() ? tr("model check-cache: each cache path against no cache, per position") : title);
+    // The document compares three paths; this figure draws every path check_cache compares.
+    doc.caption(trf("{0} cache paths compared with the no-cache pass on fixed inputs", paths.size()));
     const std::string worst_path = r.worst_path == "other_attention" ? other
                                    : r.worst_path == "contiguous"    ? tr("contiguous cache")
                                    : r.worst_path == "paged"         ? tr("paged cache")
                                    : r.worst_path == "chunked"       ? tr("chunked prefill")
                                                                      : r.worst_path;
-    doc.heading(trf("largest difference {0} ({1} at position {2}), {3} of its position's largest logit: {4}",
+    const double head = doc.heading(trf("largest difference {0} ({1} at position {2}), {3} of its position's largest logit: {4}",
                     svg::number(r.worst.max_abs, 3), worst_path, r.worst.rel_row, svg::number(r.worst.max_rel, 3),
                     r.agree ? tr("all paths agree") : tr("PATHS DISAGREE")));
     const double n = static_cast<double>(std::max<std::size_t>(r.rows.size(), 1));
     const auto [lo, hi] = log_range(r, tolerance, paths);
-    const CheckFrame f{84, width - 200, 78, height - below - 34, height - below - 12, -0.5, n - 0.5, lo, hi};
+    const CheckFrame f{84, width - 200, 78 + head, height - below - 34, height - below - 12, -0.5, n - 0.5, lo, hi};
     draw_check_axes(doc, f);
     draw_check_series(doc, f, r, tolerance, paths);
     doc.inputs(foot);

@@ -105,10 +105,12 @@ void grid_panel(svg::Document& doc, const SchemeQuant& r, double y0) {
     kmax = std::min(kmax + 1, static_cast<double>(g.k_max));
     if (kmax <= kmin) kmax = kmin + 1;
     auto px = [&](double k) { return left + (k - kmin) / (kmax - kmin) * (right - left); };
-    doc.text(left, y0 + 12,
-             trf("{0}: the first {1} of the first group's {2} values on its grid, Δ = {3}, x̂ = Δ·k, k in [{4}, {5}]",
-                 scheme_label(r.scheme), g.x.size(), group_thousands(g.group_values), svg::number(g.scale, 6), g.k_min, g.k_max),
-             {.size = 12, .bold = true, .cls = "grid-scale", .value = g.scale});
+    // One line over the panel (the values drawn rise to just under it), smaller where it would run past.
+    const std::string what = trf("{0}: the first {1} of the first group's {2} values on its grid, Δ = {3}, x̂ = Δ·k, k in [{4}, {5}]",
+                                 scheme_label(r.scheme), g.x.size(), group_thousands(g.group_values), svg::number(g.scale, 6),
+                                 g.k_min, g.k_max);
+    doc.text(left, y0 + 12, what,
+             {.size = svg::fitting_size(what, doc.width() - left - 16, 12), .bold = true, .cls = "grid-scale", .value = g.scale});
     doc.line(left - 10, y, right + 10, y, svg::ShapeStyle{.stroke = svg::kInk});
     // Grid points: at most about 40 drawn, else every n-th (the line would be solid).
     const double stride = std::max(1.0, std::ceil((kmax - kmin) / 40));

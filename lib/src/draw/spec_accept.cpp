@@ -196,12 +196,14 @@ std::string fig12_accepted_counts(const AcceptedCountInputs& in) {
     for (std::size_t k = 0; k < dist.size(); ++k) {
         svg::Bar b;
         b.label = fmt::format("k = {}", k);
-        b.sublabel = k == in.gamma ? tr("all accepted, + bonus") : k == 0 ? tr("1 token out") : trf("{0} tokens out", k + 1);
+        if (k == in.gamma) b.sublabels = {{tr("all accepted, + bonus")}};
+        else b.sublabels = {{k == 0 ? tr("1 token out") : trf("{0} tokens out", k + 1), static_cast<double>(k + 1)}};
         b.value = dist[k];
         b.value_label = svg::number(dist[k], 4);
         b.color = k == in.gamma ? svg::kGreen : svg::kBlue;
         ch.bars.push_back(b);
     }
+    ch.sublabels_left_out = tr("the tokens each k gives, k + 1 (all accepted: γ + 1 with the bonus), left out under the bars (too narrow)");
     ch.inputs = {trf("α = {0} per position, independent; γ = {1} (inferlab spec-accept)", svg::number(in.alpha),
                      in.gamma),
                  source_line("doc1-fig12")};
@@ -212,18 +214,26 @@ std::string fig13_acceptance(const AcceptanceInputs& in) {
     const Acceptance<double> a = acceptance(in.p, in.q);
     svg::BarChart ch;
     ch.title = tr("Figure 13: acceptance mass and residual");
+    // The document's "on a three-token vocabulary", of the vocabulary drawn.
+    ch.caption = trf("Acceptance mass and residual on a {0}-token vocabulary", in.p.size());
     ch.subtitle = trf("Accepted mass Σ min(p, q) = {0}, rejected {1}; the residual r puts the rejected mass back where p > q",
                       svg::number(a.accept_prob, 4), svg::number(a.reject_prob, 4));
     ch.y_label = tr("probability");
     for (std::size_t v = 0; v < in.p.size(); ++v) {
-        const std::string g = trf("token {0}", v + 1);
-        ch.bars.push_back({.label = tr("q (draft)"), .value = in.q[v], .color = svg::kGrey, .group = g});
-        ch.bars.push_back({.label = tr("p (target)"), .value = in.p[v], .color = svg::kBlue, .group = g});
-        svg::Bar out{.label = tr("output"), .sublabel = "α = " + svg::number(a.alpha[v], 4), .value = a.output[v], .group = g};
+        const std::string g = trf("token {0}", v);  // numbered from 0, as spec-accept's table, CSV and JSON
+        // One letter a bar, named in the legend: "q (draft)" under bars 40 px wide ran into the next label.
+        ch.bars.push_back({.label = "q", .value = in.q[v], .color = svg::kGrey, .group = g});
+        ch.bars.push_back({.label = "p", .value = in.p[v], .color = svg::kBlue, .group = g});
+        // A token q never proposes has no acceptance to show (α = 1 is only the library's convention).
+        svg::Bar out{.label = tr("output"), .value = a.output[v], .group = g};
+        if (a.never_proposed[v]) out.sublabels = {{tr("never drafted")}};
+        else out.sublabels = {{"α = " + svg::number(a.alpha[v], 4), a.alpha[v]}};
         out.segments = {{a.accepted[v], svg::kGreen, tr("accepted q·α")}, {a.reject_prob * a.residual[v], svg::kRed, tr("rejected mass × r")}};
         ch.bars.push_back(out);
     }
-    ch.legend = {{"q", svg::kGrey}, {"p", svg::kBlue}, {tr("accepted min(p, q)"), svg::kGreen}, {tr("rejection × residual r"), svg::kRed}};
+    ch.legend = {{tr("q (draft)"), svg::kGrey}, {tr("p (target)"), svg::kBlue}, {tr("accepted min(p, q)"), svg::kGreen},
+                 {tr("rejection × residual r"), svg::kRed}};
+    ch.sublabels_left_out = tr("α = min(1, p/q) under each output bar left out (the bars are too narrow): inferlab spec-accept prints it");
     auto list = [](const std::vector<double>& v) {
         std::string t;
         for (double x : v) t += (t.empty() ? "" : ", ") + svg::number(x, 6);

@@ -133,6 +133,60 @@ double text_width(std::string_view text, double size) {
     return 0.6 * size * static_cast<double>(display_width(std::string(text)));
 }
 
+namespace {
+
+// The bytes of the UTF-8 code point starting at s[i] (a stray byte counts as one).
+std::size_t code_point_length(std::string_view s, std::size_t i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return i + n <= s.size() ? n : 1;
+}
+
+// CJK punctuation that must not begin a line (，。、：；）」』！？) or end one (（「『).
+bool no_break_before(std::string_view cp) {
+    for (std::string_view p : {"，", "。", "、", "：", "；", "）", "」", "』", "！", "？"})
+        if (cp == p) return true;
+    return false;
+}
+bool no_break_after(std::string_view cp) { return cp == "（" || cp == "「" || cp == "『"; }
+
+}  // namespace
+
+std::vector<std::string> wrap_to_width(std::string_view text, double room, double size) {
+    if (text_width(text, size) <= room) return {std::string(text)};
+    // Pieces that are never cut: each ends after a space, or before or after a wide character.
+    std::vector<std::string> pieces(1);
+    std::string_view prev;
+    for (std::size_t i = 0, n = 0; i < text.size(); i += n) {
+        n = code_point_length(text, i);
+        const std::string_view cp = text.substr(i, n);
+        const bool wide = display_width(std::string(cp)) == 2, prev_wide = !prev.empty() && display_width(std::string(prev)) == 2;
+        const bool cjk_break = (wide || prev_wide) && !no_break_before(cp) && !no_break_after(prev) && prev != " ";
+        if (!pieces.back().empty() && (prev == " " || cjk_break) && cp != " ") pieces.emplace_back();
+        pieces.back() += cp;
+        prev = cp;
+    }
+    std::vector<std::string> lines;
+    std::string line;
+    for (const auto& p : pieces) {
+        std::string longer = line + p;
+        while (!longer.empty() && longer.back() == ' ') longer.pop_back();  // a space that ends a line takes no room
+        if (!line.empty() && text_width(longer, size) > room) {
+            lines.push_back(line);
+            line = p;
+        } else {
+            line += p;
+        }
+    }
+    lines.push_back(line);
+    return lines;
+}
+
+double fitting_size(std::string_view text, double room, double size) {
+    const double w = text_width(text, size);
+    return w <= room || w == 0 ? size : size * room / w;
+}
+
 std::string number(double v, int sig) {
     if (v == 0) return "0";
     const double a = std::fabs(v);
@@ -207,17 +261,28 @@ void Document::text(double x, double y, std::string_view content, const TextStyl
     body_ += a + ">" + escape(content) + "</text>\n";
 }
 
-void Document::heading(std::string_view subtitle) {
-    text(16, 26, title_, {.size = 16, .bold = true, .cls = "title"});
-    if (!subtitle.empty()) text(16, 45, subtitle, {.size = 12, .fill = "#555555", .cls = "subtitle"});
+double Document::heading(std::string_view subtitle) {
+    const double room = width_ - 32;  // 16 px each side
+    text(16, 26, title_, {.size = fitting_size(title_, room, 16), .bold = true, .cls = "title"});
+    if (subtitle.empty()) return 0;
+    const std::vector<std::string> lines = wrap_to_width(subtitle, room, 12);
+    for (std::size_t i = 0; i < lines.size(); ++i)
+        text(16, 45 + 14 * static_cast<double>(i), lines[i],
+             {.size = 12, .fill = "#555555", .cls = i == 0 ? "subtitle" : "subtitle-continued"});
+    return 14 * static_cast<double>(lines.size() - 1);
 }
 
 void Document::inputs(const std::vector<std::string>& lines) {
     double y = height_ - foot_height(lines) + 18;
+    std::size_t drawn = 0;
     for (const auto& l : lines) {
-        text(16, y, l, {.size = 11, .fill = "#555555", .cls = "input"});
-        y += 15;
+        // A line that does not fit goes on under itself, indented 12 px.
+        const std::vector<std::string> parts =
+            text_width(l, 11) <= width_ - 32 ? std::vector<std::string>{l} : wrap_to_width(l, width_ - 44, 11);
+        for (std::size_t i = 0; i < parts.size(); ++i, ++drawn, y += 15)
+            text(i == 0 ? 16 : 28, y, parts[i], {.size = 11, .fill = "#555555", .cls = i == 0 ? "input" : "input-continued"});
     }
+    height_ += 15 * static_cast<double>(drawn - lines.size());
 }
 
 std::string Document::str() const {
@@ -226,9 +291,11 @@ std::string Document::str() const {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
         "font-family=\"{4}\">\n"
         "<title>{2}</title>\n"
+        "{5}"
         "<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
         "{3}</svg>\n",
-        c(width_), c(height_), escape(title_), body_, kFontFamily);
+        c(width_), c(height_), escape(title_), body_, kFontFamily,
+        caption_.empty() ? std::string() : "<desc>" + escape(caption_) + "</desc>\n");
 }
 
 std::vector<double> nice_ticks(double lo, double hi, int target) {
@@ -288,13 +355,14 @@ std::string line_plot(const LinePlot& p) {
     const auto [y0, y1] = range_of(ys, p.y);
 
     Document doc(p.width, p.height, p.title);
-    doc.heading(p.subtitle);
+    doc.caption(p.caption);
+    const double head = doc.heading(p.subtitle);
     // Plot frame: room for tick labels on the left, the legend on the right (190 px, or wider for a
     // legend name that needs it: the line sample takes 44 px before the name).
     double legend = 190;
     for (const auto& s : p.series) legend = std::max(legend, 44 + text_width(s.name, 11) + 12);
     legend = std::min(legend, p.width * 0.45);  // the plot keeps more than half the width
-    const double left = 84, right = p.width - legend, top = 78, bottom = p.height - foot_height(p.inputs) - 44;
+    const double left = 84, right = p.width - legend, top = 78 + head, bottom = p.height - foot_height(p.inputs) - 44;
     const Scale sx{x0, x1, left, right, p.x.log}, sy{y0, y1, bottom, top, p.y.log};
     doc.rect(left, top, right - left, bottom - top, ShapeStyle{.fill = "#fafafa", .stroke = "#cccccc", .cls = "frame"});
     for (double t : ticks_for(p.x, x0, x1)) {
@@ -315,16 +383,22 @@ std::string line_plot(const LinePlot& p) {
                                                            .cls = "marker", .value = m.x});
         doc.text(sx(m.x) + 4, bottom - 8, m.label, {.size = 11, .fill = m.color, .cls = "marker-label", .value = m.x});
     }
+    // Dashed series (bounds, targets) are drawn over the solid ones: a result that meets its bound
+    // (a memory-bound step on B·β/D_B) would otherwise hide it under its line and points.
+    for (const bool dashed : {false, true})
+        for (const auto& s : p.series) {
+            if (s.dashed != dashed) continue;
+            std::vector<std::pair<double, double>> pts;
+            for (std::size_t i = 0; i < s.x.size(); ++i) pts.emplace_back(sx(s.x[i]), sy(s.y[i]));
+            doc.polyline(pts, ShapeStyle{.stroke = s.color, .stroke_width = 2, .dashed = s.dashed, .cls = "series"});
+            if (s.markers)
+                for (std::size_t i = 0; i < s.x.size(); ++i)
+                    doc.circle(pts[i].first, pts[i].second, 3.2,
+                               ShapeStyle{.fill = s.color, .cls = "point", .value = s.values.empty() ? s.y[i] : s.values[i],
+                                          .tooltip = s.name + ": " + number(s.x[i]) + ", " + number(s.y[i], 6)});
+        }
     double ly = top + 8;
     for (const auto& s : p.series) {
-        std::vector<std::pair<double, double>> pts;
-        for (std::size_t i = 0; i < s.x.size(); ++i) pts.emplace_back(sx(s.x[i]), sy(s.y[i]));
-        doc.polyline(pts, ShapeStyle{.stroke = s.color, .stroke_width = 2, .dashed = s.dashed, .cls = "series"});
-        if (s.markers)
-            for (std::size_t i = 0; i < s.x.size(); ++i)
-                doc.circle(pts[i].first, pts[i].second, 3.2,
-                           ShapeStyle{.fill = s.color, .cls = "point", .value = s.values.empty() ? s.y[i] : s.values[i],
-                                      .tooltip = s.name + ": " + number(s.x[i]) + ", " + number(s.y[i], 6)});
         doc.line(right + 14, ly, right + 38, ly, ShapeStyle{.stroke = s.color, .stroke_width = 2, .dashed = s.dashed});
         doc.text(right + 44, ly + 4, s.name, {.size = 11, .cls = "legend"});
         ly += 18;
@@ -344,7 +418,9 @@ std::string stacked_plots(const std::string& title, const std::vector<LinePlot>&
         one.insert(4, fmt::format(" x=\"0\" y=\"{}\"", c(height)));
         body += one;
         width = std::max(width, p.width);
-        height += p.height;
+        // The panel's own height: more than p.height where its inputs were wrapped.
+        const std::size_t h = one.find(" height=\"") + 9;
+        height += std::strtod(one.c_str() + h, nullptr);
     }
     return fmt::format(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -357,29 +433,60 @@ std::string stacked_plots(const std::string& title, const std::vector<LinePlot>&
 
 namespace {
 
-// A bar's sublabel as the lines it takes within `room` pixels: one, two (cut after the last ", "),
-// or none when even those do not fit.
-std::vector<std::string> sublabel_lines(const std::string& s, double room) {
-    if (text_width(s, 10) <= room) return {s};
-    const std::size_t cut = s.rfind(", ");
-    if (cut == std::string::npos) return {};
-    std::vector<std::string> two = {s.substr(0, cut + 1), s.substr(cut + 2)};
-    for (const auto& l : two)
-        if (text_width(l, 10) > room) return {};
-    return two;
+// Each bar's sublabels as the lines drawn within `room` pixels: one a line, one without a number
+// that does not fit cut after its last ", " (a number's line is kept whole, with its data-value);
+// none at all (an empty result) when a line still does not fit.
+std::vector<std::vector<Sublabel>> sublabel_lines(const BarChart& ch, double room) {
+    std::vector<std::vector<Sublabel>> out;
+    for (const auto& b : ch.bars) {
+        std::vector<Sublabel>& lines = out.emplace_back();
+        for (const auto& s : b.sublabels) {
+            if (text_width(s.text, 10) <= room) {
+                lines.push_back(s);
+                continue;
+            }
+            const std::size_t cut = s.value ? std::string::npos : s.text.rfind(", ");
+            if (cut == std::string::npos) return {};
+            const Sublabel first{s.text.substr(0, cut + 1)}, second{s.text.substr(cut + 2)};
+            if (text_width(first.text, 10) > room || text_width(second.text, 10) > room) return {};
+            lines.push_back(first);
+            lines.push_back(second);
+        }
+    }
+    return out;
 }
 
-// The lines every sublabel of the chart takes: the most one of them needs, or 0 (none is drawn)
-// when one does not fit in two, or needs two where a group's name lies under the bars.
-std::size_t sublabel_rows(const BarChart& ch, double slot, bool grouped) {
-    std::size_t rows = 1;
-    for (const auto& b : ch.bars) {
-        if (b.sublabel.empty()) continue;
-        const std::size_t n = sublabel_lines(b.sublabel, slot * 0.96).size();
-        if (n == 0 || (n > 1 && grouped)) return 0;
-        rows = std::max(rows, n);
+// The text above a bar.
+std::string value_label(const Bar& b) { return b.value_label.empty() ? number(b.value) : b.value_label; }
+
+// The narrowest slot in which no two labels of a row overlap: each bar's label and the value
+// above it within its slot, each group's heading within its bars and the empty slot beside them
+// (4% kept as a gap).
+double label_slot(const BarChart& ch) {
+    double need = 0;
+    for (std::size_t i = 0, first = 0; i < ch.bars.size(); ++i) {
+        need = std::max({need, text_width(ch.bars[i].label, 11) / 0.96, text_width(value_label(ch.bars[i]), 12) / 0.96});
+        if (i + 1 == ch.bars.size() || ch.bars[i + 1].group != ch.bars[i].group) {
+            const double bars = static_cast<double>(i + 1 - first);
+            need = std::max(need, text_width(ch.bars[i].group, 12) / (0.96 * (bars + 1)));
+            first = i + 1;
+        }
     }
-    return rows;
+    return need;
+}
+
+// Where each legend entry of a bar chart goes: its swatch's corner, left to right from (16, y),
+// onto a further row 18 px down where the next entry would run past the width.
+std::vector<std::pair<double, double>> legend_places(const std::vector<Key>& legend, double width, double y) {
+    std::vector<std::pair<double, double>> out;
+    double lx = 16;
+    for (const auto& k : legend) {
+        const double w = 16 + text_width(k.name, 11);  // the swatch, a gap, the name
+        if (lx > 16 && lx + w > width - 16) lx = 16, y += 18;
+        out.emplace_back(lx, y);
+        lx += w + 12;
+    }
+    return out;
 }
 
 }  // namespace
@@ -392,20 +499,35 @@ std::string bar_chart(const BarChart& ch) {
         vmax = std::max(vmax, b.value);
     }
     if (vmax == 0) vmax = 1;
-    Document doc(ch.width, ch.height, ch.title);
-    doc.heading(ch.subtitle);
-    const double left = 84, right = ch.width - 24, top = 96;
-    bool grouped = false;
-    for (const auto& b : ch.bars) grouped = grouped || !b.group.empty();
     // Groups are separated by one empty slot.
     std::size_t slots = ch.bars.size();
     for (std::size_t i = 1; i < ch.bars.size(); ++i)
         if (ch.bars[i].group != ch.bars[i - 1].group) ++slots;
+    const double left = 84, margin = 24;
+    const double width = std::max(ch.width, left + margin + static_cast<double>(std::max<std::size_t>(slots, 1)) * label_slot(ch));
+    const double right = width - margin;
     const double slot = (right - left) / static_cast<double>(std::max<std::size_t>(slots, 1));
-    const std::size_t sub_lines = sublabel_rows(ch, slot, grouped);
+    Document doc(width, ch.height, ch.title);
+    doc.caption(ch.caption);
+    const double head = doc.heading(ch.subtitle);
+    // The legend under the heading, the plot under the legend's last row.
+    const std::vector<std::pair<double, double>> keys = legend_places(ch.legend, width, 56 + head);
+    const double top = 96 + (keys.empty() ? head : keys.back().second - 56);
+    const std::vector<std::vector<Sublabel>> subs = sublabel_lines(ch, slot * 0.96);
+    std::size_t rows = 0;  // lines of sublabels under the bars
+    for (const auto& lines : subs) rows = std::max(rows, lines.size());
     std::vector<std::string> inputs = ch.inputs;
-    if (sub_lines == 0 && !ch.sublabels_left_out.empty()) inputs.insert(inputs.begin(), ch.sublabels_left_out);
-    const double bottom = ch.height - foot_height(inputs) - 56;
+    bool any_sublabel = false;
+    for (const auto& b : ch.bars) any_sublabel = any_sublabel || !b.sublabels.empty();
+    // Sublabels left out are always said: a reader would otherwise not know the bars had them.
+    if (subs.empty() && any_sublabel)
+        inputs.insert(inputs.begin(), ch.sublabels_left_out.empty()
+                                          ? tr("the second line under each bar is left out: the bars are too narrow for it")
+                                          : ch.sublabels_left_out);
+    // Room under the axis for the label, one line of sublabels and the group headings; more lines
+    // take it from the plot.
+    const double extra = 12 * static_cast<double>(rows > 1 ? rows - 1 : 0);
+    const double bottom = ch.height - foot_height(inputs) - 56 - extra;
     const std::vector<double> ticks = nice_ticks(0, vmax * 1.08);
     const double top_value = std::max(ticks.back(), vmax);
     const Scale sy{0, top_value, bottom, top, false};
@@ -421,7 +543,7 @@ std::string bar_chart(const BarChart& ch) {
     double group_start = left;
     auto close_group = [&](double end) {
         if (!group.empty())
-            doc.text((group_start + end) / 2, bottom + 44, group, {.size = 12, .anchor = "middle", .bold = true, .cls = "group"});
+            doc.text((group_start + end) / 2, bottom + 44 + extra, group, {.size = 12, .anchor = "middle", .bold = true, .cls = "group"});
     };
     for (std::size_t i = 0; i < ch.bars.size(); ++i) {
         const Bar& b = ch.bars[i];
@@ -432,23 +554,20 @@ std::string bar_chart(const BarChart& ch) {
         if (i == 0 || b.group != ch.bars[i - 1].group) group = b.group, group_start = x;
         const double w = slot * 0.7, bx = x + slot * 0.15, by = sy(b.value);
         draw_bar(doc, b, bx, w, sy, bottom);
-        doc.text(bx + w / 2, by - 6, b.value_label.empty() ? number(b.value) : b.value_label,
+        doc.text(bx + w / 2, by - 6, value_label(b),
                  {.size = 12, .anchor = "middle", .bold = true, .cls = "bar-value", .value = b.value});
         doc.text(bx + w / 2, bottom + 16, b.label, {.size = 11, .anchor = "middle", .cls = "bar-label"});
-        const std::vector<std::string> lines = sub_lines == 1 ? std::vector<std::string>{b.sublabel}
-                                               : sub_lines == 0 ? std::vector<std::string>{}
-                                                                : sublabel_lines(b.sublabel, slot * 0.96);
-        for (std::size_t l = 0; l < lines.size() && !b.sublabel.empty(); ++l)
-            doc.text(bx + w / 2, bottom + 30 + 12 * static_cast<double>(l), lines[l],
-                     {.size = 10, .anchor = "middle", .fill = "#555555", .cls = "bar-sublabel"});
+        if (!subs.empty())
+            for (std::size_t l = 0; l < subs[i].size(); ++l)
+                doc.text(bx + w / 2, bottom + 30 + 12 * static_cast<double>(l), subs[i][l].text,
+                         {.size = 10, .anchor = "middle", .fill = "#555555", .cls = "bar-sublabel", .value = subs[i][l].value});
         x += slot;
     }
     close_group(x);
-    double lx = 16;
-    for (const auto& k : ch.legend) {
-        doc.rect(lx, 56, 12, 12, k.color);
-        doc.text(lx + 16, 66, k.name, {.size = 11, .cls = "legend"});
-        lx += 28 + text_width(k.name, 11);
+    for (std::size_t i = 0; i < ch.legend.size(); ++i) {
+        const auto [lx, ly] = keys[i];
+        doc.rect(lx, ly, 12, 12, ch.legend[i].color);
+        doc.text(lx + 16, ly + 10, ch.legend[i].name, {.size = 11, .cls = "legend"});
     }
     doc.inputs(inputs);
     return doc.str();
@@ -497,6 +616,10 @@ Drawn read_back(const std::string& svg) {
             d.title = unescape(line.substr(7, line.find("</title>") - 7));
             continue;
         }
+        if (line.rfind("<desc>", 0) == 0 && d.caption.empty()) {
+            d.caption = unescape(line.substr(6, line.find("</desc>") - 6));
+            continue;
+        }
         std::string text;
         if (line.rfind("<text", 0) == 0) {
             const std::size_t open = line.find('>'), close = line.rfind("</text>");
@@ -505,6 +628,7 @@ Drawn read_back(const std::string& svg) {
         }
         const auto cls = attribute(line, "class");
         if (cls && *cls == "input") d.inputs.push_back(text);
+        if (cls && *cls == "input-continued" && !d.inputs.empty()) d.inputs.back() += text;  // the space is the line's end
         if (const auto v = attribute(line, "data-value"))
             d.values.push_back({cls.value_or(""), std::strtod(v->c_str(), nullptr), text});
     }

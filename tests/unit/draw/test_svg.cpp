@@ -171,3 +171,113 @@ TEST_CASE("svg: a legend of long Chinese names gets room, and bar legends do not
     REQUIRE(lx.size() == 2);
     CHECK(lx[1] - lx[0] >= svg::text_width("每个请求的 K", 11));
 }
+
+// Issue #29: bar_chart dropped sublabels too wide for their bars in silence unless the caller
+// had written a sentence for it (only Figure 9 had).
+TEST_CASE("svg: a bar chart that leaves its sublabels out says so in the footer, by default too", "[unit][svg]") {
+    svg::BarChart ch;
+    for (int i = 0; i < 12; ++i) ch.bars.push_back({.label = "b", .sublabels = {{"a sublabel far wider than its bar"}}, .value = 1});
+    const std::string quiet = svg::bar_chart(ch);
+    CHECK(test::svg_items(quiet, "bar-sublabel").empty());
+    const auto foot = test::svg_items(quiet, "input");
+    REQUIRE(foot.size() == 1);
+    CHECK(foot[0].text == "the second line under each bar is left out: the bars are too narrow for it");
+    ch.sublabels_left_out = "each bar's rate: see the table";
+    CHECK(test::svg_items(svg::bar_chart(ch), "input").at(0).text == "each bar's rate: see the table");
+    ch.bars.resize(2);  // wide enough: drawn, and nothing said
+    const std::string drawn = svg::bar_chart(ch);
+    CHECK(test::svg_items(drawn, "bar-sublabel").size() == 2);
+    CHECK(test::svg_items(drawn, "input").empty());
+}
+
+// Issue #29: Figure 13 at four tokens drew "q (draft)p (target)output" run together.
+TEST_CASE("svg: a bar chart widens until its labels and group headings fit their slots", "[unit][svg]") {
+    svg::BarChart ch;
+    for (int g = 0; g < 6; ++g)
+        for (const char* l : {"q (draft)", "p (target)", "output"})
+            ch.bars.push_back({.label = l, .value = 1, .group = "token " + std::to_string(g)});
+    const std::string s = svg::bar_chart(ch);
+    pugi::xml_document doc;
+    REQUIRE(doc.load_string(s.c_str()));
+    const double width = doc.child("svg").attribute("width").as_double();
+    CHECK(width > ch.width);
+    const auto x = xs_of(s, "bar-label");
+    REQUIRE(x.size() == 18);
+    for (std::size_t i = 1; i < x.size(); ++i)  // centred labels, the widest 10 columns
+        CHECK(x[i] - x[i - 1] >= svg::text_width("p (target)", 11));
+    CHECK(x.back() + svg::text_width("output", 11) / 2 <= width);
+    ch.bars.resize(3);  // room enough: the width asked for
+    pugi::xml_document few;
+    REQUIRE(few.load_string(svg::bar_chart(ch).c_str()));
+    CHECK(few.child("svg").attribute("width").as_double() == ch.width);
+}
+
+// Issue #29: Figure 9's "≤ 17.70 tok/s all, 17.70 each" under each bar carried no data-value, so
+// no check compared it with the result and figure --json did not hold it.
+TEST_CASE("svg: each line under a bar carries the number it shows", "[unit][svg]") {
+    svg::BarChart ch;
+    ch.bars = {{.label = "B = 1", .sublabels = {{"≤ 66.34 tok/s all", 66.3393}, {"≤ 66.34 each", 66.3393}}, .value = 15},
+               {.label = "B = 8", .sublabels = {{"≤ 354.14 tok/s all", 354.1375}, {"≤ 44.27 each", 44.2672}}, .value = 22},
+               {.label = "k", .sublabels = {{"all accepted, + bonus"}}, .value = 1}};
+    const std::string s = svg::bar_chart(ch);
+    const auto subs = test::svg_items(s, "bar-sublabel");
+    REQUIRE(subs.size() == 5);
+    CHECK(subs[0].text == "≤ 66.34 tok/s all");
+    CHECK(subs[3].value == 44.2672);
+    CHECK(subs[4].has_value == false);  // a line without a number has none
+    const svg::Drawn d = svg::read_back(s);
+    std::vector<double> read;
+    for (const auto& v : d.values)
+        if (v.cls == "bar-sublabel") read.push_back(v.value);
+    CHECK(read == std::vector<double>{66.3393, 66.3393, 354.1375, 44.2672});
+}
+
+// Issue #29: decode-roofline's inputs ran past the 720 px figure ("… × 2 B (b" cut off).
+TEST_CASE("svg: a line too wide for the figure wraps, and reads back whole", "[unit][svg]") {
+    const std::string line = "W: 9,241,705,984 parameters (counted from the config; tie_word_embeddings absent: "
+                             "Gemma2Config's default (tied)) × 2 B (bf16)";
+    const auto parts = svg::wrap_to_width(line, 400, 11);
+    REQUIRE(parts.size() >= 2);
+    std::string whole;
+    for (const auto& p : parts) {
+        CHECK(svg::text_width(p, 11) <= 400 + svg::text_width(" ", 11));  // a line's last space takes no room
+        whole += p;
+    }
+    CHECK(whole == line);
+    CHECK(svg::wrap_to_width("fits", 400, 11) == std::vector<std::string>{"fits"});
+    // Chinese breaks between characters, never before "，".
+    for (const auto& p : svg::wrap_to_width("每个请求的历史，各读一次每个请求的历史各读一次", 60, 10)) CHECK(p.rfind("，", 0) != 0);
+
+    svg::Document doc(420, 100, "t");
+    doc.inputs({line, "short"});
+    const std::string s = doc.str();
+    CHECK(test::svg_items(s, "input").size() == 2);
+    CHECK(!test::svg_items(s, "input-continued").empty());
+    CHECK(svg::read_back(s).inputs == std::vector<std::string>{line, "short"});
+    pugi::xml_document x;
+    REQUIRE(x.load_string(s.c_str()));
+    // The document grows by 15 px a further line: the foot stays under what was drawn above it.
+    CHECK(x.child("svg").attribute("height").as_double() == 100 + 15.0 * static_cast<double>(test::svg_items(s, "input-continued").size()));
+}
+
+TEST_CASE("svg: a subtitle too wide wraps and moves the plot down, a title too wide is set smaller", "[unit][svg]") {
+    svg::LinePlot p;
+    p.title = std::string(80, 'T');
+    p.subtitle = "Accepted mass Σ min(p, q) = 0.45, rejected 0.55; the residual r puts the rejected mass back where p > q";
+    p.series = {{"s", {1, 2}, {1, 2}}};
+    const std::string s = svg::line_plot(p);
+    REQUIRE(test::svg_items(s, "subtitle-continued").size() == 1);
+    pugi::xml_document x;
+    REQUIRE(x.load_string(s.c_str()));
+    CHECK(x.select_node("//*[@class='frame']").node().attribute("y").as_double() == 78 + 14);
+    CHECK(x.select_node("//*[@class='title']").node().attribute("font-size").as_double() < 16);
+}
+
+// Issue #29: decode-roofline's memory bound B·β/D_B lay under the aggregate line it equals.
+TEST_CASE("svg: dashed series (bounds) are drawn over the solid ones", "[unit][svg]") {
+    svg::LinePlot p;
+    p.series = {{"bound", {1, 2}, {1, 2}, svg::kGrey, true, false}, {"data", {1, 2}, {1, 2}, svg::kBlue}};
+    const std::string s = svg::line_plot(p);
+    CHECK(s.find("stroke=\"#8a8f98\" stroke-width=\"2.00\" stroke-dasharray") > s.rfind("class=\"point\""));
+    CHECK(s.find(">bound</text>") < s.find(">data</text>"));  // the legend keeps the order given
+}

@@ -26,7 +26,9 @@ namespace inferlab::figures {
 
 // Figure 14: coverage 1 − (1 − p)^N against the probability a verifier selects a correct one, for
 // best-of-n's request and result (figure doc1-fig14 takes that command's flags): coverage, every
-// strategy asked for, the target; a marker at `marked_n` when it is a row.
-std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, std::uint64_t marked_n);
+// strategy asked for, the target; a marker at `marked_n` when it is a row. `verifier_chosen`: the
+// verifier is the figure's own (the document gives none), and the inputs say so.
+std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, std::uint64_t marked_n,
+                           bool verifier_chosen = false);
 
 }  // namespace inferlab::figures

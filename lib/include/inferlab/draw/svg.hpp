@@ -41,6 +41,14 @@ inline constexpr const char* kFontFamily = "Noto Sans CJK SC, Source Han Sans SC
 // CJK character counts as two columns of a Latin one (text/table.hpp's display_width).
 double text_width(std::string_view text, double size);
 
+// `text` as lines no wider than `room` px at font size `size` (by text_width): cut after a space
+// (which ends its line) or beside a CJK character, so the lines put together are `text` again.
+// One line when it fits; a piece wider than `room` keeps a line of its own.
+std::vector<std::string> wrap_to_width(std::string_view text, double room, double size);
+
+// The font size at which `text` fits `room` px: `size`, or smaller when it would run past.
+double fitting_size(std::string_view text, double room, double size);
+
 // &, <, >, " and ' as entities; control characters other than tab and newline (not allowed in
 // XML 1.0) dropped.
 std::string escape(std::string_view text);
@@ -82,9 +90,19 @@ public:
     void arrow(double x1, double y1, double x2, double y2, const std::string& color, double width = 1.5);
     void text(double x, double y, std::string_view content, const TextStyle& style = {});
 
-    // The heading (title at the top) and the inputs printed at the foot, one line each.
-    void heading(std::string_view subtitle = "");
+    // The heading: the title at the top (at a smaller size if it would run past the width) and
+    // the subtitle, wrapped onto more lines 14 px apart where it is wider than the document
+    // (class "subtitle", then "subtitle-continued"). Returns the height the extra lines take, for
+    // the layout under it.
+    double heading(std::string_view subtitle = "");
+    // The inputs printed at the foot, one line each: a line wider than the document is wrapped,
+    // its further lines indented (class "input-continued", read back as part of the line), and
+    // the document grows by 15 px for each.
     void inputs(const std::vector<std::string>& lines);
+
+    // A figure's caption, computed from the inputs drawn: written as the root's <desc> (not drawn;
+    // `figure --json` and the gallery read it back). Empty: none.
+    void caption(std::string text) { caption_ = std::move(text); }
 
     double width() const { return width_; }
     double height() const { return height_; }
@@ -94,12 +112,13 @@ public:
 
 private:
     double width_, height_;
-    std::string title_;
+    std::string title_, caption_;
     std::string body_;
 };
 
-// What a document written by this writer shows, read back from its text: the root's title, the
-// inputs printed at its foot, and each element's class, data-value and text, in document order.
+// What a document written by this writer shows, read back from its text: the root's title and
+// caption, the inputs printed at its foot, and each element's class, data-value and text, in
+// document order.
 // It relies on the writer's layout (one element a line, class before data-value), so it reads
 // only documents that Document, line_plot, stacked_plots and bar_chart wrote: `figure --json`
 // reports the numbers drawn without every figure function returning them a second way.
@@ -110,6 +129,7 @@ struct DrawnValue {
 };
 struct Drawn {
     std::string title;
+    std::string caption;  // the <desc>; empty when the figure has none
     std::vector<std::string> inputs;
     std::vector<DrawnValue> values;
 };
@@ -133,7 +153,7 @@ struct Series {
     std::string name;
     std::vector<double> x, y;        // equal lengths
     std::string color = kBlue;
-    bool dashed = false;
+    bool dashed = false;             // a bound or a target: drawn over the solid series
     bool markers = true;             // a dot at each point (class "point", data-value = y)
     // The exact numbers the points stand for, where they differ from y (a zero drawn at a log
     // axis's floor); empty: y. Same length as y otherwise. (Initialized, so brace lists may stop before it.)
@@ -149,6 +169,7 @@ struct Marker {
 
 struct LinePlot {
     std::string title, subtitle;
+    std::string caption;  // Document::caption
     Axis x, y;
     std::vector<Series> series;
     std::vector<Marker> markers;
@@ -171,9 +192,15 @@ struct Segment {
     std::string name;                // tooltip
 };
 
+// A line under a bar's label, with the number it shows, if any (data-value, exact).
+struct Sublabel {
+    std::string text;
+    std::optional<double> value = std::nullopt;
+};
+
 struct Bar {
     std::string label;               // under the bar
-    std::string sublabel;            // a second line under it
+    std::vector<Sublabel> sublabels; // lines under it, one each
     double value = 0;                // its height (>= 0)
     std::string value_label;         // above the bar; empty: number(value)
     std::string color = kBlue;
@@ -189,17 +216,21 @@ struct Key {
 
 struct BarChart {
     std::string title, subtitle;
+    std::string caption;  // Document::caption
     std::string y_label;
     std::vector<Bar> bars;
     std::vector<Key> legend;
     std::vector<std::string> inputs;
+    // The least width: the chart grows past it until every bar's label fits its slot and every
+    // group's heading its bars, so no two labels of a row overlap.
     double width = 720, height = 440;
     // Said in the footer when the bars are too narrow for their sublabels, which are then left
-    // out (where the figures can be read instead); a sublabel wider than its bar is first cut
-    // into two lines after its last ", ".
+    // out (where the figures can be read instead); empty: a general sentence says so. A sublabel
+    // without a number that is wider than its bar is first cut into two lines after its last ", ".
     std::string sublabels_left_out;
 };
-// Bars carry class "bar" and data-value; their labels class "bar-value" with the same value.
+// Bars carry class "bar" and data-value; their labels class "bar-value" with the same value; the
+// lines under them class "bar-sublabel", with their numbers as data-value.
 std::string bar_chart(const BarChart& chart);
 
 }  // namespace inferlab::svg
