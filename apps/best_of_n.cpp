@@ -21,7 +21,7 @@ struct BestOfNOptions : BestOfNFlags {
 void run_search(const BestOfNOptions& o) {
     const SearchRequest rq = parse_search(o);
     const SearchResult res = compute_search(rq);
-    Report r = search_report(o, rq, res);
+    Report r = search_report(rq, res);
     if (!o.out.svg.empty()) r.svg = plots::search_svg(rq, res);
     emit(r, o.out);
 }

@@ -65,6 +65,14 @@ std::optional<std::vector<double>> parse_answer_dist(const BestOfNFlags& o, doub
     return std::nullopt;
 }
 
+// --simulate's trials and --seed, for independent candidates and the search alike; none without --simulate.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_simulation(const BestOfNFlags& o) {
+    if (o.simulate.empty()) return std::nullopt;
+    const std::uint64_t trials =
+        parse_count_at_most("--simulate", o.simulate, kMaxSimulationTrials, N_("must be at most {0} trials"));
+    return std::pair{trials, parse_nonnegative_int("--seed", o.seed)};
+}
+
 // A flag whose only job is to tune a section that was not asked for would be silently ignored.
 void refuse_without_effect(const BestOfNFlags& o) {
     if (o.budget.empty() && (o.cost_sample_given || !o.cost_judge.empty()))
@@ -141,11 +149,7 @@ void parse_sections(const BestOfNFlags& o, BestOfNRequest& rq) {
             throw InputError("--budget", o.budget, N_("is smaller than one sample (--cost-sample {0})"), {o.cost_sample});
         rq.budget = b;
     }
-    if (!o.simulate.empty()) {
-        const std::uint64_t trials =
-            parse_count_at_most("--simulate", o.simulate, kMaxSimulationTrials, N_("must be at most {0} trials"));
-        rq.simulation = BestOfNRequest::Simulation{trials, parse_nonnegative_int("--seed", o.seed)};
-    }
+    if (const auto sim = parse_simulation(o)) rq.simulation = BestOfNRequest::Simulation{sim->first, sim->second};
 }
 
 // The budget's flags (budget_only) outside --search, but --alternatives, which votes here too.
@@ -204,6 +208,11 @@ std::optional<StrategyPricing> parse_pricing(const BestOfNFlags& o) {
     const bool any = !f.model.empty() || !f.config.empty() || !f.weights_bytes.empty() || !f.params.empty() ||
                      !f.hw.empty() || !f.bandwidth.empty();
     if (!any) return std::nullopt;
+    // Each step's KV read grows with its context: the geometry comes from a config (decode-roofline
+    // takes --kv-bytes-per-request instead, which a budget of growing trajectories cannot use).
+    if (f.model.empty() && f.config.empty())
+        throw InputError(N_("a budget priced by the roofline needs the model's KV geometry, which grows with each step's "
+                            "context: give --model or --config"));
     RooflineFlags g = f;
     g.seq_len = "1";  // the model's KV geometry is what prices the steps; each step's length is the strategy's
     const RooflineInputs in = gather_roofline(g);
@@ -258,11 +267,7 @@ SearchRequest parse_search_request(const BestOfNFlags& o) {
     if (o.final_check && !rq.best_of_n)
         throw InputError(N_("--final-check needs an outcome verifier: give --tpr and --fpr (or --verifier-accuracy)"));
     if (o.final_check) rq.spec.outcome = rq.best_of_n;
-    if (!o.simulate.empty()) {
-        const std::uint64_t trials =
-            parse_count_at_most("--simulate", o.simulate, kMaxSimulationTrials, N_("must be at most {0} trials"));
-        rq.simulation = SearchRequest::Simulation{trials, parse_nonnegative_int("--seed", o.seed)};
-    }
+    if (const auto sim = parse_simulation(o)) rq.simulation = SearchRequest::Simulation{sim->first, sim->second};
     rq.budget = parse_search_budget(o);
     rq.names = {"--q",         "--branch",      "--beam",          "--steps",          "--step-tpr",
                 "--step-fpr",  "--score-gap",   "--score-sigma",   "--simulate",       "--budget-tokens",

@@ -10,6 +10,6 @@ namespace inferlab::app {
 // Every form of best-of-n's answer; tables: rows, and budget and simulation when asked for.
 Report best_of_n_report(const BestOfNFlags& flags, const BestOfNRequest& rq, const BestOfNResult& res);
 // best-of-n --search (best_of_n_search_print.cpp); tables: rows, and simulation with --simulate.
-Report search_report(const BestOfNFlags& flags, const SearchRequest& rq, const SearchResult& res);
+Report search_report(const SearchRequest& rq, const SearchResult& res);
 
 }  // namespace inferlab::app

@@ -71,11 +71,11 @@ json budget_json(const SearchRequest& rq, const SearchResult& res) {
             {"pricing_changes_winner", b.seconds ? json(a.pricing_changes_winner) : json(nullptr)}};
 }
 
-json result_json(const BestOfNFlags& o, const SearchRequest& rq, const SearchResult& res) {
+json result_json(const SearchRequest& rq, const SearchResult& res) {
     const SearchSpec& s = rq.spec;
     json j = {{"q", s.q}, {"branch", s.branch}, {"beam", s.beam}, {"scorer", scorer_json(s.scorer)},
               {"final_check", s.outcome.has_value()}, {"rows", json::array()}};
-    j["outcome_verifier"] = rq.best_of_n ? json{{"tpr", rq.best_of_n->tpr}, {"fpr", rq.best_of_n->fpr}, {"fallback", o.fallback}}
+    j["outcome_verifier"] = rq.best_of_n ? json{{"tpr", rq.best_of_n->tpr}, {"fpr", rq.best_of_n->fpr}, {"fallback", rq.best_of_n->fallback_random ? "random" : "abstain"}}
                                          : json(nullptr);
     for (const auto& r : res.rows) j["rows"].push_back(row_json(r));
     j["crossing"] = res.crossing ? json{{"last_steps", res.crossing->last_steps}, {"first_steps", res.crossing->first_steps},
@@ -129,10 +129,11 @@ std::string scorer_text(const ProcessScorer& sc) {
                r6(sc.gap), r6(sc.sigma));
 }
 
-std::string setting_text(const BestOfNFlags& o, const SearchRequest& rq) {
+std::string setting_text(const SearchRequest& rq) {
     const SearchSpec& s = rq.spec;
     std::string h = note(scorer_text(s.scorer));
-    const std::string fallback = o.fallback == "random" ? tr(N_("a random member of the beam")) : tr(N_("abstain"));
+    const bool random = s.outcome ? s.outcome->fallback_random : true;
+    const std::string fallback = random ? tr(N_("a random member of the beam")) : tr(N_("abstain"));
     h += note(s.outcome ? trf(N_("Answer: one of the final beam's answers that the outcome verifier (TPR {0}, FPR {1}) "
                                   "accepts, picked uniformly; none accepted: {2}."),
                               r6(s.outcome->tpr), r6(s.outcome->fpr), fallback)
@@ -181,15 +182,16 @@ std::string simulation_text(const SearchResult& res, const Table& table) {
 
 constexpr std::size_t kExplainedRows = 4;
 
-// Σ_t m_{t−1}·k written out for one T: the growing beams term by term, the full ones grouped.
+// Σ_t m_{t−1}·k written out for one T (the library's beams): equal terms in a row grouped, "16 × 9".
 std::string generated_sum(const SearchSpec& s, const SearchRow& r) {
     const std::vector<std::uint64_t> m = search_beams(s, r.steps);
     std::vector<std::string> terms;
-    std::uint64_t t = 0;
-    for (; t < r.steps && m[t] < s.beam; ++t) terms.push_back(group_thousands(m[t] * s.branch));
-    if (t < r.steps) {
-        const std::uint64_t full = s.beam * s.branch, times = r.steps - t;
-        terms.push_back(times == 1 ? group_thousands(full) : group_thousands(full) + " × " + std::to_string(times));
+    for (std::uint64_t t = 0; t < r.steps;) {
+        std::uint64_t same = 1;
+        while (t + same < r.steps && m[t + same] == m[t]) ++same;
+        const std::string term = group_thousands(m[t] * s.branch);
+        terms.push_back(same == 1 ? term : term + " × " + std::to_string(same));
+        t += same;
     }
     return fmt::format("{}", fmt::join(terms, " + "));
 }
@@ -197,11 +199,10 @@ std::string generated_sum(const SearchSpec& s, const SearchRow& r) {
 std::string best_of_n_explain(const SearchRequest& rq, const SearchRow& r) {
     const BestOfNAtSteps& b = *r.best_of_n;
     const Verifier& v = *rq.best_of_n;
-    const double accept = b.p_trajectory * v.tpr + (1 - b.p_trajectory) * v.fpr;
     return wrap(fmt::format("T = {}: N = floor({} / {}) = {}; q^T = {}^{} ≈ {}; q' = {}·{} + {}·{} ≈ {}; P ≈ {}", r.steps,
                             group_thousands(r.cost.generated_steps), r.steps, group_thousands(b.n), r6(rq.spec.q),
                             r.steps, r6(b.p_trajectory), r6(b.p_trajectory), r6(v.tpr), r6(1 - b.p_trajectory), r6(v.fpr),
-                            r6(accept), r6(b.success)),
+                            r6(b.accept_rate), r6(b.success)),
                 "  ", "    ");
 }
 
@@ -320,15 +321,15 @@ void budget_section(const SearchRequest& rq, const SearchResult& res, Report& r)
 
 }  // namespace
 
-Report search_report(const BestOfNFlags& o, const SearchRequest& rq, const SearchResult& res) {
+Report search_report(const SearchRequest& rq, const SearchResult& res) {
     Report r;
-    r.json = result_json(o, rq, res);
+    r.json = result_json(rq, res);
     r.add_table("rows", columns_table(row_columns(rq), res.rows), "/rows");
     const SearchSpec& s = rq.spec;
     r.human = wrap(trf(N_("Step-wise search: q = {0} per step, k = {1} continuations per branch, beam w = {2} (first "
                           "document §3.2)"),
                        r6(s.q), s.branch, s.beam)) +
-              setting_text(o, rq) + render_table(in_words(columns_table(row_columns(rq), res.rows, CellForm::text))) +
+              setting_text(rq) + render_table(in_words(columns_table(row_columns(rq), res.rows, CellForm::text))) +
               crossing_text(rq, res) + limit_text(res);
     r.explain = explain(rq, res);
     if (res.trials > 0) {

@@ -282,9 +282,7 @@ std::string moe_weights_explain(const MoeWeights& e, const DecodeStep& s) {
     // "=" only where the line is exact: E_B printed as it is, and the routed bytes a whole number
     // that the step's W_B adds up to; else "≈" (E_B is rounded for the line, W_B to whole bytes).
     const long double routed = static_cast<long double>(e.moe_layers) * experts * static_cast<long double>(e.expert_bytes);
-    // (1 − k/E)^B can underflow to 0 (B = 10^7): the double is then E, the expectation is not.
-    const bool underflow = e.top_k < e.experts && std::pow(1 - double(e.top_k) / double(e.experts), double(s.batch)) == 0;
-    const bool eb_exact = std::stod(eb) == experts && !underflow;
+    const bool eb_exact = std::stod(eb) == experts && !s.experts_read_rounded_to_all;
     const bool exact = eb_exact && routed == std::floor(routed) &&
                        e.always_read_bytes + static_cast<std::uint64_t>(routed) == s.weight_bytes;
     std::string x;

@@ -518,7 +518,7 @@ std::string explain_budget(const KvMemBudget& b) {
     // Per device the weights are ceil(W / N): each device holds a whole byte of a split one.
     std::string x = "\n" + fit(b.devices > 1 ? trf(N_("Budget: available = budget − ceil(weights / {0}) = {1} − {2} = {3} B"),
                                                    b.devices, f.budget_bytes, f.weights_bytes, f.available_bytes)
-                                             : trf(N_("Budget: available = budget − weights{0} = {1} − {2} = {3} B"), "",
+                                             : trf(N_("Budget: available = budget − weights = {0} − {1} = {2} B"),
                                                    f.budget_bytes, f.weights_bytes, f.available_bytes),
                                "  ");
     if (f.max_tokens)

@@ -210,10 +210,18 @@ TEST_CASE("figure doc1-fig14 with best-of-n's flags draws its coverage and strat
     for (const auto& i : svg_items(r.out, "point")) drawn.push_back(i.value);
     for (const char* key : {"coverage", "majority_vote", "biased_judge"})
         for (const auto& row : j["rows"]) printed.push_back(row[key].get<double>());
+    // The search panel under it: best-of-n --search's rows with the figure's search, its outcome
+    // verifier TPR 0.9, FPR 0.1 where the flags give none.
+    const auto s = parse_json(run_inferlab({"best-of-n", "--search", "--q", "0.8", "--branch", "4", "--beam", "4", "--step-tpr",
+                                            "0.9", "--step-fpr", "0.3", "--steps", "1..12", "--tpr", "0.9", "--fpr", "0.1",
+                                            "--json"}));
+    for (const auto& row : s["rows"]) printed.push_back(row["success"].get<double>());
+    for (const auto& row : s["rows"]) printed.push_back(row["best_of_n"]["success"].get<double>());
     CHECK(drawn == printed);
     std::vector<double> markers;
     for (const auto& i : svg_items(r.out, "marker")) markers.push_back(i.value);
-    CHECK(markers == std::vector<double>{9, j["min_n_for_target"].get<double>()});  // the last N, then the target's
+    // The last N, then the target's, then the search panel's crossing.
+    CHECK(markers == std::vector<double>{9, j["min_n_for_target"].get<double>(), s["crossing"]["first_steps"].get<double>()});
     // The document's default: N = 4 marked at coverage 0.7599, a verifier beside it.
     const auto d = run_inferlab({"figure", "doc1-fig14"});
     REQUIRE(d.status == 0);

@@ -20,6 +20,9 @@ struct Interval {
     Real lo, hi;
 };
 
+// A decimal read in quad precision (1e-3 as a double literal would carry a double's error).
+Real quad(const char* decimal) { return strtoflt128(decimal, nullptr); }
+
 Interval operator+(Interval a, Interval b) { return {a.lo + b.lo, a.hi + b.hi}; }
 Interval operator-(Interval a, Interval b) { return {a.lo - b.hi, a.hi - b.lo}; }
 Interval operator*(Interval a, Interval b) {
@@ -44,6 +47,7 @@ std::optional<Interval> power(Interval a, Interval e) {
 const std::vector<std::pair<std::string, Real>>& units() {
     static const std::vector<std::pair<std::string, Real>> u = [] {
         std::vector<std::pair<std::string, Real>> v;
+        // Whole numbers, exact as doubles and in quad precision.
         const std::pair<const char*, Real> prefixes[] = {{"", 1},      {"k", 1e3},  {"K", 1e3},   {"M", 1e6},
                                                            {"G", 1e9},   {"T", 1e12}, {"P", 1e15},  {"Ki", 1024.0},
                                                            {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0}};
@@ -58,8 +62,9 @@ const std::vector<std::pair<std::string, Real>>& units() {
             }
         }
         for (const auto& [name, s] : std::vector<std::pair<std::string, Real>>{
-                 {"tokens/s", 1}, {"token/s", 1}, {"tok/s", 1}, {"tokens", 1}, {"token", 1}, {"ms", 1e-3}, {"µs", 1e-6},
-                 {"us", 1e-6}, {"ns", 1e-9}, {"s", 1}, {"%", 0.01}, {"bits", 1}, {"bit", 1}})
+                 {"tokens/s", 1}, {"token/s", 1}, {"tok/s", 1}, {"tokens", 1}, {"token", 1}, {"ms", quad("1e-3")},
+                 {"µs", quad("1e-6")}, {"us", quad("1e-6")}, {"ns", quad("1e-9")}, {"s", 1}, {"%", quad("0.01")},
+                 {"bits", 1}, {"bit", 1}})
             v.push_back({name, s});
         std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
         return v;
@@ -317,8 +322,8 @@ private:
             at_ = start;
             return std::nullopt;
         }
-        // The decimal digits read exactly as written, scaled by the power of ten in quad precision.
-        const Real v = strtoflt128(digits.c_str(), nullptr) * powq(10, exponent);
+        // The literal read in one rounding to quad precision (digits and exponent together).
+        const Real v = quad((digits + "e" + std::to_string(exponent)).c_str());
         // A decimal of one or two significant digits (0.5 B, 0.75, 3.35e12 aside) is read as an
         // input, exact; a longer one as a rounded result.
         std::size_t significant = 0;

@@ -74,7 +74,7 @@ ModelFigures model_row(const BestOfNRequest& r, const ProblemMix& mix, std::uint
         auto at = [&](double p) { return verifier_selection(p, n, v); };
         m.verifier_selection = over_problems(mix, n, at);
         if (mix.kind == ProblemMix::Kind::hard_fraction) {
-            m.verifier_on_solvable = at(r.p / (1 - mix.h));
+            m.verifier_on_solvable = at(solvable_p(mix));
             m.verifier_on_hard = at(0);
         }
     }
@@ -137,6 +137,12 @@ BudgetAnswer budget_of(const BestOfNRequest& r) {
         if (const auto mix = hard_mix(r)) pl.p_correct_hard_fraction = over_problems(*mix, pl.n, at);
         if (const auto mix = beta_mix(r)) {
             if (pl.kind == BudgetPlan::Kind::majority) check_vote_work(r, pl.n);
+            // N candidates are a polynomial of degree N: the Beta quadrature averages up to its node limit.
+            if (pl.n / 2 + 1 > kMaxBetaNodes)
+                throw InputError(r.names.rho, format_real(*r.rho, 10),
+                                 N_("with a budget that buys {0} candidates: the beta spread is averaged exactly for at "
+                                    "most {1} candidates (a smaller budget, or no --rho)"),
+                                 {group_thousands(pl.n), group_thousands(2 * (kMaxBetaNodes - 1))});
             pl.p_correct_beta = over_problems(*mix, pl.n, at);
         }
     }
@@ -186,7 +192,7 @@ BestOfNResult best_of_n_in_library_terms(const BestOfNRequest& req) {
     if (req.verifier)
         res.verifier = VerifierFacts{verifier_accept_rate(req.p, *req.verifier), verifier_selection_limit(req.p, *req.verifier)};
     if (req.judge_bias) res.biased_judge_drop = biased_drop(res.rows);
-    if (req.hard_fraction) res.p_on_solvable = req.p / (1 - *req.hard_fraction);
+    if (req.hard_fraction) res.p_on_solvable = solvable_p(*hard_mix(req));
     if (req.rho && *req.rho > 0) res.beta = beta_shape(req.p, *req.rho);  // ρ = 0: no spread, no Beta to name
     if (req.target) {
         TargetAnswer t{*req.target, min_n_for_coverage(req.p, *req.target), 0};

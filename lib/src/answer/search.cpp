@@ -84,7 +84,7 @@ std::optional<SearchLimit> limit_of(const SearchRequest& r) {
 // Equal within rounding is a tie: at T = 1 a search with --final-check is best-of-k with the outcome
 // verifier, the same value reached by two routes that differ in the last bits.
 const char* ahead_of(double search, double best_of_n) {
-    if (std::fabs(search - best_of_n) <= 1e-12 * std::max(search, best_of_n)) return N_("tie");
+    if (equal_within_rounding(search, best_of_n)) return N_("tie");
     return search > best_of_n ? N_("search") : N_("best-of-N");
 }
 
@@ -118,6 +118,12 @@ SearchBudgetAnswer budget_of(const SearchRequest& r) {
     const SearchRequest::Budget& b = *r.budget;
     if (!r.best_of_n)
         throw InputError(N_("a budget compares best-of-N with an outcome verifier: give {0}"), {r.names.outcome});
+    if (b.seconds && !b.pricing)
+        throw InputError(r.names.budget_seconds, format_real(*b.seconds, 6),
+                         N_("needs a model and a machine to price the time"));
+    if (b.step_tokens == 0) throw InputError(N_("a budget needs at least one token a step"));
+    if (b.wrong_answers && (*b.wrong_answers == 0 || *b.wrong_answers > 32))
+        throw InputError("wrong answers", std::to_string(*b.wrong_answers), N_("must be between 1 and 32 wrong answers"));
     StrategyTask task{r.spec, r.steps.back(), b.step_tokens, *r.best_of_n, b.wrong_answers};
     SearchBudgetAnswer out;
     out.steps = task.steps;

@@ -2,6 +2,7 @@
 // document prints them; the computation goes through the library functions the subcommands use.
 #include <fmt/format.h>
 
+#include "inferlab/answer/search.hpp"
 #include "inferlab/answer/verify.hpp"
 #include "inferlab/base/checked.hpp"
 #include "inferlab/base/dtype.hpp"
@@ -152,6 +153,53 @@ std::vector<Example> build() {
                   "p=0.3, N=4", "0.7599", true, [] {
                       double v = coverage(0.3, 4);
                       return Computed{v, fmt::format("{:.4f}", v)};
+                  }});
+
+    // The section's claims that inferlab computes (issue #32), each an experiment whose shown value says
+    // what was measured. "Search lets scoring errors accumulate over steps": one per-step scorer, and the
+    // strategy ahead of outcome-verified best-of-N at the same generated steps changes as T grows.
+    ex.push_back({"bestofn.doc1.search-accumulates", kDoc1, kDoc1BestOfNSection,
+                  N_("search lets a process scorer's errors accumulate: best-of-N with an outcome verifier, spending the "
+                     "same generated steps, is ahead at small T and the search at large T"),
+                  N_("q=0.8, k=4, w=4, step scorer TPR 0.9 FPR 0.3, outcome verifier TPR 0.9 FPR 0.1, T=1..12"), "1", true,
+                  [] {
+                      SearchRequest s;
+                      s.spec.q = 0.8;
+                      s.spec.branch = 4;
+                      s.spec.beam = 4;
+                      s.spec.scorer.tpr = 0.9;
+                      s.spec.scorer.fpr = 0.3;
+                      for (std::uint64_t t = 1; t <= 12; ++t) s.steps.push_back(t);
+                      s.best_of_n = Verifier{0.9, 0.1, true};
+                      const SearchResult r = search_answer(s);
+                      const bool ok = r.crossing && r.crossing->before == std::string("best-of-N");
+                      if (!ok) return Computed{0, "no change from best-of-N to the search in T = 1..12"};
+                      return Computed{1, fmt::format("best-of-N ahead up to T = {}, the search from T = {}",
+                                                     r.crossing->last_steps, r.crossing->first_steps)};
+                  }});
+    // "Compare strategies at a fixed total cost ... accuracy, tokens, tool calls and time": priced by
+    // the roofline, N candidates in one batch cost less time than N alone, and that changes the winner.
+    ex.push_back({"bestofn.doc1.fixed-cost-batching", kDoc1, kDoc1BestOfNSection,
+                  N_("at one cost, pricing N candidates as one batch (the weights read once a step) picks another "
+                     "strategy than pricing every token alike"),
+                  N_("30 s; W = 16 GB, KV of 32 layers × 8 heads × 128 at 2 B, β = 3.35 TB/s; T = 10 steps of 64 tokens, "
+                     "q=0.9, k=4, 3 wrong answers"),
+                  "1", true, [] {
+                      StrategyPricing pr;
+                      pr.model.weight_bytes = 16000000000ULL;
+                      pr.model.kv_spec = uniform_kv(32, 8, 128, 16);
+                      pr.machine.bandwidth = 3.35e12;
+                      SearchSpec s;
+                      s.q = 0.9;
+                      s.branch = 4;
+                      s.scorer.tpr = 0.9;
+                      s.scorer.fpr = 0.3;
+                      const StrategyTask task{s, 10, 64, Verifier{0.9, 0.1, true}, 3};
+                      const auto batched = best_plan(strategies_at_budget(task, {std::nullopt, 30.0, false}, pr)).kind;
+                      const auto flat = best_plan(strategies_at_budget(task, {std::nullopt, 30.0, true}, pr)).kind;
+                      return Computed{batched != flat ? 1.0 : 0.0,
+                                      fmt::format("batched: {}; every token alike: {}", strategy_name(batched),
+                                                  strategy_name(flat))};
                   }});
 
     // ---- quantization (issue: quantize) ----

@@ -5,8 +5,19 @@
 
 namespace inferlab {
 
-namespace {
+std::vector<double> binomial_pmf(std::uint64_t n, double p) {
+    std::vector<double> out(n + 1, 0);
+    if (p <= 0) return out[0] = 1, out;
+    if (p >= 1) return out[n] = 1, out;
+    const double lp = std::log(p), lq = std::log1p(-p), N = static_cast<double>(n);
+    for (std::uint64_t i = 0; i <= n; ++i) {
+        const double k = static_cast<double>(i);
+        out[i] = std::exp(std::lgamma(N + 1) - std::lgamma(k + 1) - std::lgamma(N - k + 1) + k * lp + (N - k) * lq);
+    }
+    return out;
 }
+
+bool equal_within_rounding(double a, double b) { return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)); }
 
 double proportion_half_width_99(double p, double n) {
     if (!(n > 0)) return 0;

@@ -58,13 +58,21 @@ std::vector<double> spread_wrong(double p, std::uint64_t k) {
     return d;
 }
 
+std::uint64_t majority_vote_max_n(std::uint64_t wrong_answers) {
+    // N³·k² ≤ 2·10^9: the DP's work (seconds on a slow core), and N ≤ 200.
+    std::uint64_t n = 200;
+    const double k2 = static_cast<double>(wrong_answers) * static_cast<double>(wrong_answers);
+    while (n > 1 && static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) * k2 > 2e9) --n;
+    return n;
+}
+
 double majority_vote(const std::vector<double>& dist, std::uint64_t n) {
     if (n > 200) throw InputError("N", std::to_string(n), N_("majority vote is computed exactly for N ≤ 200"));
     if (dist.size() < 2 || dist.size() > 33)
         throw InputError("wrong answers", std::to_string(dist.size() - 1), N_("must be between 1 and 32 wrong answers"));
     const std::size_t k = dist.size() - 1;
     const int N = static_cast<int>(n);
-    if (static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(k * k) > 2e9)
+    if (n > majority_vote_max_n(k))
         throw InputError("N", std::to_string(n),
                          N_("with {0} wrong answers is too large for the exact majority-vote DP (N³·k² must stay "
                             "under 2·10^9)"),
@@ -72,21 +80,14 @@ double majority_vote(const std::vector<double>& dist, std::uint64_t n) {
     // Every weight below is a probability: the correct answer's votes c ~ Bin(N, p), then wrong answer j's
     // share of the votes still unassigned ~ Bin(r, q_j / (q_j + … + q_k)). (The multinomial written
     // as N!/(c!·Π n_j!)·p^c·Π q_j^{n_j} overflowed: 172! is past a double, and every N ≥ 172 came out 1.)
-    std::vector<double> lfact(N + 1, 0);
-    for (int i = 1; i <= N; ++i) lfact[i] = lfact[i - 1] + std::log(static_cast<double>(i));
-    // Bin(n, π)(m), with π = 0 and π = 1 exact.
-    auto binom = [&lfact](int n, double pi, int m) {
-        if (pi <= 0) return m == 0 ? 1.0 : 0.0;
-        if (pi >= 1) return m == n ? 1.0 : 0.0;
-        return std::exp(lfact[n] - lfact[m] - lfact[n - m] + m * std::log(pi) + (n - m) * std::log1p(-pi));
-    };
+    const std::vector<double> correct_votes = binomial_pmf(n, dist[0]);
     // tail[j]: the probability mass of wrong answers j..k, so that answer j takes its conditional share.
     std::vector<double> tail(k + 2, 0);
     for (std::size_t j = k; j >= 1; --j) tail[j] = tail[j + 1] + dist[j];
     double total = 0;
     for (int c = 1; c <= N; ++c) {  // c = 0 votes for the correct answer never wins
         const int rest = N - c;
-        const double lead = binom(N, dist[0], c);
+        const double lead = correct_votes[static_cast<std::size_t>(c)];
         if (lead == 0) continue;
         // dp[s][t]: the probability that the first j wrong answers took s of the `rest` votes, t of
         // them tied at c, every one at most c.
@@ -95,10 +96,12 @@ double majority_vote(const std::vector<double>& dist, std::uint64_t n) {
         for (std::size_t j = 1; j <= k; ++j) {
             std::vector<std::vector<double>> nx(rest + 1, std::vector<double>(k + 1, 0));
             const double share = tail[j] > 0 ? dist[j] / tail[j] : 0;
-            // share_of[left][m] = Bin(left, share)(m), for every count of votes still unassigned.
+            // share_of[left][m] = Bin(left, share)(m) for m ≤ c, for every count of votes still unassigned.
             std::vector<std::vector<double>> share_of(rest + 1);
-            for (int left = 0; left <= rest; ++left)
-                for (int m = 0; m <= std::min(c, left); ++m) share_of[left].push_back(binom(left, share, m));
+            for (int left = 0; left <= rest; ++left) {
+                share_of[left] = binomial_pmf(static_cast<std::uint64_t>(left), share);
+                share_of[left].resize(static_cast<std::size_t>(std::min(c, left)) + 1);
+            }
             for (int s = 0; s <= rest; ++s)
                 for (std::size_t t = 0; t < j; ++t) {
                     if (dp[s][t] == 0) continue;
@@ -110,7 +113,7 @@ double majority_vote(const std::vector<double>& dist, std::uint64_t n) {
         }
         for (std::size_t t = 0; t <= k; ++t) total += lead * dp[rest][t] / static_cast<double>(t + 1);
     }
-    return std::min(1.0, total);
+    return std::min(1.0, total);  // the sum of probabilities can pass 1 by rounding, never by more
 }
 
 double coverage_hard_fraction(double p, double h, std::uint64_t n) {

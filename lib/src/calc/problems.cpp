@@ -47,18 +47,23 @@ std::uint64_t problems_evaluations(const ProblemMix& mix, std::uint64_t degree) 
     return mix.rho <= 0 || mix.p <= 0 || mix.p >= 1 ? 1 : degree / 2 + 1;
 }
 
+double solvable_p(const ProblemMix& mix) {
+    return mix.kind == ProblemMix::Kind::hard_fraction && mix.h < 1 ? mix.p / (1 - mix.h) : mix.p;
+}
+
 double over_problems(const ProblemMix& mix, std::uint64_t degree, const std::function<double(double)>& at) {
     if (mix.kind == ProblemMix::Kind::hard_fraction) {
-        if (mix.h >= 1) return at(0);
-        return (1 - mix.h) * at(mix.p / (1 - mix.h)) + mix.h * at(0);
+        if (mix.h >= 1) return at(0);  // every problem hard (the callers' p ≤ 1 − h leaves only p = 0 here)
+        return (1 - mix.h) * at(solvable_p(mix)) + mix.h * at(0);
     }
     // No spread, or a mean of 0 or 1 (every problem the same): the independent value.
     if (mix.rho <= 0 || mix.p <= 0 || mix.p >= 1) return at(mix.p);
     const double scale = (1 - mix.rho) / mix.rho;
+    if (degree / 2 + 1 > kMaxBetaNodes) throw std::invalid_argument("over_problems: degree past the Beta quadrature's limit");
     const Quadrature q = beta_quadrature(mix.p * scale, (1 - mix.p) * scale, static_cast<std::size_t>(degree / 2 + 1));
     double sum = 0;
     for (std::size_t i = 0; i < q.p.size(); ++i) sum += q.w[i] * at(q.p[i]);
-    return std::clamp(sum, 0.0, 1.0);
+    return std::clamp(sum, 0.0, 1.0);  // a mean of probabilities: only rounding takes it past [0, 1]
 }
 
 std::vector<double> answers_at(const std::vector<double>& dist, double p_problem) {

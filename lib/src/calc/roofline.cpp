@@ -76,7 +76,10 @@ DecodeStep finish_step(const DecodeModel& m, std::uint64_t batch, std::uint64_t 
     DecodeStep s;
     s.batch = batch;
     s.weight_bytes = weight_bytes_read(m, batch);
-    if (m.moe) s.experts_read_per_layer = expected_experts_read(m.moe->experts, m.moe->top_k, batch);
+    if (m.moe) {
+        s.experts_read_per_layer = expected_experts_read(m.moe->experts, m.moe->top_k, batch);
+        s.experts_read_rounded_to_all = m.moe->top_k < m.moe->experts && *s.experts_read_per_layer == double(m.moe->experts);
+    }
     s.kv_bytes = kv;
     s.bytes = checked_add(s.weight_bytes, s.kv_bytes, N_("bytes per step"));
     s.memory_time_s = static_cast<double>(s.bytes) / hw.bandwidth;

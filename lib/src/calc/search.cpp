@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "inferlab/base/rng.hpp"
+#include "inferlab/base/stats.hpp"
 
 namespace inferlab {
 namespace {
@@ -14,17 +15,6 @@ namespace {
 double log_choose(std::uint64_t n, std::uint64_t k) {
     return std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(k) + 1) -
            std::lgamma(static_cast<double>(n - k) + 1);
-}
-
-// Bin(n, p) as a vector of n + 1 probabilities; p = 0 and p = 1 exactly (no log of 0).
-std::vector<double> binomial_pmf(std::uint64_t n, double p) {
-    std::vector<double> out(n + 1, 0);
-    if (p <= 0) return out[0] = 1, out;
-    if (p >= 1) return out[n] = 1, out;
-    const double lp = std::log(p), lq = std::log1p(-p);
-    for (std::uint64_t i = 0; i <= n; ++i)
-        out[i] = std::exp(log_choose(n, i) + static_cast<double>(i) * lp + static_cast<double>(n - i) * lq);
-    return out;
 }
 
 // Hypergeometric: j successes in `draws` from a population of `pop` holding `succ` successes.
@@ -133,7 +123,8 @@ std::vector<double> kept_correct_distribution(const ProcessScorer& sc, std::uint
     std::vector<double> out(kept + 1, 0);
     if (kept == candidates) return out[correct] = 1, out;
     if (sc.kind == ProcessScorer::Kind::rates) return kept_by_rates(sc, candidates, correct, kept);
-    // Past a gap of 40σ a wrong step outscores a correct one with probability below 10^−300: noiseless.
+    // Past a gap of 40σ a wrong step outscores a correct one with probability Φ(−40/√2) ≈ 3·10^−176,
+    // far below a double's rounding of the kept counts: noiseless.
     const bool separated = sc.sigma == 0 || sc.gap / sc.sigma > 40;
     if (!separated) return kept_by_gaussian(sc.gap / sc.sigma, candidates, correct, kept);
     if (sc.gap > 0) return out[std::min(correct, kept)] = 1, out;  // noiseless: the correct ones first
@@ -243,10 +234,13 @@ std::vector<std::uint64_t> simulate_search(const SearchSpec& s, std::uint64_t st
     return hits;
 }
 
+double trajectory_correct(double q, std::uint64_t steps) { return std::pow(q, static_cast<double>(steps)); }
+
 BestOfNAtSteps best_of_n_at_steps(double q, std::uint64_t steps, std::uint64_t generated, const Verifier& outcome) {
     BestOfNAtSteps b;
     b.n = generated / steps;
-    b.p_trajectory = std::pow(q, static_cast<double>(steps));
+    b.p_trajectory = trajectory_correct(q, steps);
+    b.accept_rate = verifier_accept_rate(b.p_trajectory, outcome);
     b.success = b.n == 0 ? 0 : verifier_selection(b.p_trajectory, b.n, outcome);
     return b;
 }

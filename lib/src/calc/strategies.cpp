@@ -6,6 +6,7 @@
 
 #include "inferlab/base/checked.hpp"
 #include "inferlab/base/error.hpp"
+#include "inferlab/base/stats.hpp"
 
 namespace inferlab {
 namespace {
@@ -42,33 +43,37 @@ void price_search(StrategyCost& c, const StrategyTask& t, const SearchSpec& s, c
 }  // namespace
 
 StrategyCost strategy_cost(const StrategyTask& t, StrategyKind kind, std::uint64_t width,
-                           const std::optional<StrategyPricing>& pricing) {
+                           const std::optional<StrategyPricing>& pricing, bool with_accuracy) {
     StrategyCost c;
     c.kind = kind;
     c.width = kind == StrategyKind::single ? 1 : width;
-    const double p_trajectory = std::pow(t.search.q, static_cast<double>(t.steps));
+    const double p_trajectory = trajectory_correct(t.search.q, t.steps);
     const std::uint64_t per_trajectory = checked_mul(t.steps, t.step_tokens, N_("tokens of a trajectory"));
     switch (kind) {
         case StrategyKind::single:
         case StrategyKind::best_of_n:
         case StrategyKind::majority:
             c.tokens = checked_mul(per_trajectory, c.width, N_("tokens generated"));
-            if (kind == StrategyKind::single) c.accuracy = p_trajectory;
-            if (kind == StrategyKind::best_of_n) {
-                c.verifier_calls = c.width;
+            if (kind == StrategyKind::best_of_n) c.verifier_calls = c.width;
+            if (!with_accuracy) {
+            } else if (kind == StrategyKind::single) {
+                c.accuracy = p_trajectory;
+            } else if (kind == StrategyKind::best_of_n) {
                 c.accuracy = verifier_selection(p_trajectory, c.width, t.outcome);
+            } else {
+                c.accuracy = majority_vote(spread_wrong(p_trajectory, *t.wrong_answers), c.width);
             }
-            if (kind == StrategyKind::majority) c.accuracy = majority_vote(spread_wrong(p_trajectory, *t.wrong_answers), c.width);
             if (pricing) price_trajectories(c, t, *pricing);
             break;
         case StrategyKind::search: {
             SearchSpec s = t.search;
             s.beam = width;
+            if (s.beam * s.branch > kMaxSearchCandidates) with_accuracy = false;  // past the chain's limit: cost only
             const SearchCost sc = search_cost(s, t.steps);
             c.tokens = checked_mul(sc.generated_steps, t.step_tokens, N_("tokens generated"));
             c.scorer_calls = sc.scorer_calls;
             c.verifier_calls = sc.verifier_calls;
-            c.accuracy = search_success(s, t.steps).back();
+            if (with_accuracy) c.accuracy = search_success(s, t.steps).back();
             if (pricing) price_search(c, t, s, *pricing);
             break;
         }
@@ -115,7 +120,7 @@ const char* strategy_name(StrategyKind kind) {
 const StrategyCost& best_plan(const std::vector<StrategyCost>& plans) {
     // Equal within rounding is a tie (two routes to one value differ in the last bits).
     auto better = [](const StrategyCost& a, const StrategyCost& b) {
-        if (std::fabs(a.accuracy - b.accuracy) > 1e-12 * std::max(a.accuracy, b.accuracy)) return a.accuracy > b.accuracy;
+        if (!equal_within_rounding(a.accuracy, b.accuracy)) return a.accuracy > b.accuracy;
         return a.tokens < b.tokens;
     };
     const StrategyCost* best = &plans.front();
@@ -130,17 +135,16 @@ std::vector<StrategyCost> strategies_at_budget(const StrategyTask& t, const Stra
     std::vector<StrategyCost> out;
     auto add = [&](StrategyKind kind, std::uint64_t most) {
         if (auto c = widest([&](std::uint64_t w) { return strategy_cost(t, kind, w, pricing); }, most, b)) {
-            c->capped = kind != StrategyKind::single && c->width == most;
+            // At the limit, and the budget would buy one more: its cost alone (no accuracy past the limit).
+            c->capped = kind != StrategyKind::single && c->width == most &&
+                        spent(strategy_cost(t, kind, most + 1, pricing, false), b) <= limit_of(b);
             out.push_back(*c);
         }
     };
     add(StrategyKind::single, 1);
     add(StrategyKind::best_of_n, kMaxBudgetCandidates);
     if (t.wrong_answers) {
-        // The exact vote's own limit, N³·k² ≤ 2·10^9 (majority_vote), below 200 with many wrong answers.
-        const double k = static_cast<double>(*t.wrong_answers);
-        const auto votes = static_cast<std::uint64_t>(std::cbrt(2e9 / (k * k)));
-        add(StrategyKind::majority, std::min(kMaxBudgetVotes, std::max<std::uint64_t>(1, votes)));
+        add(StrategyKind::majority, majority_vote_max_n(*t.wrong_answers));
     }
     add(StrategyKind::search, kMaxSearchCandidates / t.search.branch);
     return out;

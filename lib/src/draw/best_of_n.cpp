@@ -81,7 +81,9 @@ std::string best_of_n_svg(const BestOfNRequest& req, const BestOfNResult& res, c
     pl.height = 440 + 15.0 * static_cast<double>(pl.inputs.size());
     return svg::line_plot(pl);
 }
-std::string search_svg(const SearchRequest& req, const SearchResult& res) {
+std::string search_svg(const SearchRequest& req, const SearchResult& res) { return svg::line_plot(search_plot(req, res)); }
+
+svg::LinePlot search_plot(const SearchRequest& req, const SearchResult& res) {
     std::vector<SearchRow> rows = res.rows;
     std::stable_sort(rows.begin(), rows.end(), [](const SearchRow& a, const SearchRow& b) { return a.steps < b.steps; });
     const SearchSpec& s = req.spec;
@@ -112,7 +114,7 @@ std::string search_svg(const SearchRequest& req, const SearchResult& res) {
                                 svg::number(req.best_of_n->fpr, 6), s.outcome ? tr(", also over the final beam") : ""));
     pl.inputs.push_back(tr("Source: first document §3.2 (search lets scoring errors accumulate); inferlab best-of-n --search"));
     pl.height = 440 + 15.0 * static_cast<double>(pl.inputs.size());
-    return svg::line_plot(pl);
+    return pl;
 }
 
 }  // namespace inferlab::plots
@@ -120,7 +122,7 @@ std::string search_svg(const SearchRequest& req, const SearchResult& res) {
 namespace inferlab::figures {
 
 std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, std::uint64_t marked_n,
-                           bool verifier_chosen) {
+                           bool verifier_chosen, const std::optional<SearchPanel>& search) {
     std::vector<BestOfNRow> rows = res.rows;
     std::stable_sort(rows.begin(), rows.end(), [](const BestOfNRow& a, const BestOfNRow& b) { return a.n < b.n; });
     svg::LinePlot pl;
@@ -173,7 +175,14 @@ std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, 
     pl.inputs.push_back(tr("inferlab best-of-n: coverage and each selection strategy asked for"));
     pl.inputs.push_back(source_line("doc1-fig14"));
     pl.height = 425 + 15.0 * static_cast<double>(pl.inputs.size());
-    return svg::line_plot(pl);
+    if (!search) return svg::line_plot(pl);
+    // The search panel: §3.2's "search lets scoring errors accumulate over steps", beside the
+    // presence-and-choice panel, each with its own axes and inputs.
+    svg::LinePlot steps = plots::search_plot(search->req, search->res);
+    steps.title = tr("Search: the process scorer's errors accumulate over the steps");
+    steps.inputs.insert(steps.inputs.begin(), tr("search panel: q, k, w and the scorer chosen to show the accumulation (the "
+                                                 "document gives no numbers)"));
+    return svg::stacked_plots(pl.title, {pl, steps});
 }
 
 }  // namespace inferlab::figures

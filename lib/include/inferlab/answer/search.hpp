@@ -59,7 +59,9 @@ struct SearchCrossing {
 
 // The closed forms the chain must reproduce, where this search is one of their cases.
 struct SearchLimit {
-    std::string form;        // msgid: "(1 − (1 − q)^k)^T" (noiseless scorer, beam 1, no outcome check) or "q^T"
+    // msgid: "(1 − (1 − q)^k)^T" (noiseless scorer, beam 1, no outcome check), "q^T" (a scorer with no
+    // information), or "best-of-k with the scorer as verifier" (T = 1, rates)
+    std::string form;
     std::uint64_t steps = 0; // the last row's T
     double value = 0;        // the closed form at that T
 };

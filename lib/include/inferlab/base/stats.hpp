@@ -1,5 +1,6 @@
 #pragma once
 // Small statistics shared by the simulations and the measured-against-predicted reports.
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -34,6 +35,14 @@ bool wilson_can_tell(double p, double trials);
 // Whether p agrees with `hits` of `trials` at 99%: inside their Wilson interval; none where the
 // trials cannot tell (wilson_can_tell), so that agreement would say nothing.
 std::optional<bool> wilson_agrees(double p, double hits, double trials);
+
+// Bin(n, p) as n + 1 probabilities, each through lgamma (no factorial overflows: 172! is past a
+// double); p = 0 and p = 1 exactly.
+std::vector<double> binomial_pmf(std::uint64_t n, double p);
+
+// Two probabilities equal within rounding (relative 10^−12): one value reached by two routes that
+// differ in the last bits is a tie, not a win.
+bool equal_within_rounding(double a, double b);
 
 // KL(p ‖ q) = Σ p(x)·ln(p(x)/q(x)) over p(x) > 0, in nats; q(x) = 0 where p(x) > 0 counts
 // with q clamped to 1e-300 (a large, finite value, never infinity).

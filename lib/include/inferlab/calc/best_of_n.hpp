@@ -39,6 +39,8 @@ double verifier_selection_limit(double p, const Verifier& v);
 // Plurality wins; a tie is broken uniformly at random among the tied answers. Exact, by
 // dynamic programming over the wrong answers' vote counts. Limits: N ≤ 200, k ≤ 32.
 double majority_vote(const std::vector<double>& dist, std::uint64_t n);
+// The largest N majority_vote computes with k wrong answers: N ≤ 200 and N³·k² ≤ 2·10^9.
+std::uint64_t majority_vote_max_n(std::uint64_t wrong_answers);
 // The answer distribution with the correct answer at p and k equally likely wrong answers.
 std::vector<double> spread_wrong(double p, std::uint64_t k);
 

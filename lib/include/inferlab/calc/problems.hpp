@@ -27,10 +27,18 @@ struct ProblemMix {
     double rho = 0;     // beta: intra-problem correlation ρ in (0, 1); p ~ Beta(p(1−ρ)/ρ, (1−p)(1−ρ)/ρ)
 };
 
+// p/(1 − h): the p of a problem that is not hard, under the hard fraction (the mean p otherwise).
+double solvable_p(const ProblemMix& mix);
+
+// The most Beta nodes over_problems uses (a polynomial of degree ≤ 2·(this − 1) is averaged exactly):
+// the eigenvectors of an n × n matrix cost n² memory and n³ time, milliseconds at this size.
+inline constexpr std::uint64_t kMaxBetaNodes = 1025;
+
 // E over problems of at(p_problem), where `at` is a strategy's probability of a correct answer at
 // one problem's p, a polynomial in p of degree at most `degree` (N for N candidates): exact for
 // the hard fraction, (1 − h)·at(p/(1 − h)) + h·at(0); for the beta spread by beta_quadrature with
-// degree/2 + 1 nodes (exact for that degree). ρ = 0 (no spread) is at(p).
+// degree/2 + 1 nodes (exact for that degree; std::invalid_argument past kMaxBetaNodes: the caller
+// bounds the degree). ρ = 0 (no spread) is at(p).
 double over_problems(const ProblemMix& mix, std::uint64_t degree, const std::function<double(double)>& at);
 
 // The number of at() calls over_problems makes for this degree: the caller bounds its work.

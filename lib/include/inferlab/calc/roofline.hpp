@@ -65,6 +65,9 @@ struct DecodeStep {
     std::uint64_t batch = 0;
     std::uint64_t weight_bytes = 0;       // weights read by this step (MoE: the experts routed to)
     std::optional<double> experts_read_per_layer;  // MoE: expected distinct routed experts per layer
+    // MoE: E·(1 − (1 − k/E)^B) came out as E only because the power underflowed (B = 10^7): the
+    // double is E, the expectation is below it, so a printed "=" would be false.
+    bool experts_read_rounded_to_all = false;
     std::uint64_t kv_bytes = 0;           // Σ_i M_KV,i
     std::uint64_t bytes = 0;              // D_B
     double memory_time_s = 0;             // D_B / β

@@ -72,9 +72,13 @@ std::vector<std::uint64_t> simulate_search(const SearchSpec& s, std::uint64_t st
 
 // Best-of-N over whole trajectories spending the same generated steps as a search of T steps:
 // N = floor(generated / T) trajectories, each correct with probability q^T, picked by `outcome`.
+// q^T: a whole trajectory of T steps is correct only if every step is.
+double trajectory_correct(double q, std::uint64_t steps);
+
 struct BestOfNAtSteps {
     std::uint64_t n = 0;
     double p_trajectory = 0;  // q^T
+    double accept_rate = 0;   // q' = q^T·TPR + (1 − q^T)·FPR: a trajectory accepted by the verifier
     double success = 0;       // verifier_selection(q^T, N, outcome)
 };
 BestOfNAtSteps best_of_n_at_steps(double q, std::uint64_t steps, std::uint64_t generated, const Verifier& outcome);

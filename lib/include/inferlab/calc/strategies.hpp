@@ -52,9 +52,10 @@ struct StrategyCost {
 };
 
 // One strategy at width `width` (N, or the beam w), with its tokens, calls, accuracy and, with
-// `pricing`, its time both ways.
+// `pricing`, its time both ways. `with_accuracy` false: the cost alone, accuracy 0 (a width past
+// the exact computation's limit has a cost but no exact accuracy).
 StrategyCost strategy_cost(const StrategyTask& task, StrategyKind kind, std::uint64_t width,
-                           const std::optional<StrategyPricing>& pricing);
+                           const std::optional<StrategyPricing>& pricing, bool with_accuracy = true);
 
 // The budget: tokens generated, or seconds (which needs pricing; `flat` prices every token alike).
 struct StrategyBudget {
@@ -77,7 +78,6 @@ const char* strategy_name(StrategyKind kind);
 const StrategyCost& best_plan(const std::vector<StrategyCost>& plans);
 
 // The limits strategies_at_budget searches within.
-inline constexpr std::uint64_t kMaxBudgetCandidates = 1024;
-inline constexpr std::uint64_t kMaxBudgetVotes = 200;
+inline constexpr std::uint64_t kMaxBudgetCandidates = 1024;  // majority vote: majority_vote_max_n
 
 }  // namespace inferlab

@@ -8,6 +8,7 @@
 #include "inferlab/answer/best_of_n.hpp"
 #include "inferlab/answer/search.hpp"
 #include "inferlab/draw/catalog.hpp"
+#include "inferlab/draw/svg.hpp"
 
 namespace inferlab::plots {
 
@@ -19,6 +20,8 @@ std::string best_of_n_svg(const BestOfNRequest& req, const BestOfNResult& res,
 // best-of-n --search --svg: the search's success against T beside best-of-N's at the same generated
 // steps, with the crossing marked where the strategy ahead changes.
 std::string search_svg(const SearchRequest& req, const SearchResult& res);
+// Its plot, for a figure that stacks it under another panel (Figure 14).
+svg::LinePlot search_plot(const SearchRequest& req, const SearchResult& res);
 
 }  // namespace inferlab::plots
 
@@ -28,7 +31,13 @@ namespace inferlab::figures {
 // best-of-n's request and result (figure doc1-fig14 takes that command's flags): coverage, every
 // strategy asked for, the target; a marker at `marked_n` when it is a row. `verifier_chosen`: the
 // verifier is the figure's own (the document gives none), and the inputs say so.
+// With `search`, a second panel under it: a step-wise search's success against T beside best-of-N at
+// the same generated steps (best-of-n --search's plot).
+struct SearchPanel {
+    SearchRequest req;
+    SearchResult res;
+};
 std::string fig14_coverage(const BestOfNRequest& req, const BestOfNResult& res, std::uint64_t marked_n,
-                           bool verifier_chosen = false);
+                           bool verifier_chosen = false, const std::optional<SearchPanel>& search = std::nullopt);
 
 }  // namespace inferlab::figures
