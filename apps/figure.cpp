@@ -336,14 +336,7 @@ std::string draw_doc1_fig14(const FigureOptions& o) {
     const std::uint64_t marked = o.n.empty() ? 4 : rq.ns.back();
     // The search panel: a search that shows the crossing (best-of-N ahead at small T, the search at
     // large T), its outcome verifier the figure's, or TPR 0.9, FPR 0.1 without one.
-    SearchRequest s;
-    s.spec.q = 0.8;
-    s.spec.branch = 4;
-    s.spec.beam = 4;
-    s.spec.scorer.tpr = 0.9;
-    s.spec.scorer.fpr = 0.3;
-    for (std::uint64_t t = 1; t <= 12; ++t) s.steps.push_back(t);
-    s.best_of_n = rq.verifier ? *rq.verifier : Verifier{0.9, 0.1, true};
+    const SearchRequest s = accumulation_search(rq.verifier ? *rq.verifier : Verifier{0.9, 0.1, true});
     figures::SearchPanel panel{s, search_answer(s)};
     return figures::fig14_coverage(rq, compute_best_of_n(f, rq), marked, !selection, panel);
 }

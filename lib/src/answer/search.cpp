@@ -151,6 +151,18 @@ SearchBudgetAnswer budget_of(const SearchRequest& r) {
 
 }  // namespace
 
+SearchRequest accumulation_search(const Verifier& outcome) {
+    SearchRequest s;
+    s.spec.q = 0.8;
+    s.spec.branch = 4;
+    s.spec.beam = 4;
+    s.spec.scorer.tpr = 0.9;
+    s.spec.scorer.fpr = 0.3;
+    for (std::uint64_t t = 1; t <= 12; ++t) s.steps.push_back(t);
+    s.best_of_n = outcome;
+    return s;
+}
+
 SearchResult search_answer(const SearchRequest& r) {
     check_request(r);
     const std::uint64_t longest = *std::max_element(r.steps.begin(), r.steps.end());

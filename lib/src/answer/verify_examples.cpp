@@ -163,15 +163,7 @@ std::vector<Example> build() {
                      "same generated steps, is ahead at small T and the search at large T"),
                   N_("q=0.8, k=4, w=4, step scorer TPR 0.9 FPR 0.3, outcome verifier TPR 0.9 FPR 0.1, T=1..12"), "1", true,
                   [] {
-                      SearchRequest s;
-                      s.spec.q = 0.8;
-                      s.spec.branch = 4;
-                      s.spec.beam = 4;
-                      s.spec.scorer.tpr = 0.9;
-                      s.spec.scorer.fpr = 0.3;
-                      for (std::uint64_t t = 1; t <= 12; ++t) s.steps.push_back(t);
-                      s.best_of_n = Verifier{0.9, 0.1, true};
-                      const SearchResult r = search_answer(s);
+                      const SearchResult r = search_answer(accumulation_search(Verifier{0.9, 0.1, true}));
                       const bool ok = r.crossing && r.crossing->before == std::string("best-of-N");
                       if (!ok) return Computed{0, "no change from best-of-N to the search in T = 1..12"};
                       return Computed{1, fmt::format("best-of-N ahead up to T = {}, the search from T = {}",

@@ -95,4 +95,8 @@ inline constexpr std::uint64_t kMaxSearchSimulatedCandidates = 250000000;
 // size). The rule is a msgid with its arguments.
 SearchResult search_answer(const SearchRequest& req);
 
+// The search that shows the accumulation (Figure 14's panel, verify's claim): q = 0.8, k = 4, w = 4,
+// a step scorer of TPR 0.9 and FPR 0.3, T = 1..12, best-of-N against it picked by `outcome`.
+SearchRequest accumulation_search(const Verifier& outcome);
+
 }  // namespace inferlab
