@@ -12,14 +12,16 @@ Quadrature beta_quadrature(double a, double b, std::size_t n) {
     // The Beta density on [0, 1] is the Jacobi weight (1 − x)^α (1 + x)^β on [−1, 1] with x = 2p − 1,
     // α = b − 1 (the factor of 1 − p) and β = a − 1 (of p). Its orthonormal polynomials' recurrence:
     // diagonal d_k, off-diagonal e_k (Golub & Welsch 1969).
+    // The first terms are written in a and b themselves: through α = b − 1 they would cancel when
+    // a or b is small (ρ near 1, p near 0).
     const double al = b - 1, be = a - 1, s = al + be;
     Eigen::VectorXd d(static_cast<Eigen::Index>(n)), e(static_cast<Eigen::Index>(n > 1 ? n - 1 : 1));
-    d(0) = (be - al) / (s + 2);
+    d(0) = (a - b) / (a + b);
     for (std::size_t k = 1; k < n; ++k) {
         const double kk = static_cast<double>(k), t = 2 * kk + s;
-        d(static_cast<Eigen::Index>(k)) = (be * be - al * al) / (t * (t + 2));
-        // k = 1 written with its factor (s + 1) cancelled: at a + b = 1 it is 0/0 as printed in general.
-        const double e2 = k == 1 ? 4 * (1 + al) * (1 + be) / ((2 + s) * (2 + s) * (3 + s))
+        d(static_cast<Eigen::Index>(k)) = (a - b) * s / (t * (t + 2));  // (β² − α²)/(t(t + 2)), factored
+        // k = 1 with its factor (s + 1) cancelled: at a + b = 1 the general form is 0/0.
+        const double e2 = k == 1 ? 4 * a * b / ((a + b) * (a + b) * (a + b + 1))
                                  : 4 * kk * (kk + al) * (kk + be) * (kk + s) / (t * t * (t + 1) * (t - 1));
         e(static_cast<Eigen::Index>(k - 1)) = std::sqrt(e2);
     }

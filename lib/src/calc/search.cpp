@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numbers>
 #include <stdexcept>
 #include <utility>
 
@@ -47,7 +48,7 @@ std::vector<double> kept_by_rates(const ProcessScorer& sc, std::uint64_t m, std:
 }
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
-double log_normal_pdf(double z) { return -0.5 * z * z - 0.5 * std::log(2 * 3.14159265358979323846); }
+double log_normal_pdf(double z) { return -0.5 * z * z - 0.5 * std::log(2 * std::numbers::pi); }
 
 // gaussian, σ > 0: in units of σ a correct step scores d + Z, a wrong one Z (d = gap/σ). Exactly j
 // correct among the top `kept`: integrate over t, the kept-th highest score, which is either a
@@ -61,23 +62,31 @@ std::vector<double> kept_by_gaussian(double d, std::uint64_t m, std::uint64_t x,
     const std::uint64_t wrong = m - x;
     // log of p^e, with 0^0 = 1 (a factor that is not there).
     auto lpow = [](double lp, std::uint64_t e) { return e == 0 ? 0.0 : static_cast<double>(e) * lp; };
+    // The counting factors of each j, the same at every t: x·C(x−1, j−1)·C(wrong, kept−j) when the
+    // kept-th is correct, wrong·C(x, j)·C(wrong−1, kept−j−1) when it is wrong (logs; unused: 0).
+    std::vector<double> ways_correct(kept + 1, 0), ways_wrong(kept + 1, 0);
+    for (std::uint64_t j = 0; j <= kept; ++j) {
+        if (j >= 1 && j <= x && kept - j <= wrong)
+            ways_correct[j] = std::log(static_cast<double>(x)) + log_choose(x - 1, j - 1) + log_choose(wrong, kept - j);
+        if (j < kept && j <= x && kept - j <= wrong)
+            ways_wrong[j] = std::log(static_cast<double>(wrong)) + log_choose(x, j) + log_choose(wrong - 1, kept - j - 1);
+    }
     for (std::uint64_t i = 0; i <= intervals; ++i) {
         const double t = lo + h * static_cast<double>(i);
         const double simpson = (i == 0 || i == intervals) ? 1 : (i % 2 ? 4 : 2);
         const double f1 = log_normal_pdf(t - d), f0 = log_normal_pdf(t);
-        const double F1 = normal_cdf(t - d), F0 = normal_cdf(t);
-        const double lF1 = std::log(F1), lS1 = std::log1p(-F1), lF0 = std::log(F0), lS0 = std::log1p(-F0);
+        // Each tail from erfc itself: 1 − Φ(z) through log1p(−Φ) loses its digits past z ≈ 5.
+        const double lF1 = std::log(normal_cdf(t - d)), lS1 = std::log(normal_cdf(d - t));
+        const double lF0 = std::log(normal_cdf(t)), lS0 = std::log(normal_cdf(-t));
         for (std::uint64_t j = 0; j <= kept; ++j) {
             double v = 0;
             // The kept-th is correct: j ≥ 1 correct at or above t, kept − j wrong above.
             if (j >= 1 && j <= x && kept - j <= wrong)
-                v += std::exp(std::log(static_cast<double>(x)) + f1 + log_choose(x - 1, j - 1) + lpow(lS1, j - 1) +
-                              lpow(lF1, x - j) + log_choose(wrong, kept - j) + lpow(lS0, kept - j) +
+                v += std::exp(ways_correct[j] + f1 + lpow(lS1, j - 1) + lpow(lF1, x - j) + lpow(lS0, kept - j) +
                               lpow(lF0, wrong - (kept - j)));
             // The kept-th is wrong: j correct above, kept − j − 1 wrong above.
             if (j < kept && j <= x && kept - j <= wrong)
-                v += std::exp(std::log(static_cast<double>(wrong)) + f0 + log_choose(x, j) + lpow(lS1, j) +
-                              lpow(lF1, x - j) + log_choose(wrong - 1, kept - j - 1) + lpow(lS0, kept - j - 1) +
+                v += std::exp(ways_wrong[j] + f0 + lpow(lS1, j) + lpow(lF1, x - j) + lpow(lS0, kept - j - 1) +
                               lpow(lF0, wrong - (kept - j)));
             out[j] += simpson * h / 3 * v;
         }
