@@ -41,6 +41,7 @@ void add_budget_options(CLI::App& sub, BestOfNOptions& o) {
     sub.add_option("--budget-seconds", o.budget_seconds,
                    tr("search: compare strategies at this decode time, priced by the roofline (needs a model and machine)"));
     sub.add_option("--step-tokens", o.step_tokens, tr("search, with a budget: tokens one step of the task generates"));
+    sub.add_option("--mix", o.mix, tr("search, with a budget: a difficulty mix, share:q per class (0.7:0.99,0.3:0.6)"));
     sub.add_option("--call-seconds", o.call_seconds, tr("search, with a budget: seconds per verifier or scorer call (default 0)"));
     sub.add_option("--prompt-len", o.prompt_len, tr("search, with a budget: prompt tokens the trajectories continue (default 0)"));
     sub.add_option("--model", o.price.model, tr("search, with a budget: a shipped config that prices the time"));
@@ -104,7 +105,8 @@ std::string footer() {
          "inferlab best-of-n --search --q 0.9 --step-tpr 0.9 --step-fpr 0.3 --steps 10 --tpr 0.9 --fpr 0.1 "
          "--alternatives 3 --budget-seconds 30 --step-tokens 64 --model llama-3-8b --hw h100-sxm --prompt-len 512"},
         tr("Tables for --csv --table NAME: rows; hard_fraction (with --hard-fraction); beta (with --rho); budget (with "
-           "--budget); simulation (with --simulate); with --search: rows, simulation. "
+           "--budget); simulation (with --simulate); with --search: rows, simulation, budget (with --budget-tokens or "
+           "--budget-seconds), flat (with --budget-seconds), classes (with --mix). "
            "--fallback needs a verifier, --cost-sample and --cost-judge need --budget, and --seed needs --simulate.") +
             "\n" + tr("JSON keys: the README's table (every key in every run, null where not computed)."));
 }

@@ -187,6 +187,7 @@ BestOfNResult compute(const BestOfNFlags& o, const BestOfNRequest& request) {
 std::vector<std::pair<const char*, bool>> budget_only(const BestOfNFlags& o) {
     const RooflineFlags& f = o.price;
     return {{"--step-tokens", !o.step_tokens.empty()},  {"--call-seconds", !o.call_seconds.empty()},
+            {"--mix", !o.mix.empty()},
             {"--prompt-len", !o.prompt_len.empty()},    {"--alternatives", !o.alternatives.empty()},
             {"--model", !f.model.empty()},              {"--config", !f.config.empty()},
             {"--weights-bytes", !f.weights_bytes.empty()}, {"--params", !f.params.empty()},
@@ -207,7 +208,19 @@ std::optional<StrategyPricing> parse_pricing(const BestOfNFlags& o) {
     const RooflineFlags& f = o.price;
     const bool any = !f.model.empty() || !f.config.empty() || !f.weights_bytes.empty() || !f.params.empty() ||
                      !f.hw.empty() || !f.bandwidth.empty();
-    if (!any) return std::nullopt;
+    if (!any) {
+        // These only tune the pricing: without a model and a machine they would change nothing.
+        const std::pair<const char*, bool> pricing_only[] = {
+            {"--prompt-len", !o.prompt_len.empty()}, {"--call-seconds", !o.call_seconds.empty()},
+            {"--kv-dtype", !f.kv_dtype.empty()},     {"--weight-dtype", !f.weight_dtype.empty()},
+            {"--peak-flops", !f.peak_flops.empty()}};
+        for (const auto& [flag, given] : pricing_only)
+            if (given)
+                throw InputError(N_("{0} has no effect without a model and a machine: it tunes the pricing of the time "
+                                    "(give --model and --hw)"),
+                                 {flag});
+        return std::nullopt;
+    }
     // Each step's KV read grows with its context: the geometry comes from a config (decode-roofline
     // takes --kv-bytes-per-request instead, which a budget of growing trajectories cannot use).
     if (f.model.empty() && f.config.empty())
@@ -247,9 +260,21 @@ std::optional<SearchRequest::Budget> parse_search_budget(const BestOfNFlags& o) 
         if (*b.wrong_answers > 32) throw InputError("--alternatives", o.alternatives, N_("must be at most {0}"), {"32"});
     }
     b.pricing = parse_pricing(o);
+    // --mix 0.7:0.99,0.3:0.6: a share of the problems and its per-step q, for each class.
+    if (!o.mix.empty())
+        for (const std::string& item : split_list("--mix", o.mix)) {
+            const auto colon = item.find(':');
+            if (colon == std::string::npos)
+                throw InputError("--mix", item, N_("each class is share:q (0.7:0.99: 70% of problems at q = 0.99)"));
+            b.mix.push_back({parse_probability("--mix", item.substr(0, colon)), parse_probability("--mix", item.substr(colon + 1))});
+        }
+    double shares = 0;
+    for (const ProblemClass& c : b.mix) shares += c.share;
+    if (!b.mix.empty() && std::fabs(shares - 1) > 1e-9)  // said with the mix as typed (the library checks it too)
+        throw InputError("--mix", o.mix, N_("the shares must sum to 1 (they sum to {0})"), {format_real(shares, 10)});
     if (b.seconds && !b.pricing)
-        throw InputError(N_("--budget-seconds needs a model and a machine to price the time: give --model (or --config, "
-                            "--params, --weights-bytes) and --hw (or --bandwidth)"));
+        throw InputError(N_("--budget-seconds needs a model and a machine to price the time: give --model (or --config) "
+                            "and --hw (or --bandwidth)"));
     return b;
 }
 
@@ -271,7 +296,7 @@ SearchRequest parse_search_request(const BestOfNFlags& o) {
     rq.budget = parse_search_budget(o);
     rq.names = {"--q",         "--branch",      "--beam",          "--steps",          "--step-tpr",
                 "--step-fpr",  "--score-gap",   "--score-sigma",   "--simulate",       "--budget-tokens",
-                "--budget-seconds", "--tpr and --fpr (or --verifier-accuracy)"};
+                "--budget-seconds", "--tpr and --fpr (or --verifier-accuracy)", "--mix"};
     return rq;
 }
 

@@ -23,7 +23,7 @@ struct BestOfNFlags {
     std::string q, steps, branch, beam, step_tpr, step_fpr, score_gap, score_sigma;
     // --search at one cost: the budget, the task's step length, and the roofline's model and machine
     // that price the time (decode-roofline's flags, parsed by its rules).
-    std::string budget_tokens, budget_seconds, step_tokens, call_seconds, prompt_len;
+    std::string budget_tokens, budget_seconds, step_tokens, call_seconds, prompt_len, mix;
     RooflineFlags price;
 };
 

@@ -52,8 +52,17 @@ json plans_json(const std::vector<StrategyCost>& plans) {
     for (const auto& c : plans)
         a.push_back({{"strategy", strategy_name(c.kind)}, {"width", c.width}, {"tokens", c.tokens},
                      {"verifier_calls", c.verifier_calls}, {"scorer_calls", c.scorer_calls}, {"calls", c.calls},
-                     {"accuracy", c.accuracy}, {"capped", c.capped},
+                     {"accuracy", c.accuracy}, {"capped", c.capped}, {"by_class", c.by_class},
                      {"batched_s", or_null(c.batched_s)}, {"flat_s", or_null(c.flat_s)}});
+    return a;
+}
+
+json classes_json(const std::vector<ProblemClass>& mix, const std::vector<ClassOutcome>& classes) {
+    if (mix.empty()) return nullptr;
+    json a = json::array();
+    for (const ClassOutcome& c : classes)
+        a.push_back({{"share", c.of.share}, {"q", c.of.q}, {"single", c.single}, {"best", strategy_name(c.best)},
+                     {"best_accuracy", c.best_accuracy}, {"best_tokens", c.best_tokens}});
     return a;
 }
 
@@ -66,9 +75,12 @@ json budget_json(const SearchRequest& rq, const SearchResult& res) {
             {"step_tokens", b.step_tokens}, {"prompt_tokens", pr ? json(pr->prompt_tokens) : json(nullptr)},
             {"call_seconds", pr ? json(pr->call_seconds) : json(nullptr)}, {"plans", plans_json(a.plans)},
             {"winner", strategy_name(a.winner)},
+            {"unaffordable", plans_json(a.unaffordable)},
             {"flat_plans", b.seconds ? plans_json(a.flat_plans) : json(nullptr)},
+            {"flat_unaffordable", b.seconds ? plans_json(a.flat_unaffordable) : json(nullptr)},
             {"flat_winner", a.flat_winner ? json(strategy_name(*a.flat_winner)) : json(nullptr)},
-            {"pricing_changes_winner", b.seconds ? json(a.pricing_changes_winner) : json(nullptr)}};
+            {"pricing_changes_winner", b.seconds ? json(a.pricing_changes_winner) : json(nullptr)},
+            {"mix", classes_json(b.mix, a.classes)}};
 }
 
 json result_json(const SearchRequest& rq, const SearchResult& res) {
@@ -261,8 +273,13 @@ std::vector<Column<StrategyCost>> plan_columns(bool priced) {
     return c;
 }
 
-std::string winner_line(const std::vector<StrategyCost>& plans, StrategyKind winner) {
+// `time`: the pricing the budget is in (batched_s or flat_s); none: a budget in tokens.
+std::string winner_line(const std::vector<StrategyCost>& plans, StrategyKind winner,
+                        const std::vector<StrategyCost>& unaffordable, std::optional<double> StrategyCost::*time) {
     std::string capped;
+    for (const auto& p : unaffordable)
+        capped += note(trf(N_("{0} does not fit: its narrowest plan (N or w = 1) needs {1}."), tr(strategy_name(p.kind)),
+                           time ? format_seconds(*(p.*time)) : trf(N_("{0} tokens"), group_thousands(p.tokens))));
     for (const auto& p : plans)
         if (p.capped)
             capped += note(trf(N_("{0}: at its exact limit (N or w = {1}); the budget would buy more."),
@@ -291,6 +308,31 @@ std::string budget_explain(const SearchBudgetAnswer& a) {
     return x;
 }
 
+// A difficulty mix: each plan's accuracy on each class, then what more budget does on each.
+std::vector<Column<StrategyCost>> class_columns(const std::vector<ProblemClass>& mix) {
+    using C = StrategyCost;
+    std::vector<Column<C>> c = {{"strategy", N_("strategy"), [](const C& p) { return std::string(strategy_name(p.kind)); }}};
+    for (std::size_t i = 0; i < mix.size(); ++i)
+        c.push_back(figure_column<C>("by_class/" + std::to_string(i), fmt::format("q={} ({}%)", r6(mix[i].q), r6(100 * mix[i].share)),
+                                     [i](const C& p) { return p.by_class[i]; }, pr));
+    return c;
+}
+
+std::string classes_text(const SearchBudgetAnswer& a, const std::vector<ProblemClass>& mix, Report& r) {
+    r.add_table("classes", columns_table(class_columns(mix), a.plans), "/budget/plans");
+    std::string h = "\n" + wrap(tr(N_("By difficulty, the same plans on each class of the mix (first document §3.2: on "
+                                      "easy problems a long trajectory only adds cost, on very hard ones more samples "
+                                      "do not help):"))) +
+                    render_table(in_words(columns_table(class_columns(mix), a.plans, CellForm::text)));
+    for (const ClassOutcome& c : a.classes)
+        h += note(c.best == StrategyKind::single
+                      ? trf(N_("q = {0}: one sample's {1} is not beaten: more budget buys nothing here."), r6(c.of.q),
+                            pr(c.single))
+                      : trf(N_("q = {0}: one sample {1}; the most accurate plan, {2}, {3} with {4} tokens."), r6(c.of.q),
+                            pr(c.single), tr(strategy_name(c.best)), pr(c.best_accuracy), group_thousands(c.best_tokens)));
+    return h;
+}
+
 void budget_section(const SearchRequest& rq, const SearchResult& res, Report& r) {
     const SearchRequest::Budget& b = *rq.budget;
     const SearchBudgetAnswer& a = *res.budget;
@@ -304,13 +346,14 @@ void budget_section(const SearchRequest& rq, const SearchResult& res, Report& r)
                                              "(batches as decoded), {1} (first document §3.2):"),
                                           format_seconds(*b.seconds), task)) +
                render_table(in_words(columns_table(plan_columns(priced), a.plans, CellForm::text))) +
-               winner_line(a.plans, a.winner);
+               winner_line(a.plans, a.winner, a.unaffordable, b.seconds ? &StrategyCost::batched_s : nullptr);
+    if (!b.mix.empty()) r.human += classes_text(a, b.mix, r);
     if (!b.seconds) return;
     r.add_table("flat", columns_table(plan_columns(true), a.flat_plans), "/budget/flat_plans");
     r.human += "\n" + wrap(trf(N_("The same {0} with every token priced at its cost alone (batch 1, no batching):"),
                                format_seconds(*b.seconds))) +
                render_table(in_words(columns_table(plan_columns(true), a.flat_plans, CellForm::text))) +
-               winner_line(a.flat_plans, *a.flat_winner);
+               winner_line(a.flat_plans, *a.flat_winner, a.flat_unaffordable, &StrategyCost::flat_s);
     r.human += note(a.pricing_changes_winner
                         ? trf(N_("Batch pricing changes the winner: {0} with batches priced as decoded, {1} when every "
                                  "token costs the same. N candidates decoded together read the weights once a step, "

@@ -151,10 +151,10 @@ TEST_CASE("best-of-n --search at one cost: batch pricing changes which strategy 
     CHECK(b["winner"] == "majority vote");
     CHECK(b["flat_winner"] == "search");
     CHECK(b["pricing_changes_winner"] == true);
-    // One sample is 640 decode steps at batch 1 reading S = 512 … 1151: decode-roofline's own sum for
-    // a prompt of 511 and 641 output tokens (its first token from prefill, then those 640 steps).
+    // One sample is decode-roofline's accounting of 640 tokens after a prompt of 512: the first from the
+    // prefill (shared by every strategy, not charged), then 639 decode steps reading S = 513 … 1151.
     const auto dr = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--prompt-len",
-                                             "511", "--output-len", "641", "--batch", "1,9", "--json"}));
+                                             "512", "--output-len", "640", "--batch", "1,9", "--json"}));
     const auto& one = b["plans"][0];
     REQUIRE(one["strategy"] == "single sample");
     CHECK_THAT(one["batched_s"].get<double>(), WithinRel(dr["generation"][0]["decode_total_s"].get<double>(), 1e-12));
@@ -181,11 +181,18 @@ TEST_CASE("best-of-n --search at a budget of tokens buys whole trajectories and 
     CHECK(b["plans"][1]["width"] == 40);
     CHECK(b["plans"][1]["tokens"] == 10000);
     // The search's beam w ≥ 4: beams 1, 4, w, w, w propose 4 + 16 + 3·4w steps of 50 tokens, at most
-    // 10000, so w = 15 (exactly 10,000 tokens; w = 16 is 10,600).
+    // 10000, so the widest is w = 15 (exactly 10,000 tokens; w = 16 is 10,600). The plan is the most
+    // accurate of the beams tried (1, 2, 4, 8, 14, 15): a wider beam can keep more wrong branches.
     const auto& s = b["plans"][2];
     REQUIRE(s["strategy"] == "search");
-    CHECK(s["width"] == 15);
-    CHECK(s["tokens"] == 10000);
+    const std::uint64_t w = s["width"].get<std::uint64_t>();
+    CHECK((w == 1 || w == 2 || w == 4 || w == 8 || w == 14 || w == 15));
+    CHECK(s["tokens"].get<std::uint64_t>() <= 10000);
+    for (const char* beam : {"1", "2", "4", "8", "14", "15"}) {
+        const auto one = parse_json(run_inferlab({"best-of-n", "--search", "--q", "0.8", "--branch", "4", "--beam", beam,
+                                                  "--step-tpr", "0.9", "--step-fpr", "0.3", "--steps", "5", "--json"}));
+        CHECK(s["accuracy"].get<double>() >= one["rows"][0]["success"].get<double>() - 1e-15);
+    }
     CHECK(s["batched_s"].is_null());  // no model and machine: no time
     CHECK(b["flat_plans"].is_null());
 }
@@ -209,4 +216,74 @@ TEST_CASE("best-of-n --search budgets: bad input names the flag and the rule", "
                  "--budget-seconds '0.01': buys no complete sample: one trajectory of 4 steps takes");
     expect_error(with(base, {"--budget-seconds", "-1", "--step-tokens", "64", "--model", "llama-3-8b", "--hw", "h100-sxm"}),
                  "--budget-seconds '-1'");
+}
+
+TEST_CASE("best-of-n --search at one cost over a difficulty mix: each class's accuracy, their mean by share",
+          "[cli][best-of-n][search][budget]") {
+    const std::vector<std::string> args = {"best-of-n", "--search", "--q", "0.9", "--step-tpr", "0.9", "--step-fpr", "0.3",
+                                           "--steps", "10", "--tpr", "0.9", "--fpr", "0.1", "--alternatives", "3",
+                                           "--budget-tokens", "20000", "--step-tokens", "64", "--mix",
+                                           "0.6:0.995,0.3:0.9,0.1:0.5"};
+    const auto j = parse_json(run_inferlab(with(args, {"--json"})));
+    const auto& b = j["budget"];
+    const double share[] = {0.6, 0.3, 0.1}, q[] = {0.995, 0.9, 0.5};
+    for (const auto& p : b["plans"]) {
+        REQUIRE(p["by_class"].size() == 3);
+        double mean = 0;
+        for (int i = 0; i < 3; ++i) mean += share[i] * p["by_class"][i].get<double>();
+        CHECK_THAT(p["accuracy"].get<double>(), WithinRel(mean, 1e-12));
+    }
+    // One sample on a class is q^10.
+    for (int i = 0; i < 3; ++i)
+        CHECK_THAT(b["plans"][0]["by_class"][i].get<double>(), WithinRel(std::pow(q[i], 10), 1e-12));
+    // The hard class: one sample 0.5^10 ≈ 0.001; vote and best-of-N stay near it, the search does not.
+    CHECK(b["mix"][2]["best"] == "search");
+    CHECK(b["plans"][2]["by_class"][2].get<double>() < 1e-10);  // majority vote of 31 at 0.001 against 3 wrong answers
+    const CliResult h = run_inferlab(args);
+    CHECK(h.out.find("By difficulty, the same plans on each class of the mix") != std::string::npos);
+    const CliResult csv = run_inferlab(with(args, {"--csv", "--table", "classes"}));
+    CHECK(csv.out.rfind("strategy,by_class.0,by_class.1,by_class.2\n", 0) == 0);
+    expect_error(with(std::vector<std::string>(args.begin(), args.end() - 1), {"0.6:0.99,0.3:0.9"}),
+                 "--mix '0.6:0.99,0.3:0.9': the shares must sum to 1 (they sum to 0.9)");
+    expect_error(with(std::vector<std::string>(args.begin(), args.end() - 1), {"0.6-0.99,0.4:0.9"}),
+                 "--mix '0.6-0.99': each class is share:q");
+    expect_error({"best-of-n", "--search", "--q", "0.9", "--step-tpr", "0.9", "--step-fpr", "0.3", "--mix", "1:0.9"},
+                 "--mix has no effect without --budget-tokens or --budget-seconds");
+}
+
+// Issue #32's try-out: a beam that cannot grow is not "capped", a strategy that does not fit is named,
+// flags that only tune the pricing are refused without a model and a machine.
+TEST_CASE("best-of-n --search budgets: what does not fit is said, what cannot grow is not capped",
+          "[cli][best-of-n][search][budget]") {
+    const std::vector<std::string> base = {"best-of-n", "--search", "--q", "0.9", "--step-tpr", "0.9", "--step-fpr", "0.3",
+                                           "--steps", "10", "--tpr", "0.9", "--fpr", "0.1", "--step-tokens", "64"};
+    // k = 1: the beam stays 1 however wide, so the plan is w = 1 and nothing says "would buy more".
+    const auto k1 = parse_json(run_inferlab(with(base, {"--branch", "1", "--budget-tokens", "100000", "--json"})));
+    const auto& search = k1["budget"]["plans"][2];
+    REQUIRE(search["strategy"] == "search");
+    CHECK(search["width"] == 1);
+    CHECK(search["capped"] == false);
+    // 640 tokens buy one trajectory; the search's narrowest plan (k = 4) needs 2,560.
+    const CliResult h = run_inferlab(with(base, {"--budget-tokens", "640"}), "", {"COLUMNS=1000"});
+    CHECK(h.out.find("search does not fit: its narrowest plan (N or w = 1) needs 2,560 tokens.") != std::string::npos);
+    const auto j = parse_json(run_inferlab(with(base, {"--budget-tokens", "640", "--json"})));
+    REQUIRE(j["budget"]["unaffordable"].size() == 1);
+    CHECK(j["budget"]["unaffordable"][0]["tokens"] == 2560);
+    for (const char* flag : {"--prompt-len", "--call-seconds", "--peak-flops"})
+        expect_error(with(base, {"--budget-tokens", "5000", flag, "1"}),
+                     std::string(flag) + " has no effect without a model and a machine");
+    expect_error(with(base, {"--budget-seconds", "10", "--weights-bytes", "16GB", "--bandwidth", "3.35TB/s"}),
+                 "a budget priced by the roofline needs the model's KV geometry");
+}
+
+TEST_CASE("best-of-n: a beta spread too narrow for the quadrature is refused, not printed wrong", "[cli][best-of-n]") {
+    expect_error({"best-of-n", "--p", "1e-9", "--n", "1,20", "--tpr", "0.9", "--fpr", "0.1", "--rho", "0.9999"},
+                 "--rho '0.9999': with p = 1e-09: Beta(");
+    // Within the quadrature's reach: exact Beta moments (mpmath, the try-out's) at p = 10^−6, ρ = 0.9999, N = 20.
+    const auto j = parse_json(run_inferlab({"best-of-n", "--p", "1e-6", "--n", "1,20", "--tpr", "0.9", "--fpr", "0.1",
+                                            "--judge-bias", "0.3", "--rho", "0.9999", "--json"}));
+    // One candidate: its mean is its value at the mean p (1e-12 relative: the verifier's own rounding).
+    CHECK_THAT(j["rows"][0]["verifier_selection_beta"].get<double>(), WithinRel(1e-6, 1e-12));
+    CHECK_THAT(j["rows"][1]["verifier_selection_beta"].get<double>(), WithinRel(1.00021520e-6, 1e-7));
+    CHECK_THAT(j["rows"][1]["biased_judge_beta"].get<double>(), WithinRel(1.00014193e-6, 1e-7));
 }

@@ -65,10 +65,32 @@ void check_vote_work(const BestOfNRequest& r, std::uint64_t n) {
                          {std::to_string(n), std::to_string(static_cast<std::uint64_t>(evaluations))});
 }
 
+// The quadrature against the coverage's closed form at this N: a spread whose mass crowds at 0 or 1
+// (p = 10^−9 with ρ near 1) takes nodes that double cannot place to seven digits; said, not printed.
+void check_quadrature(const BestOfNRequest& r, const ProblemMix& mix, std::uint64_t n, double coverage_value) {
+    const double quad = over_problems(mix, n, [n](double p) { return coverage(p, n); });
+    if (std::fabs(quad - coverage_value) <= 1e-7 * coverage_value + 1e-300) return;
+    const BetaShape s = beta_shape(r.p, mix.rho);
+    throw InputError(r.names.rho, format_real(mix.rho, 10),
+                     N_("with p = {0}: Beta({1}, {2}) crowds its mass too near 0 or 1 for the quadrature to keep seven "
+                        "digits at N = {3}: a p further from 0 and 1, or a smaller ρ"),
+                     {format_short(r.p, 6), format_short(s.a, 6), format_short(s.b, 6), std::to_string(n)});
+}
+
 // Every strategy asked for, averaged over the problems of `mix`; `coverage` its closed form.
 ModelFigures model_row(const BestOfNRequest& r, const ProblemMix& mix, std::uint64_t n, double coverage_value) {
     ModelFigures m;
     m.coverage = coverage_value;
+    // The verifier and the vote under the beta spread take the quadrature (coverage and the judge
+    // have closed forms): bounded, and checked to hold its digits at this N.
+    if (mix.kind == ProblemMix::Kind::beta && (r.verifier || r.answer_dist)) {
+        if (n / 2 + 1 > kMaxBetaNodes)
+            throw InputError(r.names.rho, format_real(mix.rho, 10),
+                             N_("at N = {0}: the beta spread is averaged exactly for at most {1} candidates (a smaller "
+                                "N, or no --rho)"),
+                             {group_thousands(n), group_thousands(2 * (kMaxBetaNodes - 1))});
+        check_quadrature(r, mix, n, coverage_value);
+    }
     if (r.verifier) {
         const Verifier v = *r.verifier;
         auto at = [&](double p) { return verifier_selection(p, n, v); };
@@ -80,7 +102,15 @@ ModelFigures model_row(const BestOfNRequest& r, const ProblemMix& mix, std::uint
     }
     if (r.answer_dist)
         m.majority_vote = over_problems(mix, n, [&](double p) { return majority_vote(answers_at(*r.answer_dist, p), n); });
-    if (r.judge_bias) m.biased_judge = over_problems(mix, n, [&](double p) { return biased_judge_selection(p, n, *r.judge_bias); });
+    if (r.judge_bias) {
+        // The judge is linear in p^N and the coverage: under the beta spread both have closed forms.
+        if (mix.kind == ProblemMix::Kind::beta) {
+            const double all = all_correct_beta(r.p, mix.rho, n);
+            m.biased_judge = all + (1 - *r.judge_bias) * (coverage_value - all);
+        } else {
+            m.biased_judge = over_problems(mix, n, [&](double p) { return biased_judge_selection(p, n, *r.judge_bias); });
+        }
+    }
     return m;
 }
 
@@ -143,6 +173,7 @@ BudgetAnswer budget_of(const BestOfNRequest& r) {
                                  N_("with a budget that buys {0} candidates: the beta spread is averaged exactly for at "
                                     "most {1} candidates (a smaller budget, or no --rho)"),
                                  {group_thousands(pl.n), group_thousands(2 * (kMaxBetaNodes - 1))});
+            if (pl.n > 1) check_quadrature(r, *mix, pl.n, coverage_beta(r.p, mix->rho, pl.n));
             pl.p_correct_beta = over_problems(*mix, pl.n, at);
         }
     }

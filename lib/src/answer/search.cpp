@@ -113,6 +113,25 @@ void add_simulation(const SearchRequest& r, SearchResult& res) {
     }
 }
 
+// A difficulty mix: shares that sum to 1, each class's q a probability, at most 8 classes.
+void check_mix(const std::vector<ProblemClass>& mix, const SearchNames& nm) {
+    if (mix.empty()) return;
+    if (mix.size() > 8) throw InputError(nm.mix, std::to_string(mix.size()), N_("must have at most 8 classes"));
+    double total = 0;
+    for (const ProblemClass& c : mix) {
+        if (!(c.share > 0 && c.share <= 1))
+            throw InputError(nm.mix, format_real(c.share, 10), N_("a class's share must be in (0, 1]"));
+        if (!(c.q >= 0 && c.q <= 1)) throw InputError(nm.mix, format_real(c.q, 10), N_("a class's q must be in [0, 1]"));
+        total += c.share;
+    }
+    if (std::fabs(total - 1) > 1e-9)
+        throw InputError(nm.mix, format_real(total, 10), N_("the shares must sum to 1"));
+}
+
+void split_fitting(std::vector<StrategyCost> all, std::vector<StrategyCost>& fit, std::vector<StrategyCost>& left_out) {
+    for (StrategyCost& c : all) (c.fits ? fit : left_out).push_back(std::move(c));
+}
+
 // Strategies at one cost on the task of the last T listed.
 SearchBudgetAnswer budget_of(const SearchRequest& r) {
     const SearchRequest::Budget& b = *r.budget;
@@ -124,7 +143,8 @@ SearchBudgetAnswer budget_of(const SearchRequest& r) {
     if (b.step_tokens == 0) throw InputError(N_("a budget needs at least one token a step"));
     if (b.wrong_answers && (*b.wrong_answers == 0 || *b.wrong_answers > 32))
         throw InputError("wrong answers", std::to_string(*b.wrong_answers), N_("must be between 1 and 32 wrong answers"));
-    StrategyTask task{r.spec, r.steps.back(), b.step_tokens, *r.best_of_n, b.wrong_answers};
+    check_mix(b.mix, r.names);
+    StrategyTask task{r.spec, b.mix, r.steps.back(), b.step_tokens, *r.best_of_n, b.wrong_answers};
     SearchBudgetAnswer out;
     out.steps = task.steps;
     // The narrowest plan, one sample: a budget under it buys nothing to compare.
@@ -137,10 +157,23 @@ SearchBudgetAnswer budget_of(const SearchRequest& r) {
         throw InputError(r.names.budget_seconds, format_real(*b.seconds, 6),
                          N_("buys no complete sample: one trajectory of {0} steps takes {1} s"),
                          {std::to_string(task.steps), format_real(*one.batched_s, 6)});
-    out.plans = strategies_at_budget(task, StrategyBudget{b.tokens, b.seconds, false}, b.pricing);
+    split_fitting(strategies_at_budget(task, StrategyBudget{b.tokens, b.seconds, false}, b.pricing), out.plans,
+                  out.unaffordable);
     out.winner = best_plan(out.plans).kind;
+    for (std::size_t i = 0; i < b.mix.size(); ++i) {
+        const StrategyCost& one_sample = out.plans.front();
+        ClassOutcome c{b.mix[i], one_sample.by_class[i], StrategyKind::single, one_sample.by_class[i], one_sample.tokens};
+        for (const StrategyCost& p : out.plans)
+            if (p.by_class[i] > c.best_accuracy && !equal_within_rounding(p.by_class[i], c.best_accuracy)) {
+                c.best = p.kind;
+                c.best_accuracy = p.by_class[i];
+                c.best_tokens = p.tokens;
+            }
+        out.classes.push_back(c);
+    }
     if (b.seconds) {
-        out.flat_plans = strategies_at_budget(task, StrategyBudget{std::nullopt, b.seconds, true}, b.pricing);
+        split_fitting(strategies_at_budget(task, StrategyBudget{std::nullopt, b.seconds, true}, b.pricing), out.flat_plans,
+                      out.flat_unaffordable);
         if (!out.flat_plans.empty()) {
             out.flat_winner = best_plan(out.flat_plans).kind;
             out.pricing_changes_winner = *out.flat_winner != out.winner;

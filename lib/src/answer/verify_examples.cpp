@@ -186,7 +186,7 @@ std::vector<Example> build() {
                       s.branch = 4;
                       s.scorer.tpr = 0.9;
                       s.scorer.fpr = 0.3;
-                      const StrategyTask task{s, 10, 64, Verifier{0.9, 0.1, true}, 3};
+                      const StrategyTask task{s, {}, 10, 64, Verifier{0.9, 0.1, true}, 3};
                       const auto batched = best_plan(strategies_at_budget(task, {std::nullopt, 30.0, false}, pr)).kind;
                       const auto flat = best_plan(strategies_at_budget(task, {std::nullopt, 30.0, true}, pr)).kind;
                       return Computed{batched != flat ? 1.0 : 0.0,

@@ -140,6 +140,15 @@ double coverage_beta(double p, double rho, std::uint64_t n) {
     return 1 - all_fail;
 }
 
+double all_correct_beta(double p, double rho, std::uint64_t n) {
+    if (rho <= 0) return all_correct(p, n);
+    if (p <= 0 || p >= 1) return p >= 1 ? 1 : 0;
+    const auto [a, b] = beta_shape(p, rho);
+    double all = 1;
+    for (std::uint64_t i = 0; i < n && all > 0; ++i) all *= (a + static_cast<double>(i)) / (a + b + static_cast<double>(i));
+    return all;
+}
+
 BetaShape beta_shape(double p, double rho) { return {p * (1 - rho) / rho, (1 - p) * (1 - rho) / rho}; }
 
 double all_correct(double p, std::uint64_t n) { return std::pow(p, static_cast<double>(n)); }

@@ -58,8 +58,9 @@ double over_problems(const ProblemMix& mix, std::uint64_t degree, const std::fun
         if (mix.h >= 1) return at(0);  // every problem hard (the callers' p ≤ 1 − h leaves only p = 0 here)
         return (1 - mix.h) * at(solvable_p(mix)) + mix.h * at(0);
     }
-    // No spread, or a mean of 0 or 1 (every problem the same): the independent value.
-    if (mix.rho <= 0 || mix.p <= 0 || mix.p >= 1) return at(mix.p);
+    // No spread, or a mean of 0 or 1 (every problem the same): the independent value; and a function of
+    // degree ≤ 1 (one candidate) averages to its value at the mean, exactly, with no nodes to round.
+    if (mix.rho <= 0 || mix.p <= 0 || mix.p >= 1 || degree <= 1) return at(mix.p);
     const double scale = (1 - mix.rho) / mix.rho;
     if (degree / 2 + 1 > kMaxBetaNodes) throw std::invalid_argument("over_problems: degree past the Beta quadrature's limit");
     const Quadrature q = beta_quadrature(mix.p * scale, (1 - mix.p) * scale, static_cast<std::size_t>(degree / 2 + 1));

@@ -17,7 +17,7 @@ namespace inferlab {
 struct SearchNames {
     std::string q = "q", branch = "k", beam = "w", steps = "T", step_tpr = "scorer TPR", step_fpr = "scorer FPR",
                 gap = "score gap", sigma = "score sigma", trials = "trials", budget_tokens = "budget in tokens",
-                budget_seconds = "budget in seconds", outcome = "outcome verifier";
+                budget_seconds = "budget in seconds", outcome = "outcome verifier", mix = "difficulty mix";
 };
 
 struct SearchRequest {
@@ -36,6 +36,7 @@ struct SearchRequest {
         std::uint64_t step_tokens = 1;               // L
         std::optional<std::uint64_t> wrong_answers;  // majority vote's k
         std::optional<StrategyPricing> pricing;      // needed for seconds; with tokens it adds the times
+        std::vector<ProblemClass> mix;               // a difficulty mix (empty: every problem at q)
     };
     std::optional<Budget> budget;
     SearchNames names;
@@ -66,13 +67,25 @@ struct SearchLimit {
     double value = 0;        // the closed form at that T
 };
 
+// One class of a difficulty mix under the budget's plans: what one sample gets there, and the best
+// plan for that class alone (claim 3 of §3.2: where more samples stop helping, where they add cost).
+struct ClassOutcome {
+    ProblemClass of;
+    double single = 0;                        // one sample's accuracy on the class
+    StrategyKind best = StrategyKind::single; // the plan most accurate on the class
+    double best_accuracy = 0;
+    std::uint64_t best_tokens = 0;
+};
+
 struct SearchBudgetAnswer {
     std::uint64_t steps = 0;                  // T of the task compared
-    std::vector<StrategyCost> plans;          // the widest affordable plan of each strategy
+    std::vector<StrategyCost> plans;          // the best affordable plan of each strategy (calc/strategies.hpp)
+    std::vector<StrategyCost> unaffordable;   // the narrowest plan of each strategy that does not fit
+    std::vector<ClassOutcome> classes;        // with a difficulty mix, one per class
     StrategyKind winner = StrategyKind::single;
     // A budget in seconds: the same budget with every token priced at its batch-1 cost, and whether
     // that pricing picks another winner.
-    std::vector<StrategyCost> flat_plans;
+    std::vector<StrategyCost> flat_plans, flat_unaffordable;
     std::optional<StrategyKind> flat_winner;
     bool pricing_changes_winner = false;
 };

@@ -50,6 +50,8 @@ double coverage_hard_fraction(double p, double h, std::uint64_t n);
 // ... or p varies across problems as Beta(a, b) with mean p and intra-problem correlation ρ:
 // a = p(1−ρ)/ρ, b = (1−p)(1−ρ)/ρ; E[(1−p)^N] = Π_{i<N} (b+i)/(a+b+i).
 double coverage_beta(double p, double rho, std::uint64_t n);
+// E[p^N] under that spread, Π_{i<N} (a+i)/(a+b+i): every candidate correct (the biased judge's term).
+double all_correct_beta(double p, double rho, std::uint64_t n);
 struct BetaShape {
     double a = 0, b = 0;
 };

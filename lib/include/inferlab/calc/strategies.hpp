@@ -20,8 +20,16 @@
 
 namespace inferlab {
 
+// A class of problems in a difficulty mix: its share of the problems, and its per-step q.
+struct ProblemClass {
+    double share = 0, q = 0;
+};
+
 struct StrategyTask {
     SearchSpec search;               // q, the process scorer, k; search.beam is the largest beam tried
+    // A mix of easy and hard problems (first document §3.2: on easy tasks a long trajectory only adds
+    // cost, on very hard ones more samples do not help); empty: every problem at search.q.
+    std::vector<ProblemClass> mix;
     std::uint64_t steps = 1;         // T
     std::uint64_t step_tokens = 1;   // L: tokens one step generates
     Verifier outcome;                // best-of-N's verifier
@@ -45,8 +53,10 @@ struct StrategyCost {
     std::uint64_t tokens = 0;         // generated
     std::uint64_t verifier_calls = 0, scorer_calls = 0;
     std::uint64_t calls = 0;          // verifier_calls + scorer_calls: what the call time is paid for
-    double accuracy = 0;              // exact
+    double accuracy = 0;              // exact (with a mix: the classes' accuracies weighted by their shares)
+    std::vector<double> by_class;     // with a mix: each class's accuracy, in the mix's order
     bool capped = false;              // the budget buys more than the exact computation's limit allows
+    bool fits = true;                 // false: even the narrowest plan (shown) is over the budget
     std::optional<double> batched_s;  // the roofline, batches as decoded (with pricing)
     std::optional<double> flat_s;     // every token at its batch-1 cost (with pricing)
 };
@@ -64,9 +74,11 @@ struct StrategyBudget {
     bool flat = false;
 };
 
-// The widest affordable plan of each strategy (single sample always; best-of-N up to N = 1024,
-// majority vote up to 200, search up to w·k ≤ kMaxSearchCandidates), or none where even the
-// narrowest does not fit. In the order single, best-of-N, majority (with wrong answers), search.
+// The best affordable plan of each strategy: the most accurate of the widths tried up to the widest
+// that fits (best-of-N up to N = 1024, majority vote up to majority_vote_max_n, the search up to
+// w·k ≤ kMaxSearchCandidates and no wider than its beam can grow, k^T). A strategy whose narrowest
+// plan does not fit is kept with that plan's cost and fits = false. In the order single, best-of-N,
+// majority (with wrong answers), search.
 std::vector<StrategyCost> strategies_at_budget(const StrategyTask& task, const StrategyBudget& budget,
                                                const std::optional<StrategyPricing>& pricing);
 
