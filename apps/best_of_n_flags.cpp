@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <span>
 
 #include "best_of_n_flags.hpp"
 #include "inferlab/answer/best_of_n.hpp"
@@ -73,6 +74,13 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_simulation(const Be
     return std::pair{trials, parse_nonnegative_int("--seed", o.seed)};
 }
 
+// The first flag given among `flags` is refused with `rule` (a msgid whose {0} is the flag): a flag that
+// would change nothing where it was given.
+void refuse_given(std::span<const std::pair<const char*, bool>> flags, const char* rule) {
+    for (const auto& [flag, given] : flags)
+        if (given) throw InputError(rule, {flag});
+}
+
 // A flag whose only job is to tune a section that was not asked for would be silently ignored.
 void refuse_without_effect(const BestOfNFlags& o) {
     if (o.budget.empty() && (o.cost_sample_given || !o.cost_judge.empty()))
@@ -85,8 +93,7 @@ void refuse_without_effect(const BestOfNFlags& o) {
         {"--beam", !o.beam.empty()},     {"--step-tpr", !o.step_tpr.empty()},   {"--step-fpr", !o.step_fpr.empty()},
         {"--score-gap", !o.score_gap.empty()}, {"--score-sigma", !o.score_sigma.empty()}, {"--final-check", o.final_check},
         {"--budget-tokens", !o.budget_tokens.empty()}, {"--budget-seconds", !o.budget_seconds.empty()}};
-    for (const auto& [flag, given] : search_only)
-        if (given) throw InputError(N_("{0} has no effect without --search: it describes the step-wise search"), {flag});
+    refuse_given(search_only, N_("{0} has no effect without --search: it describes the step-wise search"));
 }
 
 // With --search, the flags of independent candidates (the search's candidates are its own).
@@ -102,11 +109,8 @@ void refuse_outside_search(const BestOfNFlags& o) {
         {"--budget", !o.budget.empty()},
         {"--cost-sample", o.cost_sample_given},
         {"--cost-judge", !o.cost_judge.empty()}};
-    for (const auto& [flag, given] : candidates_only)
-        if (given)
-            throw InputError(N_("{0} has no effect with --search: the search's candidates are its own steps (--q, "
-                                "--branch, --beam, --steps)"),
-                             {flag});
+    refuse_given(candidates_only, N_("{0} has no effect with --search: the search's candidates are its own steps (--q, "
+                                     "--branch, --beam, --steps)"));
     if (o.simulate.empty() && o.seed_given)
         throw InputError(N_("--seed has no effect without --simulate: only the Monte Carlo draws random numbers"));
 }
@@ -214,11 +218,8 @@ std::optional<StrategyPricing> parse_pricing(const BestOfNFlags& o) {
             {"--prompt-len", !o.prompt_len.empty()}, {"--call-seconds", !o.call_seconds.empty()},
             {"--kv-dtype", !f.kv_dtype.empty()},     {"--weight-dtype", !f.weight_dtype.empty()},
             {"--peak-flops", !f.peak_flops.empty()}};
-        for (const auto& [flag, given] : pricing_only)
-            if (given)
-                throw InputError(N_("{0} has no effect without a model and a machine: it tunes the pricing of the time "
-                                    "(give --model and --hw)"),
-                                 {flag});
+        refuse_given(pricing_only, N_("{0} has no effect without a model and a machine: it tunes the pricing of the "
+                                      "time (give --model and --hw)"));
         return std::nullopt;
     }
     // Each step's KV read grows with its context: the geometry comes from a config (decode-roofline
@@ -240,11 +241,8 @@ std::optional<StrategyPricing> parse_pricing(const BestOfNFlags& o) {
 
 std::optional<SearchRequest::Budget> parse_search_budget(const BestOfNFlags& o) {
     if (o.budget_tokens.empty() && o.budget_seconds.empty()) {
-        for (const auto& [flag, given] : budget_only(o))
-            if (given)
-                throw InputError(N_("{0} has no effect without --budget-tokens or --budget-seconds: it prices the "
-                                    "strategies compared at one cost"),
-                                 {flag});
+        refuse_given(budget_only(o), N_("{0} has no effect without --budget-tokens or --budget-seconds: it prices the "
+                                        "strategies compared at one cost"));
         return std::nullopt;
     }
     if (!o.budget_tokens.empty() && !o.budget_seconds.empty())
