@@ -46,7 +46,9 @@ std::vector<Args> figure_runs() {
 
 std::vector<DrawnFigure> figure_corpus(const std::string& lang) {
     std::vector<Args> figures;
-    for (const auto& f : parse_json(run_inferlab({"figure", "--list", "--json"})).at("figures"))
+    // Held in a named value: a range-for over a temporary's member would read it after it is freed.
+    const nlohmann::json list = parse_json(run_inferlab({"figure", "--list", "--json"}));
+    for (const auto& f : list.at("figures"))
         if (f.value("drawn", false)) figures.push_back({"figure", f.at("name").get<std::string>()});
     for (const auto& a : figure_runs()) figures.push_back(a);
     const Scratch dir("figure-corpus");
