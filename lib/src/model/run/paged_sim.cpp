@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/calc/scheduler.hpp"
 #include "inferlab/model/ops/kv_cache.hpp"
 #include "inferlab/model/run/compare.hpp"
 
@@ -21,7 +22,6 @@ struct Seq {
     std::string state = "waiting";
     int shared_from = -1, shared_tokens = 0;
     std::vector<Eigen::VectorXf> rows;  // the logits each new token came from, [vocab] each
-    int admitted = 0;                   // admission order (1, 2, ...): the latest is preempted first
 };
 
 int blocks_for(int tokens, int block) { return (tokens + block - 1) / block; }
@@ -35,31 +35,36 @@ int argmax_of(const Eigen::VectorXf& v) {
 class Sim {
 public:
     Sim(const Transformer& m, const PagedSimOptions& o)
-        : m_(m), o_(o), pool_(m.dims(), o.block_size, o.blocks, o.seed) {
-        for (const auto& p : o.prompts) seqs_.push_back({p, static_cast<int>(p.size()), nullptr, "waiting", -1, 0, {}, 0});
+        : m_(m), o_(o), pool_(m.dims(), o.block_size, o.blocks, o.seed),
+          sched_({std::uint64_t(o.blocks), std::uint64_t(o.block_size), 0, 0}) {
+        for (const auto& p : o.prompts) {
+            seqs_.push_back({p, static_cast<int>(p.size()), nullptr, "waiting", -1, 0, {}});
+            sched_.add(p.size(), std::uint64_t(o.new_tokens));
+        }
     }
 
     PagedSimResult run() {
         PagedSimResult r;
         r.options = o_;
-        // Progress: every step gives at least one sequence a token, so a run takes at most
-        // sequences × new_tokens steps. If anything runs, decode() preempts only until the rest
-        // fit, and a last runner alone always fits (it holds every used block, and its next
-        // position is within its final length, which simulate_paged checked against the pool).
-        // If nothing runs, the pool is all free and the first waiting sequence, whose tokens so
-        // far are within its final length too, is admitted, and its prefill gives it a token.
-        // A readmission is such a prefill: recompute never leaves a step without a new token.
+        // The decisions are the scheduler's (calc/scheduler.hpp, the one serve-sim follows); this
+        // loop carries them out on the model and checks, every step, that the pool it writes holds
+        // exactly the blocks the scheduler booked. Every step feeds at least one token, and a
+        // request alone always fits its checked pool, so the loop ends.
         for (int step = 0; !all_finished(); ++step) {
             events_.clear();
-            const std::size_t tokens_before = tokens_so_far();
-            const bool preempted = decode();
-            // vLLM's rule: a step that preempted admits nobody; its freed blocks go to the runners.
-            if (!preempted) admit();
-            if (tokens_so_far() == tokens_before) throw std::logic_error("simulate_paged: a step made no progress");
+            const StepDecision d = sched_.step([this](int id, std::span<const int> running) { return best_parent(id, running); });
+            for (int id : d.preempted) preempt(std::size_t(id));
+            decode(d.work);
+            for (const StepWork& w : d.work)
+                if (w.admitted) admit(w);
+            if (std::uint64_t(pool_.num_blocks() - pool_.free_blocks()) != d.used_blocks)
+                throw std::logic_error("simulate_paged: the pool and the scheduler disagree on the blocks in use");
             PagedStep st = snapshot(step);
             if (st.used_blocks > r.peak_used_blocks) r.peak_used_blocks = st.used_blocks, r.peak_step = step;
             for (const auto& q : st.seqs) r.waiting_steps += q.state == "waiting";
             finish();
+            if (pool_.free_blocks() != static_cast<int>(sched_.free_blocks()))
+                throw std::logic_error("simulate_paged: the pool and the scheduler disagree on the free blocks");
             st.events = events_;
             st.free_after = pool_.free_blocks();
             r.steps.push_back(std::move(st));
@@ -86,76 +91,43 @@ private:
         return std::all_of(seqs_.begin(), seqs_.end(), [](const Seq& s) { return s.state == "finished"; });
     }
 
-    std::size_t tokens_so_far() const {
-        std::size_t n = 0;
-        for (const auto& s : seqs_) n += s.tokens.size();
-        return n;
-    }
-
     // The running sequence whose prompt shares the longest prefix with seq i's (cached positions only).
-    std::pair<int, int> best_parent(std::size_t i) const {
-        std::pair<int, int> best{-1, 0};
+    std::pair<int, std::uint64_t> best_parent(int i, std::span<const int> running) const {
+        std::pair<int, std::uint64_t> best{-1, 0};
         if (!o_.share_prefix) return best;
-        for (std::size_t j = 0; j < seqs_.size(); ++j) {
-            if (j == i || seqs_[j].state != "running") continue;
-            const auto& a = seqs_[i].tokens;
-            const auto& b = seqs_[j].tokens;
-            int n = 0;
-            while (n < seqs_[j].prompt && n < static_cast<int>(a.size()) && a[std::size_t(n)] == b[std::size_t(n)]) ++n;
-            // At least the last token is fed again: its logits choose the next token.
-            n = std::min(n, static_cast<int>(a.size()) - 1);
-            if (n > best.second) best = {static_cast<int>(j), n};
+        const auto& a = seqs_[std::size_t(i)].tokens;
+        for (int j : running) {
+            const auto& b = seqs_[std::size_t(j)].tokens;
+            std::uint64_t n = 0;
+            const std::uint64_t limit = std::min<std::uint64_t>(std::uint64_t(seqs_[std::size_t(j)].prompt), a.size());
+            while (n < limit && a[n] == b[n]) ++n;
+            // At least the last token is fed again (the scheduler clamps to it): its logits choose the next token.
+            if (n > best.second) best = {j, n};
         }
         return best;
     }
 
-    // First come, first served: admit waiting sequences in order while their blocks fit. Each
-    // admission is a prefill of every token the sequence has (after a preemption, a recompute)
-    // and gives it its next token.
-    void admit() {
-        for (std::size_t i = 0; i < seqs_.size(); ++i) {
-            Seq& s = seqs_[i];
-            if (s.state != "waiting") continue;
-            auto [parent, shared] = best_parent(i);
-            // A partly filled shared block counts as own: the first write into it copies it.
-            const int own = blocks_for(static_cast<int>(s.tokens.size()), o_.block_size) - shared / o_.block_size;
-            if (own > pool_.free_blocks()) return;
-            s.cache = parent >= 0 ? std::make_unique<PagedCache>(pool_, m_.dims(), *seqs_[std::size_t(parent)].cache, shared)
-                                  : std::make_unique<PagedCache>(pool_, m_.dims());
-            s.shared_from = parent;
-            s.shared_tokens = shared;
-            s.state = "running";
-            s.admitted = ++admissions_;
-            events_.push_back(parent >= 0 ? Prose{N_("seq {0} admitted, sharing {1} tokens of seq {2}"),
-                                                  {std::to_string(i), std::to_string(shared), std::to_string(parent)}}
-                                          : Prose{N_("seq {0} admitted"), {std::to_string(i)}});
-            std::vector<int> rest(s.tokens.begin() + shared, s.tokens.end());
-            const MatrixRM l = m_.forward(rest, *s.cache);  // [rest, vocab]
-            note_copies(i);
-            take(s, l.row(l.rows() - 1).transpose());
-        }
-    }
-
-    // Blocks one decode step of the sequences `run` takes, exactly: a new block for each at a
-    // block boundary, and a copy for each that writes into a shared block, except that when
-    // every holder of a block writes into it, the last one finds it held once and writes in place.
-    int step_blocks(const std::vector<std::size_t>& run) const {
-        int need = 0;
-        std::vector<std::pair<int, int>> writers;  // shared physical block, runners writing into it
-        for (auto i : run) {
-            const int len = seqs_[i].cache->length(0);
-            if (len % o_.block_size == 0) {
-                ++need;
-                continue;
-            }
-            const int b = seqs_[i].cache->block_table()[std::size_t(len / o_.block_size)];
-            if (pool_.ref_count(b) < 2) continue;
-            auto w = std::find_if(writers.begin(), writers.end(), [b](const auto& p) { return p.first == b; });
-            if (w == writers.end()) writers.push_back({b, 1});
-            else ++w->second;
-        }
-        for (const auto& [b, w] : writers) need += std::min(w, pool_.ref_count(b) - 1);
-        return need;
+    // An admission the scheduler made: a prefill of every token the sequence has (after a
+    // preemption, a recompute) but the shared ones, which gives it its next token.
+    void admit(const StepWork& w) {
+        const std::size_t i = std::size_t(w.id);
+        Seq& s = seqs_[i];
+        const int parent = w.parent;
+        const int shared = static_cast<int>(w.shared);
+        s.cache = parent >= 0 ? std::make_unique<PagedCache>(pool_, m_.dims(), *seqs_[std::size_t(parent)].cache, shared)
+                              : std::make_unique<PagedCache>(pool_, m_.dims());
+        s.shared_from = parent;
+        s.shared_tokens = shared;
+        s.state = "running";
+        events_.push_back(parent >= 0 ? Prose{N_("seq {0} admitted, sharing {1} tokens of seq {2}"),
+                                              {std::to_string(i), std::to_string(shared), std::to_string(parent)}}
+                                      : Prose{N_("seq {0} admitted"), {std::to_string(i)}});
+        if (!w.emits || w.start + w.tokens != s.tokens.size())
+            throw std::logic_error("simulate_paged: an admission that is not a whole prefill");
+        std::vector<int> rest(s.tokens.begin() + shared, s.tokens.end());
+        const MatrixRM l = m_.forward(rest, *s.cache);  // [rest, vocab]
+        note_copies(i);
+        take(s, l.row(l.rows() - 1).transpose());
     }
 
     void preempt(std::size_t i) {
@@ -170,24 +142,15 @@ private:
         events_.push_back({N_("seq {0} preempted (pool exhausted): its blocks return, it waits"), {std::to_string(i)}});
     }
 
-    // One token for every running sequence (none is done here: finish() ended those). Returns
-    // whether it preempted.
-    bool decode() {
+    // One token for every running sequence the scheduler kept (its preemptions already carried out).
+    void decode(const std::vector<StepWork>& work) {
         std::vector<std::size_t> run;
-        for (std::size_t i = 0; i < seqs_.size(); ++i)
-            if (seqs_[i].state == "running") run.push_back(i);
-        bool preempted = false;
-        while (!run.empty() && step_blocks(run) > pool_.free_blocks()) {
-            // Never empties `run`: a last runner holds every used block and fits (see run()).
-            if (run.size() == 1) throw std::logic_error("simulate_paged: a sequence alone did not fit its checked pool");
-            auto victim = std::max_element(run.begin(), run.end(), [&](std::size_t a, std::size_t b) {
-                return seqs_[a].admitted < seqs_[b].admitted;
-            });
-            preempt(*victim);
-            run.erase(victim);
-            preempted = true;
+        for (const StepWork& w : work) {
+            if (w.admitted) continue;
+            if (w.tokens != 1 || !w.emits) throw std::logic_error("simulate_paged: a running sequence not decoding one token");
+            run.push_back(std::size_t(w.id));
         }
-        if (run.empty()) return preempted;
+        if (run.empty()) return;
         std::vector<Row> rows;
         for (auto i : run) rows.push_back({seqs_[i].tokens.back(), seqs_[i].cache.get()});
         const MatrixRM l = m_.forward(rows);  // [run, vocab]
@@ -195,7 +158,6 @@ private:
             note_copies(run[k]);
             take(seqs_[run[k]], l.row(Eigen::Index(k)).transpose());
         }
-        return preempted;
     }
 
     bool done(const Seq& s) const { return static_cast<int>(s.tokens.size()) - s.prompt >= o_.new_tokens; }
@@ -254,10 +216,11 @@ private:
     const Transformer& m_;
     PagedSimOptions o_;
     BlockPool pool_;
+    BatchScheduler sched_;
     std::vector<Seq> seqs_;
     std::vector<Prose> events_;
     std::vector<int> seen_copies_ = std::vector<int>(o_.prompts.size(), 0);
-    int copies_ = 0, preemptions_ = 0, recomputed_ = 0, admissions_ = 0;
+    int copies_ = 0, preemptions_ = 0, recomputed_ = 0;
 };
 
 }  // namespace

@@ -6,12 +6,13 @@
 // running one's holds that one's blocks for the common prefix; the first write into a shared,
 // partly filled block copies it (copy-on-write).
 //
-// Policy when the pool runs out (vLLM's recompute preemption). Each step first decodes one token
-// for every running sequence; when that needs more blocks than are free, the most recently
-// admitted running sequence is preempted (its blocks return to the pool, it waits) until the rest
-// fit. Then, unless this step preempted, waiting sequences are admitted first come, first served
-// (by index, stopping at the first that does not fit): a prefill of their prompt and of the
-// tokens they had generated (recomputed after a preemption), which gives their next token.
+// Policy: the batch scheduler's (calc/scheduler.hpp, the one serve-sim follows, without a token
+// budget or a cap on running sequences): each step decodes one token for every running sequence;
+// when that needs more blocks than are free, the most recently admitted running sequence is
+// preempted (vLLM's recompute: its blocks return to the pool, it waits) until the rest fit. Then,
+// unless this step preempted, waiting sequences are admitted first come, first served (by index,
+// stopping at the first that does not fit): a prefill of their prompt and of the tokens they had
+// generated (recomputed after a preemption), which gives their next token.
 // A run is refused only when one sequence alone can never fit the pool; otherwise every sequence
 // finishes. No block is ever written while another sequence reads it.
 #include <cstdint>
