@@ -36,105 +36,147 @@ std::uint64_t weight_bytes_read(const DecodeModel& m, std::uint64_t tokens) {
 
 namespace {
 
-// Attention FLOPs of one request holding `seq_len` tokens: per layer 2·H_q·(d_qk + d_v)·min(S, W)
-// (QKᵀ and the weighted sum of V, 2 FLOPs per multiply-add); uniform: 4·L·H_q·d·S.
-double attention_flops(const DecodeModel& m, std::uint64_t seq_len) {
-    if (!m.attn_per_layer.empty()) {
-        double f = 0;
-        for (const auto& a : m.attn_per_layer) {
-            const std::uint64_t pos = a.window && a.window < seq_len ? a.window : seq_len;
-            f += 2.0 * static_cast<double>(a.q_heads) * static_cast<double>(a.d_qk + a.d_v) * static_cast<double>(pos);
-        }
-        return f;
-    }
-    return 4.0 * static_cast<double>(m.attn_layers) * static_cast<double>(m.attn_q_heads) *
-           static_cast<double>(m.attn_head_dim) * static_cast<double>(seq_len);
-}
-
-// Causal prefill of P tokens: the query at position i (0-based) attends to its i + 1 positions, the
-// newest included (as a decode step counts its own), so Σ_i (i + 1) = P(P + 1)/2 query-key pairs;
-// with a window W < P, Σ_i min(i + 1, W) = W(W + 1)/2 + (P − W)·W.
-double prefill_attention_flops(const DecodeModel& m, std::uint64_t prompt_len) {
-    const double P = static_cast<double>(prompt_len);
-    auto pairs = [&](std::uint64_t w) {
-        if (w == 0 || w >= prompt_len) return P * (P + 1) / 2;
-        const double W = static_cast<double>(w);
-        return W * (W + 1) / 2 + (P - W) * W;
+// Query-key pairs of positions start … start + tokens − 1 in a layer of window W (0: none): the
+// query at position i attends to its min(i + 1, W) positions, the newest included (as a decode step
+// counts its own). With F(n) = Σ_{i<n} min(i + 1, W) = n(n + 1)/2, or W(W + 1)/2 + (n − W)·W past
+// the window, the pairs are F(start + tokens) − F(start): S for a decode step at S (min(S, W)),
+// P(P + 1)/2 for a prefill of P.
+long double causal_pairs(std::uint64_t start, std::uint64_t tokens, std::uint64_t window) {
+    auto F = [window](std::uint64_t n) {
+        const long double N = static_cast<long double>(n);
+        if (window == 0 || n <= window) return N * (N + 1) / 2;
+        const long double W = static_cast<long double>(window);
+        return W * (W + 1) / 2 + (N - W) * W;
     };
-    if (!m.attn_per_layer.empty()) {
-        double f = 0;
-        for (const auto& a : m.attn_per_layer)
-            f += 2.0 * static_cast<double>(a.q_heads) * static_cast<double>(a.d_qk + a.d_v) * pairs(a.window);
-        return f;
-    }
-    return 4.0 * static_cast<double>(m.attn_layers) * static_cast<double>(m.attn_q_heads) *
-           static_cast<double>(m.attn_head_dim) * pairs(0);
+    return F(start + tokens) - F(start);
 }
 
-// The step from its totals: one formula for decode_step and compute_bound_from.
-DecodeStep finish_step(const DecodeModel& m, std::uint64_t batch, std::uint64_t kv, double attn_flops, const Machine& hw) {
+// Attention FLOPs of one chunk: per layer 2·H_q·(d_qk + d_v) per query-key pair (QKᵀ and the
+// weighted sum of V, 2 FLOPs per multiply-add); uniform: 4·L·H_q·d per pair.
+double chunk_attention_flops(const DecodeModel& m, std::uint64_t start, std::uint64_t tokens) {
+    if (!m.attn_per_layer.empty()) {
+        long double f = 0;
+        for (const auto& a : m.attn_per_layer)
+            f += 2.0L * static_cast<long double>(a.q_heads) * static_cast<long double>(a.d_qk + a.d_v) *
+                 causal_pairs(start, tokens, a.window);
+        return static_cast<double>(f);
+    }
+    return static_cast<double>(4.0L * static_cast<long double>(m.attn_layers) * static_cast<long double>(m.attn_q_heads) *
+                               static_cast<long double>(m.attn_head_dim) * causal_pairs(start, tokens, 0));
+}
+
+// The step from its totals: one formula for step_cost and compute_bound_from.
+DecodeStep finish_step(const DecodeModel& m, std::uint64_t batch, std::uint64_t tokens, std::uint64_t kv,
+                       double attn_flops, const Machine& hw) {
     DecodeStep s;
     s.batch = batch;
-    s.weight_bytes = weight_bytes_read(m, batch);
+    s.tokens = tokens;
+    s.weight_bytes = weight_bytes_read(m, tokens);
     if (m.moe) {
-        s.experts_read_per_layer = expected_experts_read(m.moe->experts, m.moe->top_k, batch);
+        s.experts_read_per_layer = expected_experts_read(m.moe->experts, m.moe->top_k, tokens);
         s.experts_read_rounded_to_all = m.moe->top_k < m.moe->experts && *s.experts_read_per_layer == double(m.moe->experts);
     }
     s.kv_bytes = kv;
     s.bytes = checked_add(s.weight_bytes, s.kv_bytes, N_("bytes per step"));
     s.memory_time_s = static_cast<double>(s.bytes) / hw.bandwidth;
-    s.step_time_s = s.memory_time_s;
+    double roof = s.memory_time_s;
     if (m.params) {
-        double f = 2.0 * static_cast<double>(*m.params) * static_cast<double>(s.batch);
+        double f = 2.0 * static_cast<double>(*m.params) * static_cast<double>(tokens);
         if (m.has_attention_shape()) f += attn_flops;
         s.flops = f;
         s.intensity = f / static_cast<double>(s.bytes);
         if (hw.peak_flops) {
             s.compute_time_s = f / *hw.peak_flops;
             if (*s.compute_time_s > s.memory_time_s) {
-                s.step_time_s = *s.compute_time_s;
+                roof = *s.compute_time_s;
                 s.compute_bound = true;
             }
         }
     }
+    if (hw.tp) s.comm_time_s = allreduce_time_s(*hw.tp, tokens);
+    s.overhead_s = hw.step_overhead_s;
+    s.step_time_s = roof + s.comm_time_s + s.overhead_s;
     s.aggregate_tokens_per_s = static_cast<double>(s.batch) / s.step_time_s;
     s.per_request_tokens_per_s = 1.0 / s.step_time_s;
     if (hw.memory_bytes) s.fits = checked_add(m.weight_bytes, s.kv_bytes, N_("weights and KV")) <= *hw.memory_bytes;
     return s;
 }
 
+void require_bandwidth(const Machine& hw) {
+    if (!(hw.bandwidth > 0)) throw InputError(N_("the bandwidth β must be positive"));
+}
+
 }  // namespace
 
-DecodeStep decode_step(const DecodeModel& m, const std::vector<std::uint64_t>& seq_lens, const Machine& hw) {
-    if (!(hw.bandwidth > 0)) throw InputError(N_("the bandwidth β must be positive"));
-    std::uint64_t kv = 0;
-    double attn = 0;
-    for (std::uint64_t len : seq_lens) {
-        kv = checked_add(kv, request_kv_bytes(m, len), N_("KV bytes of the batch"));
-        if (m.has_attention_shape()) attn += attention_flops(m, len);
+double allreduce_time_s(const TensorParallel& tp, std::uint64_t tokens) {
+    if (tp.devices <= 1) return 0;
+    const double n = static_cast<double>(tp.devices);
+    const double bytes = static_cast<double>(tokens) * static_cast<double>(tp.hidden) * static_cast<double>(tp.activation_bytes);
+    const double one = tp.link_latency_s + 2.0 * (n - 1) / n * bytes / tp.link_bandwidth;
+    return 2.0 * static_cast<double>(tp.layers) * one;
+}
+
+DecodeModel tensor_parallel_share(const DecodeModel& m, std::uint64_t devices) {
+    if (devices <= 1) return m;
+    auto part = [devices](std::uint64_t v) { return v / devices + (v % devices != 0); };
+    DecodeModel d = m;
+    d.weight_bytes = part(m.weight_bytes);
+    if (m.params) d.params = part(*m.params);
+    if (m.kv_spec) d.kv_spec = kv_spec_per_device(*m.kv_spec, devices);
+    if (m.kv_bytes_per_request) d.kv_bytes_per_request = part(*m.kv_bytes_per_request);
+    d.attn_q_heads = part(m.attn_q_heads);
+    for (auto& a : d.attn_per_layer) a.q_heads = part(a.q_heads);
+    if (m.moe) {
+        d.moe->always_read_bytes = part(m.moe->always_read_bytes);
+        d.moe->expert_bytes = part(m.moe->expert_bytes);
+        // The parts rounded up may pass ceil(W/N): W/N is what a device holds, the reads are capped by it.
+        d.weight_bytes = std::max(d.weight_bytes, d.moe->always_read_bytes);
     }
-    return finish_step(m, seq_lens.size(), kv, attn, hw);
+    return d;
+}
+
+DecodeStep step_cost(const DecodeModel& m, std::span<const StepChunk> chunks, const Machine& hw) {
+    require_bandwidth(hw);
+    std::uint64_t kv = 0, requests = 0, tokens = 0;
+    double attn = 0;
+    for (const StepChunk& c : chunks) {
+        const std::uint64_t end = checked_add(c.start, c.tokens, N_("the positions of a request"));
+        kv = checked_add(kv, checked_mul(request_kv_bytes(m, end), c.count, N_("KV bytes of the batch")), N_("KV bytes of the batch"));
+        requests = checked_add(requests, c.count, N_("requests in a step"));
+        // tokens 0: a decode step of a request whose length is not given (a fixed M_KV): one token, no attention.
+        const std::uint64_t fed = c.tokens ? c.tokens : 1;
+        tokens = checked_add(tokens, checked_mul(fed, c.count, N_("tokens in a step")), N_("tokens in a step"));
+        if (m.has_attention_shape()) attn += chunk_attention_flops(m, c.start, c.tokens) * static_cast<double>(c.count);
+    }
+    return finish_step(m, requests, tokens, kv, attn, hw);
+}
+
+// A request holding S positions after the step feeds position S − 1 (S = 0 is refused upstream:
+// a decode step reads at least its own position).
+DecodeStep decode_step(const DecodeModel& m, const std::vector<std::uint64_t>& seq_lens, const Machine& hw) {
+    std::vector<StepChunk> chunks;
+    chunks.reserve(seq_lens.size());
+    for (std::uint64_t len : seq_lens) chunks.push_back({len ? len - 1 : 0, len ? 1u : 0u, 1});
+    return step_cost(m, chunks, hw);
 }
 
 DecodeStep decode_step_uniform(const DecodeModel& m, std::uint64_t batch, std::uint64_t seq_len, const Machine& hw) {
-    if (!(hw.bandwidth > 0)) throw InputError(N_("the bandwidth β must be positive"));
-    // B equal requests: one request's KV and FLOPs times B, so the cost does not grow with B.
-    const std::uint64_t kv = checked_mul(request_kv_bytes(m, seq_len), batch, N_("KV bytes of the batch"));
-    const double attn = m.has_attention_shape() ? attention_flops(m, seq_len) * static_cast<double>(batch) : 0.0;
-    return finish_step(m, batch, kv, attn, hw);
+    // B equal requests: one chunk counted B times, so the cost does not grow with B.
+    const StepChunk c{seq_len ? seq_len - 1 : 0, seq_len ? 1u : 0u, batch};
+    return step_cost(m, std::span<const StepChunk>(&c, 1), hw);
 }
 
 std::optional<std::uint64_t> compute_bound_from(const DecodeModel& m, std::uint64_t seq_len, const Machine& hw) {
     if (!hw.peak_flops || !m.params) return std::nullopt;
-    if (!(hw.bandwidth > 0)) throw InputError(N_("the bandwidth β must be positive"));
+    require_bandwidth(hw);
     // compute − memory time is B·(F1/π − M/β) − W(B)/β: linear minus a concave W(B) (MoE) or a
     // constant (dense), so once a batch is compute-bound every larger one is: bisect.
     const std::uint64_t per_request = request_kv_bytes(m, seq_len);
-    const double attn = m.has_attention_shape() ? attention_flops(m, seq_len) : 0.0;
+    const double attn = m.has_attention_shape() && seq_len ? chunk_attention_flops(m, seq_len - 1, 1) : 0.0;
     auto is_compute = [&](std::uint64_t b) {
         const u128 kv = static_cast<u128>(per_request) * b;
         if (kv > UINT64_MAX) return false;
-        return finish_step(m, b, static_cast<std::uint64_t>(kv), attn * static_cast<double>(b), hw).compute_bound;
+        return finish_step(m, b, b, static_cast<std::uint64_t>(kv), attn * static_cast<double>(b), hw).compute_bound;
     };
     constexpr std::uint64_t kMaxBatch = 10000000;  // beyond ten million requests: not a batch anyone runs
     if (!is_compute(kMaxBatch)) return std::nullopt;
@@ -172,9 +214,11 @@ StepSums sum_progression(const Step& step, double bandwidth, std::uint64_t s, st
         const u128 bytes = (static_cast<u128>(a.bytes) + b.bytes) * count / 2;
         sums.bytes += bytes;
         // Memory-bound: Σ D_B / β, exactly the bytes' sum; compute-bound: n·(t_first + t_last)/2.
+        // A batch's all-reduces and overhead are the same at every length: count × theirs.
+        const long double extra = static_cast<long double>(a.comm_time_s) + a.overhead_s;
         sums.time_s += a.compute_bound
                            ? static_cast<long double>(count) * (static_cast<long double>(a.step_time_s) + b.step_time_s) / 2
-                           : static_cast<long double>(bytes) / bandwidth;
+                           : static_cast<long double>(bytes) / bandwidth + static_cast<long double>(count) * extra;
     };
     StepSums sums;
     const bool first = at(0).compute_bound, last = at(n - 1).compute_bound;
@@ -256,16 +300,17 @@ PrefillBound prefill_bound(const DecodeModel& m, std::uint64_t batch, std::uint6
     PrefillBound p;
     p.batch = batch;
     p.prompt_len = prompt_len;
-    const double B = static_cast<double>(batch), P = static_cast<double>(prompt_len);
-    // Weights: the experts that all B·P prompt tokens route to (a dense model: all of W).
-    p.bytes = static_cast<double>(weight_bytes_read(m, checked_mul(batch, prompt_len, N_("prompt tokens")))) +
-              B * static_cast<double>(request_kv_bytes(m, prompt_len));
-    p.flops = 2.0 * static_cast<double>(*m.params) * P * B;
-    if (m.has_attention_shape()) p.flops += prefill_attention_flops(m, prompt_len) * B;
-    p.memory_time_s = p.bytes / hw.bandwidth;
-    p.compute_time_s = p.flops / *hw.peak_flops;
-    p.compute_bound = p.compute_time_s > p.memory_time_s;
-    p.time_s = std::max(p.memory_time_s, p.compute_time_s);
+    // One step of B chunks of P positions from 0: the experts all B·P tokens route to (a dense
+    // model: all of W), each prompt's KV written, 2·P FLOPs a token and its causal attention.
+    const StepChunk c{0, prompt_len, batch};
+    const DecodeStep st = step_cost(m, std::span<const StepChunk>(&c, 1), hw);
+    p.bytes = static_cast<double>(st.bytes);
+    p.flops = *st.flops;
+    p.memory_time_s = st.memory_time_s;
+    p.compute_time_s = *st.compute_time_s;
+    p.compute_bound = st.compute_bound;
+    p.comm_time_s = st.comm_time_s;
+    p.time_s = st.step_time_s;
     return p;
 }
 

@@ -9,6 +9,7 @@
 // whose context grows by one token a step; prefill and the TTFT/TPOT/end-to-end bounds.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -55,14 +56,38 @@ double expected_experts_read(std::uint64_t experts, std::uint64_t top_k, std::ui
 // plus moe_layers × expected experts × expert bytes (an expectation, rounded to a whole byte).
 std::uint64_t weight_bytes_read(const DecodeModel& m, std::uint64_t tokens);
 
+// Tensor parallelism over N devices (Megatron's split): each device reads 1/N of the weights and of
+// the K/V heads and does 1/N of the FLOPs (the model given to a step is one device's share:
+// tensor_parallel_share), and every layer ends its attention and its MLP with an all-reduce of the
+// step's activations, T tokens × hidden × activation bytes. A ring all-reduce sends
+// 2(N − 1)/N of those bytes over each device's link: per call latency + 2(N − 1)/N × bytes / link.
+struct TensorParallel {
+    std::uint64_t devices = 1;
+    double link_bandwidth = 0;     // B/s, one direction of one device's link
+    double link_latency_s = 0;     // per all-reduce call
+    std::uint64_t layers = 0, hidden = 0;
+    std::uint64_t activation_bytes = 2;  // bf16 activations
+};
+
 struct Machine {
     double bandwidth = 0;                        // β, B/s
     std::optional<double> peak_flops;            // π, FLOP/s
     std::optional<std::uint64_t> memory_bytes;   // device capacity
+    std::optional<TensorParallel> tp;            // N > 1 adds the all-reduces to every step
+    double step_overhead_s = 0;                  // a constant per step: launches, scheduling (serve-sim)
 };
+
+// One step's all-reduces over T tokens: 2·L calls of latency + 2(N − 1)/N × T·hidden·a / link (0 at N = 1).
+double allreduce_time_s(const TensorParallel& tp, std::uint64_t tokens);
+
+// One device's share of a model under N-way tensor parallelism: ceil(W/N) weight bytes (MoE: each
+// part likewise), P/N parameters for the FLOPs, ceil(H_q/N) query heads per layer, the K/V heads
+// as kv_spec_per_device splits them (replicated when N > H_kv; an MLA latent whole).
+DecodeModel tensor_parallel_share(const DecodeModel& m, std::uint64_t devices);
 
 struct DecodeStep {
     std::uint64_t batch = 0;
+    std::uint64_t tokens = 0;             // tokens the step feeds (a decode step: one per request)
     std::uint64_t weight_bytes = 0;       // weights read by this step (MoE: the experts routed to)
     std::optional<double> experts_read_per_layer;  // MoE: expected distinct routed experts per layer
     // MoE: E·(1 − (1 − k/E)^B) came out as E only because the power underflowed (B = 10^7): the
@@ -73,8 +98,10 @@ struct DecodeStep {
     double memory_time_s = 0;             // D_B / β
     std::optional<double> flops;          // F_B
     std::optional<double> compute_time_s; // F_B / π
-    double step_time_s = 0;               // max of the two
-    bool compute_bound = false;
+    double comm_time_s = 0;               // tensor-parallel all-reduces (0 without TP)
+    double overhead_s = 0;                // Machine::step_overhead_s
+    double step_time_s = 0;               // max of the two + comm + overhead
+    bool compute_bound = false;           // compute time above memory time
     double aggregate_tokens_per_s = 0;    // B / t_B
     double per_request_tokens_per_s = 0;  // 1 / t_B
     std::optional<double> intensity;      // F_B / D_B, FLOP per byte
@@ -83,6 +110,19 @@ struct DecodeStep {
 
 // KV bytes of one request holding `seq_len` tokens, from the spec (kv_bytes, as kv-mem) or fixed.
 std::uint64_t request_kv_bytes(const DecodeModel& m, std::uint64_t seq_len);
+
+// A request's part of one step: it feeds positions start … start + tokens − 1 (a decode step of a
+// request holding S positions after it: start = S − 1, one token; a prefill of P: start 0, P
+// tokens), `count` requests alike. Bytes: the weights once (MoE: the experts all the step's tokens
+// route to) and each request's KV at start + tokens positions (read, and written for the new
+// ones); FLOPs: 2·P per token and attention over each new position's causal span (its window).
+struct StepChunk {
+    std::uint64_t start = 0, tokens = 1, count = 1;
+};
+
+// The step bound every figure of decode-roofline and serve-sim comes from:
+// max(bytes/β, FLOPs/π) + all-reduces + overhead.
+DecodeStep step_cost(const DecodeModel& m, std::span<const StepChunk> chunks, const Machine& hw);
 
 // One decode step for requests of the given lengths (one token each). With a fixed M_KV the
 // lengths still count the requests and feed the attention FLOPs.
@@ -115,6 +155,7 @@ struct PrefillBound {
     std::uint64_t batch = 0, prompt_len = 0;
     double bytes = 0, flops = 0;
     double memory_time_s = 0, compute_time_s = 0, time_s = 0;
+    double comm_time_s = 0;  // tensor-parallel all-reduces (in time_s)
     bool compute_bound = false;
 };
 PrefillBound prefill_bound(const DecodeModel& m, std::uint64_t batch, std::uint64_t prompt_len, const Machine& hw);
