@@ -305,6 +305,26 @@ double parse_real(const std::string& where, const std::string& text) {
     return v;
 }
 
+double parse_seconds(const std::string& where, const std::string& text) {
+    struct Scale {
+        const char* suffix;
+        double seconds;
+    };
+    static const Scale kScales[] = {{"ms", 1e-3}, {"us", 1e-6}, {"µs", 1e-6}, {"ns", 1e-9}, {"s", 1}};
+    const std::string t = trim(text);
+    for (const Scale& s : kScales) {
+        const std::string suf = s.suffix;
+        if (t.size() > suf.size() && t.compare(t.size() - suf.size(), suf.size(), suf) == 0) {
+            const double v = parse_real(where, t.substr(0, t.size() - suf.size()));
+            if (v < 0) throw InputError(where, text, N_("must not be negative"));
+            return v * s.seconds;
+        }
+    }
+    const double v = parse_real(where, t);
+    if (v != 0) throw InputError(where, text, N_("needs a unit: s, ms, us or ns (50ms, 1s)"));
+    return 0;
+}
+
 double parse_positive_real(const std::string& where, const std::string& text) {
     double v = parse_real(where, text);
     if (!(v > 0)) throw InputError(where, text, N_("must be greater than 0"));

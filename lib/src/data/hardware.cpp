@@ -32,6 +32,13 @@ std::vector<Hardware> load() {
             h.memory_bytes = parse_bytes(where + " memory", h.memory_text);
             h.notes += "; " + d.value("memory_note", "");
         }
+        if (d.contains("link_bandwidth")) {
+            h.link_bandwidth_text = d["link_bandwidth"].get<std::string>();
+            h.link_bandwidth = parse_rate(where + " link_bandwidth", h.link_bandwidth_text);
+            h.link_latency_s = parse_seconds(where + " link_latency", d.at("link_latency").get<std::string>());
+            h.link_note = d.at("link_note").get<std::string>();
+            h.link_note_zh = d.at("link_note_zh").get<std::string>();
+        }
         h.source = d.at("source").get<std::string>();
         h.notes_zh = d.at("notes_zh").get<std::string>();
         h.source_zh = d.at("source_zh").get<std::string>();

@@ -53,6 +53,10 @@ std::uint64_t parse_count_at_most(const std::string& where, const std::string& t
 // A parameter count: "7e9", "7B" (10^9), "70M", "1.5T"; must be whole and positive.
 std::uint64_t parse_count_with_suffix(const std::string& where, const std::string& text);
 
+// A duration in seconds with its unit: "1s", "50ms", "200us" (or "200µs"), "5ns"; "0" alone may
+// go without one. Not negative.
+double parse_seconds(const std::string& where, const std::string& text);
+
 // Finite real numbers.
 double parse_real(const std::string& where, const std::string& text);
 double parse_positive_real(const std::string& where, const std::string& text);

@@ -17,6 +17,12 @@ struct Hardware {
     std::string flops_text;
     std::optional<std::uint64_t> memory_bytes;
     std::string memory_text;
+    // The link between devices for tensor parallelism: one direction's bandwidth and a per-call
+    // all-reduce latency, with their note (English and Chinese); absent for a device without one.
+    std::optional<double> link_bandwidth;
+    std::string link_bandwidth_text;
+    std::optional<double> link_latency_s;
+    std::string link_note, link_note_zh;
     std::string notes;                     // unit conventions of the source
     std::string source;
     // The notes and the source in Chinese (the preset's notes_zh and source_zh), for --lang zh;

@@ -1,0 +1,183 @@
+// serve-sim's simulation tied to the textbook's formulas: one request alone is decode-roofline's
+// whole generation, a batch arriving at once decodes at decode-roofline's step bound, and the
+// long-run averages obey Little's law.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "inferlab/calc/kv.hpp"
+#include "inferlab/calc/roofline.hpp"
+#include "inferlab/calc/serve.hpp"
+
+using namespace inferlab;
+
+namespace {
+
+// Llama-3-8B in bf16 (8,030,261,248 parameters; 32 layers of 8 K/V heads of 128, 32 query heads)
+// on an H100 SXM's datasheet figures.
+DecodeModel llama3_8b() {
+    DecodeModel m;
+    m.params = 8030261248ULL;
+    m.weight_bytes = 2 * 8030261248ULL;
+    m.kv_spec = uniform_kv(32, 8, 128, 16);
+    m.attn_layers = 32;
+    m.attn_q_heads = 32;
+    m.attn_head_dim = 128;
+    return m;
+}
+
+Machine h100() {
+    Machine hw;
+    hw.bandwidth = 3.35e12;
+    hw.peak_flops = 989e12;
+    hw.memory_bytes = 80ULL << 30;
+    return hw;
+}
+
+ServeConfig pool_of(std::uint64_t blocks) {
+    ServeConfig c;
+    c.scheduler.blocks = blocks;
+    c.scheduler.block_size = 16;
+    c.keep_steps = true;
+    return c;
+}
+
+bool close(double a, double b, double rel) { return std::abs(a - b) <= rel * std::abs(b); }
+
+}  // namespace
+
+TEST_CASE("serve-sim: one request alone takes decode-roofline's TTFT, TPOT and end-to-end", "[serve]") {
+    const DecodeModel m = llama3_8b();
+    const Machine hw = h100();
+    for (auto [P, N] : {std::pair<std::uint64_t, std::uint64_t>{2048, 512}, {1, 2}, {100, 1}, {8191, 7}}) {
+        INFO("P " << P << ", N " << N);
+        const ServeResult r = simulate_serving(m, hw, {{0.25, P, N}}, pool_of(30000));
+        const LatencyBound l = latency_bound(m, 1, P, N, hw);
+        const ServeRequestResult& q = r.requests.at(0);
+        // The same step_cost call (one chunk of P positions); 1e-14 only because TTFT is read off
+        // absolute times, (0.25 + t) − 0.25.
+        CHECK(close(q.ttft_s, l.ttft_s, 1e-14));
+        // 1e-12: the simulation adds N − 1 step times one by one, decode-roofline sums them in closed form.
+        CHECK(close(q.e2e_s, l.end_to_end_s, 1e-12));
+        CHECK(q.tpot_s.has_value() == l.tpot_s.has_value());
+        if (l.tpot_s) CHECK(close(*q.tpot_s, *l.tpot_s, 1e-9));  // a difference of two close times over N − 1
+        CHECK(r.summary.steps == N);
+    }
+}
+
+TEST_CASE("serve-sim: B requests at once decode at decode-roofline's step bound for batch B", "[serve]") {
+    const DecodeModel m = llama3_8b();
+    const Machine hw = h100();
+    const std::uint64_t B = 8, P = 1024, N = 64;
+    const std::vector<ServeRequest> reqs(B, ServeRequest{0, P, N});
+    const ServeResult r = simulate_serving(m, hw, reqs, pool_of(30000));
+    REQUIRE(r.steps.size() == N);
+    CHECK(r.steps[0].time_s == prefill_bound(m, B, P, hw).time_s);  // the B prefills in one step
+    for (std::uint64_t i = 1; i < N; ++i) {
+        INFO("step " << i);
+        CHECK(r.steps[i].decodes == B);
+        const DecodeStep d = decode_step_uniform(m, B, P + i, hw);
+        CHECK(r.steps[i].time_s == d.step_time_s);
+    }
+    // The first decode step's rates (first document §2.1.3): B / t_B in all, 1 / t_B per request.
+    const DecodeStep first = decode_step_uniform(m, B, P + 1, hw);
+    CHECK(static_cast<double>(r.steps[1].decodes) / r.steps[1].time_s == first.aggregate_tokens_per_s);
+    CHECK(1.0 / r.steps[1].time_s == first.per_request_tokens_per_s);
+}
+
+TEST_CASE("serve-sim: more load raises aggregate throughput and lowers each request's tokens/s", "[serve]") {
+    const DecodeModel m = llama3_8b();
+    const Machine hw = h100();
+    double last_aggregate = 0, last_per_request = 1e300;
+    for (std::uint64_t B : {1, 4, 16, 64}) {
+        const ServeResult r = simulate_serving(m, hw, std::vector<ServeRequest>(B, ServeRequest{0, 512, 128}), pool_of(30000));
+        const double aggregate = r.summary.output_tokens_per_s, per_request = 1.0 / r.summary.tpot.mean;
+        CHECK(aggregate > last_aggregate);
+        CHECK(per_request < last_per_request);
+        last_aggregate = aggregate;
+        last_per_request = per_request;
+    }
+}
+
+TEST_CASE("serve-sim: Little's law on a long run, and the same seed gives the same run", "[serve]") {
+    const DecodeModel m = llama3_8b();
+    const Machine hw = h100();
+    WorkloadSpec w;
+    w.requests = 4000;
+    w.rate = 20;
+    w.prompt = chat_prompt_lengths();
+    w.output = chat_output_lengths();
+    w.context = 8192;
+    ServeConfig c = pool_of(29000);
+    c.keep_steps = false;
+    c.scheduler.max_running = 256;
+    const ServeResult r = simulate_serving(m, hw, make_workload(w).requests, c);
+    const ServeSummary& s = r.summary;
+    // L = λ·W with λ measured over the run: equal but for the arrivals' wait for the next step
+    // boundary (counted in the system from their arrival in W, from the boundary in L), a fraction
+    // about (mean step / 2) / W, here well under 2%.
+    CHECK(close(s.mean_in_system, s.arrival_rate * s.mean_time_in_system, 0.02));
+    CHECK(s.mean_in_system <= s.arrival_rate * s.mean_time_in_system);
+    // With λ the rate asked for: also the Poisson count's fluctuation (1/√4000 ≈ 1.6%) and the
+    // drain after the last arrival; 6% covers three standard deviations and both.
+    CHECK(close(s.mean_in_system, 20.0 * s.mean_time_in_system, 0.06));
+    const ServeResult again = simulate_serving(m, hw, make_workload(w).requests, c);
+    CHECK(again.summary.ttft.p99 == s.ttft.p99);
+    CHECK(again.summary.e2e.mean == s.e2e.mean);
+    CHECK(again.summary.steps == s.steps);
+}
+
+TEST_CASE("serve-sim: a small pool preempts, every request still finishes, and a request too large is refused", "[serve]") {
+    const DecodeModel m = llama3_8b();
+    const Machine hw = h100();
+    const std::vector<ServeRequest> reqs(16, ServeRequest{0, 100, 200});
+    const ServeResult r = simulate_serving(m, hw, reqs, pool_of(40));  // 640 positions for 16 × 299
+    CHECK(r.summary.preemptions > 0);
+    CHECK(r.summary.requests == 16);
+    CHECK(r.summary.limit == "kv_capacity");
+    for (const auto& q : r.requests) CHECK(q.finish_s > q.first_token_s);
+    CHECK_THROWS_WITH(simulate_serving(m, hw, {{0, 600, 100}}, pool_of(40)),
+                      Catch::Contains("request 0 cannot fit the KV pool even alone") && Catch::Contains("the pool holds 40 blocks"));
+}
+
+TEST_CASE("serve-sim: chunked prefill and prefix caching feed fewer tokens a step and share whole blocks", "[serve]") {
+    const DecodeModel m = llama3_8b();
+    const Machine hw = h100();
+    std::vector<ServeRequest> reqs;
+    for (int i = 0; i < 4; ++i) reqs.push_back({0.001 * i, 1000, 10, 7, 520});
+    ServeConfig c = pool_of(30000);
+    c.prefix_caching = true;
+    const ServeResult shared = simulate_serving(m, hw, reqs, c);
+    // 520 prefix tokens in whole blocks of 16: 512 shared by each request after the first.
+    CHECK(shared.summary.prefix_hit_tokens == 3 * 512);
+    CHECK(shared.summary.prefix_hit_requests == 3);
+    c.prefix_caching = false;
+    c.scheduler.max_batch_tokens = 256;
+    const ServeResult chunked = simulate_serving(m, hw, reqs, c);
+    for (const auto& st : chunked.steps) CHECK(st.tokens <= 256);
+    CHECK(chunked.summary.prefix_hit_tokens == 0);
+    CHECK(chunked.summary.ttft.max > shared.summary.ttft.max);
+}
+
+TEST_CASE("serve-sim: workloads are drawn from the seed, lengths the same at every rate", "[serve]") {
+    WorkloadSpec w;
+    w.requests = 1000;
+    w.rate = 5;
+    w.prompt = {LengthDist::Kind::uniform, 10, 20};
+    w.output = chat_output_lengths();
+    const Workload a = make_workload(w);
+    w.rate = 50;
+    const Workload b = make_workload(w);
+    double mean = 0;
+    for (std::size_t i = 0; i < a.requests.size(); ++i) {
+        CHECK(a.requests[i].prompt == b.requests[i].prompt);
+        CHECK(a.requests[i].output == b.requests[i].output);
+        CHECK(a.requests[i].arrival_s == Approx(10 * b.requests[i].arrival_s).epsilon(1e-12));
+        CHECK(a.requests[i].prompt >= 10);
+        CHECK(a.requests[i].prompt <= 20);
+        mean += static_cast<double>(a.requests[i].output) / 1000;
+    }
+    // A lognormal of mean 338, σ = 1: the sample mean's standard error is 338·√(e − 1)/√1000 ≈ 14 tokens.
+    CHECK(std::abs(mean - 338) < 4 * 14);
+    CHECK(a.requests.back().arrival_s == Approx(1000 / 5.0).epsilon(0.15));  // 1000 gaps of mean 0.2 s, ±3σ ≈ ±10%
+}
