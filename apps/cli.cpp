@@ -396,6 +396,7 @@ int run_cli(int argc, const char* const* argv) {
     setup_kv_mem(app);
     setup_decode_roofline(app);
     setup_spec_accept(app);
+    setup_serve_sim(app);
     setup_best_of_n(app);
     setup_quantize(app);
     setup_model(app);

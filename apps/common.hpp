@@ -143,6 +143,7 @@ void setup_decode_roofline(CLI::App& app);
 void setup_best_of_n(CLI::App& app);
 void setup_quantize(CLI::App& app);
 void setup_spec_accept(CLI::App& app);
+void setup_serve_sim(CLI::App& app);
 void setup_model(CLI::App& app);
 void setup_figure(CLI::App& app);
 

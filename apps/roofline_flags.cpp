@@ -127,7 +127,7 @@ void parse_kv(const RooflineFlags& o, Inputs& in) {
         if (w != SizeSystem::none && k != SizeSystem::none && w != k)
             in.mixed_units = {o.weights_bytes, o.kv_bytes_per_request};
     } else if (in.config) {
-        if (rq.seq_lens.empty())
+        if (rq.seq_lens.empty() && !o.lengths_elsewhere)
             throw InputError(N_("--seq-len is required to derive the KV bytes from the model (or give --prompt-len)"));
         std::uint32_t bits = 0;
         if (!o.bytes_per_elem.empty()) {
@@ -198,7 +198,7 @@ RooflineInputs gather_roofline(const RooflineFlags& o) {
         throw InputError(N_("--peak-flops has no effect without a parameter count (the FLOPs of a step): give --params, "
                             "--weight-dtype with --weights-bytes, or --model/--config"));
     parse_kv(o, in);
-    parse_batches_and_generation(o, in);
+    if (!o.lengths_elsewhere) parse_batches_and_generation(o, in);
     return in;
 }
 

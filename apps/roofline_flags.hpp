@@ -19,6 +19,9 @@ struct RooflineFlags {
     std::string batch, bandwidth, hw, peak_flops, memory;
     std::string prompt_len, output_len;
     bool batch_given = false;  // given, even as an empty string
+    // serve-sim: the lengths come from its workload, not from --seq-len or a generation, so the
+    // model's KV geometry is taken without them and no batch rows are made.
+    bool lengths_elsewhere = false;
     // A KV geometry the caller supplies without a model (figure's --layers/--kv-heads/--head-dim):
     // M_KV = kv_bytes(spec, S) with --seq-len, as from a model's config. `kv_shape_from` says where.
     std::optional<KvSpec> kv_shape;

@@ -13,6 +13,11 @@ std::uint64_t weight_bytes_of(std::uint64_t params, unsigned bits) {
 }
 
 std::uint64_t request_kv_bytes(const DecodeModel& m, std::uint64_t seq_len) {
+    if (m.linear_kv_bytes_per_token) {
+        std::uint64_t b = 0;
+        if (__builtin_mul_overflow(*m.linear_kv_bytes_per_token, seq_len, &b)) throw OverflowError(N_("KV bytes of a request"));
+        return b;
+    }
     if (m.kv_spec) return kv_bytes(*m.kv_spec, {seq_len}).total_bytes;
     if (m.kv_bytes_per_request) return *m.kv_bytes_per_request;
     return 0;
@@ -54,6 +59,7 @@ long double causal_pairs(std::uint64_t start, std::uint64_t tokens, std::uint64_
 // Attention FLOPs of one chunk: per layer 2·H_q·(d_qk + d_v) per query-key pair (QKᵀ and the
 // weighted sum of V, 2 FLOPs per multiply-add); uniform: 4·L·H_q·d per pair.
 double chunk_attention_flops(const DecodeModel& m, std::uint64_t start, std::uint64_t tokens) {
+    if (m.attn_flops_per_pair) return static_cast<double>(*m.attn_flops_per_pair * causal_pairs(start, tokens, 0));
     if (!m.attn_per_layer.empty()) {
         long double f = 0;
         for (const auto& a : m.attn_per_layer)
@@ -108,6 +114,24 @@ void require_bandwidth(const Machine& hw) {
 
 }  // namespace
 
+void prepare_step_cost(DecodeModel& m) {
+    m.linear_kv_bytes_per_token.reset();
+    m.attn_flops_per_pair.reset();
+    if (m.kv_spec) {
+        bool linear = !m.kv_spec->layers.empty();
+        for (const auto& l : m.kv_spec->layers) linear = linear && l.window == 0 && layer_token_bits(l) % 8 == 0;
+        if (linear) m.linear_kv_bytes_per_token = bytes_per_token(*m.kv_spec);
+    }
+    if (!m.attn_per_layer.empty()) {
+        long double per_pair = 0;
+        for (const auto& a : m.attn_per_layer) {
+            if (a.window != 0) return;
+            per_pair += 2.0L * static_cast<long double>(a.q_heads) * static_cast<long double>(a.d_qk + a.d_v);
+        }
+        m.attn_flops_per_pair = per_pair;
+    }
+}
+
 double allreduce_time_s(const TensorParallel& tp, std::uint64_t tokens) {
     if (tp.devices <= 1) return 0;
     const double n = static_cast<double>(tp.devices);
@@ -120,6 +144,8 @@ DecodeModel tensor_parallel_share(const DecodeModel& m, std::uint64_t devices) {
     if (devices <= 1) return m;
     auto part = [devices](std::uint64_t v) { return v / devices + (v % devices != 0); };
     DecodeModel d = m;
+    d.linear_kv_bytes_per_token.reset();  // the whole model's: prepare_step_cost again for the share
+    d.attn_flops_per_pair.reset();
     d.weight_bytes = part(m.weight_bytes);
     if (m.params) d.params = part(*m.params);
     if (m.kv_spec) d.kv_spec = kv_spec_per_device(*m.kv_spec, devices);
@@ -137,18 +163,21 @@ DecodeModel tensor_parallel_share(const DecodeModel& m, std::uint64_t devices) {
 
 DecodeStep step_cost(const DecodeModel& m, std::span<const StepChunk> chunks, const Machine& hw) {
     require_bandwidth(hw);
-    std::uint64_t kv = 0, requests = 0, tokens = 0;
+    // Summed in 128 bits and checked once: a message string built per chunk would cost more than
+    // the arithmetic (serve-sim prices millions of chunks).
+    u128 kv = 0, requests = 0, tokens = 0;
     double attn = 0;
     for (const StepChunk& c : chunks) {
-        const std::uint64_t end = checked_add(c.start, c.tokens, N_("the positions of a request"));
-        kv = checked_add(kv, checked_mul(request_kv_bytes(m, end), c.count, N_("KV bytes of the batch")), N_("KV bytes of the batch"));
-        requests = checked_add(requests, c.count, N_("requests in a step"));
+        std::uint64_t end = 0;
+        if (__builtin_add_overflow(c.start, c.tokens, &end)) throw OverflowError(N_("the positions of a request"));
+        kv += static_cast<u128>(request_kv_bytes(m, end)) * c.count;
+        requests += c.count;
         // tokens 0: a decode step of a request whose length is not given (a fixed M_KV): one token, no attention.
-        const std::uint64_t fed = c.tokens ? c.tokens : 1;
-        tokens = checked_add(tokens, checked_mul(fed, c.count, N_("tokens in a step")), N_("tokens in a step"));
+        tokens += static_cast<u128>(c.tokens ? c.tokens : 1) * c.count;
         if (m.has_attention_shape()) attn += chunk_attention_flops(m, c.start, c.tokens) * static_cast<double>(c.count);
     }
-    return finish_step(m, requests, tokens, kv, attn, hw);
+    return finish_step(m, to_u64(requests, N_("requests in a step")), to_u64(tokens, N_("tokens in a step")),
+                       to_u64(kv, N_("KV bytes of the batch")), attn, hw);
 }
 
 // A request holding S positions after the step feeds position S − 1 (S = 0 is refused upstream:

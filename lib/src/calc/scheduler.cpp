@@ -33,6 +33,7 @@ int BatchScheduler::add(std::uint64_t prompt, std::uint64_t output) {
 
 std::vector<StepWork> BatchScheduler::plan_running(std::uint64_t& budget) const {
     std::vector<StepWork> work;
+    work.reserve(running_.size() + 8);  // and room for this step's admissions
     for (int id : running_) {
         if (budget == 0) break;
         const Seq& s = seqs_[std::size_t(id)];

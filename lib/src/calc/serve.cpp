@@ -13,7 +13,9 @@ namespace {
 class Server {
 public:
     Server(const DecodeModel& m, const Machine& hw, const std::vector<ServeRequest>& reqs, const ServeConfig& c)
-        : m_(m), hw_(hw), reqs_(reqs), c_(c), sched_(c.scheduler), out_(reqs.size()) {}
+        : m_(m), hw_(hw), reqs_(reqs), c_(c), sched_(c.scheduler), out_(reqs.size()) {
+        prepare_step_cost(m_);
+    }
 
     ServeResult run() {
         ServeResult r;
@@ -193,7 +195,7 @@ private:
         if (c_.keep_requests) r.requests = std::move(out_);
     }
 
-    const DecodeModel& m_;
+    DecodeModel m_;  // a copy with prepare_step_cost's shortcuts
     const Machine& hw_;
     const std::vector<ServeRequest>& reqs_;
     ServeConfig c_;

@@ -43,10 +43,19 @@ struct DecodeModel {
     // Per-layer attention (sliding windows, MLA's d_qk ≠ d_v); when given it replaces the three above.
     std::vector<AttnLayer> attn_per_layer;
     std::optional<MoeWeights> moe;
+    // Filled by prepare_step_cost for a caller that prices many steps (serve-sim): the same
+    // figures in fewer operations where they are linear, i.e. no layer has a window, and a token's
+    // K/V is whole bytes in every layer (then kv_bytes of S positions is S × bytes a token, and
+    // the attention FLOPs are the query-key pairs × Σ_l 2·H_q·(d_qk + d_v)).
+    std::optional<std::uint64_t> linear_kv_bytes_per_token;
+    std::optional<long double> attn_flops_per_pair;
     bool has_attention_shape() const {
         return !attn_per_layer.empty() || (attn_layers && attn_q_heads && attn_head_dim);
     }
 };
+
+// Sets the two shortcuts above where they hold exactly (leaves them empty otherwise).
+void prepare_step_cost(DecodeModel& m);
 
 // W = P·b/8 bytes for P parameters of b bits each, rounded up to whole bytes (int4 packs two a byte).
 std::uint64_t weight_bytes_of(std::uint64_t params, unsigned bits);
