@@ -32,6 +32,16 @@ namespace inferlab::model {
 static inline float widen(float v) { return v; }
 static inline float widen(std::uint16_t v) { return bf16_to_float(v); }
 
+// s + Σ_{k ≤ t < n} w[t]·x[t], one fused multiply-add per element in index order. Written out
+// because a plain `s += w·x` leaves the compiler free to choose which products it rounds before
+// adding (GCC 12 rounded the first 8 of a tail, fused the rest), and that choice differs between
+// instruction sets; inlined, the fma is one instruction in each kernel's target.
+template <typename WT>
+__attribute__((always_inline)) static inline float tail_sum(float s, const WT* w, int k, int n, const float* x) {
+    for (int t = k; t < n; ++t) s = std::fma(widen(w[t]), x[t], s);
+    return s;
+}
+
 // Prefetch the same slice of the weight rows this many tiles ahead (past the matrix's end near
 // its last rows: a prefetch is a hint and never faults).
 constexpr int kPrefetchGroups = 1;
@@ -90,9 +100,8 @@ __attribute__((target("avx512f,avx512bw"))) static void tile_avx512(const WT* w,
     for (int i = 0; i < NW; ++i)
 #pragma GCC unroll 16
         for (int b = 0; b < NB; ++b) {
-            float s = hsum512(acc[i][b]);
-            for (int t = k; t < n; ++t) s += widen(w[std::size_t(i) * std::size_t(n) + t]) * x[std::size_t(b) * std::size_t(n) + t];
-            y[std::size_t(b) * ldy + std::size_t(i)] = s;
+            y[std::size_t(b) * ldy + std::size_t(i)] =
+                tail_sum(hsum512(acc[i][b]), w + std::size_t(i) * std::size_t(n), k, n, x + std::size_t(b) * std::size_t(n));
         }
 }
 
@@ -127,9 +136,7 @@ __attribute__((target("avx512f,avx512bw"))) static float row_avx512(const WT* w,
             acc = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, h)), _mm512_loadu_ps(x + k + 16), acc);
         }
     }
-    float s = hsum512(acc);
-    for (; k < n; ++k) s += widen(w[k]) * x[k];
-    return s;
+    return tail_sum(hsum512(acc), w, k, n, x);
 }
 
 // The order the bf16 tile reads x in: within each 32 elements, lane L (of four) of the "lo"
