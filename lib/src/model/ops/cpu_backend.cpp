@@ -24,13 +24,13 @@
 // The CPU backend: hand-written AVX-512 kernels for the products and the attention decode is bound
 // by, OpenMP over rows and heads. Each has a plain reference beside it (kernels_ref.cpp, same
 // signature) that CpuBackendOptions::kernels selects on any CPU, and that runs where the CPU lacks
-// AVX-512 (Eigen's products there for float32 weights).
+// AVX-512, except for the products: the same sums in AVX2 + FMA there, Eigen's without those.
 namespace inferlab::model {
 namespace {
 
 // Up to this many rows (a decode batch, a short draft) go through matmul_few_rows, which reads
 // each weight row once for all of them; more rows (a prefill) go through matmul_many_rows where
-// the CPU has AVX-512, Eigen's blocked GEMM otherwise.
+// the CPU has AVX-512 or AVX2 + FMA, Eigen's blocked GEMM otherwise.
 constexpr Eigen::Index kFewRows = 16;
 
 using TMap = Eigen::Map<MatrixRM>;

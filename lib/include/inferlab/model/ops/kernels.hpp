@@ -1,8 +1,8 @@
 #pragma once
 // The CPU backend's kernels in two forms with the same signatures: the fast ones (hand-written
-// AVX-512 tiles where the CPU has AVX-512F/BW, Eigen or the reference loops where it does not;
-// declared in transformer.hpp) and the reference ones below: plain loops, one accumulator, in the
-// order a student would write them (llama2.c's run.c), simple enough to check by eye. Which ones a
+// AVX-512 tiles where the CPU has AVX-512F/BW, the same sums in AVX2 + FMA where it has those,
+// Eigen or the reference loops where it has neither; declared in transformer.hpp) and the
+// reference ones below: plain loops, one accumulator, in the order a student would write them (llama2.c's run.c), simple enough to check by eye. Which ones a
 // forward pass uses is CpuBackendOptions::kernels, fixed when the CPU backend is made (the app
 // reads INFERLAB_KERNELS there); tests/unit/model/ops/test_kernels.cpp compares the two on random inputs.
 #include <cstdint>

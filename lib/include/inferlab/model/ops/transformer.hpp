@@ -60,7 +60,8 @@ void matvec(const MatMap& w, const float* x, float* y, int threads);
 // Y [rows, out] = X [rows, in]·Wᵀ for a few rows (row-major X and Y), reading W once.
 void matmul_few_rows(const MatMap& w, const float* x, int rows, float* y, int threads);
 // Y [rows, out] = X [rows, in]·Wᵀ for many rows (a prefill) with the same tiles, W blocked to stay
-// in cache. Returns false (and does nothing) where the CPU lacks AVX-512: use Eigen's GEMM then.
+// in cache. Returns false (and does nothing) where the CPU has neither AVX-512 nor AVX2 + FMA:
+// use Eigen's GEMM then.
 bool matmul_many_rows(const MatMap& w, const float* x, int rows, float* y, int threads);
 // The same with W stored as bf16 [out, in] (converted to float32 as it is read).
 void matmul_few_rows_bf16(const std::uint16_t* w, Eigen::Index out, int in, const float* x, int rows, float* y, int threads);
