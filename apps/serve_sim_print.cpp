@@ -45,27 +45,31 @@ json quantiles_json(const Quantiles& q) {
     return {{"count", q.count}, {"mean_s", q.mean}, {"p50_s", q.p50}, {"p90_s", q.p90}, {"p99_s", q.p99}, {"max_s", q.max}};
 }
 
-// What limits the run, in words with its figures.
-std::string limit_text(const ServeSummary& s, const ServeSimRequest& req, const ServePool& pool) {
+// What limits the run, in words with its figures: English for --json (`english`), else the reader's language.
+std::string limit_text(const ServeSummary& s, const ServeSimRequest& req, const ServePool& pool, bool english = false) {
+    auto say = [english](const char* msgid, std::vector<std::string> args) {
+        const Prose p{msgid, std::move(args)};
+        return english ? p.text() : p.localized();
+    };
     const ServeLimits& l = s.limits;
     const double steps = static_cast<double>(std::max<std::uint64_t>(l.steps, 1));
     if (s.limit == "kv_capacity")
-        return trf(N_("KV capacity: {0} preemptions; requests waited for free blocks in {1}% of the steps (pool {2} "
+        return say(N_("KV capacity: {0} preemptions; requests waited for free blocks in {1}% of the steps (pool {2} "
                       "blocks, at most {3} in use)"),
-                   group_thousands(s.preemptions), pct(static_cast<double>(l.steps_short_of_blocks), steps),
-                   group_thousands(pool.blocks), group_thousands(s.peak_blocks));
+                   {group_thousands(s.preemptions), pct(static_cast<double>(l.steps_short_of_blocks), steps),
+                    group_thousands(pool.blocks), group_thousands(s.peak_blocks)});
     if (s.limit == "max_running")
-        return trf(N_("the cap on running requests (--max-running {0}): requests waited at the cap in {1}% of the steps"),
-                   group_thousands(req.max_running), pct(static_cast<double>(l.steps_at_max_running), steps));
+        return say(N_("the cap on running requests (--max-running {0}): requests waited at the cap in {1}% of the steps"),
+                   {group_thousands(req.max_running), pct(static_cast<double>(l.steps_at_max_running), steps)});
     if (s.limit == "arrivals")
-        return trf(N_("none of the machine's: it was idle {0}% of the time, so the arrivals set the pace"),
-                   pct(l.idle_s, l.idle_s + l.busy_s));
-    const std::string split = trf(N_("memory-bound steps {0}%, compute-bound {1}%, all-reduces {2}%, overhead {3}% of the busy time"),
-                                  pct(l.memory_bound_s, l.busy_s), pct(l.compute_bound_s, l.busy_s), pct(l.comm_s, l.busy_s),
-                                  pct(l.overhead_s, l.busy_s));
-    if (s.limit == "communication") return trf(N_("the link between devices: {0}"), split);
-    if (s.limit == "compute") return trf(N_("compute (π): {0}"), split);
-    return trf(N_("memory bandwidth (β): {0}"), split);
+        return say(N_("none of the machine's: it was idle {0}% of the time, so the arrivals set the pace"),
+                   {pct(l.idle_s, l.idle_s + l.busy_s)});
+    const std::string split = say(N_("memory-bound steps {0}%, compute-bound {1}%, all-reduces {2}%, overhead {3}% of the busy time"),
+                                  {pct(l.memory_bound_s, l.busy_s), pct(l.compute_bound_s, l.busy_s), pct(l.comm_s, l.busy_s),
+                                   pct(l.overhead_s, l.busy_s)});
+    if (s.limit == "communication") return say(N_("the link between devices: {0}"), {split});
+    if (s.limit == "compute") return say(N_("compute (π): {0}"), {split});
+    return say(N_("memory bandwidth (β): {0}"), {split});
 }
 
 json summary_json(const ServeSummary& s, const ServeSimRequest& req, const ServePool& pool) {
@@ -100,7 +104,7 @@ json summary_json(const ServeSummary& s, const ServeSimRequest& req, const Serve
               {"comm_s", s.limits.comm_s},
               {"overhead_s", s.limits.overhead_s},
               {"limit", s.limit},
-              {"limit_text", limit_text(s, req, pool)}};
+              {"limit_text", limit_text(s, req, pool, true)}};
     j["latency"] = json::array();
     for (const auto& [name, q] : {std::pair{"ttft", &s.ttft}, {"tpot", &s.tpot}, {"e2e", &s.e2e}})
         if (q->count)

@@ -127,6 +127,22 @@ const Args kSpecDoc = {"spec-accept", "--p", "0.6,0.3,0.1", "--q", "0.4,0.4,0.2"
 const Args kSpecAll = {"spec-accept", "--p",           "0.6,0.3,0.1", "--q",    "0.4,0.4,0.2", "--gamma", "3",
                        "--cost-ratio", "0.1",          "--outcomes",  "accept,reject", "--simulate", "2000", "--seed", "2"};
 
+std::vector<ContractCase> serve_sim_cases() {
+    const std::vector<std::string> base = {"serve-sim", "--model", "llama-3-8b", "--hw", "h100-sxm"};
+    return {
+        {.args = with(base, {"--requests", "60", "--rate", "20", "--slo-ttft", "1s", "--slo-tpot", "50ms"}),
+         .tables = {"summary", "requests", "steps"}, .top = "serve"},
+        {.args = with(base, {"--requests", "40", "--sweep-rate", "5..80", "--sweep-points", "3", "--slo-ttft", "1s"}),
+         .tables = {"summary", "requests", "steps", "sweep"}, .top = "serve"},
+        {.args = with(base, {"--tp", "2", "--requests", "20", "--rate", "10", "--max-batch-tokens", "512", "--shared-prefix", "64",
+                             "--prefix-caching"}),
+         .tables = {"summary", "requests", "steps"}, .top = "serve"},
+        {.args = with(base, {"--requests", "3", "--prompt-len", "100", "--output-len", "1"}), .tables = {"summary", "requests", "steps"},
+         .top = "serve"},
+        {.args = with(base, {"--rate", "5"}), .forms = kError},
+    };
+}
+
 std::vector<ContractCase> spec_accept_cases() {
     const Args sweep = {"spec-accept", "--alpha", "0.8", "--gamma", "4", "--cost-ratio", "0.1"};
     const std::string ones65 = [] {
@@ -456,6 +472,10 @@ TEST_CASE("output contracts: kv-mem, every mode in both languages", "[cli][contr
 
 TEST_CASE("output contracts: decode-roofline, every mode in both languages", "[cli][contract][decode-roofline]") {
     check_contract_cases(decode_roofline_cases());
+}
+
+TEST_CASE("output contracts: serve-sim, every mode in both languages", "[cli][contract][serve-sim]") {
+    check_contract_cases(serve_sim_cases());
 }
 
 TEST_CASE("output contracts: spec-accept, every mode in both languages", "[cli][contract][spec-accept]") {

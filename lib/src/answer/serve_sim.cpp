@@ -28,6 +28,10 @@ ServePool size_pool(const ServeSimRequest& req, const DecodeModel& dev) {
     if (!req.machine.memory_bytes)
         throw InputError(N_("no device memory to size the KV pool: give --memory (80GiB), a --hw preset with memory, or --kv-blocks"));
     p.memory_bytes = *req.machine.memory_bytes;
+    if (p.weight_bytes >= p.memory_bytes)
+        throw InputError(N_("the weights leave no room for the KV cache: {0} of weights per device fill {1} of memory "
+                            "(more devices with --tp N, or fewer bytes per weight)"),
+                         {bytes_all_units(p.weight_bytes), bytes_all_units(p.memory_bytes)});
     const KvBudget b = kv_budget(spec, p.memory_bytes, p.weight_bytes, std::nullopt,
                                  p.windows_held_whole ? std::nullopt : std::optional<std::uint64_t>(req.block_size));
     p.available_bytes = b.available_bytes;

@@ -60,7 +60,7 @@ private:
         out_[i].arrival_s = q.arrival_s;
         out_[i].prompt = q.prompt;
         out_[i].output = q.output;
-        note(i, q.arrival_s, "arrived", 0, 0);
+        note(i, q.arrival_s, N_("arrived"), 0, 0);
     }
 
     void note(std::size_t i, double time, const char* what, std::uint64_t tokens, std::uint64_t shared) {
@@ -92,7 +92,7 @@ private:
         row.time_s = dt;
         for (int id : d.preempted) {
             ++out_[std::size_t(id)].preemptions;
-            note(std::size_t(id), end, "preempted", 0, 0);
+            note(std::size_t(id), end, N_("preempted"), 0, 0);
         }
         for (const StepWork& w : d.work) {
             ServeRequestResult& q = out_[std::size_t(w.id)];
@@ -100,20 +100,20 @@ private:
             // (a prompt's chunk, or a preempted request's recompute).
             if (!w.admitted && w.tokens == 1 && first_[std::size_t(w.id)]) ++row.decodes;
             else row.prefill_tokens += w.tokens;
-            if (!w.admitted && !(w.tokens == 1 && first_[std::size_t(w.id)])) note(std::size_t(w.id), start, "prefill", w.tokens, 0);
+            if (!w.admitted && !(w.tokens == 1 && first_[std::size_t(w.id)])) note(std::size_t(w.id), start, N_("prefill"), w.tokens, 0);
             if (w.admitted) {
                 q.prefix_hit_tokens += w.shared;
-                note(std::size_t(w.id), start, "admitted", w.tokens, w.shared);
+                note(std::size_t(w.id), start, N_("admitted"), w.tokens, w.shared);
             }
             if (w.emits && !first_[std::size_t(w.id)]) {
                 first_[std::size_t(w.id)] = true;
                 q.first_token_s = end;
-                note(std::size_t(w.id), end, "first token", 0, 0);
+                note(std::size_t(w.id), end, N_("first token"), 0, 0);
             }
         }
         for (int id : d.finished) {
             out_[std::size_t(id)].finish_s = end;
-            note(std::size_t(id), end, "finished", 0, 0);
+            note(std::size_t(id), end, N_("finished"), 0, 0);
         }
         row.tokens = d.tokens;
         row.running = d.work.size();

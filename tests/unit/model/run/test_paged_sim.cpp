@@ -8,6 +8,8 @@
 #include "inferlab/calc/kv.hpp"
 #include "inferlab/model/ops/kv_cache.hpp"
 #include "inferlab/model/run/paged_sim.hpp"
+#include "inferlab/calc/roofline.hpp"
+#include "inferlab/calc/serve.hpp"
 
 using namespace inferlab;
 using namespace inferlab::model;
@@ -125,4 +127,62 @@ TEST_CASE("kv_shared_prefix: floor(P/b) + B·(ceil(S/b) − floor(P/b)) blocks, 
     CHECK(c.peak_bytes_unshared == u.unshared_bytes);
     CHECK(c.shared.copies_on_write == 2);  // each later request copies the partly filled prefix block
     CHECK_THROWS_AS(kv_shared_prefix(spec, 3, 7, 7, 2), InputError);
+}
+
+namespace {
+
+// The events of one kind in a model paged step ("seq 3 admitted", "seq 1 preempted ...", "seq 0 finished ...").
+std::uint64_t events_of(const PagedStep& s, const std::string& kind) {
+    std::uint64_t n = 0;
+    for (const auto& e : s.events) n += e.text().find(kind) != std::string::npos;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("one scheduler, two users: serve-sim admits, preempts and finishes as model paged does, step by step", "[paged]") {
+    Transformer m(inferlab::test::small_gqa_weights(5));
+    // Prompts of different lengths on a pool too small for all at once: waits and preemptions.
+    // With sharing, the prompts 0 and 2 begin with the same 4 tokens (two whole blocks of 2) and
+    // differ at the fifth, so model paged's longest common prefix is serve-sim's shared prefix.
+    PagedSimOptions o;
+    o.prompts = {{1, 2, 3, 4, 5}, {6, 7, 8}, {1, 2, 3, 4, 9, 9}, {2}, {3, 3, 3, 3, 3, 3, 3}};
+    o.block_size = 2;
+    o.new_tokens = 5;
+    for (bool share : {false, true})
+        for (int blocks : {6, 9, 40}) {
+            INFO("blocks " << blocks << ", sharing " << share);
+            o.blocks = blocks;
+            o.share_prefix = share;
+            const PagedSimResult paged = simulate_paged(m, o);
+            std::vector<ServeRequest> reqs;
+            for (std::size_t i = 0; i < o.prompts.size(); ++i) {
+                ServeRequest q{0, o.prompts[i].size(), std::uint64_t(o.new_tokens)};
+                if (share && (i == 0 || i == 2)) q.prefix_group = 0, q.prefix_len = 4;
+                reqs.push_back(q);
+            }
+            ServeConfig c;
+            c.scheduler = {std::uint64_t(blocks), 2, 0, 0};
+            c.prefix_caching = share;
+            c.keep_steps = true;
+            DecodeModel dm;
+            dm.params = 1000;
+            dm.weight_bytes = 2000;
+            dm.kv_spec = uniform_kv(2, 1, 4, 16);
+            Machine hw;
+            hw.bandwidth = 1e9;
+            hw.peak_flops = 1e12;
+            const ServeResult serve = simulate_serving(dm, hw, reqs, c);
+            REQUIRE(serve.steps.size() == paged.steps.size());
+            for (std::size_t s = 0; s < paged.steps.size(); ++s) {
+                INFO("step " << s);
+                CHECK(serve.steps[s].admitted == events_of(paged.steps[s], "admitted"));
+                CHECK(serve.steps[s].preempted == events_of(paged.steps[s], "preempted"));
+                CHECK(serve.steps[s].finished == events_of(paged.steps[s], "finished"));
+                CHECK(serve.steps[s].used_blocks == std::uint64_t(paged.steps[s].used_blocks));
+            }
+            CHECK(serve.summary.preemptions == std::uint64_t(paged.preemptions));
+            if (share) CHECK(serve.summary.prefix_hit_tokens > 0);
+            if (blocks == 6) CHECK(paged.preemptions > 0);
+        }
 }
