@@ -100,7 +100,7 @@ TEST_CASE("errors in Chinese: a flag value, a file, a config key, a parse error"
     expect_zh_error({"kv-mem", "extra"}, "此处不应出现：extra（见 'inferlab kv-mem --help'）");
     expect_zh_error({"kv-mem", "--layers"}, "--layers 需要一个值（见 'inferlab kv-mem --help'）");
     expect_zh_error({"kv-mem", "--json", "--explain"}, "--json 不能与 --explain 同时给出（见 'inferlab kv-mem --help'）");
-    expect_zh_error({"nope"}, "未知的子命令 'nope'（可用的子命令：kv-mem, decode-roofline, spec-accept, best-of-n, "
+    expect_zh_error({"nope"}, "未知的子命令 'nope'（可用的子命令：kv-mem, decode-roofline, spec-accept, serve-sim, best-of-n, "
                               "quantize, model, verify, figure）");
 }
 
