@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "../support/cli.hpp"
+#include "../support/svg_check.hpp"
 
 using namespace inferlab::test;
 
@@ -15,8 +16,9 @@ const std::vector<std::string> kBase = {"serve-sim", "--model", "llama-3-8b", "-
 
 bool close(double a, double b, double rel) { return std::abs(a - b) <= rel * std::abs(b); }
 
-std::string write_trace(const std::string& name, const std::string& text) {
-    const std::string path = "serve_sim_" + name;
+// A trace file in the test case's scratch folder (never the working directory).
+std::string write_trace(const Scratch& dir, const std::string& name, const std::string& text) {
+    const std::string path = (dir.path / name).string();
     std::ofstream(path) << text;
     return path;
 }
@@ -118,17 +120,18 @@ TEST_CASE("serve-sim: tensor parallelism adds the all-reduces, prefix caching co
 }
 
 TEST_CASE("serve-sim: a trace of arrivals, CSV or JSON Lines, and its bad lines named", "[cli][serve]") {
-    const std::string csv = write_trace("ok.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n0.5,200,20\n");
+    const Scratch dir("serve-sim-trace");
+    const std::string csv = write_trace(dir, "ok.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n0.5,200,20\n");
     auto r = run_inferlab(with(kBase, {"--arrivals", csv, "--json"}));
     REQUIRE(r.status == 0);
     CHECK(parse_json(r)["requests"].size() == 2);
-    const std::string jl = write_trace("ok.jsonl", "{\"arrival_s\": 0, \"prompt_tokens\": 64, \"output_tokens\": 8}\n");
+    const std::string jl = write_trace(dir, "ok.jsonl", "{\"arrival_s\": 0, \"prompt_tokens\": 64, \"output_tokens\": 8}\n");
     CHECK(run_inferlab(with(kBase, {"--arrivals", jl})).status == 0);
-    expect_error(with(kBase, {"--arrivals", write_trace("bad.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n1,0,5\n")}),
+    expect_error(with(kBase, {"--arrivals", write_trace(dir, "bad.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n1,0,5\n")}),
                  "line 3 prompt_tokens '0'");
-    expect_error(with(kBase, {"--arrivals", write_trace("order.csv", "arrival_s,prompt_tokens,output_tokens\n2,1,1\n1,1,1\n")}),
+    expect_error(with(kBase, {"--arrivals", write_trace(dir, "order.csv", "arrival_s,prompt_tokens,output_tokens\n2,1,1\n1,1,1\n")}),
                  "line 3 arrival_s '1': comes before the line above's 2");
-    expect_error(with(kBase, {"--arrivals", write_trace("col.csv", "arrival,prompt_tokens,output_tokens\n")}),
+    expect_error(with(kBase, {"--arrivals", write_trace(dir, "col.csv", "arrival,prompt_tokens,output_tokens\n")}),
                  "'arrival': is not a column of a trace");
 }
 
