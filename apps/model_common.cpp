@@ -100,6 +100,7 @@ void add_kernels_option(CLI::App* sub, std::string& kernels) {
 }
 
 Kernels kernels_option(const std::string& kernels) {
+    isa_cap();  // a bad INFERLAB_ISA is an input error here, before anything runs
     return kernels.empty() ? default_kernels() : parse_kernels("--kernels", kernels);
 }
 

@@ -6,14 +6,16 @@
 #include <immintrin.h>
 #endif
 
+#include "inferlab/model/ops/cpu_backend.hpp"
+
 namespace inferlab::model {
 
-// AVX-512F, and BW for the bf16 unpacking (every AVX-512 CPU since Skylake-SP has both). The
+// AVX-512F (unless INFERLAB_ISA caps it: isa_cap), and BW for the bf16 unpacking (every AVX-512 CPU since Skylake-SP has both). The
 // int8/int4 kernels also use F16C for their scales, which every AVX-512 CPU has (clang 14's
 // __builtin_cpu_supports does not know "f16c", so it is not asked).
 inline bool has_avx512() {
 #if defined(__x86_64__)
-    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    static const bool yes = isa_cap() == Isa::Avx512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
     return yes;
 #else
     return false;

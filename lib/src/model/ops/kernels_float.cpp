@@ -13,6 +13,7 @@
 #include <omp.h>
 #endif
 
+#include "avx2.hpp"
 #include "avx512.hpp"
 #include "inferlab/model/ops/cpu_backend.hpp"
 #include "inferlab/model/ops/kernels.hpp"
@@ -154,36 +155,10 @@ static void permute_for_bf16(const float* x, int n, float* xp) {
     for (; k < n; ++k) xp[k] = x[k];
 }
 
-// AVX2 + FMA (every x86 CPU since Haswell and Zen 1) where the CPU lacks AVX-512: the AVX-512
-// kernels' sums bit for bit, so that decode equals a batch's row and the no-cache pass on these
-// CPUs too, and a result does not depend on which of the two instruction sets ran it. Each of
-// the 16 lanes of an AVX-512 accumulator is a lane of one of two 8-float registers, fed the same
-// fused multiply-adds in the same order and reduced by the same halvings; with 16 registers
-// instead of 32, a tile holds 4 accumulators (2 weight rows × 2 input rows, or 1 × 4).
-static bool has_avx2_fma() {
-    static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return yes;
-}
-
-struct Lanes16 {
-    __m256 l0, l8;  // lanes 0–7 and 8–15 of one AVX-512 vector
-};
-
-__attribute__((target("avx2,fma"))) static inline Lanes16 zero16() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
-__attribute__((target("avx2,fma"))) static inline Lanes16 load16(const float* p) {
-    return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)};
-}
-__attribute__((target("avx2,fma"))) static inline Lanes16 fma16(Lanes16 a, Lanes16 b, Lanes16 c) {
-    return {_mm256_fmadd_ps(a.l0, b.l0, c.l0), _mm256_fmadd_ps(a.l8, b.l8, c.l8)};
-}
-// hsum512's halvings (avx512.hpp): its first step adds lanes 8–15 to lanes 0–7.
-__attribute__((target("avx2,fma"))) static inline float hsum16(Lanes16 v) {
-    const __m256 r8 = _mm256_add_ps(v.l0, v.l8);
-    __m128 r4 = _mm_add_ps(_mm256_castps256_ps128(r8), _mm256_extractf128_ps(r8, 1));
-    r4 = _mm_add_ps(r4, _mm_movehl_ps(r4, r4));
-    r4 = _mm_add_ps(r4, _mm_movehdup_ps(r4));
-    return _mm_cvtss_f32(r4);
-}
+// AVX2 + FMA where the CPU lacks AVX-512 (avx2.hpp): the AVX-512 kernels' sums bit for bit, so
+// that decode equals a batch's row and the no-cache pass on these CPUs too, and a result does not
+// depend on which of the two instruction sets ran it. With 16 registers instead of 32, a tile
+// holds 4 accumulators (2 weight rows × 2 input rows, or 1 × 4).
 // 32 packed bf16 as the "lo" and "hi" vectors of tile_avx512: unpacklo/hi_epi16 work within each
 // 128-bit lane, so on each 16-weight half they give the matching half of the 512-bit result.
 __attribute__((target("avx2,fma"))) static inline void widen_bf16x32(const std::uint16_t* w, Lanes16& lo, Lanes16& hi) {

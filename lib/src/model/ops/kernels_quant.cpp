@@ -13,6 +13,7 @@
 #include <omp.h>
 #endif
 
+#include "avx2.hpp"
 #include "avx512.hpp"
 #include "inferlab/model/ops/cpu_backend.hpp"
 #include "inferlab/model/ops/kernels.hpp"
@@ -120,6 +121,100 @@ static void qrows_avx512(const QMatrix& w, const float* x, int rows, float* y, i
 }
 #endif
 
+#if defined(__x86_64__)
+// qtile_avx512 in AVX2 + FMA (avx2.hpp), for CPUs without AVX-512: the same 16 lanes per output in
+// two registers, the same widening, scaling and fused multiply-adds in the same order and the
+// same halvings, so every output is the AVX-512 kernel's bit for bit. int8: four loads of 8
+// levels sign-extended; int4: bytes 0–7 and 8–15 zero-extended, low nibbles the group's weights
+// 0–15, high nibbles 16–31, minus 8. With 16 registers a tile holds NW·NB ≤ 4 accumulators.
+template <unsigned BITS>
+__attribute__((target("avx2,fma,f16c"))) static inline void qwiden_avx2(const std::uint8_t* q, Lanes16& lo, Lanes16& hi) {
+    if constexpr (BITS == 8) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)), b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16));
+        lo = {_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(a)), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(a, 8)))};
+        hi = {_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)))};
+    } else {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+        const __m256i v0 = _mm256_cvtepu8_epi32(a), v8 = _mm256_cvtepu8_epi32(_mm_srli_si128(a, 8));
+        const __m256i fifteen = _mm256_set1_epi32(15), eight = _mm256_set1_epi32(8);
+        lo = {_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(v0, fifteen), eight)), _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(v8, fifteen), eight))};
+        hi = {_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(v0, 4), eight)), _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(v8, 4), eight))};
+    }
+}
+
+template <unsigned BITS, int NW, int NB>
+__attribute__((target("avx2,fma,f16c"))) static void qtile_avx2(const QMatrix& w, int r0, const float* x, float* y, std::size_t ldy) {
+    const int n = w.in, groups = n / kQGroup;
+    constexpr int kGroupBytes = kQGroup * int(BITS) / 8;
+    const std::size_t rb = w.row_bytes();
+    const std::uint8_t* lv = w.levels + std::size_t(r0) * rb;
+    const std::uint16_t* sc = w.scales + std::size_t(r0) * std::size_t(groups);
+    Lanes16 acc[NW][NB];
+#pragma GCC unroll 16
+    for (int i = 0; i < NW; ++i)
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) acc[i][b] = zero16();
+    for (int g = 0; g < groups; ++g) {
+        Lanes16 lo[NW], hi[NW];
+#pragma GCC unroll 16
+        for (int i = 0; i < NW; ++i) {
+            const std::uint8_t* q = lv + std::size_t(i) * rb + std::size_t(g) * kGroupBytes;
+            _mm_prefetch(reinterpret_cast<const char*>(q + kQPrefetchRows * rb), _MM_HINT_T0);
+            const __m256 s = _mm256_set1_ps(_cvtsh_ss(sc[std::size_t(i) * std::size_t(groups) + std::size_t(g)]));
+            qwiden_avx2<BITS>(q, lo[i], hi[i]);
+            lo[i] = mul16(lo[i], s);
+            hi[i] = mul16(hi[i], s);
+        }
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) {
+            const float* xg = x + std::size_t(b) * std::size_t(n) + std::size_t(g) * kQGroup;
+            const Lanes16 xl = load16(xg), xh = load16(xg + 16);
+#pragma GCC unroll 16
+            for (int i = 0; i < NW; ++i) acc[i][b] = fma16(hi[i], xh, fma16(lo[i], xl, acc[i][b]));
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < NW; ++i)
+#pragma GCC unroll 16
+        for (int b = 0; b < NB; ++b) y[std::size_t(b) * ldy + std::size_t(i)] = hsum16(acc[i][b]);
+}
+
+template <unsigned BITS, int NW, int K>
+static void qtail_avx2(const QMatrix& w, int r0, const float* x, int k, float* y, std::size_t ldy) {
+    if constexpr (K >= 1) {
+        if (k == K) qtile_avx2<BITS, NW, K>(w, r0, x, y, ldy);
+        else qtail_avx2<BITS, NW, K - 1>(w, r0, x, k, y, ldy);
+    }
+}
+
+// NW weight rows from r0 against `rows` ≤ 16 input rows, in blocks of NB = 4/NW.
+template <unsigned BITS, int NW>
+static void qgroup_avx2(const QMatrix& w, int r0, const float* x, int rows, float* y, std::size_t ldy) {
+    constexpr int NB = 4 / NW;
+    const std::size_t n = std::size_t(w.in);
+    int b = 0;
+    for (; b + NB <= rows; b += NB) qtile_avx2<BITS, NW, NB>(w, r0, x + std::size_t(b) * n, y + std::size_t(b) * ldy, ldy);
+    if (b < rows) qtail_avx2<BITS, NW, NB - 1>(w, r0, x + std::size_t(b) * n, rows - b, y + std::size_t(b) * ldy, ldy);
+}
+
+// Up to 16 input rows; the weight rows split over threads in whole tiles of four, as qrows_avx512.
+template <unsigned BITS>
+static void qrows_avx2(const QMatrix& w, const float* x, int rows, float* y, int threads) {
+    const std::size_t ldy = std::size_t(w.out);
+    const int chunk = ((w.out + threads - 1) / threads + 3) / 4 * 4;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int t = 0; t < threads; ++t) {
+        const int r0 = std::min(w.out, t * chunk), r1 = std::min(w.out, r0 + chunk);
+        int r = r0;
+        if (rows == 1)  // decode: one sequential stream
+            for (; r < r1; ++r) qtile_avx2<BITS, 1, 1>(w, r, x, y + r, ldy);
+        for (; r + 2 <= r1; r += 2) qgroup_avx2<BITS, 2>(w, r, x, rows, y + r, ldy);
+        for (; r < r1; ++r) qgroup_avx2<BITS, 1>(w, r, x, rows, y + r, ldy);
+    }
+}
+
+#endif
+
 void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int threads) {
 #if defined(__x86_64__)
     if (has_avx512()) {
@@ -131,8 +226,19 @@ void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int 
         }
         return;
     }
+    // No AVX-512: the same sums in AVX2. F16C (the scales) came before AVX2 on every x86 CPU, and
+    // clang 14's __builtin_cpu_supports does not know "f16c", so it is not asked.
+    if (has_avx2_fma()) {
+        for (int b0 = 0; b0 < rows; b0 += 16) {
+            const float* xb = x + std::size_t(b0) * std::size_t(w.in);
+            float* yb = y + std::size_t(b0) * std::size_t(w.out);
+            if (w.bits == 8) qrows_avx2<8>(w, xb, std::min(16, rows - b0), yb, threads);
+            else qrows_avx2<4>(w, xb, std::min(16, rows - b0), yb, threads);
+        }
+        return;
+    }
 #endif
-    ref::matmul_quantized(w, x, rows, y, threads);  // no AVX-512: the plain loops
+    ref::matmul_quantized(w, x, rows, y, threads);  // neither: the plain loops
 }
 
 bool cpu_has_avx512_vnni() {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "inferlab/base/error.hpp"
+#include "inferlab/model/ops/cpu_backend.hpp"
 #include "inferlab/model/ops/kernels.hpp"
 #include "inferlab/model/ops/transformer.hpp"
 
@@ -25,6 +26,27 @@ Kernels default_kernels() {
     const char* env = std::getenv("INFERLAB_KERNELS");
     if (!env || !*env) return Kernels::Fast;
     return parse_kernels("INFERLAB_KERNELS", env);
+}
+
+Isa isa_cap() {
+    static const Isa cap = [] {
+        const char* env = std::getenv("INFERLAB_ISA");
+        const std::string t = env ? env : "";
+        if (t.empty() || t == "avx512") return Isa::Avx512;
+        if (t == "avx2") return Isa::Avx2;
+        if (t == "scalar") return Isa::Scalar;
+        throw InputError("INFERLAB_ISA", t, N_("must be avx512, avx2 or scalar"));
+    }();
+    return cap;
+}
+
+std::string to_string(Isa isa) {
+    switch (isa) {
+        case Isa::Avx512: return "avx512";
+        case Isa::Avx2: return "avx2";
+        case Isa::Scalar: break;
+    }
+    return "scalar";
 }
 
 namespace ref {

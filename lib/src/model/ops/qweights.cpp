@@ -283,32 +283,49 @@ WeightsAt make_weights_at(const Weights& w, WeightDtype dtype, int threads, QAri
 namespace ref {
 
 void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int threads) {
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-    for (int r = 0; r < w.out; ++r)
-        for (int b = 0; b < rows; ++b) {
-            float s = 0;
-            for (int i = 0; i < w.in; ++i) s += w.dequantized(r, i) * x[std::size_t(b) * std::size_t(w.in) + std::size_t(i)];
-            y[std::size_t(b) * std::size_t(w.out) + std::size_t(r)] = s;
+    // Each weight row dequantized once into a buffer of the thread's, then one running sum per
+    // output in index order: the same values in the same order as dequantizing at every use.
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        std::vector<float> row(static_cast<std::size_t>(w.in));
+#pragma omp for schedule(static)
+        for (int r = 0; r < w.out; ++r) {
+            for (int i = 0; i < w.in; ++i) row[std::size_t(i)] = w.dequantized(r, i);
+            for (int b = 0; b < rows; ++b) {
+                const float* xb = x + std::size_t(b) * std::size_t(w.in);
+                float s = 0;
+                for (int i = 0; i < w.in; ++i) s += row[std::size_t(i)] * xb[i];
+                y[std::size_t(b) * std::size_t(w.out) + std::size_t(r)] = s;
+            }
         }
+    }
 }
 
 void matmul_quantized_int8dot(const QMatrix& w, const float* x, int rows, float* y, int threads) {
     QActivations a;
     ref::quantize_activations(x, rows, w.in, a);
     const int groups = w.in / kQGroup;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-    for (int r = 0; r < w.out; ++r)
-        for (int b = 0; b < rows; ++b) {
-            float s = 0;
-            for (int g = 0; g < groups; ++g) {
-                std::int32_t dot = 0;  // exact: |Σ| ≤ 32 · 127 · 127
-                for (int j = 0; j < kQGroup; ++j)
-                    dot += w.level(r, g * kQGroup + j) * a.q[std::size_t(b) * std::size_t(w.in) + std::size_t(g * kQGroup + j)];
-                const float dw = fp16_to_float(w.scales[std::size_t(r) * std::size_t(groups) + std::size_t(g)]);
-                s += dw * a.scale[std::size_t(b) * std::size_t(groups) + std::size_t(g)] * static_cast<float>(dot);
+    // Each weight row's levels and scales unpacked once into the thread's buffers.
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        std::vector<std::int32_t> lv(static_cast<std::size_t>(w.in));
+        std::vector<float> dw(static_cast<std::size_t>(groups));
+#pragma omp for schedule(static)
+        for (int r = 0; r < w.out; ++r) {
+            for (int i = 0; i < w.in; ++i) lv[std::size_t(i)] = w.level(r, i);
+            for (int g = 0; g < groups; ++g) dw[std::size_t(g)] = fp16_to_float(w.scales[std::size_t(r) * std::size_t(groups) + std::size_t(g)]);
+            for (int b = 0; b < rows; ++b) {
+                const std::int8_t* qb = a.q.data() + std::size_t(b) * std::size_t(w.in);
+                float s = 0;
+                for (int g = 0; g < groups; ++g) {
+                    std::int32_t dot = 0;  // exact: |Σ| ≤ 32 · 127 · 127
+                    for (int j = 0; j < kQGroup; ++j) dot += lv[std::size_t(g * kQGroup + j)] * qb[g * kQGroup + j];
+                    s += dw[std::size_t(g)] * a.scale[std::size_t(b) * std::size_t(groups) + std::size_t(g)] * static_cast<float>(dot);
+                }
+                y[std::size_t(b) * std::size_t(w.out) + std::size_t(r)] = s;
             }
-            y[std::size_t(b) * std::size_t(w.out) + std::size_t(r)] = s;
         }
+    }
 }
 
 }  // namespace ref

@@ -106,7 +106,7 @@ TEST_CASE("packed int8 and int4 round-trip: levels, scales and the documented ni
     CHECK_THROWS_AS(Packed(std::vector<float>(32, 1e9f), 1, 32, 8), InputError);  // Δ = 1e9/127 exceeds fp16
 }
 
-TEST_CASE("fast int8 and int4 kernels equal the reference loops", "[qweights][kernels]") {
+TEST_CASE("fast int8 and int4 kernels equal the reference loops, and a decode row the batch's first", "[qweights][kernels]") {
     Rng rng(9);
     for (unsigned bits : {8u, 4u})
         for (int in : {32, 64, 96, 768})
@@ -124,6 +124,10 @@ TEST_CASE("fast int8 and int4 kernels equal the reference loops", "[qweights][ke
                         std::vector<float> fast(std::size_t(rows) * std::size_t(out), NAN), plain(fast.size(), NAN);
                         matmul_quantized(p.m, x.data(), rows, fast.data(), threads);
                         ref::matmul_quantized(p.m, x.data(), rows, plain.data(), threads);
+                        // A decode product (one row) is the batch's first row bit for bit.
+                        std::vector<float> one(std::size_t(out), NAN);
+                        matmul_quantized(p.m, x.data(), 1, one.data(), threads);
+                        for (int r = 0; r < out; ++r) REQUIRE(one[std::size_t(r)] == fast[std::size_t(r)]);
                         for (int b = 0; b < rows; ++b)
                             for (int r = 0; r < out; ++r) {
                                 double abs_sum = 0;

@@ -38,6 +38,16 @@ enum class Kernels { Fast, Reference };
 // tests' harness where it makes theirs.
 Kernels default_kernels();
 
+// The widest instruction set the fast kernels use: what the CPU has (AVX-512, else AVX2 + FMA,
+// else the plain loops), capped by the INFERLAB_ISA environment variable: "avx512" (or unset or
+// empty: no cap), "avx2" (the AVX2 kernels even on an AVX-512 CPU) or "scalar" (the plain loops
+// only). A cap never adds what the CPU lacks. It lets one machine run the paths another CPU takes
+// (the tests run the int8/int4 and float kernels both ways). Read once, at the first kernel call;
+// InputError naming INFERLAB_ISA for another value, which the app asks first (model_common.cpp).
+enum class Isa { Scalar, Avx2, Avx512 };
+Isa isa_cap();
+std::string to_string(Isa isa);
+
 struct CpuBackendOptions {
     int threads = 1;                      // OpenMP threads over rows and heads
     Kernels kernels = Kernels::Fast;      // fast or reference kernels
