@@ -66,6 +66,19 @@ TEST_CASE("model commands: a wrong --kernels or INFERLAB_KERNELS value exits 2 a
     expect_error({"model", "logits", "--tokens", "1"}, "INFERLAB_KERNELS 'scalar': must be fast or reference");
 }
 
+TEST_CASE("INFERLAB_ISA caps the kernels: avx2 gives the float32 and bf16 greedy tokens of the default, a wrong value exits 2 naming it", "[cli][model][errors]") {
+    const std::vector<std::string> gen = {"model", "generate", "--model", "demo-gqa", "--prompt", "1,2,3", "--steps", "6", "--json"};
+    for (const char* dtype : {"fp32", "bf16"}) {
+        INFO(dtype);
+        const auto base = parse_json(run_inferlab(with(gen, {"--weight-dtype", dtype})));
+        EnvVar env("INFERLAB_ISA", "avx2");
+        CHECK(parse_json(run_inferlab(with(gen, {"--weight-dtype", dtype})))["generated"] == base["generated"]);
+    }
+    EnvVar env("INFERLAB_ISA", "avx3");
+    expect_error({"model", "logits", "--tokens", "1"}, "INFERLAB_ISA 'avx3': must be avx512, avx2 or scalar");
+    expect_error({"model", "pitfall", "stale-cache"}, "INFERLAB_ISA 'avx3': must be avx512, avx2 or scalar");
+}
+
 TEST_CASE("model bench: default contexts come from the model and fit its maximum sequence length", "[cli][model]") {
     // tiny-model.json: S_max = 8, so the table starts at 8/8 = 1 and takes ×4 while S + 3 ≤ 8: 1 and 4.
     auto j = parse_json(run_inferlab({"model", "bench", "--config", data_path("tiny-model.json"), "--prompt-len", "2", "--steps", "2",
