@@ -86,39 +86,6 @@ __attribute__((target("avx512f,avx512bw,f16c"))) static void qtile_avx512(const 
         for (int b = 0; b < NB; ++b) y[std::size_t(b) * ldy + std::size_t(i)] = hsum512(acc[i][b]);
 }
 
-template <unsigned BITS, int NW, int K>
-static void qtail_avx512(const QMatrix& w, int r0, const float* x, int k, float* y, std::size_t ldy) {
-    if constexpr (K >= 1) {
-        if (k == K) qtile_avx512<BITS, NW, K>(w, r0, x, y, ldy);
-        else qtail_avx512<BITS, NW, K - 1>(w, r0, x, k, y, ldy);
-    }
-}
-
-// NW weight rows from r0 against `rows` ≤ 16 input rows, in blocks of NB = 16/NW.
-template <unsigned BITS, int NW>
-static void qgroup_avx512(const QMatrix& w, int r0, const float* x, int rows, float* y, std::size_t ldy) {
-    constexpr int NB = 16 / NW;
-    const std::size_t n = std::size_t(w.in);
-    int b = 0;
-    for (; b + NB <= rows; b += NB) qtile_avx512<BITS, NW, NB>(w, r0, x + std::size_t(b) * n, y + std::size_t(b) * ldy, ldy);
-    if (b < rows) qtail_avx512<BITS, NW, NB - 1>(w, r0, x + std::size_t(b) * n, rows - b, y + std::size_t(b) * ldy, ldy);
-}
-
-// Up to 16 input rows; the weight rows split over threads in whole tiles of four.
-template <unsigned BITS>
-static void qrows_avx512(const QMatrix& w, const float* x, int rows, float* y, int threads) {
-    const std::size_t ldy = std::size_t(w.out);
-    const int chunk = ((w.out + threads - 1) / threads + 3) / 4 * 4;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-    for (int t = 0; t < threads; ++t) {
-        const int r0 = std::min(w.out, t * chunk), r1 = std::min(w.out, r0 + chunk);
-        int r = r0;
-        if (rows == 1)  // decode: one sequential stream, as in qdot_rows_avx512
-            for (; r < r1; ++r) qtile_avx512<BITS, 1, 1>(w, r, x, y + r, ldy);
-        for (; r + 4 <= r1; r += 4) qgroup_avx512<BITS, 4>(w, r, x, rows, y + r, ldy);
-        for (; r < r1; ++r) qgroup_avx512<BITS, 1>(w, r, x, rows, y + r, ldy);
-    }
-}
 #endif
 
 #if defined(__x86_64__)
@@ -179,37 +146,63 @@ __attribute__((target("avx2,fma,f16c"))) static void qtile_avx2(const QMatrix& w
         for (int b = 0; b < NB; ++b) y[std::size_t(b) * ldy + std::size_t(i)] = hsum16(acc[i][b]);
 }
 
-template <unsigned BITS, int NW, int K>
-static void qtail_avx2(const QMatrix& w, int r0, const float* x, int k, float* y, std::size_t ldy) {
+// Each instruction set's tile for the drivers below: at most kTileRows weight rows and
+// kAccumulators sums in registers. Every tile shape gives an output the same sum (one
+// accumulator each), so the two sets can tile differently.
+struct QAvx512 {
+    static constexpr int kTileRows = 4, kAccumulators = 16;
+    template <unsigned BITS, int NW, int NB>
+    static void tile(const QMatrix& w, int r0, const float* x, float* y, std::size_t ldy) { qtile_avx512<BITS, NW, NB>(w, r0, x, y, ldy); }
+};
+struct QAvx2 {
+    static constexpr int kTileRows = 2, kAccumulators = 4;
+    template <unsigned BITS, int NW, int NB>
+    static void tile(const QMatrix& w, int r0, const float* x, float* y, std::size_t ldy) { qtile_avx2<BITS, NW, NB>(w, r0, x, y, ldy); }
+};
+
+template <class Isa, unsigned BITS, int NW, int K>
+static void qtail(const QMatrix& w, int r0, const float* x, int k, float* y, std::size_t ldy) {
     if constexpr (K >= 1) {
-        if (k == K) qtile_avx2<BITS, NW, K>(w, r0, x, y, ldy);
-        else qtail_avx2<BITS, NW, K - 1>(w, r0, x, k, y, ldy);
+        if (k == K) Isa::template tile<BITS, NW, K>(w, r0, x, y, ldy);
+        else qtail<Isa, BITS, NW, K - 1>(w, r0, x, k, y, ldy);
     }
 }
 
-// NW weight rows from r0 against `rows` ≤ 16 input rows, in blocks of NB = 4/NW.
-template <unsigned BITS, int NW>
-static void qgroup_avx2(const QMatrix& w, int r0, const float* x, int rows, float* y, std::size_t ldy) {
-    constexpr int NB = 4 / NW;
+// NW weight rows from r0 against `rows` ≤ 16 input rows, in blocks of NB = kAccumulators/NW.
+template <class Isa, unsigned BITS, int NW>
+static void qgroup(const QMatrix& w, int r0, const float* x, int rows, float* y, std::size_t ldy) {
+    constexpr int NB = Isa::kAccumulators / NW;
     const std::size_t n = std::size_t(w.in);
     int b = 0;
-    for (; b + NB <= rows; b += NB) qtile_avx2<BITS, NW, NB>(w, r0, x + std::size_t(b) * n, y + std::size_t(b) * ldy, ldy);
-    if (b < rows) qtail_avx2<BITS, NW, NB - 1>(w, r0, x + std::size_t(b) * n, rows - b, y + std::size_t(b) * ldy, ldy);
+    for (; b + NB <= rows; b += NB) Isa::template tile<BITS, NW, NB>(w, r0, x + std::size_t(b) * n, y + std::size_t(b) * ldy, ldy);
+    if (b < rows) qtail<Isa, BITS, NW, NB - 1>(w, r0, x + std::size_t(b) * n, rows - b, y + std::size_t(b) * ldy, ldy);
 }
 
-// Up to 16 input rows; the weight rows split over threads in whole tiles of four, as qrows_avx512.
-template <unsigned BITS>
-static void qrows_avx2(const QMatrix& w, const float* x, int rows, float* y, int threads) {
+// Up to 16 input rows; the weight rows split over threads in whole tiles of four.
+template <class Isa, unsigned BITS>
+static void qrows(const QMatrix& w, const float* x, int rows, float* y, int threads) {
+    constexpr int NW = Isa::kTileRows;
     const std::size_t ldy = std::size_t(w.out);
     const int chunk = ((w.out + threads - 1) / threads + 3) / 4 * 4;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int t = 0; t < threads; ++t) {
         const int r0 = std::min(w.out, t * chunk), r1 = std::min(w.out, r0 + chunk);
         int r = r0;
-        if (rows == 1)  // decode: one sequential stream
-            for (; r < r1; ++r) qtile_avx2<BITS, 1, 1>(w, r, x, y + r, ldy);
-        for (; r + 2 <= r1; r += 2) qgroup_avx2<BITS, 2>(w, r, x, rows, y + r, ldy);
-        for (; r < r1; ++r) qgroup_avx2<BITS, 1>(w, r, x, rows, y + r, ldy);
+        if (rows == 1)  // decode: one sequential stream, as in qdot_rows_avx512
+            for (; r < r1; ++r) Isa::template tile<BITS, 1, 1>(w, r, x, y + r, ldy);
+        for (; r + NW <= r1; r += NW) qgroup<Isa, BITS, NW>(w, r, x, rows, y + r, ldy);
+        for (; r < r1; ++r) qgroup<Isa, BITS, 1>(w, r, x, rows, y + r, ldy);
+    }
+}
+
+// Any number of input rows, 16 at a time.
+template <class Isa>
+static void qmatmul(const QMatrix& w, const float* x, int rows, float* y, int threads) {
+    for (int b0 = 0; b0 < rows; b0 += 16) {
+        const float* xb = x + std::size_t(b0) * std::size_t(w.in);
+        float* yb = y + std::size_t(b0) * std::size_t(w.out);
+        if (w.bits == 8) qrows<Isa, 8>(w, xb, std::min(16, rows - b0), yb, threads);
+        else qrows<Isa, 4>(w, xb, std::min(16, rows - b0), yb, threads);
     }
 }
 
@@ -217,26 +210,10 @@ static void qrows_avx2(const QMatrix& w, const float* x, int rows, float* y, int
 
 void matmul_quantized(const QMatrix& w, const float* x, int rows, float* y, int threads) {
 #if defined(__x86_64__)
-    if (has_avx512()) {
-        for (int b0 = 0; b0 < rows; b0 += 16) {
-            const float* xb = x + std::size_t(b0) * std::size_t(w.in);
-            float* yb = y + std::size_t(b0) * std::size_t(w.out);
-            if (w.bits == 8) qrows_avx512<8>(w, xb, std::min(16, rows - b0), yb, threads);
-            else qrows_avx512<4>(w, xb, std::min(16, rows - b0), yb, threads);
-        }
-        return;
-    }
+    if (has_avx512()) return qmatmul<QAvx512>(w, x, rows, y, threads);
     // No AVX-512: the same sums in AVX2. F16C (the scales) came before AVX2 on every x86 CPU, and
     // clang 14's __builtin_cpu_supports does not know "f16c", so it is not asked.
-    if (has_avx2_fma()) {
-        for (int b0 = 0; b0 < rows; b0 += 16) {
-            const float* xb = x + std::size_t(b0) * std::size_t(w.in);
-            float* yb = y + std::size_t(b0) * std::size_t(w.out);
-            if (w.bits == 8) qrows_avx2<8>(w, xb, std::min(16, rows - b0), yb, threads);
-            else qrows_avx2<4>(w, xb, std::min(16, rows - b0), yb, threads);
-        }
-        return;
-    }
+    if (has_avx2_fma()) return qmatmul<QAvx2>(w, x, rows, y, threads);
 #endif
     ref::matmul_quantized(w, x, rows, y, threads);  // neither: the plain loops
 }
