@@ -22,6 +22,14 @@ std::string pct(double part, double whole) {
     return v > 0 && v < 0.05 ? "<0.1" : fmt::format("{:.1f}", v);
 }
 
+// The pace verdict in a table cell.
+std::string pace_word(const std::string& verdict) {
+    if (verdict == "keeps_up") return tr("keeps up");
+    if (verdict == "falls_behind") return tr("behind");
+    if (verdict == "too_short") return tr("too short");
+    return tr("at once");
+}
+
 json lengths_json(const LengthDist& d) {
     static const char* const kinds[] = {"fixed", "uniform", "lognormal"};
     json j = {{"kind", kinds[static_cast<int>(d.kind)]}, {"mean", d.mean()}};
@@ -72,6 +80,11 @@ std::string limit_text(const ServeSummary& s, const ServeSimRequest& req, const 
     return say(N_("memory bandwidth (β): {0}"), {split});
 }
 
+json pace_json(const ServePace& p) {
+    return {{"verdict", p.verdict}, {"from_s", p.from_s}, {"to_s", p.to_s}, {"arrived", p.arrived}, {"finished", p.finished},
+            {"in_system_from", p.in_system_from}, {"in_system_to", p.in_system_to}};
+}
+
 json summary_json(const ServeSummary& s, const ServeSimRequest& req, const ServePool& pool) {
     json j = {{"requests", s.requests},
               {"steps", s.steps},
@@ -104,7 +117,8 @@ json summary_json(const ServeSummary& s, const ServeSimRequest& req, const Serve
               {"comm_s", s.limits.comm_s},
               {"overhead_s", s.limits.overhead_s},
               {"limit", s.limit},
-              {"limit_text", limit_text(s, req, pool, true)}};
+              {"limit_text", limit_text(s, req, pool, true)},
+              {"pace", pace_json(s.pace)}};
     j["latency"] = json::array();
     for (const auto& [name, q] : {std::pair{"ttft", &s.ttft}, {"tpot", &s.tpot}, {"e2e", &s.e2e}})
         if (q->count)
@@ -194,6 +208,7 @@ std::vector<Column<SweepPoint>> sweep_columns() {
         figure_column<P>("goodput_per_s", N_("goodput (req/s)"), [](const P& p) { return p.summary.goodput_per_s; },
                          [](double v) { return format_decimal(v, 2); }),
         {"meets", N_("meets"), [](const P& p) { return csv_flag(p.meets); }, [](const P& p) { return p.meets ? tr("yes") : tr("no"); }},
+        {"pace", N_("pace"), [](const P& p) { return p.summary.pace.verdict; }, [](const P& p) { return pace_word(p.summary.pace.verdict); }},
         {"limit", N_("limit"), [](const P& p) { return p.summary.limit; }}};
     return c;
 }
@@ -226,7 +241,8 @@ json sweep_json(const ServeSimResult& res) {
                        {"requests_per_s", p.summary.requests_per_s}, {"ttft_p99_s", p.summary.ttft.p99},
                        {"tpot_p99_s", p.summary.tpot.count ? json(p.summary.tpot.p99) : json(nullptr)},
                        {"goodput_per_s", p.summary.goodput_per_s}, {"meets", p.meets},
-                       {"fails", p.fails.empty() ? json(nullptr) : json(p.fails)}, {"limit", p.summary.limit}});
+                       {"fails", p.fails.empty() ? json(nullptr) : json(p.fails)}, {"pace", p.summary.pace.verdict},
+                       {"limit", p.summary.limit}});
     return {{"points", pts}, {"best_rate", or_null(res.best_rate)}};
 }
 

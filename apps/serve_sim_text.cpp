@@ -65,12 +65,34 @@ std::string latency_table(const ServeSummary& s) {
     return render_table(t);
 }
 
+// Whether the server keeps up, with the counts the verdict comes from (nothing when all arrive at once).
+std::string pace_text(const ServePace& p) {
+    const std::string half = trf(N_("the second half of the arrivals ({0} to {1})"), format_seconds(p.from_s), format_seconds(p.to_s));
+    if (p.verdict == "keeps_up")
+        return trf(N_("keeps up: over {0}, {1} requests arrived and {2} finished; {3} were in the system at its start, {4} at "
+                      "its end"),
+                   half, group_thousands(p.arrived), group_thousands(p.finished), group_thousands(p.in_system_from),
+                   group_thousands(p.in_system_to));
+    if (p.verdict == "falls_behind")
+        return trf(N_("falls behind: over {0}, {1} requests arrived but only {2} finished; the requests in the system grew "
+                      "from {3} to {4}, so a longer run waits longer, without limit"),
+                   half, group_thousands(p.arrived), group_thousands(p.finished), group_thousands(p.in_system_from),
+                   group_thousands(p.in_system_to));
+    if (p.verdict == "too_short")
+        return trf(N_("too short to tell whether it keeps up: over {0}, {1} requests arrived and {2} finished; the requests in "
+                      "the system went from {3} to {4}, within the {5} a stable count wanders (more --requests would tell)"),
+                   half, group_thousands(p.arrived), group_thousands(p.finished), group_thousands(p.in_system_from),
+                   group_thousands(p.in_system_to), format_decimal(pace_noise(p.in_system_from), 0));
+    return "";
+}
+
 std::string results_text(const ServeSimRequest& req, const ServeSimResult& res) {
     const ServeSummary& s = res.run.summary;
     std::string out = "\n" + latency_table(s);
     out += wrap(trf(N_("throughput: {0} output tok/s, {1} req/s over {2} ({3} steps)"), format_decimal(s.output_tokens_per_s, 1),
                     format_decimal(s.requests_per_s, 3), format_seconds(s.makespan_s), group_thousands(s.steps)),
                 "", "  ");
+    if (const std::string pace = pace_text(s.pace); !pace.empty()) out += wrap(pace, "", "  ");
     if (req.slo_ttft_s || req.slo_tpot_s)
         out += wrap(trf(N_("goodput: {0} req/s, {1} of {2} requests within TTFT ≤ {3} and TPOT ≤ {4}"),
                         format_decimal(s.goodput_per_s, 3), group_thousands(s.slo_met), group_thousands(s.requests),
@@ -93,13 +115,16 @@ std::string results_text(const ServeSimRequest& req, const ServeSimResult& res) 
 std::string sweep_text(const ServeSimRequest& req, const ServeSimResult& res) {
     if (res.sweep.empty()) return "";
     std::string out = "\n" + wrap(trf(N_("Rate sweep {0}..{1} req/s, the same requests at every rate; an SLO is met when p99 "
-                                         "TTFT ≤ {2} and p99 TPOT ≤ {3}:"),
+                                         "TTFT ≤ {2} and p99 TPOT ≤ {3} and the server keeps up with the arrivals:"),
                                       format_short(req.sweep->first), format_short(req.sweep->second),
                                       req.slo_ttft_s ? format_seconds(*req.slo_ttft_s) : tr("any"),
                                       req.slo_tpot_s ? format_seconds(*req.slo_tpot_s) : tr("any")));
     out += render_table(serve_sweep_text_table(res));
-    if (res.best_rate)
+    if (res.best_rate) {
         out += wrap(trf(N_("highest rate within the SLOs: {0} req/s (the run above)"), format_short(*res.best_rate, 4)));
+        if (res.run.summary.pace.verdict == "too_short")
+            out += wrap(tr("(a run too short to tell whether the server keeps up at that rate: more --requests would)"), "  ", "  ");
+    }
     else
         out += wrap(trf(N_("no rate in {0}..{1} req/s meets the SLOs (the run above is at the lowest)"),
                         format_short(req.sweep->first), format_short(req.sweep->second)));

@@ -96,8 +96,11 @@ TEST_CASE("serve-sim: a rate sweep finds the highest rate within the SLOs, throu
     CHECK(best < 400);
     double last = 0;
     for (const auto& p : j["sweep"]["points"]) {
+        // A rate whose server falls behind never meets the SLOs, whatever its p99 over this run.
+        if (p["pace"] == "falls_behind") CHECK(p["meets"] == false);
         if (p["rate"].get<double>() <= best) {
             CHECK(p["meets"] == true);
+            CHECK(p["pace"] != "falls_behind");
             CHECK(p["output_tokens_per_s"].get<double>() >= last);
             last = p["output_tokens_per_s"].get<double>();
         }

@@ -66,7 +66,8 @@ SweepPoint sweep_point(const ServeSimRequest& req, const ServeSimResult& r, doub
     p.rate = rate;
     p.summary = simulate_serving(r.device_model, r.machine, make_workload(w).requests, c).summary;
     p.fails = slo_failures(p.summary, req.slo_ttft_s, req.slo_tpot_s);
-    p.meets = p.fails.empty();
+    // A server that falls behind meets no SLO in the long run, whatever this run's p99 says.
+    p.meets = p.fails.empty() && p.summary.pace.verdict != "falls_behind";
     return p;
 }
 

@@ -15,6 +15,14 @@ public:
     Server(const DecodeModel& m, const Machine& hw, const std::vector<ServeRequest>& reqs, const ServeConfig& c)
         : m_(m), hw_(hw), reqs_(reqs), c_(c), sched_(c.scheduler), out_(reqs.size()) {
         prepare_step_cost(m_);
+        // The pace check's half: (median arrival, last arrival].
+        pace_.from_s = reqs_[reqs_.size() / 2].arrival_s;
+        pace_.to_s = reqs_.back().arrival_s;
+        for (const ServeRequest& q : reqs_) {
+            pace_.arrived += q.arrival_s > pace_.from_s;
+            pace_.in_system_from += q.arrival_s <= pace_.from_s;
+        }
+        pace_.in_system_to = reqs_.size();
     }
 
     ServeResult run() {
@@ -113,6 +121,9 @@ private:
         }
         for (int id : d.finished) {
             out_[std::size_t(id)].finish_s = end;
+            pace_.in_system_from -= end <= pace_.from_s;
+            pace_.in_system_to -= end <= pace_.to_s;
+            pace_.finished += end > pace_.from_s && end <= pace_.to_s;
             note(std::size_t(id), end, N_("finished"), 0, 0);
         }
         row.tokens = d.tokens;
@@ -192,6 +203,7 @@ private:
         limits_.steps = steps_;
         s.limits = limits_;
         s.limit = limiting_factor(limits_, s.preemptions);
+        s.pace = judge_pace(pace_);
         if (c_.keep_requests) r.requests = std::move(out_);
     }
 
@@ -205,6 +217,7 @@ private:
     std::vector<StepChunk> chunks_;
     std::vector<TimelineEvent> timeline_;
     ServeLimits limits_;
+    ServePace pace_;
     long double in_system_dt_ = 0, batch_dt_ = 0, blocks_dt_ = 0, queue_dt_ = 0;
     std::uint64_t steps_ = 0;
 };

@@ -68,6 +68,20 @@ Quantiles quantiles_of(std::vector<double> v) {
     return q;
 }
 
+ServePace judge_pace(const ServePace& c) {
+    ServePace p = c;
+    const double grew = static_cast<double>(c.in_system_to) - static_cast<double>(c.in_system_from);
+    const double tolerance = 0.05 * static_cast<double>(c.arrived);
+    const double noise = pace_noise(c.in_system_from);
+    if (!(c.to_s > c.from_s)) p.verdict = "at_once";
+    else if (grew > std::max(tolerance, noise)) p.verdict = "falls_behind";
+    else if (grew <= tolerance && tolerance >= noise) p.verdict = "keeps_up";
+    else p.verdict = "too_short";
+    return p;
+}
+
+double pace_noise(std::uint64_t in_system) { return 3 * std::sqrt(2.0 * static_cast<double>(std::max<std::uint64_t>(in_system, 1))); }
+
 std::string limiting_factor(const ServeLimits& l, std::uint64_t preemptions) {
     const double steps = static_cast<double>(std::max<std::uint64_t>(l.steps, 1));
     if (preemptions > 0 || static_cast<double>(l.steps_short_of_blocks) >= 0.05 * steps) return "kv_capacity";

@@ -181,3 +181,57 @@ TEST_CASE("serve-sim: workloads are drawn from the seed, lengths the same at eve
     CHECK(std::abs(mean - 338) < 4 * 14);
     CHECK(a.requests.back().arrival_s == Approx(1000 / 5.0).epsilon(0.15));  // 1000 gaps of mean 0.2 s, ±3σ ≈ ±10%
 }
+
+TEST_CASE("serve-sim: the pace check tells a server that keeps up from one that falls behind", "[serve]") {
+    const DecodeModel m = llama3_8b();
+    const Machine hw = h100();
+    WorkloadSpec w;
+    w.requests = 3000;
+    w.prompt = chat_prompt_lengths();
+    w.output = chat_output_lengths();
+    w.context = 8192;
+    ServeConfig c = pool_of(29000);
+    c.keep_steps = false;
+    c.scheduler.max_running = 256;
+    // This server's capacity is about 65 req/s (a 20,000-request sweep). At 20 it keeps up: the
+    // number in the system ends the second half of the arrivals about where it began.
+    w.rate = 20;
+    const ServePace slow = simulate_serving(m, hw, make_workload(w).requests, c).summary.pace;
+    CHECK(slow.verdict == "keeps_up");
+    CHECK(slow.arrived == 1499);  // arrivals after the median one, request 1500
+    CHECK(slow.in_system_to + slow.finished == slow.in_system_from + slow.arrived);  // the count's books balance
+    // At 200 it falls behind: the count grows by about (λ − μ)/λ of the half's arrivals.
+    w.rate = 200;
+    const ServeResult fast = simulate_serving(m, hw, make_workload(w).requests, c);
+    const ServePace& p = fast.summary.pace;
+    CHECK(p.verdict == "falls_behind");
+    CHECK(p.in_system_to - p.in_system_from > p.arrived / 2);
+    CHECK(p.in_system_to + p.finished == p.in_system_from + p.arrived);
+    // All at once: no arrival process to keep up with.
+    w.rate.reset();
+    w.requests = 300;
+    CHECK(simulate_serving(m, hw, make_workload(w).requests, c).summary.pace.verdict == "at_once");
+}
+
+TEST_CASE("serve-sim: the pace verdict's thresholds, 5% of the arrivals against the wander 3·√(2n)", "[serve]") {
+    auto verdict = [](std::uint64_t arrived, std::uint64_t from, std::uint64_t to) {
+        ServePace c;
+        c.from_s = 1;
+        c.to_s = 2;
+        c.arrived = arrived;
+        c.in_system_from = from;
+        c.in_system_to = to;
+        return judge_pace(c).verdict;
+    };
+    CHECK(pace_noise(50) == Approx(30.0));  // 3·√100
+    CHECK(verdict(1000, 50, 100) == "keeps_up");       // grew 50 = 5% of 1000, and 5% ≥ the wander 30
+    CHECK(verdict(1000, 50, 101) == "falls_behind");   // grew 51 > max(50, 30)
+    CHECK(verdict(400, 50, 70) == "too_short");        // grew 20 ≤ 5% of 400 = 20, but 20 < the wander 30
+    CHECK(verdict(400, 50, 81) == "falls_behind");     // grew 31 > max(20, 30)
+    CHECK(verdict(400, 50, 10) == "too_short");        // shrank, but 5% is within the wander
+    CHECK(verdict(10000, 50, 10) == "keeps_up");
+    ServePace once;
+    once.from_s = once.to_s = 3;
+    once.arrived = 1000;
+    CHECK(judge_pace(once).verdict == "at_once");
+}

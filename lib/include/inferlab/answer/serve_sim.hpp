@@ -44,8 +44,8 @@ struct ServePool {
 struct SweepPoint {
     double rate = 0;
     ServeSummary summary;
-    bool meets = false;
-    std::string fails;  // "ttft", "tpot", "ttft_tpot" or ""
+    bool meets = false;  // the SLOs met and the server not falling behind (summary.pace)
+    std::string fails;  // the SLOs missed: "ttft", "tpot", "ttft_tpot" or ""
 };
 
 struct ServeSimResult {

@@ -121,6 +121,25 @@ struct ServeLimits {
 // took most of the busy time.
 std::string limiting_factor(const ServeLimits& l, std::uint64_t preemptions);
 
+// Whether the server keeps up with its arrivals, judged over the second half of the arrival window
+// (after the median arrival, to the last). A server that keeps up ends that half with about as many
+// requests in the system as it began with; one that falls behind ends it with more, a number that
+// grows with the run, so its latencies have no limit a longer run would not pass. A stable count
+// wanders too, by about the square root of its size (as a Poisson count does), so the growth is
+// weighed against noise = 3·√(2·n), n the number in the system at the half's start (three standard
+// deviations of the difference of two such counts). The verdict, with A the half's arrivals and g the
+// growth: "falls_behind" when g > max(5% of A, noise); "keeps_up" when g ≤ 5% of A and 5% of A is
+// itself at least the noise; else "too_short" (a longer run would tell); "at_once" when every request
+// arrives at one instant (no arrival process to keep up with).
+struct ServePace {
+    std::string verdict;  // "keeps_up", "falls_behind", "too_short", "at_once"
+    double from_s = 0, to_s = 0;               // the half: (median arrival, last arrival]
+    std::uint64_t arrived = 0, finished = 0;   // in the half
+    std::uint64_t in_system_from = 0, in_system_to = 0;  // at its two ends
+};
+ServePace judge_pace(const ServePace& counts);  // fills `verdict` from the counts
+double pace_noise(std::uint64_t in_system);    // 3·√(2·max(n, 1))
+
 struct ServeSummary {
     std::uint64_t requests = 0, steps = 0, output_tokens = 0;
     double makespan_s = 0;           // first arrival to last finish
@@ -139,6 +158,7 @@ struct ServeSummary {
     double mean_in_system = 0, arrival_rate = 0, mean_time_in_system = 0;
     ServeLimits limits;
     std::string limit;               // limiting_factor
+    ServePace pace;
 };
 
 struct ServeResult {
