@@ -28,7 +28,8 @@ void refuse_beside_list_hw(const RooflineOptions& o) {
         {"--config", &o.config}, {"--model", &o.model}, {"--kv-bytes-per-request", &o.kv_bytes_per_request},
         {"--seq-len", &o.seq_len}, {"--kv-dtype", &o.kv_dtype}, {"--bytes-per-elem", &o.bytes_per_elem}, {"--bandwidth", &o.bandwidth}, {"--hw", &o.hw},
         {"--peak-flops", &o.peak_flops}, {"--memory", &o.memory}, {"--prompt-len", &o.prompt_len},
-        {"--output-len", &o.output_len}};
+        {"--output-len", &o.output_len}, {"--tp", &o.tp}, {"--link-bandwidth", &o.link_bandwidth},
+        {"--link-latency", &o.link_latency}};
     if (!o.out.svg.empty())
         throw InputError("--svg", o.out.svg, N_("--list-hw draws no figure: it lists the presets and computes nothing"));
     const char* const beside = N_("--list-hw and {0} both given: --list-hw computes nothing, so {0} has no effect");
@@ -58,7 +59,16 @@ void run(const RooflineOptions& o) {
         refuse_beside_list_hw(o);
         return emit(hardware_report(), o.out);
     }
-    const RooflineInputs in = gather_roofline(o);
+    RooflineInputs in = gather_roofline(o);
+    // Tensor parallelism: one device's share of the model, and the all-reduces in every step (the
+    // one step_cost that serve-sim prices its steps with).
+    if (auto tp = parse_tensor_parallel(o, in)) {
+        in.req.model = tensor_parallel_share(in.req.model, tp->devices);
+        in.req.machine.tp = tp;
+        const std::string n = std::to_string(tp->devices);
+        in.weights_from = Prose{N_("{1}, ÷ {0} devices (rounded up)"), {n}, {}, {in.weights_from}};
+        in.kv_from = Prose{N_("{1}, one device's share under --tp {0} (kv-mem's split)"), {n}, {}, {in.kv_from}};
+    }
     const RooflineResult res = computed(o, in);
     Report r = decode_roofline_report(in, res);
     // The figure's input lines are prose for the reader, as the text's [sources] are; M_KV's names
@@ -108,6 +118,9 @@ void setup_decode_roofline(CLI::App& app) {
     sub->add_option("--memory", opt->memory, tr("device memory (80GiB, positive): marks batches that do not fit"));
     sub->add_option("--prompt-len", opt->prompt_len, tr("P: prefill bound, TTFT, TPOT and end-to-end"));
     sub->add_option("--output-len", opt->output_len, tr("N: a whole generation, the context growing one token a step"));
+    sub->add_option("--tp", opt->tp, tr("devices in tensor parallelism (default 1): one device's share, plus the all-reduces"));
+    sub->add_option("--link-bandwidth", opt->link_bandwidth, tr("one direction of a device's link, with --tp (450GB/s)"));
+    sub->add_option("--link-latency", opt->link_latency, tr("latency of one all-reduce call, with --tp (5us)"));
     sub->add_flag("--list-hw", opt->list_hw, tr("list the hardware presets with their sources"));
     add_output_flags(*sub, opt->out, true);
     add_svg_flag(*sub, opt->out, tr("tokens/s against batch with the bounds, and the roofline chart (with π)"));
@@ -117,6 +130,7 @@ void setup_decode_roofline(CLI::App& app) {
          "inferlab decode-roofline --model llama-3-8b --seq-len 8192 --hw h100-sxm --batch 1..64",
          "inferlab decode-roofline --model llama-3-8b --hw h100-sxm --prompt-len 2048 --output-len 512 --batch 1,8",
          "inferlab decode-roofline --model mixtral-8x7b --hw h100-sxm --seq-len 4096 --batch 1,8,64",
+         "inferlab decode-roofline --model llama-3.1-70b --hw h100-sxm --tp 4 --seq-len 4096 --batch 1,8,64",
          "inferlab decode-roofline --model llama-3-8b --seq-len 1024 --hw h100-sxm --batch 1..512 --svg roofline.svg"},
         footer_notes()));
     sub->callback([opt, sub] {

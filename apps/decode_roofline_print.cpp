@@ -40,6 +40,9 @@ json inputs_json(const Inputs& in, const RooflineResult& res) {
             {"bandwidth_bytes_per_s", hw.bandwidth}, {"bandwidth_from", in.bandwidth_from},
             {"peak_flops", or_null(hw.peak_flops)}, {"ridge_flops_per_byte", or_null(res.ridge_flops_per_byte)},
             {"memory_bytes", or_null(hw.memory_bytes)}, {"moe", moe},
+            {"devices", hw.tp ? hw.tp->devices : 1},
+            {"link_bandwidth", hw.tp ? json(hw.tp->link_bandwidth) : json(nullptr)},
+            {"link_latency_s", hw.tp ? json(hw.tp->link_latency_s) : json(nullptr)},
             {"window_rule", window ? json(in.config->window_rule.text()) : json(nullptr)},
             {"max_position_embeddings", in.config && in.config->max_positions ? json(in.config->max_positions) : json(nullptr)}};
 }
@@ -56,7 +59,7 @@ json step_json(const DecodeStep& s) {
             {"bytes_per_step", s.bytes}, {"weight_bytes", s.weight_bytes}, {"kv_bytes", s.kv_bytes},
             {"bytes_per_step_gb", bytes_in_gb(s.bytes)}, {"bytes_per_step_gib", bytes_in_gib(s.bytes)},
             {"memory_time_s", s.memory_time_s}, {"compute_time_s", or_null(s.compute_time_s)},
-            {"step_time_s", s.step_time_s}, {"flops_per_step", or_null(s.flops)},
+            {"step_time_s", s.step_time_s}, {"comm_time_s", s.comm_time_s}, {"flops_per_step", or_null(s.flops)},
             {"arithmetic_intensity", or_null(s.intensity)}, {"achieved_flops_per_s", or_null(achieved_flops_per_s(s))},
             {"bound", bound_json(s)},
             {"aggregate_tokens_per_s", s.aggregate_tokens_per_s},
@@ -107,6 +110,9 @@ std::vector<Column<DecodeStep>> row_columns(const RooflineRequest& rq) {
     c.push_back({"bytes_per_step_gib", N_("bytes/step (GiB)"),
                  [](const DecodeStep& s) { return csv_number(bytes_in_gib(s.bytes)); },
                  [](const DecodeStep& s) { return format_decimal(bytes_in_gib(s.bytes), 3); }});
+    if (rq.machine.tp)
+        c.push_back({"comm_time_s", N_("all-reduces (ms)"), [](const DecodeStep& s) { return csv_number(s.comm_time_s); },
+                     [](const DecodeStep& s) { return format_ms_cell(s.comm_time_s); }});
     c.push_back({"step_time_s", N_("step bound (ms)"), [](const DecodeStep& s) { return csv_number(s.step_time_s); },
                  [](const DecodeStep& s) { return format_ms_cell(s.step_time_s); }});
     c.push_back({"aggregate_tokens_per_s", NC_("decode-roofline", "aggregate tok/s"),
@@ -172,6 +178,12 @@ std::string inputs_text(const Inputs& in, const RooflineResult& res) {
     std::string h = wrap(tr("Decode step read volume (first document §2.1.3): D_B = W + Σ M_KV,i, t_B ≥ D_B/β"));
     // The symbols' lines read the same in English; a translation may name the quantity beside its
     // symbol, as the document does (权重 W, 带宽 β).
+    if (hw.tp)
+        h += wrap(trf(N_("Tensor parallelism over {0} devices: W, M_KV, the FLOPs and the memory below are one device's "
+                         "(W/N; the KV as kv-mem splits it); every step adds 2·L all-reduces of T·hidden·2 B, each latency + 2(N − 1)/N "
+                         "× bytes / link, link {1}, latency {2}"),
+                      hw.tp->devices, format_bandwidth(hw.tp->link_bandwidth), format_seconds(hw.tp->link_latency_s)),
+                  "  ", "      ");
     h += wrap(trf(N_("W = {0}   [{1}]"), bytes_all_units(m.weight_bytes), in.weights_from.localized()), "  ", "      ");
     if (m.moe && in.counted) {
         const MoeWeights& e = *m.moe;
@@ -328,6 +340,18 @@ std::string step_explain(const RooflineRequest& rq, const DecodeStep& s) {
                                       : N_("compute: F = {0} FLOP / {1} = {2} → memory-bound"),
                       flop_count(*s.flops), format_flops(*rq.machine.peak_flops), format_seconds(*s.compute_time_s)),
                   "  ", "      ");
+    if (const auto& tp = rq.machine.tp) {
+        x += wrap(fmt::format("all-reduces = 2·L × (latency + 2(N − 1)/N × T·hidden·{} B / link) = 2 × {} × ({} + 2 × {}/{} × {} × "
+                              "{} × {} / {}) = {}",
+                              tp->activation_bytes, tp->layers, format_seconds(tp->link_latency_s), tp->devices - 1, tp->devices,
+                              s.tokens, tp->hidden, tp->activation_bytes, format_bandwidth(tp->link_bandwidth),
+                              format_seconds(s.comm_time_s)),
+                  "  ", "      ");
+        x += wrap(fmt::format("t_{} = max(t_mem, t_compute) + all-reduces = {} + {} = {}", s.batch,
+                              format_seconds(s.step_time_s - s.comm_time_s - s.overhead_s), format_seconds(s.comm_time_s),
+                              format_seconds(s.step_time_s)),
+                  "  ", "      ");
+    }
     // t_B is shown rounded (22.590 ms for 22.589934592): the rates come from the unrounded t, so "≈".
     x += wrap(trf(N_("R_all ≤ {0} / {1} ≈ {2} token/s; per request ≤ 1 / {1} ≈ {3} token/s"), s.batch,
                   format_seconds(s.step_time_s), format_decimal(s.aggregate_tokens_per_s, 2),

@@ -186,6 +186,27 @@ void parse_batches_and_generation(const RooflineFlags& o, Inputs& in) {
 
 }  // namespace
 
+std::optional<TensorParallel> parse_tensor_parallel(const RooflineFlags& o, const RooflineInputs& in) {
+    const std::uint64_t devices = o.tp.empty() ? 1 : parse_positive_int_at_most("--tp", o.tp, 64, N_("must be at most {0} devices"));
+    if (devices == 1) {
+        if (!o.link_bandwidth.empty() || !o.link_latency.empty())
+            throw InputError(N_("--link-bandwidth and --link-latency have no effect without --tp N (N > 1)"));
+        return std::nullopt;
+    }
+    if (!in.config)
+        throw InputError("--tp", o.tp, N_("needs a model (--model or --config): the all-reduces carry its hidden width at every layer"));
+    TensorParallel tp;
+    tp.devices = devices;
+    tp.layers = in.config->layers;
+    tp.hidden = in.config->hidden;
+    if (!o.link_bandwidth.empty()) tp.link_bandwidth = parse_rate("--link-bandwidth", o.link_bandwidth);
+    else if (in.hw && in.hw->link_bandwidth) tp.link_bandwidth = *in.hw->link_bandwidth;
+    else throw InputError("--tp", o.tp, N_("needs the link between devices: give --link-bandwidth (450GB/s) or a --hw preset with one"));
+    if (!o.link_latency.empty()) tp.link_latency_s = parse_seconds("--link-latency", o.link_latency);
+    else if (in.hw && in.hw->link_latency_s && o.link_bandwidth.empty()) tp.link_latency_s = *in.hw->link_latency_s;
+    return tp;
+}
+
 RooflineInputs gather_roofline(const RooflineFlags& o) {
     Inputs in;
     if (!o.config.empty() && !o.model.empty()) throw InputError(N_("--config and --model both given: choose one"));

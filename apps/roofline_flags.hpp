@@ -18,6 +18,7 @@ struct RooflineFlags {
     std::string kv_bytes_per_request, seq_len, kv_dtype, bytes_per_elem;
     std::string batch, bandwidth, hw, peak_flops, memory;
     std::string prompt_len, output_len;
+    std::string tp, link_bandwidth, link_latency;  // tensor parallelism (decode-roofline, serve-sim)
     bool batch_given = false;  // given, even as an empty string
     // serve-sim: the lengths come from its workload, not from --seq-len or a generation, so the
     // model's KV geometry is taken without them and no batch rows are made.
@@ -48,5 +49,10 @@ struct RooflineInputs {
 
 // decode-roofline's rules: InputError naming the flag for anything missing or malformed.
 RooflineInputs gather_roofline(const RooflineFlags& f);
+
+// --tp N with its link, one rule for decode-roofline and serve-sim: none for N = 1 (where a link
+// flag is refused, having no effect); else the all-reduces' machine, the link from --link-bandwidth
+// and --link-latency or the --hw preset's, the layers and hidden width from the model's config.
+std::optional<TensorParallel> parse_tensor_parallel(const RooflineFlags& f, const RooflineInputs& in);
 
 }  // namespace inferlab::app

@@ -17,7 +17,6 @@ namespace inferlab::app {
 namespace {
 
 struct ServeOptions : RooflineFlags {
-    std::string tp, link_bandwidth, link_latency;
     std::string requests, rate, arrivals, workload, prompt, output, seed = "1";
     std::string block_size = "16", kv_blocks, max_batch_tokens, max_running = "256", step_overhead;
     std::string shared_prefix, prefix_groups;
@@ -83,19 +82,13 @@ void parse_workload(const ServeOptions& o, ServeSimRequest& r, const RooflineInp
 }
 
 void parse_machine_and_tp(const ServeOptions& o, ServeSimRequest& r, const RooflineInputs& in) {
-    r.devices = o.tp.empty() ? 1 : parse_positive_int_at_most("--tp", o.tp, 64, N_("must be at most {0} devices"));
     r.layers = in.config ? in.config->layers : 0;
     r.hidden = in.config ? in.config->hidden : 0;
-    if (r.devices == 1) {
-        if (!o.link_bandwidth.empty() || !o.link_latency.empty())
-            throw InputError(N_("--link-bandwidth and --link-latency have no effect without --tp N (N > 1)"));
-        return;
+    if (const auto tp = parse_tensor_parallel(o, in)) {
+        r.devices = tp->devices;
+        r.link_bandwidth = tp->link_bandwidth;
+        r.link_latency_s = tp->link_latency_s;
     }
-    if (!o.link_bandwidth.empty()) r.link_bandwidth = parse_rate("--link-bandwidth", o.link_bandwidth);
-    else if (in.hw && in.hw->link_bandwidth) r.link_bandwidth = *in.hw->link_bandwidth;
-    else throw InputError("--tp", o.tp, N_("needs the link between devices: give --link-bandwidth (450GB/s) or a --hw preset with one"));
-    if (!o.link_latency.empty()) r.link_latency_s = parse_seconds("--link-latency", o.link_latency);
-    else if (in.hw && in.hw->link_latency_s && o.link_bandwidth.empty()) r.link_latency_s = *in.hw->link_latency_s;
 }
 
 void parse_scheduler(const ServeOptions& o, ServeSimRequest& r) {

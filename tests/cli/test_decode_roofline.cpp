@@ -156,6 +156,17 @@ TEST_CASE("decode-roofline: bad input exits 2 with one clear line", "[cli][decod
     expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB"}, "no bandwidth");
     expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1T/s"},
                  "ambiguous");
+    // Tensor parallelism: a model for the all-reduces, a link, and link flags only with --tp N.
+    expect_error({"decode-roofline", "--weights-bytes", "14GB", "--kv-bytes-per-request", "1GiB", "--bandwidth", "1TB/s", "--tp", "2"},
+                 "--tp '2': needs a model (--model or --config)");
+    expect_error({"decode-roofline", "--model", "llama-3-8b", "--seq-len", "100", "--bandwidth", "1TB/s", "--tp", "2"},
+                 "--tp '2': needs the link between devices");
+    expect_error({"decode-roofline", "--model", "llama-3-8b", "--seq-len", "100", "--hw", "h100-sxm", "--tp", "0"}, "--tp '0'");
+    expect_error({"decode-roofline", "--model", "llama-3-8b", "--seq-len", "100", "--hw", "h100-sxm", "--link-latency", "1us"},
+                 "--link-bandwidth and --link-latency have no effect without --tp N");
+    expect_error({"decode-roofline", "--model", "llama-3-8b", "--seq-len", "100", "--hw", "h100-sxm", "--tp", "2",
+                  "--link-bandwidth", "0"},
+                 "--link-bandwidth '0'");
 }
 
 // Issue #14, item 9: one accounting of a whole generation, stated once.

@@ -43,6 +43,35 @@ TEST_CASE("serve-sim: one request alone prints decode-roofline's TTFT, TPOT and 
     CHECK(sj["summary"]["steps"] == 512);
 }
 
+TEST_CASE("serve-sim under --tp 2: one request alone prints decode-roofline --tp 2's TTFT, TPOT and end-to-end", "[cli][serve]") {
+    auto s = run_inferlab(with(kBase, {"--tp", "2", "--requests", "1", "--prompt-len", "1000", "--output-len", "64", "--json"}));
+    REQUIRE(s.status == 0);
+    auto d = run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--tp", "2", "--prompt-len", "1000",
+                           "--output-len", "64", "--batch", "1", "--json"});
+    REQUIRE(d.status == 0);
+    CHECK(d.err.empty());
+    const auto sj = parse_json(s), dj = parse_json(d);
+    const auto& g = dj["generation"][0];
+    const auto& q = sj["requests"][0];
+    // One device's share and the same all-reduces on both sides: one step_cost.
+    CHECK(q["ttft_s"].get<double>() == g["ttft_s"].get<double>());
+    CHECK(close(q["e2e_s"].get<double>(), g["end_to_end_s"].get<double>(), 1e-12));
+    CHECK(close(q["tpot_s"].get<double>(), g["tpot_s"].get<double>(), 1e-9));
+    CHECK(dj["inputs"]["devices"] == 2);
+    CHECK(dj["inputs"]["weight_bytes"] == sj["weight_bytes_per_device"]);
+    // The all-reduces of a one-token step: 2·32 × (5 µs + 2 × 1/2 × 4096 × 2 B / 450 GB/s).
+    const double comm = 64 * (5e-6 + 8192.0 / 450e9);
+    const auto& row = dj["rows"][0];
+    CHECK(close(row["comm_time_s"].get<double>(), comm, 1e-12));
+    CHECK(close(row["step_time_s"].get<double>(), row["memory_time_s"].get<double>() + comm, 1e-12));
+    auto e = run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--tp", "2", "--seq-len", "1000",
+                           "--batch", "8", "--explain"});
+    REQUIRE(e.status == 0);
+    CHECK(e.out.find("all-reduces = 2·L × (latency + 2(N − 1)/N × T·hidden·2 B / link) = 2 × 32 × (5") != std::string::npos);
+    CHECK(e.out.find("µs + 2 × 1/2 × 8 × 4096 × 2 / 450 GB/s") != std::string::npos);
+    CHECK(e.out.find("t_8 = max(t_mem, t_compute) + all-reduces = ") != std::string::npos);
+}
+
 TEST_CASE("serve-sim: the text within 80 columns, one JSON document, CSV tables, the explanation", "[cli][serve]") {
     const auto args = with(kBase, {"--requests", "300", "--rate", "20", "--slo-ttft", "1s", "--slo-tpot", "50ms"});
     auto t = run_inferlab(args, "", {"COLUMNS=80"});
