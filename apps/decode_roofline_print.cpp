@@ -417,9 +417,13 @@ Report hardware_report() {
         {"memory_bytes", N_("memory (GiB)"),
          [](const Hardware& h) { return h.memory_bytes ? std::to_string(*h.memory_bytes) : ""; },
          [](const Hardware& h) { return h.memory_bytes ? format_short(bytes_in_gib(*h.memory_bytes), 6) : ""; }},
+        {"link_bandwidth", N_("link (GB/s)"), [](const Hardware& h) { return csv_number(h.link_bandwidth); },
+         [](const Hardware& h) { return h.link_bandwidth ? format_short(*h.link_bandwidth / 1e9, 6) : ""; }},
+        {"link_latency_s", N_("link latency (µs)"), [](const Hardware& h) { return csv_number(h.link_latency_s); },
+         [](const Hardware& h) { return h.link_latency_s ? format_short(*h.link_latency_s * 1e6, 6) : ""; }},
         {"source", NC_("hardware", "source"), [](const Hardware& h) { return h.source; }}};
     Table t = columns_table(columns, hardware_presets());
-    t.right_align = {false, false, true, true, true, false};
+    t.right_align = {false, false, true, true, true, true, true, false};
     Table text = columns_table(columns, hardware_presets(), CellForm::text);  // with the source in the reader's language
     text.right_align = t.right_align;
     r.json["hardware"] = json::array();
@@ -430,13 +434,18 @@ Report hardware_report() {
             if (cell.empty()) cell = "—";
         r.json["hardware"].push_back({{"name", h.name}, {"kind", h.kind}, {"bandwidth_bytes_per_s", h.bandwidth},
                                       {"bandwidth_text", h.bandwidth_text}, {"notes", h.notes}, {"source", h.source},
-                                      {"peak_flops", or_null(h.peak_flops)}, {"memory_bytes", or_null(h.memory_bytes)}});
+                                      {"peak_flops", or_null(h.peak_flops)}, {"memory_bytes", or_null(h.memory_bytes)},
+                                      {"link_bandwidth", or_null(h.link_bandwidth)}, {"link_latency_s", or_null(h.link_latency_s)},
+                                      {"link_note", h.link_bandwidth ? json(h.link_note) : json(nullptr)}});
     }
     r.human = wrap(tr("Hardware presets (examples/hardware.json; bandwidths decimal as the spec sheets print them):")) +
               render_table(in_words(text, "hardware"));
     r.explain = r.human;
     for (const auto& h : hardware_presets())
+    {
         r.explain += wrap(h.name + ": " + h.notes_text(), "  ", "    ");
+        if (h.link_bandwidth) r.explain += wrap(trf(N_("link: {0}"), h.link_note_text()), "    ", "      ");
+    }
     r.add_table("hardware", t, "/hardware");
     return r;
 }

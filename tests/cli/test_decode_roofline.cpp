@@ -97,7 +97,7 @@ TEST_CASE("decode-roofline: presets, compute limit, memory fit, ranges and a cha
     // Issue #15: numbers only in the cells (not "3.35TB/s"); issue #29: the JSON's names and units
     // (bytes per second, FLOP/s, bytes), exact.
     auto list_csv = run_inferlab({"decode-roofline", "--list-hw", "--csv"});
-    CHECK(list_csv.out.rfind("name,kind,bandwidth_bytes_per_s,peak_flops,memory_bytes,source\n", 0) == 0);
+    CHECK(list_csv.out.rfind("name,kind,bandwidth_bytes_per_s,peak_flops,memory_bytes,link_bandwidth,link_latency_s,source\n", 0) == 0);
     CHECK(list_csv.out.find("\nh100-sxm,gpu,3350000000000,989000000000000,85899345920,") != std::string::npos);
     CHECK(list_csv.out.find("\ndoc1-example,teaching,1000000000000,,,") != std::string::npos);
     auto j = parse_json(run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--seq-len", "8192", "--hw", "h100-sxm",

@@ -56,6 +56,7 @@ const std::vector<Hardware>& hardware_presets() {
 
 const std::string& Hardware::notes_text() const { return language() == Lang::zh ? notes_zh : notes; }
 const std::string& Hardware::source_text() const { return language() == Lang::zh ? source_zh : source; }
+const std::string& Hardware::link_note_text() const { return language() == Lang::zh ? link_note_zh : link_note; }
 
 std::string hardware_names() {
     std::string names;

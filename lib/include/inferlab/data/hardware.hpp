@@ -31,6 +31,7 @@ struct Hardware {
     // The notes and the source in the current language (i18n.hpp's language()), for text output.
     const std::string& notes_text() const;
     const std::string& source_text() const;
+    const std::string& link_note_text() const;
 };
 
 const std::vector<Hardware>& hardware_presets();
