@@ -129,7 +129,9 @@ ServeSimRequest request_of(const ServeOptions& o, const RooflineInputs& in) {
     parse_scheduler(o, r);
     parse_slo(o, r);
     parse_workload(o, r, in);
+    // Rows only where they are printed or drawn: the text alone keeps memory flat in the requests.
     r.keep_steps = !o.out.svg.empty() || o.out.csv || o.out.json;
+    r.keep_requests = r.keep_steps;
     if (!o.explain_request.empty()) r.explain_request = parse_nonnegative_int("--explain-request", o.explain_request);
     return r;
 }

@@ -50,7 +50,8 @@ std::string lengths_text(const LengthDist& d) {
 
 json quantiles_json(const Quantiles& q) {
     if (q.count == 0) return nullptr;
-    return {{"count", q.count}, {"mean_s", q.mean}, {"p50_s", q.p50}, {"p90_s", q.p90}, {"p99_s", q.p99}, {"max_s", q.max}};
+    return {{"count", q.count}, {"mean_s", q.mean}, {"p50_s", q.p50}, {"p90_s", q.p90},
+            {"p99_s", q.p99}, {"max_s", q.max}, {"exact", q.exact}};
 }
 
 // What limits the run, in words with its figures: English for --json (`english`), else the reader's language.

@@ -64,7 +64,7 @@ SweepPoint sweep_point(const ServeSimRequest& req, const ServeSimResult& r, doub
     c.keep_requests = c.keep_steps = false;
     SweepPoint p;
     p.rate = rate;
-    p.summary = simulate_serving(r.device_model, r.machine, make_workload(w).requests, c).summary;
+    p.summary = simulate_serving(r.device_model, r.machine, workload_sources(w), c).summary;
     p.fails = slo_failures(p.summary, req.slo_ttft_s, req.slo_tpot_s);
     // A server that falls behind meets no SLO in the long run, whatever this run's p99 says.
     p.meets = p.fails.empty() && p.summary.pace.verdict != "falls_behind";
@@ -122,17 +122,21 @@ ServeSimResult serve_sim(const ServeSimRequest& req) {
         if (!req.slo_ttft_s && !req.slo_tpot_s) throw InputError(N_("a rate sweep needs an SLO to meet: give --slo-ttft or --slo-tpot"));
         sweep_rates(req, r);
     }
-    std::vector<ServeRequest> requests = req.trace;
-    if (req.workload) {
-        WorkloadSpec w = *req.workload;
-        if (req.sweep) w.rate = r.best_rate ? *r.best_rate : req.sweep->first;
-        r.rate = w.rate;
-        Workload made = make_workload(w);
-        r.cut = made.cut;
-        requests = std::move(made.requests);
+    if (!req.workload) {
+        if (req.trace.empty()) throw InputError(N_("no requests to serve"));
+        r.run = simulate_serving(r.device_model, r.machine, req.trace, config_of(req, r.pool));
+        return r;
     }
-    if (requests.empty()) throw InputError(N_("no requests to serve"));
-    r.run = simulate_serving(r.device_model, r.machine, requests, config_of(req, r.pool));
+    // Drawn one at a time: the run's memory follows the requests in flight, not their number.
+    WorkloadSpec w = *req.workload;
+    if (req.sweep) w.rate = r.best_rate ? *r.best_rate : req.sweep->first;
+    r.rate = w.rate;
+    if (w.requests == 0) throw InputError(N_("no requests to serve"));
+    WorkloadStream counted(w);
+    while (counted.next()) {
+    }
+    r.cut = counted.cut();
+    r.run = simulate_serving(r.device_model, r.machine, workload_sources(w), config_of(req, r.pool));
     return r;
 }
 

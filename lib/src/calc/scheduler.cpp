@@ -26,7 +26,7 @@ int BatchScheduler::add(std::uint64_t prompt, std::uint64_t output) {
     s.prompt = prompt;
     s.output = output;
     seqs_.push_back(std::move(s));
-    const int id = static_cast<int>(seqs_.size()) - 1;
+    const int id = static_cast<int>(base_ + seqs_.size() - 1);
     waiting_.insert(id);
     return id;
 }
@@ -36,7 +36,7 @@ std::vector<StepWork> BatchScheduler::plan_running(std::uint64_t& budget) const 
     work.reserve(running_.size() + 8);  // and room for this step's admissions
     for (int id : running_) {
         if (budget == 0) break;
-        const Seq& s = seqs_[std::size_t(id)];
+        const Seq& s = seq(id);
         const std::uint64_t n = std::min(to_feed(s), budget);
         budget -= n;
         work.push_back({id, s.cached, n, false, n == to_feed(s), -1, 0});
@@ -50,7 +50,7 @@ std::uint64_t BatchScheduler::blocks_needed(const std::vector<StepWork>& work) c
     std::uint64_t need = 0;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> writers;  // shared block, requests writing into it
     for (const StepWork& w : work) {
-        const Seq& s = seqs_[std::size_t(w.id)];
+        const Seq& s = seq(w.id);
         need += blocks_for(s.cached + w.tokens) - s.table.size();
         if (s.cached % c_.block_size == 0) continue;
         const std::uint32_t b = s.table.back();
@@ -89,7 +89,7 @@ void BatchScheduler::release(Seq& s) {
 }
 
 void BatchScheduler::preempt(int id) {
-    release(seqs_[std::size_t(id)]);
+    release(seq(id));
     running_.erase(std::find(running_.begin(), running_.end(), id));
     waiting_.insert(id);
     ++preemptions_;
@@ -98,9 +98,9 @@ void BatchScheduler::preempt(int id) {
 void BatchScheduler::admit(StepDecision& d, std::uint64_t& budget, const PrefixSharer& sharer) {
     while (!waiting_.empty() && budget > 0 && (c_.max_running == 0 || running_.size() < c_.max_running)) {
         const int id = *waiting_.begin();
-        Seq& s = seqs_[std::size_t(id)];
+        Seq& s = seq(id);
         auto [parent, shared] = sharer ? sharer(id, running_) : std::pair<int, std::uint64_t>{-1, 0};
-        if (parent >= 0) shared = std::min({shared, seqs_[std::size_t(parent)].cached, to_feed(s) - 1});
+        if (parent >= 0) shared = std::min({shared, seq(parent).cached, to_feed(s) - 1});
         if (shared == 0) parent = -1;
         const std::uint64_t n = std::min(to_feed(s) - shared, budget);
         // Its own blocks: those past the shared whole blocks (a shared partial one is copied).
@@ -110,7 +110,7 @@ void BatchScheduler::admit(StepDecision& d, std::uint64_t& budget, const PrefixS
             return;
         }
         if (parent >= 0) {
-            const Seq& p = seqs_[std::size_t(parent)];
+            const Seq& p = seq(parent);
             s.table.assign(p.table.begin(), p.table.begin() + static_cast<std::ptrdiff_t>(blocks_for(shared)));
             for (std::uint32_t b : s.table) ++refs_[b];
             s.cached = shared;
@@ -139,24 +139,29 @@ StepDecision BatchScheduler::step(const PrefixSharer& sharer) {
         budget = full;
         work = plan_running(budget);
     }
-    for (const StepWork& w : work) write(seqs_[std::size_t(w.id)], w.tokens, d);
+    for (const StepWork& w : work) write(seq(w.id), w.tokens, d);
     d.work = std::move(work);
     // vLLM's rule: a step that preempted admits nobody; its freed blocks go to the runners.
     if (d.preempted.empty()) admit(d, budget, sharer);
     for (const StepWork& w : d.work) {
         d.tokens += w.tokens;
         if (!w.emits) continue;
-        Seq& s = seqs_[std::size_t(w.id)];
+        Seq& s = seq(w.id);
         if (++s.generated == s.output) d.finished.push_back(w.id);
     }
     d.used_blocks = total_blocks() - free_blocks();
     for (int id : d.finished) {
-        Seq& s = seqs_[std::size_t(id)];
+        Seq& s = seq(id);
         release(s);
         s.finished = true;
         running_.erase(std::find(running_.begin(), running_.end(), id));
     }
     if (d.tokens == 0) throw std::logic_error("BatchScheduler: a step fed no token");
+    // The finished at the front are forgotten: memory follows the requests in flight, not all of them.
+    while (!seqs_.empty() && seqs_.front().finished) {
+        seqs_.pop_front();
+        ++base_;
+    }
     return d;
 }
 

@@ -2,6 +2,7 @@
 // and the words for what limits a run.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "inferlab/calc/serve.hpp"
 
@@ -22,31 +23,46 @@ double LengthDist::mean() const { return kind == Kind::uniform ? (a + b) / 2 : a
 LengthDist chat_prompt_lengths() { return {LengthDist::Kind::lognormal, 161, 1.0}; }
 LengthDist chat_output_lengths() { return {LengthDist::Kind::lognormal, 338, 1.0}; }
 
+WorkloadStream::WorkloadStream(const WorkloadSpec& spec)
+    // Two streams: the gaps' and the lengths', so a rate changes when requests come, never which.
+    : spec_(spec), gaps_(spec.seed), lengths_(spec.seed ^ 0x5eedf00dULL) {}
+
+std::optional<ServeRequest> WorkloadStream::next() {
+    if (i_ == spec_.requests) return std::nullopt;
+    if (spec_.rate) t_ += -std::log1p(-gaps_.uniform()) / *spec_.rate;  // exponential gaps: Poisson arrivals
+    ServeRequest r;
+    r.arrival_s = spec_.rate ? t_ : 0;
+    r.prompt = spec_.prompt.draw(lengths_);
+    r.output = spec_.output.draw(lengths_);
+    if (spec_.prefix_groups > 0 && spec_.prefix_len > 0) {
+        r.prefix_group = static_cast<long long>(i_ % spec_.prefix_groups);
+        r.prefix_len = spec_.prefix_len;
+        r.prompt += spec_.prefix_len;
+    }
+    const std::uint64_t ctx = spec_.context;
+    if (ctx > 1 && (r.prompt >= ctx || r.prompt + r.output > ctx)) {
+        r.prompt = std::min(r.prompt, ctx - 1);
+        r.output = std::min(r.output, ctx - r.prompt);
+        ++cut_;
+    }
+    ++i_;
+    return r;
+}
+
 Workload make_workload(const WorkloadSpec& spec) {
     Workload w;
     w.requests.reserve(spec.requests);
-    // Two streams: the gaps' and the lengths', so a rate changes when requests come, never which.
-    Rng gaps(spec.seed), lengths(spec.seed ^ 0x5eedf00dULL);
-    double t = 0;
-    for (std::uint64_t i = 0; i < spec.requests; ++i) {
-        if (spec.rate) t += -std::log1p(-gaps.uniform()) / *spec.rate;  // exponential gaps: Poisson arrivals
-        ServeRequest r;
-        r.arrival_s = spec.rate ? t : 0;
-        r.prompt = spec.prompt.draw(lengths);
-        r.output = spec.output.draw(lengths);
-        if (spec.prefix_groups > 0 && spec.prefix_len > 0) {
-            r.prefix_group = static_cast<long long>(i % spec.prefix_groups);
-            r.prefix_len = spec.prefix_len;
-            r.prompt += spec.prefix_len;
-        }
-        if (spec.context > 1 && (r.prompt >= spec.context || r.prompt + r.output > spec.context)) {
-            r.prompt = std::min(r.prompt, spec.context - 1);
-            r.output = std::min(r.output, spec.context - r.prompt);
-            ++w.cut;
-        }
-        w.requests.push_back(r);
-    }
+    WorkloadStream stream(spec);
+    while (auto r = stream.next()) w.requests.push_back(*r);
+    w.cut = stream.cut();
     return w;
+}
+
+RequestSources workload_sources(const WorkloadSpec& spec) {
+    return [spec] {
+        auto stream = std::make_shared<WorkloadStream>(spec);
+        return RequestSource([stream] { return stream->next(); });
+    };
 }
 
 Quantiles quantiles_of(std::vector<double> v) {
@@ -65,6 +81,60 @@ Quantiles quantiles_of(std::vector<double> v) {
     q.p90 = rank(0.90);
     q.p99 = rank(0.99);
     q.max = v.back();
+    return q;
+}
+
+namespace {
+constexpr double kBinFloor = 1e-9;
+const double kLogRatio = std::log1p(std::ldexp(1.0, -11));
+}  // namespace
+
+void QuantileSketch::add(double v) {
+    min_ = count_ ? std::min(min_, v) : v;
+    max_ = count_ ? std::max(max_, v) : v;
+    ++count_;
+    sum_ += v;
+    if (bins_.empty() && below_ns_ == 0 && values_.size() < kExactValues) {
+        values_.push_back(v);
+        return;
+    }
+    if (!values_.empty()) {  // past kExactValues: bin what was kept, and keep no more
+        for (double x : values_) bin(x);
+        std::vector<double>().swap(values_);
+    }
+    bin(v);
+}
+
+void QuantileSketch::bin(double v) {
+    if (v < kBinFloor) {
+        ++below_ns_;
+        return;
+    }
+    const auto k = static_cast<std::size_t>(std::log(v / kBinFloor) / kLogRatio);
+    if (k >= bins_.size()) bins_.resize(k + 1, 0);
+    ++bins_[k];
+}
+
+Quantiles QuantileSketch::result() const {
+    if (bins_.empty() && below_ns_ == 0) return quantiles_of(values_);
+    Quantiles q;
+    q.count = count_;
+    q.exact = false;
+    q.mean = static_cast<double>(sum_ / static_cast<long double>(count_));
+    q.max = max_;
+    auto rank = [&](double p) {
+        const auto k = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(p * static_cast<double>(count_))), 1, count_);
+        std::uint64_t seen = below_ns_;
+        if (seen >= k) return min_;
+        for (std::size_t b = 0; b < bins_.size(); ++b) {
+            seen += bins_[b];
+            if (seen >= k) return std::clamp(kBinFloor * std::exp((static_cast<double>(b) + 0.5) * kLogRatio), min_, max_);
+        }
+        return max_;
+    };
+    q.p50 = rank(0.50);
+    q.p90 = rank(0.90);
+    q.p99 = rank(0.99);
     return q;
 }
 

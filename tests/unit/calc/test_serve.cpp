@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "inferlab/base/rng.hpp"
 #include "inferlab/calc/kv.hpp"
 #include "inferlab/calc/roofline.hpp"
 #include "inferlab/calc/serve.hpp"
@@ -234,4 +235,65 @@ TEST_CASE("serve-sim: the pace verdict's thresholds, 5% of the arrivals against 
     once.from_s = once.to_s = 3;
     once.arrived = 1000;
     CHECK(judge_pace(once).verdict == "at_once");
+}
+
+TEST_CASE("serve-sim: quantiles exact up to 65,536 values, from bins within 2^-12 past that", "[serve]") {
+    Rng rng(7);
+    std::vector<double> values;
+    QuantileSketch few, many;
+    for (std::size_t i = 0; i < QuantileSketch::kExactValues; ++i) {
+        const double v = std::exp(4 * rng.normal()) * 1e-3;  // spread over many decades, as TTFTs are
+        values.push_back(v);
+        few.add(v);
+        many.add(v);
+    }
+    const Quantiles exact = quantiles_of(values), kept = few.result();
+    CHECK(kept.exact);
+    CHECK(kept.p50 == exact.p50);
+    CHECK(kept.p99 == exact.p99);
+    for (int i = 0; i < 200000; ++i) {
+        const double v = i % 1000 == 0 ? 0.0 : std::exp(4 * rng.normal()) * 1e-3;  // some below 1 ns
+        values.push_back(v);
+        many.add(v);
+    }
+    const Quantiles all = quantiles_of(values), binned = many.result();
+    CHECK_FALSE(binned.exact);
+    CHECK(binned.count == all.count);
+    CHECK(binned.max == all.max);
+    CHECK(binned.mean == Approx(all.mean).epsilon(1e-12));
+    const double bound = std::ldexp(1.0, -12) * (1 + 1e-9);  // the bin's half-width, in ratio
+    for (auto [b, e] : {std::pair{binned.p50, all.p50}, {binned.p90, all.p90}, {binned.p99, all.p99}}) CHECK(std::abs(b / e - 1) <= bound);
+}
+
+TEST_CASE("serve-sim: without its rows a run sums up the same, from a stream of requests", "[serve]") {
+    const DecodeModel m = llama3_8b();
+    const Machine hw = h100();
+    WorkloadSpec w;
+    w.requests = 3000;
+    w.rate = 40;
+    w.prompt = chat_prompt_lengths();
+    w.output = chat_output_lengths();
+    w.context = 8192;
+    ServeConfig c = pool_of(2000);  // a small pool: preemptions too
+    c.scheduler.max_batch_tokens = 512;
+    const ServeResult kept = simulate_serving(m, hw, make_workload(w).requests, c);
+    c.keep_requests = c.keep_steps = false;
+    c.explain_request = 17;
+    const ServeResult streamed = simulate_serving(m, hw, workload_sources(w), c);
+    CHECK(kept.requests.size() == 3000);
+    CHECK(streamed.requests.empty());
+    CHECK(streamed.steps.empty());
+    const ServeSummary &a = kept.summary, &b = streamed.summary;
+    CHECK(a.preemptions > 0);
+    CHECK(b.preemptions == a.preemptions);
+    CHECK(b.steps == a.steps);
+    CHECK(b.ttft.p99 == a.ttft.p99);
+    CHECK(b.tpot.p50 == a.tpot.p50);
+    CHECK(b.e2e.mean == a.e2e.mean);
+    CHECK(b.pace.finished == a.pace.finished);
+    CHECK(b.recomputed_tokens == a.recomputed_tokens);
+    REQUIRE(streamed.explained);
+    CHECK(streamed.explained->ttft_s == kept.requests[17].ttft_s);
+    CHECK(streamed.explained->e2e_s == kept.requests[17].e2e_s);
+    for (std::size_t i = 0; i < kept.requests.size(); ++i) CHECK(kept.requests[i].id == i);  // in order of arrival
 }

@@ -20,6 +20,7 @@
 // blocks of a running request's first `shared` positions (reference counted); the first write into
 // a shared, partly filled block copies it (copy-on-write), and the last holder writes in place.
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <set>
 #include <span>
@@ -73,8 +74,9 @@ public:
 
     std::uint64_t free_blocks() const { return free_.size(); }
     std::uint64_t total_blocks() const { return refs_.size(); }
-    std::uint64_t cached(int id) const { return seqs_[std::size_t(id)].cached; }
-    std::uint64_t generated(int id) const { return seqs_[std::size_t(id)].generated; }
+    // Of a request still held (waiting or running; a finished one may be forgotten).
+    std::uint64_t cached(int id) const { return seq(id).cached; }
+    std::uint64_t generated(int id) const { return seq(id).generated; }
     std::span<const int> running() const { return running_; }
     std::size_t waiting() const { return waiting_.size(); }
     bool idle() const { return running_.empty() && waiting_.empty(); }
@@ -96,8 +98,12 @@ private:
     void preempt(int id);
     void admit(StepDecision& d, std::uint64_t& budget, const PrefixSharer& sharer);
 
+    Seq& seq(int id) { return seqs_[static_cast<std::size_t>(id) - base_]; }
+    const Seq& seq(int id) const { return seqs_[static_cast<std::size_t>(id) - base_]; }
+
     SchedulerConfig c_;
-    std::vector<Seq> seqs_;
+    std::deque<Seq> seqs_;              // from request base_ on: the finished before it are dropped
+    std::size_t base_ = 0;
     std::vector<std::uint32_t> refs_;   // per pool block
     std::vector<std::uint32_t> free_;   // free pool blocks (a stack)
     std::vector<int> running_;          // admission order

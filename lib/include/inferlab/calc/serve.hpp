@@ -9,6 +9,7 @@
 // A step starts when the one before it ends (or at the next arrival when nothing is running);
 // requests that arrive during a step join at its end; a step's tokens appear when it ends.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,27 @@ struct Workload {
 };
 Workload make_workload(const WorkloadSpec& spec);
 
+// The same requests one at a time, for a run whose memory must not grow with their number
+// (make_workload collects them from here).
+class WorkloadStream {
+public:
+    explicit WorkloadStream(const WorkloadSpec& spec);
+    std::optional<ServeRequest> next();  // none after spec.requests
+    std::uint64_t cut() const { return cut_; }
+
+private:
+    WorkloadSpec spec_;
+    Rng gaps_, lengths_;
+    double t_ = 0;
+    std::uint64_t i_ = 0, cut_ = 0;
+};
+
+// Requests in order of arrival, one a call, none when done; and a way to start them over (a
+// simulation reads them twice: once to check them and find the pace check's half, once to serve).
+using RequestSource = std::function<std::optional<ServeRequest>()>;
+using RequestSources = std::function<RequestSource()>;
+RequestSources workload_sources(const WorkloadSpec& spec);
+
 // The chat-like preset: lognormal prompts of mean 161 tokens and outputs of mean 338 (ShareGPT's
 // means as the vLLM paper reports them: Kwon et al., SOSP 2023, §6.1), σ = 1 in log space for both
 // (a spread chosen here, not the paper's).
@@ -64,7 +86,7 @@ LengthDist chat_output_lengths();
 struct ServeConfig {
     SchedulerConfig scheduler;
     bool prefix_caching = false;
-    bool keep_requests = true;     // per-request rows (the requests table)
+    bool keep_requests = true;     // per-request rows (the requests table); off, memory stays flat
     bool keep_steps = false;       // per-step rows (the steps table, the figures)
     std::uint64_t explain_request = 0;  // whose timeline to record
     std::optional<double> slo_ttft_s, slo_tpot_s;
@@ -102,8 +124,28 @@ struct TimelineEvent {
 struct Quantiles {
     std::uint64_t count = 0;
     double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+    bool exact = true;  // false: p50, p90 and p99 read from QuantileSketch's bins
 };
 Quantiles quantiles_of(std::vector<double> values);
+
+// Quantiles of a stream of values ≥ 0 in bounded memory: every value kept (exact) up to
+// kExactValues; past that, counts in geometric bins of ratio 1 + 2^−11 from 1 ns up (one bin below
+// 1 ns), a quantile read as its bin's geometric middle, so within 2^−12 ≈ 0.025% of the exact
+// one (clamped to the exact min and max). The count, mean and max are exact either way.
+class QuantileSketch {
+public:
+    static constexpr std::size_t kExactValues = 1 << 16;
+    void add(double v);
+    Quantiles result() const;
+
+private:
+    void bin(double v);
+    std::vector<double> values_;
+    std::vector<std::uint64_t> bins_;  // bins_[k]: [1 ns · r^k, 1 ns · r^(k+1)), r = 1 + 2^−11
+    std::uint64_t below_ns_ = 0, count_ = 0;
+    long double sum_ = 0;
+    double min_ = 0, max_ = 0;
+};
 
 // Where the time went and what held requests back, for the words on what limits the run.
 struct ServeLimits {
@@ -171,12 +213,17 @@ struct ServeResult {
     std::vector<StepChunk> explain_chunks;
     DecodeStep explain_cost;
     std::vector<TimelineEvent> timeline;       // config.explain_request's
+    std::optional<ServeRequestResult> explained;  // config.explain_request's figures
 };
 
 // Runs the simulation on one device's share of the model (tensor_parallel_share) and its machine.
 // Requests in order of arrival. Throws InputError (naming "request N") for a request that cannot
 // fit the pool even alone.
 ServeResult simulate_serving(const DecodeModel& model, const Machine& hw, const std::vector<ServeRequest>& requests,
+                             const ServeConfig& config);
+// The same from a source read twice: memory follows the requests in flight (and the rows kept),
+// not the number served.
+ServeResult simulate_serving(const DecodeModel& model, const Machine& hw, const RequestSources& requests,
                              const ServeConfig& config);
 
 }  // namespace inferlab
