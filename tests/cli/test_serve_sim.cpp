@@ -25,38 +25,39 @@ std::string write_trace(const Scratch& dir, const std::string& name, const std::
 
 }  // namespace
 
-TEST_CASE("serve-sim: one request alone prints decode-roofline's TTFT, TPOT and end-to-end", "[cli][serve]") {
-    auto s = run_inferlab(with(kBase, {"--requests", "1", "--prompt-len", "2048", "--output-len", "512", "--json"}));
+namespace {
+
+// serve-sim's one request against decode-roofline's whole generation for the same flags: one
+// chunk of P positions priced by the same step_cost, the decode steps summed one by one there and
+// in closed form here, equal to 1e-12. Returns both documents.
+std::pair<nlohmann::json, nlohmann::json> one_request_tie(const std::vector<std::string>& extra, const std::string& P,
+                                                          const std::string& N) {
+    auto s = run_inferlab(with(with(kBase, extra), {"--requests", "1", "--prompt-len", P, "--output-len", N, "--json"}));
     REQUIRE(s.status == 0);
     CHECK(s.err.empty());
-    auto d = run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--prompt-len", "2048",
-                           "--output-len", "512", "--json"});
-    REQUIRE(d.status == 0);
-    const auto sj = parse_json(s), dj = parse_json(d);
-    const auto& g = dj["generation"][0];
-    const auto& q = sj["requests"][0];
-    // One chunk of 2048 positions priced by the same step_cost; the decode steps summed one by one
-    // here and in closed form there: equal to 1e-12.
-    CHECK(q["ttft_s"].get<double>() == g["ttft_s"].get<double>());
-    CHECK(close(q["e2e_s"].get<double>(), g["end_to_end_s"].get<double>(), 1e-12));
-    CHECK(close(q["tpot_s"].get<double>(), g["tpot_s"].get<double>(), 1e-9));
-    CHECK(sj["summary"]["steps"] == 512);
-}
-
-TEST_CASE("serve-sim under --tp 2: one request alone prints decode-roofline --tp 2's TTFT, TPOT and end-to-end", "[cli][serve]") {
-    auto s = run_inferlab(with(kBase, {"--tp", "2", "--requests", "1", "--prompt-len", "1000", "--output-len", "64", "--json"}));
-    REQUIRE(s.status == 0);
-    auto d = run_inferlab({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--tp", "2", "--prompt-len", "1000",
-                           "--output-len", "64", "--batch", "1", "--json"});
+    auto d = run_inferlab(with(with({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm"}, extra),
+                               {"--prompt-len", P, "--output-len", N, "--batch", "1", "--json"}));
     REQUIRE(d.status == 0);
     CHECK(d.err.empty());
     const auto sj = parse_json(s), dj = parse_json(d);
     const auto& g = dj["generation"][0];
     const auto& q = sj["requests"][0];
-    // One device's share and the same all-reduces on both sides: one step_cost.
     CHECK(q["ttft_s"].get<double>() == g["ttft_s"].get<double>());
     CHECK(close(q["e2e_s"].get<double>(), g["end_to_end_s"].get<double>(), 1e-12));
     CHECK(close(q["tpot_s"].get<double>(), g["tpot_s"].get<double>(), 1e-9));
+    CHECK(sj["summary"]["steps"] == std::stoi(N));
+    return {sj, dj};
+}
+
+}  // namespace
+
+TEST_CASE("serve-sim: one request alone prints decode-roofline's TTFT, TPOT and end-to-end", "[cli][serve]") {
+    one_request_tie({}, "2048", "512");
+}
+
+TEST_CASE("serve-sim under --tp 2: one request alone prints decode-roofline --tp 2's TTFT, TPOT and end-to-end", "[cli][serve]") {
+    // One device's share and the same all-reduces on both sides: one step_cost.
+    const auto [sj, dj] = one_request_tie({"--tp", "2"}, "1000", "64");
     CHECK(dj["inputs"]["devices"] == 2);
     CHECK(dj["inputs"]["weight_bytes"] == sj["weight_bytes_per_device"]);
     // The all-reduces of a one-token step: 2·32 × (5 µs + 2 × 1/2 × 4096 × 2 B / 450 GB/s).

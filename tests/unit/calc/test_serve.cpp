@@ -45,6 +45,17 @@ ServeConfig pool_of(std::uint64_t blocks) {
 
 bool close(double a, double b, double rel) { return std::abs(a - b) <= rel * std::abs(b); }
 
+// The chat preset's requests cut to Llama-3's 8192 positions, Poisson at `rate` (none: at once).
+WorkloadSpec chat_workload(std::uint64_t requests, std::optional<double> rate) {
+    WorkloadSpec w;
+    w.requests = requests;
+    w.rate = rate;
+    w.prompt = chat_prompt_lengths();
+    w.output = chat_output_lengths();
+    w.context = 8192;
+    return w;
+}
+
 }  // namespace
 
 TEST_CASE("serve-sim: one request alone takes decode-roofline's TTFT, TPOT and end-to-end", "[serve]") {
@@ -103,12 +114,7 @@ TEST_CASE("serve-sim: more load raises aggregate throughput and lowers each requ
 TEST_CASE("serve-sim: Little's law on a long run, and the same seed gives the same run", "[serve]") {
     const DecodeModel m = llama3_8b();
     const Machine hw = h100();
-    WorkloadSpec w;
-    w.requests = 4000;
-    w.rate = 20;
-    w.prompt = chat_prompt_lengths();
-    w.output = chat_output_lengths();
-    w.context = 8192;
+    const WorkloadSpec w = chat_workload(4000, 20);
     ServeConfig c = pool_of(29000);
     c.keep_steps = false;
     c.scheduler.max_running = 256;
@@ -186,11 +192,7 @@ TEST_CASE("serve-sim: workloads are drawn from the seed, lengths the same at eve
 TEST_CASE("serve-sim: the pace check tells a server that keeps up from one that falls behind", "[serve]") {
     const DecodeModel m = llama3_8b();
     const Machine hw = h100();
-    WorkloadSpec w;
-    w.requests = 3000;
-    w.prompt = chat_prompt_lengths();
-    w.output = chat_output_lengths();
-    w.context = 8192;
+    WorkloadSpec w = chat_workload(3000, std::nullopt);
     ServeConfig c = pool_of(29000);
     c.keep_steps = false;
     c.scheduler.max_running = 256;
@@ -268,12 +270,7 @@ TEST_CASE("serve-sim: quantiles exact up to 65,536 values, from bins within 2^-1
 TEST_CASE("serve-sim: without its rows a run sums up the same, from a stream of requests", "[serve]") {
     const DecodeModel m = llama3_8b();
     const Machine hw = h100();
-    WorkloadSpec w;
-    w.requests = 3000;
-    w.rate = 40;
-    w.prompt = chat_prompt_lengths();
-    w.output = chat_output_lengths();
-    w.context = 8192;
+    const WorkloadSpec w = chat_workload(3000, 40);
     ServeConfig c = pool_of(2000);  // a small pool: preemptions too
     c.scheduler.max_batch_tokens = 512;
     const ServeResult kept = simulate_serving(m, hw, make_workload(w).requests, c);
