@@ -137,7 +137,7 @@ void refuse_unknown_flags(const CLI::App& app, int argc, const char* const* argv
 
 // The flags that name a file the command reads, and those that name a file it writes.
 const std::set<std::string> kInputFileFlags = {"--config", "--layer-spec", "--p-file", "--q-file",
-                                               "--file", "--k-file", "--v-file", "--checkpoint"};
+                                               "--file", "--k-file", "--v-file", "--checkpoint", "--arrivals"};
 const std::set<std::string> kOutputFileFlags = {"--svg", "--out"};
 
 // The value of a flag (`--flag value` or `--flag=value`), with the flag, for each flag of `flags`.

@@ -63,6 +63,10 @@ void run(const RooflineOptions& o) {
     // Tensor parallelism: one device's share of the model, and the all-reduces in every step (the
     // one step_cost that serve-sim prices its steps with).
     if (auto tp = parse_tensor_parallel(o, in)) {
+        // A given M_KV has no heads to split as kv-mem does (a device may hold a head twice).
+        if (!o.kv_bytes_per_request.empty())
+            throw InputError("--kv-bytes-per-request", o.kv_bytes_per_request,
+                             N_("cannot be split under --tp: give --seq-len so the KV comes from the config's heads"));
         in.req.model = tensor_parallel_share(in.req.model, tp->devices);
         in.req.machine.tp = tp;
         const std::string n = std::to_string(tp->devices);

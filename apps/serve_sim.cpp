@@ -45,6 +45,14 @@ LengthDist parse_lengths(const std::string& flag, const std::string& text) {
     return {LengthDist::Kind::fixed, static_cast<double>(parse_positive_int(flag, text)), 0};
 }
 
+// A Poisson rate from 10^−6 to 10^9 requests/s: past those ends the arrival times (10^8 s and
+// more, or 10^−9 s apart) leave too few of a double's digits for millisecond steps.
+double rate_of(const std::string& flag, const std::string& text) {
+    const double v = parse_positive_real(flag, text);
+    if (v < 1e-6 || v > 1e9) throw InputError(flag, text, N_("must be from 1e-6 to 1e9 requests/s"));
+    return v;
+}
+
 double positive_seconds(const std::string& flag, const std::string& text) {
     const double v = parse_seconds(flag, text);
     if (!(v > 0)) throw InputError(flag, text, N_("must be greater than 0"));
@@ -63,7 +71,7 @@ void parse_workload(const ServeOptions& o, ServeSimRequest& r, const RooflineInp
     if (o.requests.empty()) throw InputError(N_("no requests: give --requests N (with --rate R for Poisson arrivals) or --arrivals FILE"));
     WorkloadSpec w;
     w.requests = parse_count_at_most("--requests", o.requests, kMaxTraceRequests, N_("must be at most {0} requests"));
-    if (!o.rate.empty()) w.rate = parse_positive_real("--rate", o.rate);
+    if (!o.rate.empty()) w.rate = rate_of("--rate", o.rate);
     if (!o.workload.empty() && o.workload != "chat")
         throw InputError("--workload", o.workload, N_("is not a workload preset (known: chat)"));
     w.prompt = o.prompt.empty() ? chat_prompt_lengths() : parse_lengths("--prompt-len", o.prompt);
@@ -107,8 +115,8 @@ void parse_slo(const ServeOptions& o, ServeSimRequest& r) {
     if (!o.sweep_rate.empty()) {
         const auto dots = o.sweep_rate.find("..");
         if (dots == std::string::npos) throw InputError("--sweep-rate", o.sweep_rate, N_("must be a range of rates A..B (1..40)"));
-        const double a = parse_positive_real("--sweep-rate", o.sweep_rate.substr(0, dots));
-        const double b = parse_positive_real("--sweep-rate", o.sweep_rate.substr(dots + 2));
+        const double a = rate_of("--sweep-rate", o.sweep_rate.substr(0, dots));
+        const double b = rate_of("--sweep-rate", o.sweep_rate.substr(dots + 2));
         if (!(b > a)) throw InputError("--sweep-rate", o.sweep_rate, N_("is an empty range: A must be below B"));
         if (!o.rate.empty()) throw InputError(N_("--rate and --sweep-rate both given: the sweep chooses the rates"));
         if (!r.slo_ttft_s && !r.slo_tpot_s) throw InputError(N_("--sweep-rate needs an SLO to meet: give --slo-ttft or --slo-tpot"));

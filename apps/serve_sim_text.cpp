@@ -3,6 +3,8 @@
 // and follows one request from arrival to its last token.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "inferlab/base/format.hpp"
 #include "inferlab/base/i18n.hpp"
 #include "serve_sim_print.hpp"
@@ -88,7 +90,7 @@ std::string pace_text(const ServePace& p) {
         return trf(N_("too short to tell whether it keeps up: over {0}, {1} requests arrived and {2} finished; the requests in "
                       "the system went from {3} to {4}, within the {5} a stable count wanders (more --requests would tell)"),
                    half, group_thousands(p.arrived), group_thousands(p.finished), group_thousands(p.in_system_from),
-                   group_thousands(p.in_system_to), format_decimal(pace_noise(p.in_system_from), 0));
+                   group_thousands(p.in_system_to), format_decimal(pace_noise(std::max(p.in_system_from, p.in_system_to)), 0));
     return "";
 }
 
@@ -121,7 +123,7 @@ std::string results_text(const ServeSimRequest& req, const ServeSimResult& res) 
 std::string sweep_text(const ServeSimRequest& req, const ServeSimResult& res) {
     if (res.sweep.empty()) return "";
     std::string out = "\n" + wrap(trf(N_("Rate sweep {0}..{1} req/s, the same requests at every rate; an SLO is met when p99 "
-                                         "TTFT ≤ {2} and p99 TPOT ≤ {3} and the server keeps up with the arrivals:"),
+                                         "TTFT ≤ {2} and p99 TPOT ≤ {3} and the server does not fall behind the arrivals:"),
                                       format_short(req.sweep->first), format_short(req.sweep->second),
                                       req.slo_ttft_s ? format_seconds(*req.slo_ttft_s) : tr("any"),
                                       req.slo_tpot_s ? format_seconds(*req.slo_tpot_s) : tr("any")));
@@ -195,7 +197,7 @@ std::string timeline_explain(const ServeSimRequest& req, const ServeSimResult& r
 void serve_sim_text(const RooflineInputs& in, const ServeSimRequest& req, const ServeSimResult& res, Report& r) {
     const std::string setting = setting_text(in, req, res);
     r.human = setting + results_text(req, res) + sweep_text(req, res);
-    r.explain = setting + "\n" + step_explain(req, res) + timeline_explain(req, res) + results_text(req, res);
+    r.explain = setting + "\n" + step_explain(req, res) + timeline_explain(req, res) + results_text(req, res) + sweep_text(req, res);
 }
 
 }  // namespace inferlab::app

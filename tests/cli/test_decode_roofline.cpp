@@ -167,6 +167,8 @@ TEST_CASE("decode-roofline: bad input exits 2 with one clear line", "[cli][decod
     expect_error({"decode-roofline", "--model", "llama-3-8b", "--seq-len", "100", "--hw", "h100-sxm", "--tp", "2",
                   "--link-bandwidth", "0"},
                  "--link-bandwidth '0'");
+    expect_error({"decode-roofline", "--model", "llama-3-8b", "--hw", "h100-sxm", "--tp", "16", "--kv-bytes-per-request", "1GB"},
+                 "--kv-bytes-per-request '1GB': cannot be split under --tp");
 }
 
 // Issue #14, item 9: one accounting of a whole generation, stated once.

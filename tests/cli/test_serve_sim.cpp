@@ -138,6 +138,9 @@ TEST_CASE("serve-sim: a rate sweep finds the highest rate within the SLOs, throu
     auto t = run_inferlab(with(kBase, {"--requests", "100", "--sweep-rate", "1..2", "--slo-ttft", "1us"}));
     REQUIRE(t.status == 0);  // an SLO no rate meets is a result, said in words
     CHECK(t.out.find("no rate in 1..2 req/s meets the SLOs") != std::string::npos);
+    auto e = run_inferlab(with(kBase, {"--requests", "100", "--sweep-rate", "1..2", "--slo-ttft", "1us", "--explain"}));
+    REQUIRE(e.status == 0);  // --explain keeps the sweep's table and verdict
+    CHECK(e.out.find("no rate in 1..2 req/s meets the SLOs") != std::string::npos);
 }
 
 TEST_CASE("serve-sim: tensor parallelism adds the all-reduces, prefix caching counts its hits", "[cli][serve]") {
@@ -166,11 +169,24 @@ TEST_CASE("serve-sim: a trace of arrivals, CSV or JSON Lines, and its bad lines 
                  "line 3 arrival_s '1': comes before the line above's 2");
     expect_error(with(kBase, {"--arrivals", write_trace(dir, "col.csv", "arrival,prompt_tokens,output_tokens\n")}),
                  "'arrival': is not a column of a trace");
+    expect_error(with(kBase, {"--arrivals", write_trace(dir, "late.csv", "arrival_s,prompt_tokens,output_tokens\n1e300,100,10\n")}),
+                 "line 2 arrival_s '1e300': must be at most 1e8 seconds from the trace's start");
+    // The figure never replaces the trace it draws (it once did, silently).
+    const std::string trace = write_trace(dir, "kept.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n");
+    expect_error(with(kBase, {"--arrivals", trace, "--svg", trace}), "an output never replaces an input");
+    std::ifstream kept(trace);
+    std::string first;
+    std::getline(kept, first);
+    CHECK(first == "arrival_s,prompt_tokens,output_tokens");
 }
 
 TEST_CASE("serve-sim: bad input is one error line naming the flag, the value and the rule", "[cli][serve]") {
     expect_error(with(kBase, {"--requests", "10", "--rate", "0"}), "--rate '0': must be greater than 0");
     expect_error(with(kBase, {"--requests", "10", "--rate", "nan"}), "--rate 'nan'");
+    // Rates whose arrival times a double cannot resolve to the millisecond (1e-14 req/s once gave TTFT 0).
+    expect_error(with(kBase, {"--requests", "10", "--rate", "1e-14"}), "--rate '1e-14': must be from 1e-6 to 1e9 requests/s");
+    expect_error(with(kBase, {"--requests", "10", "--sweep-rate", "1e-9..1e300", "--slo-ttft", "1s"}),
+                 "--sweep-rate '1e-9': must be from 1e-6 to 1e9 requests/s");
     expect_error(with(kBase, {"--requests", "10", "--slo-ttft", "1"}), "--slo-ttft '1': needs a unit");
     expect_error(with(kBase, {"--requests", "10", "--max-batch-tokens", "0"}), "--max-batch-tokens '0'");
     expect_error(with(kBase, {"--requests", "10", "--prompt-len", "20..10"}), "--prompt-len '20..10': is an empty range");

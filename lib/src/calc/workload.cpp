@@ -142,10 +142,11 @@ ServePace judge_pace(const ServePace& c) {
     ServePace p = c;
     const double grew = static_cast<double>(c.in_system_to) - static_cast<double>(c.in_system_from);
     const double tolerance = 0.05 * static_cast<double>(c.arrived);
-    const double noise = pace_noise(c.in_system_from);
+    // The larger end's wander: a count that is small at the half's start by chance is no evidence.
+    const double noise = pace_noise(std::max(c.in_system_from, c.in_system_to));
     if (!(c.to_s > c.from_s)) p.verdict = "at_once";
     else if (grew > std::max(tolerance, noise)) p.verdict = "falls_behind";
-    else if (grew <= tolerance && tolerance >= noise) p.verdict = "keeps_up";
+    else if ((grew <= tolerance && tolerance >= noise) || grew < -noise) p.verdict = "keeps_up";  // or drains
     else p.verdict = "too_short";
     return p;
 }

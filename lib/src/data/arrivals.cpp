@@ -29,6 +29,8 @@ ServeRequest request_of(const std::string& at, const std::vector<std::string>& f
     if (f[0].empty()) throw InputError(field(0), "", N_("is missing"));
     r.arrival_s = parse_real(field(0), f[0]);
     if (r.arrival_s < 0) throw InputError(field(0), f[0], N_("must not be negative (seconds from the trace's start)"));
+    // Past 10^8 s (three years) a double's digits no longer resolve millisecond steps.
+    if (r.arrival_s > 1e8) throw InputError(field(0), f[0], N_("must be at most 1e8 seconds from the trace's start"));
     if (r.arrival_s < previous)
         throw InputError(field(0), f[0], N_("comes before the line above's {0}: the trace must be in order of arrival"),
                          {format_short(previous, 17)});

@@ -227,11 +227,15 @@ TEST_CASE("serve-sim: the pace verdict's thresholds, 5% of the arrivals against 
         return judge_pace(c).verdict;
     };
     CHECK(pace_noise(50) == Approx(30.0));  // 3·√100
-    CHECK(verdict(1000, 50, 100) == "keeps_up");       // grew 50 = 5% of 1000, and 5% ≥ the wander 30
-    CHECK(verdict(1000, 50, 101) == "falls_behind");   // grew 51 > max(50, 30)
-    CHECK(verdict(400, 50, 70) == "too_short");        // grew 20 ≤ 5% of 400 = 20, but 20 < the wander 30
-    CHECK(verdict(400, 50, 81) == "falls_behind");     // grew 31 > max(20, 30)
-    CHECK(verdict(400, 50, 10) == "too_short");        // shrank, but 5% is within the wander
+    // The wander of the larger end: 3·√(2·max(start, end)).
+    CHECK(verdict(1000, 50, 100) == "keeps_up");       // grew 50 = 5% of 1000, and 5% ≥ the wander 42.4
+    CHECK(verdict(1000, 50, 101) == "falls_behind");   // grew 51 > max(50, 42.6)
+    CHECK(verdict(400, 50, 70) == "too_short");        // grew 20 ≤ 5% of 400 = 20, but 20 < the wander 35.5
+    CHECK(verdict(400, 50, 90) == "too_short");        // grew 40, within the wander 40.2
+    CHECK(verdict(400, 50, 100) == "falls_behind");    // grew 50 > max(20, 42.4)
+    CHECK(verdict(400, 6, 18) == "keeps_up");          // a small start by chance: grew 12 ≤ 20, and 20 ≥ the wander 18
+    CHECK(verdict(400, 50, 10) == "keeps_up");         // shrank by 40, past the wander 30: it drains
+    CHECK(verdict(400, 50, 30) == "too_short");        // shrank by 20, within the wander 30
     CHECK(verdict(10000, 50, 10) == "keeps_up");
     ServePace once;
     once.from_s = once.to_s = 3;

@@ -168,10 +168,10 @@ std::string limiting_factor(const ServeLimits& l, std::uint64_t preemptions);
 // requests in the system as it began with; one that falls behind ends it with more, a number that
 // grows with the run, so its latencies have no limit a longer run would not pass. A stable count
 // wanders too, by about the square root of its size (as a Poisson count does), so the growth is
-// weighed against noise = 3·√(2·n), n the number in the system at the half's start (three standard
-// deviations of the difference of two such counts). The verdict, with A the half's arrivals and g the
+// weighed against noise = 3·√(2·n), n the larger of the numbers in the system at the half's two
+// ends (three standard deviations of the difference of two such counts). The verdict, with A the half's arrivals and g the
 // growth: "falls_behind" when g > max(5% of A, noise); "keeps_up" when g ≤ 5% of A and 5% of A is
-// itself at least the noise; else "too_short" (a longer run would tell); "at_once" when every request
+// itself at least the noise, or when the count shrank by more than the noise (it drains); else "too_short" (a longer run would tell); "at_once" when every request
 // arrives at one instant (no arrival process to keep up with).
 struct ServePace {
     std::string verdict;  // "keeps_up", "falls_behind", "too_short", "at_once"
